@@ -1,0 +1,5 @@
+export * from './messages.js';
+export * from './errors.js';
+export * from './users.js';
+export * from './events.js';
+export * from './public-config.js';

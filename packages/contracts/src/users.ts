@@ -1,0 +1,190 @@
+import { z } from 'zod';
+import { MESSAGES } from './messages.js';
+
+export const ROLE_USER = 1;
+export const ROLE_ADMIN = 2;
+
+/** Role 1 is a participant; every other role value is an administrator (SPEC section 3). */
+export function isAdminRole(role: number): boolean {
+  return role !== ROLE_USER;
+}
+
+export const PRONOUN_OPTIONS = ['', 'He/Him', 'She/Her', 'They/Them', 'Other'] as const;
+export type Pronouns = (typeof PRONOUN_OPTIONS)[number];
+
+export const PASSWORD_MIN_LENGTH = 7;
+export const PASSWORD_MAX_LENGTH = 256;
+export const PHONE_DIGITS = 10;
+
+// A practical e-mail pattern: something@something.tld, no spaces.
+const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const USERNAME_PATTERN = /^[A-Za-z0-9._-]{3,30}$/;
+const PHONE_PATTERN = /^\d{10}$/;
+
+export const usernameField = z
+  .string({ error: MESSAGES.registrationInput })
+  .trim()
+  .min(1, MESSAGES.registrationInput)
+  .regex(USERNAME_PATTERN, MESSAGES.usernameFormat)
+  .meta({ description: 'Public name; 3 to 30 letters, digits, dots, dashes or underscores', example: 'nightowl' });
+
+export const passwordField = z
+  .string({ error: MESSAGES.registrationInput })
+  .min(1, MESSAGES.registrationInput)
+  .min(PASSWORD_MIN_LENGTH, MESSAGES.passwordTooShort)
+  .max(PASSWORD_MAX_LENGTH, `Password must be at most ${PASSWORD_MAX_LENGTH} characters long`)
+  .meta({ description: 'At least 7 characters', format: 'password' });
+
+export const emailField = z
+  .string({ error: MESSAGES.invalidEmail })
+  .trim()
+  .toLowerCase()
+  .max(254, MESSAGES.invalidEmail)
+  .regex(EMAIL_PATTERN, MESSAGES.invalidEmail)
+  .meta({ description: 'E-mail address (stored in lower case)', example: 'informant@example.org' });
+
+export const phoneField = z
+  .string({ error: MESSAGES.phoneFormat })
+  .trim()
+  .regex(PHONE_PATTERN, MESSAGES.phoneFormat)
+  .meta({ description: 'Exactly 10 digits, no dashes', example: '5551234567' });
+
+export const fullNameField = z
+  .string({ error: MESSAGES.fullNameRequired })
+  .trim()
+  .min(1, MESSAGES.fullNameRequired)
+  .max(100, 'Full name must be at most 100 characters long')
+  .meta({ example: 'Ada Lovelace' });
+
+export const pronounsField = z
+  .enum(PRONOUN_OPTIONS, { error: MESSAGES.pronounsInvalid })
+  .default('')
+  .meta({ description: "Empty means 'Prefer not to say'" });
+
+/** POST /api/user/register (multipart; the verification_photo file travels beside these fields). */
+export const registerRequestSchema = z
+  .object({
+    username: usernameField,
+    password: passwordField,
+    email: emailField,
+    phone_number: phoneField,
+    full_name: fullNameField,
+    pronouns: pronounsField,
+  })
+  .meta({
+    id: 'RegisterRequest',
+    description:
+      'Registration fields. A role or usernameOrEmail sent by the client is ignored: self-registration always gets role 1.',
+  });
+export type RegisterRequest = z.infer<typeof registerRequestSchema>;
+
+/** The registration form in the browser: the request plus the two confirmation fields. */
+export const registrationFormSchema = registerRequestSchema
+  .extend({
+    confirm_password: z.string(),
+    confirm_phone_number: z.string(),
+  })
+  .superRefine((form, ctx) => {
+    if (form.password !== form.confirm_password) {
+      ctx.addIssue({ code: 'custom', path: ['confirm_password'], message: MESSAGES.passwordsDoNotMatch });
+    }
+    if (form.phone_number !== form.confirm_phone_number.trim()) {
+      ctx.addIssue({ code: 'custom', path: ['confirm_phone_number'], message: MESSAGES.phonesDoNotMatch });
+    }
+  });
+export type RegistrationForm = z.input<typeof registrationFormSchema>;
+
+export const loginRequestSchema = z
+  .object({
+    username: z
+      .string({ error: MESSAGES.loginInput })
+      .trim()
+      .min(1, MESSAGES.loginInput)
+      .max(254, MESSAGES.loginMismatch)
+      .meta({ description: 'Username or e-mail address' }),
+    password: z.string({ error: MESSAGES.loginInput }).min(1, MESSAGES.loginInput).max(PASSWORD_MAX_LENGTH, MESSAGES.loginMismatch),
+  })
+  .meta({ id: 'LoginRequest' });
+export type LoginRequest = z.infer<typeof loginRequestSchema>;
+
+export const checkRequestSchema = z
+  .object({
+    username: z.string().trim().max(254).optional(),
+    email: z.string().trim().toLowerCase().max(254).optional(),
+  })
+  .meta({ id: 'CheckRequest', description: 'Either field, or both, is checked for an existing account' });
+export type CheckRequest = z.infer<typeof checkRequestSchema>;
+
+export const checkResponseSchema = z
+  .object({
+    exists: z.boolean(),
+    message: z.string().meta({ description: 'Empty when nothing is taken' }),
+    field: z.enum(['username', 'email']).nullable().meta({ description: 'Which field is taken, if any' }),
+  })
+  .meta({ id: 'CheckResponse' });
+export type CheckResponse = z.infer<typeof checkResponseSchema>;
+
+export const userSchema = z
+  .object({
+    id: z.string(),
+    username: z.string(),
+    full_name: z.string(),
+    email: z.string(),
+    phone_number: z.string(),
+    pronouns: z.string(),
+    role: z.number().int().meta({ description: '1 = participant; any other value = administrator' }),
+    verification_photo: z.boolean().meta({ description: 'Whether a verification photo is on file' }),
+    verification_photo_AWS_URL: z
+      .string()
+      .nullable()
+      .meta({ description: 'URL of the verification photo; only its owner and administrators can fetch it' }),
+    avatar_AWS_URL: z.string().nullable().meta({ description: 'Public URL of the avatar, or null' }),
+    video_watched: z.boolean(),
+    email_verified: z.boolean(),
+    created_at: z.string().meta({ format: 'date-time' }),
+  })
+  .meta({ id: 'User' });
+export type User = z.infer<typeof userSchema>;
+
+/** PUT /api/evidence/user: a participant's own profile (multipart; optional avatar file beside). */
+export const profileUpdateSchema = z
+  .object({
+    email: emailField,
+    phone_number: phoneField,
+    pronouns: pronounsField,
+    full_name: fullNameField.optional(),
+  })
+  .meta({ id: 'ProfileUpdate' });
+export type ProfileUpdate = z.infer<typeof profileUpdateSchema>;
+
+/** PUT /api/user/admin/{id}. role and video_watched may be sent but are never changed. */
+export const adminUserUpdateSchema = z
+  .object({
+    username: usernameField,
+    email: emailField,
+    phone_number: phoneField,
+    full_name: fullNameField,
+  })
+  .meta({
+    id: 'AdminUserUpdate',
+    description: 'role and video_watched are accepted for compatibility and ignored: an admin edit never changes them',
+  });
+export type AdminUserUpdate = z.infer<typeof adminUserUpdateSchema>;
+
+export const pageQuerySchema = z.object({
+  limit: z.coerce
+    .number({ error: 'limit must be a number from 1 to 200' })
+    .int('limit must be a number from 1 to 200')
+    .min(1, 'limit must be a number from 1 to 200')
+    .max(200, 'limit must be a number from 1 to 200')
+    .default(50)
+    .meta({ description: 'Page size, 1 to 200 (default 50)' }),
+  cursor: z
+    .string()
+    .max(200)
+    .optional()
+    .meta({ description: 'Opaque cursor from the rel="next" Link header of the previous page' }),
+});
+export type PageQuery = z.infer<typeof pageQuerySchema>;
+
+export const okResponseSchema = z.object({ ok: z.literal(true), message: z.string().optional() }).meta({ id: 'Ok' });

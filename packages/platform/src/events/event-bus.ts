@@ -1,0 +1,58 @@
+import type { EventEnvelope } from '@portal/contracts';
+
+/** A message as a consumer receives it. */
+export interface BusMessage {
+  topic: string;
+  key: string;
+  value: EventEnvelope;
+  headers: Record<string, string>;
+  /** Position in the topic, as a decimal string (Kafka offsets do not fit a JS number safely). */
+  offset: string;
+  timestamp: number;
+}
+
+export interface OutgoingMessage {
+  key: string;
+  value: EventEnvelope;
+  headers?: Record<string, string>;
+}
+
+export type MessageHandler = (message: BusMessage) => Promise<void>;
+
+export interface SubscribeOptions {
+  /** Consumers sharing a group id share the work; each message is handled by one of them. */
+  groupId: string;
+  topics: string[];
+  handler: MessageHandler;
+  /** Where a group with no committed offset starts: at the beginning (default) or at the end. */
+  fromBeginning?: boolean;
+  /** Attempts before a message goes to the dead-letter topic (default 5). */
+  maxAttempts?: number;
+  /** First retry delay in ms, doubled on every further attempt (default 200). */
+  retryDelayMs?: number;
+}
+
+export interface Subscription {
+  close(): Promise<void>;
+}
+
+/**
+ * The event bus port. Contract (shared by the embedded and the Kafka adapters):
+ * - messages of one topic with the same key are delivered in the order they were published;
+ * - delivery is at least once: a message whose handler did not finish is delivered again,
+ *   to the same group, after a failure or a restart, so handlers must be idempotent;
+ * - a handler that keeps failing does not block its topic forever: after maxAttempts the
+ *   message is copied to `<topic>.dead-letter` and the group moves on;
+ * - every group sees every message (publish/subscribe across groups).
+ */
+export interface EventBus {
+  publish(topic: string, messages: OutgoingMessage[]): Promise<void>;
+  subscribe(options: SubscribeOptions): Promise<Subscription>;
+  /** Resolves when the bus can be used; rejects otherwise (readiness checks). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function deadLetterTopic(topic: string): string {
+  return `${topic}.dead-letter`;
+}

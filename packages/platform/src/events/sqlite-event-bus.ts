@@ -1,0 +1,319 @@
+import { EventEmitter } from 'node:events';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { EventEnvelope } from '@portal/contracts';
+import type { Logger } from 'pino';
+import { openDatabase, type SqliteDatabase } from '../sqlite/open-database.js';
+import {
+  deadLetterTopic,
+  type BusMessage,
+  type EventBus,
+  type OutgoingMessage,
+  type SubscribeOptions,
+  type Subscription,
+} from './event-bus.js';
+
+const MIGRATIONS = [
+  `CREATE TABLE messages (
+     offset INTEGER PRIMARY KEY AUTOINCREMENT,
+     topic TEXT NOT NULL,
+     key TEXT NOT NULL,
+     value TEXT NOT NULL,
+     headers TEXT NOT NULL,
+     timestamp INTEGER NOT NULL
+   );
+   CREATE INDEX messages_by_topic ON messages (topic, offset);
+   CREATE TABLE consumer_offsets (
+     group_id TEXT NOT NULL,
+     topic TEXT NOT NULL,
+     offset INTEGER NOT NULL,
+     PRIMARY KEY (group_id, topic)
+   );`,
+];
+
+interface MessageRow {
+  offset: number;
+  topic: string;
+  key: string;
+  value: string;
+  headers: string;
+  timestamp: number;
+}
+
+export interface SqliteEventBusOptions {
+  /** SQLite file holding the log, e.g. DATA_DIR/bus.sqlite. */
+  file: string;
+  logger: Logger;
+  /** How often idle consumers look for messages written by another process (ms). */
+  pollIntervalMs?: number;
+  /** Messages older than this are deleted (ms; default 7 days, like Kafka's default retention). */
+  retentionMs?: number;
+}
+
+/**
+ * The embedded event bus: a durable, Kafka-shaped log in one SQLite file. Topics are one ordered
+ * log each, consumer groups keep a committed offset per topic, and a message is committed only
+ * after its handler finished, so nothing is lost when the process stops mid-way.
+ */
+export class SqliteEventBus implements EventBus {
+  private readonly db: SqliteDatabase;
+  private readonly wakeups = new EventEmitter();
+  private readonly consumers = new Set<GroupConsumer>();
+  private readonly pollIntervalMs: number;
+  private readonly retentionTimer: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(private readonly options: SqliteEventBusOptions) {
+    this.db = openDatabase(options.file, MIGRATIONS);
+    this.pollIntervalMs = options.pollIntervalMs ?? 1000;
+    this.wakeups.setMaxListeners(0);
+    const retentionMs = options.retentionMs ?? 7 * 24 * 3600 * 1000;
+    this.retentionTimer = setInterval(() => this.deleteOlderThan(Date.now() - retentionMs), 3600 * 1000);
+    this.retentionTimer.unref();
+  }
+
+  async publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
+    this.assertOpen();
+    if (messages.length === 0) return;
+    const insert = this.db.prepare(
+      'INSERT INTO messages (topic, key, value, headers, timestamp) VALUES (?, ?, ?, ?, ?)',
+    );
+    const now = Date.now();
+    this.db.transaction(() => {
+      for (const message of messages) {
+        insert.run(topic, message.key, JSON.stringify(message.value), JSON.stringify(message.headers ?? {}), now);
+      }
+    })();
+    this.wakeups.emit(topic);
+  }
+
+  async subscribe(options: SubscribeOptions): Promise<Subscription> {
+    this.assertOpen();
+    if (options.topics.length === 0) throw new Error('subscribe needs at least one topic');
+    const consumer = new GroupConsumer(this, options, this.options.logger, this.pollIntervalMs);
+    this.consumers.add(consumer);
+    consumer.start();
+    return {
+      close: async () => {
+        await consumer.stop();
+        this.consumers.delete(consumer);
+      },
+    };
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen();
+    this.db.prepare('SELECT 1').get();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.retentionTimer);
+    await Promise.all([...this.consumers].map((consumer) => consumer.stop()));
+    this.consumers.clear();
+    this.db.close();
+  }
+
+  // --- used by GroupConsumer -------------------------------------------------------------
+
+  /** @internal */
+  isActiveMember(consumer: GroupConsumer): boolean {
+    // One partition per topic: within a group only the earliest live member consumes; the
+    // others stand by and take over when it leaves, as in a Kafka group with one partition.
+    for (const other of this.consumers) {
+      if (other.groupId === consumer.groupId && other.running && sameTopics(other.topics, consumer.topics)) {
+        return other === consumer;
+      }
+    }
+    return false;
+  }
+
+  /** @internal */
+  committedOffset(groupId: string, topic: string, fromBeginning: boolean): number {
+    const row = this.db
+      .prepare('SELECT offset FROM consumer_offsets WHERE group_id = ? AND topic = ?')
+      .get(groupId, topic) as { offset: number } | undefined;
+    if (row) return row.offset;
+    const start = fromBeginning
+      ? 0
+      : ((this.db.prepare('SELECT MAX(offset) AS max FROM messages WHERE topic = ?').get(topic) as { max: number | null })
+          .max ?? 0);
+    this.commit(groupId, topic, start);
+    return start;
+  }
+
+  /** @internal */
+  commit(groupId: string, topic: string, offset: number): void {
+    this.db
+      .prepare(
+        `INSERT INTO consumer_offsets (group_id, topic, offset) VALUES (?, ?, ?)
+         ON CONFLICT (group_id, topic) DO UPDATE SET offset = MAX(offset, excluded.offset)`,
+      )
+      .run(groupId, topic, offset);
+  }
+
+  /** @internal */
+  readAfter(topic: string, offset: number, limit: number): BusMessage[] {
+    const rows = this.db
+      .prepare('SELECT * FROM messages WHERE topic = ? AND offset > ? ORDER BY offset LIMIT ?')
+      .all(topic, offset, limit) as MessageRow[];
+    return rows.map((row) => ({
+      topic: row.topic,
+      key: row.key,
+      value: JSON.parse(row.value) as EventEnvelope,
+      headers: JSON.parse(row.headers) as Record<string, string>,
+      offset: String(row.offset),
+      timestamp: row.timestamp,
+    }));
+  }
+
+  /** @internal */
+  onPublish(topics: string[], listener: () => void): () => void {
+    for (const topic of topics) this.wakeups.on(topic, listener);
+    return () => {
+      for (const topic of topics) this.wakeups.off(topic, listener);
+    };
+  }
+
+  /** @internal */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  private deleteOlderThan(cutoff: number): void {
+    if (this.closed) return;
+    this.db.prepare('DELETE FROM messages WHERE timestamp < ?').run(cutoff);
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('The event bus is closed');
+  }
+}
+
+function sameTopics(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((topic) => b.includes(topic));
+}
+
+class GroupConsumer {
+  readonly groupId: string;
+  readonly topics: string[];
+  running = false;
+  private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  private readonly abort = new AbortController();
+
+  constructor(
+    private readonly bus: SqliteEventBus,
+    private readonly options: SubscribeOptions,
+    private readonly logger: Logger,
+    private readonly pollIntervalMs: number,
+  ) {
+    this.groupId = options.groupId;
+    this.topics = [...new Set(options.topics)];
+  }
+
+  start(): void {
+    this.running = true;
+    this.loop = this.run().catch((error: unknown) => {
+      if (!this.abort.signal.aborted) this.logger.error({ err: error, groupId: this.groupId }, 'event consumer stopped');
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.abort.abort();
+    this.wake?.();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    let pending = false;
+    const unsubscribe = this.bus.onPublish(this.topics, () => {
+      pending = true;
+      this.wake?.();
+    });
+    try {
+      while (this.running && !this.bus.isClosed) {
+        pending = false;
+        const handledAny = this.bus.isActiveMember(this) ? await this.drainOnce() : false;
+        if (!handledAny && !pending && this.running) await this.sleep();
+      }
+    } finally {
+      unsubscribe();
+    }
+  }
+
+  /** Handles one batch of every topic in offset order; true when something was handled. */
+  private async drainOnce(): Promise<boolean> {
+    const fromBeginning = this.options.fromBeginning ?? true;
+    const batch: BusMessage[] = [];
+    for (const topic of this.topics) {
+      const committed = this.bus.committedOffset(this.groupId, topic, fromBeginning);
+      batch.push(...this.bus.readAfter(topic, committed, 100));
+    }
+    batch.sort((a, b) => Number(a.offset) - Number(b.offset));
+    for (const message of batch) {
+      if (!this.running) return true;
+      const done = await this.deliver(message);
+      if (!done) return true; // stopping: leave the offset uncommitted so the message comes again
+      this.bus.commit(this.groupId, message.topic, Number(message.offset));
+    }
+    return batch.length > 0;
+  }
+
+  /** Runs the handler with retries; false only when the consumer is stopping. */
+  private async deliver(message: BusMessage): Promise<boolean> {
+    const maxAttempts = this.options.maxAttempts ?? 5;
+    const baseDelay = this.options.retryDelayMs ?? 200;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.options.handler(message);
+        return true;
+      } catch (error) {
+        if (attempt >= maxAttempts) {
+          this.logger.error(
+            { err: error, groupId: this.groupId, topic: message.topic, offset: message.offset, eventId: message.value.id },
+            'event handler failed for good; message sent to the dead-letter topic',
+          );
+          await this.bus.publish(deadLetterTopic(message.topic), [
+            {
+              key: message.key,
+              value: message.value,
+              headers: {
+                ...message.headers,
+                'x-dead-letter-group': this.groupId,
+                'x-dead-letter-error': error instanceof Error ? error.message : String(error),
+                'x-dead-letter-offset': message.offset,
+              },
+            },
+          ]);
+          return true;
+        }
+        this.logger.warn(
+          { err: error, groupId: this.groupId, topic: message.topic, offset: message.offset, attempt },
+          'event handler failed; retrying',
+        );
+        try {
+          await delay(baseDelay * 2 ** (attempt - 1), undefined, { signal: this.abort.signal });
+        } catch {
+          return false;
+        }
+      }
+    }
+  }
+
+  private sleep(): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, this.pollIntervalMs);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = () => {
+        this.wake = undefined;
+        done();
+      };
+    });
+  }
+}

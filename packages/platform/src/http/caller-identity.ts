@@ -1,0 +1,99 @@
+import { jwtVerify, SignJWT } from 'jose';
+import { isAdminRole } from '@portal/contracts';
+
+/** The header through which the gateway tells a service who is calling. */
+export const IDENTITY_HEADER = 'x-portal-identity';
+/** The header through which one service authenticates itself to another's internal routes. */
+export const SERVICE_TOKEN_HEADER = 'x-portal-service';
+
+export interface CallerIdentity {
+  userId: string;
+  role: number;
+  username: string;
+  /** Hash of the session id (never the id itself). */
+  sessionId: string;
+}
+
+export function isAdmin(identity: CallerIdentity | undefined): boolean {
+  return identity !== undefined && isAdminRole(identity.role);
+}
+
+const ISSUER = 'portal-gateway';
+const CALLER_AUDIENCE = 'portal-services';
+const SERVICE_AUDIENCE = 'portal-internal';
+
+/**
+ * Signs and verifies the short-lived tokens that carry a caller's identity from the gateway to
+ * the services (HS256 with a secret only the gateway and the services know). A service trusts an
+ * identity only when its token verifies, so a header a client forges is worthless, and the
+ * gateway removes client-sent copies anyway.
+ */
+export class IdentityTokens {
+  private readonly key: Uint8Array;
+
+  constructor(secret: string) {
+    if (secret.length < 32) throw new Error('INTERNAL_SECRET must be at least 32 characters long');
+    this.key = new TextEncoder().encode(secret);
+  }
+
+  async signCaller(identity: CallerIdentity, ttlSeconds = 60): Promise<string> {
+    return new SignJWT({ role: identity.role, username: identity.username, sid: identity.sessionId })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(identity.userId)
+      .setIssuer(ISSUER)
+      .setAudience(CALLER_AUDIENCE)
+      .setIssuedAt()
+      .setExpirationTime(`${ttlSeconds}s`)
+      .sign(this.key);
+  }
+
+  async verifyCaller(token: string): Promise<CallerIdentity> {
+    const { payload } = await jwtVerify(token, this.key, { issuer: ISSUER, audience: CALLER_AUDIENCE, algorithms: ['HS256'] });
+    if (
+      typeof payload.sub !== 'string' ||
+      typeof payload.role !== 'number' ||
+      typeof payload.username !== 'string' ||
+      typeof payload.sid !== 'string'
+    ) {
+      throw new Error('Identity token is missing claims');
+    }
+    return { userId: payload.sub, role: payload.role, username: payload.username, sessionId: payload.sid };
+  }
+
+  async signService(service: string, ttlSeconds = 300): Promise<string> {
+    return new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(service)
+      .setIssuer(ISSUER)
+      .setAudience(SERVICE_AUDIENCE)
+      .setIssuedAt()
+      .setExpirationTime(`${ttlSeconds}s`)
+      .sign(this.key);
+  }
+
+  async verifyService(token: string): Promise<string> {
+    const { payload } = await jwtVerify(token, this.key, { issuer: ISSUER, audience: SERVICE_AUDIENCE, algorithms: ['HS256'] });
+    if (typeof payload.sub !== 'string') throw new Error('Service token has no subject');
+    return payload.sub;
+  }
+}
+
+/** Keeps one service token and renews it before it expires. */
+export class ServiceTokenSource {
+  private token: string | undefined;
+  private renewAt = 0;
+
+  constructor(
+    private readonly tokens: IdentityTokens,
+    private readonly service: string,
+    private readonly ttlSeconds = 300,
+  ) {}
+
+  async get(): Promise<string> {
+    if (!this.token || Date.now() >= this.renewAt) {
+      this.token = await this.tokens.signService(this.service, this.ttlSeconds);
+      this.renewAt = Date.now() + (this.ttlSeconds * 1000) / 2;
+    }
+    return this.token;
+  }
+}

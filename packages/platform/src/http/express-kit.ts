@@ -1,0 +1,165 @@
+import { randomUUID } from 'node:crypto';
+import type { ErrorRequestHandler, Request, RequestHandler, Router } from 'express';
+import { MESSAGES } from '@portal/contracts';
+import { pinoHttp } from 'pino-http';
+import type { Logger } from 'pino';
+import {
+  IDENTITY_HEADER,
+  SERVICE_TOKEN_HEADER,
+  isAdmin,
+  type CallerIdentity,
+  type IdentityTokens,
+} from './caller-identity.js';
+import { HttpError, forbidden, unauthenticated } from './http-error.js';
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      /** Who is calling, as vouched for by the gateway; undefined for visitors. */
+      caller?: CallerIdentity;
+    }
+  }
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
+
+/** Structured request logs carrying the gateway's request id. */
+export function requestLogging(logger: Logger): RequestHandler {
+  return pinoHttp({
+    logger,
+    genReqId: (req, res) => {
+      const incoming = req.headers['x-request-id'];
+      const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+      res.setHeader('x-request-id', id);
+      return id;
+    },
+    customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
+    serializers: {
+      req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+    },
+  });
+}
+
+/** Reads the gateway's signed identity header, if any. A header that does not verify is a 401. */
+export function callerIdentity(tokens: IdentityTokens): RequestHandler {
+  return (req, _res, next) => {
+    const token = req.headers[IDENTITY_HEADER];
+    if (typeof token !== 'string' || token.length === 0) return next();
+    tokens.verifyCaller(token).then(
+      (identity) => {
+        req.caller = identity;
+        next();
+      },
+      () => next(unauthenticated()),
+    );
+  };
+}
+
+export function requireCaller(req: Request): CallerIdentity {
+  if (!req.caller) throw unauthenticated();
+  return req.caller;
+}
+
+export function requireAdmin(req: Request): CallerIdentity {
+  const caller = requireCaller(req);
+  if (!isAdmin(caller)) throw forbidden();
+  return caller;
+}
+
+/** Internal routes: only a caller holding a valid service token gets through. */
+export function requireServiceToken(tokens: IdentityTokens): RequestHandler {
+  return (req, _res, next) => {
+    const token = req.headers[SERVICE_TOKEN_HEADER];
+    if (typeof token !== 'string') return next(forbidden('Internal route'));
+    tokens.verifyService(token).then(
+      () => next(),
+      () => next(forbidden('Internal route')),
+    );
+  };
+}
+
+/** Wraps an async route so that a thrown error reaches the error handler. */
+export function route(handler: (req: Request, res: Parameters<RequestHandler>[1]) => Promise<unknown>): RequestHandler {
+  return (req, res, next) => {
+    handler(req, res).catch(next);
+  };
+}
+
+export function notFoundHandler(): RequestHandler {
+  return (_req, _res, next) => next(new HttpError(404, 'not_found', MESSAGES.notFound));
+}
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+  expose?: boolean;
+}
+
+/** The last middleware: every error becomes a JSON answer; unexpected ones are logged as 500s. */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (error: unknown, req, res, _next) => {
+    const httpError = toHttpError(error);
+    if (httpError.status >= 500) {
+      (req.log ?? logger).error({ err: error }, 'request failed');
+    }
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    res.status(httpError.status).json(httpError.toJSON());
+  };
+}
+
+export function toHttpError(error: unknown): HttpError {
+  if (error instanceof HttpError) return error;
+  const parserError = error as BodyParserError;
+  if (parserError?.type === 'entity.parse.failed') return new HttpError(400, 'validation_failed', MESSAGES.malformedJson);
+  if (parserError?.type === 'entity.too.large') return new HttpError(413, 'payload_too_large', 'The request body is too large');
+  if (parserError?.type === 'encoding.unsupported' || parserError?.type === 'charset.unsupported') {
+    return new HttpError(415, 'unsupported_media_type', 'Unsupported request encoding');
+  }
+  const multerError = error as { name?: string; code?: string; field?: string };
+  if (multerError?.name === 'MulterError') {
+    if (multerError.code === 'LIMIT_FILE_SIZE') return new HttpError(413, 'payload_too_large', 'The file is too large');
+    if (multerError.code === 'LIMIT_UNEXPECTED_FILE') {
+      return new HttpError(400, 'validation_failed', `Unexpected file field ${multerError.field ?? ''}`.trim());
+    }
+    return new HttpError(400, 'validation_failed', 'The upload could not be read');
+  }
+  if ((error as Error | undefined)?.message === 'Malformed part header' || (error as Error | undefined)?.message === 'Unexpected end of form') {
+    return new HttpError(400, 'validation_failed', 'The upload was cut off or malformed');
+  }
+  if (typeof parserError?.status === 'number' && parserError.status >= 400 && parserError.status < 500 && parserError.expose) {
+    return new HttpError(parserError.status, 'validation_failed', (error as Error).message);
+  }
+  return new HttpError(500, 'internal', MESSAGES.internal);
+}
+
+export interface ReadinessCheck {
+  name: string;
+  check: () => Promise<void>;
+}
+
+/** GET /healthz (the process answers) and GET /readyz (every dependency answers). */
+export function healthRoutes(router: Router, checks: ReadinessCheck[]): void {
+  router.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  router.get('/readyz', (_req, res) => {
+    Promise.all(
+      checks.map(async ({ name, check }) => {
+        try {
+          await check();
+          return [name, 'ok'] as const;
+        } catch (error) {
+          return [name, error instanceof Error ? error.message : 'unavailable'] as const;
+        }
+      }),
+    ).then((results) => {
+      const ready = results.every(([, state]) => state === 'ok');
+      res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks: Object.fromEntries(results) });
+    }, () => res.status(503).json({ status: 'not ready' }));
+  });
+}

@@ -1,0 +1,166 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { EventBus, BusMessage, Subscription } from '../events/event-bus.js';
+import { deadLetterTopic } from '../events/event-bus.js';
+import { createEvent } from '../events/envelope.js';
+import { waitFor } from './wait-for.js';
+
+export interface EventBusContractOptions {
+  /** A new client of the same underlying log each call (a "restart" opens a second one). */
+  connect: () => Promise<EventBus>;
+  /** Time allowed for a message to arrive (Kafka needs longer while it creates topics). */
+  timeoutMs?: number;
+}
+
+/**
+ * The one contract every event bus adapter must pass. Topics and groups get random names, so the
+ * suite can run against a shared broker.
+ */
+export function eventBusContract(name: string, options: EventBusContractOptions): void {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  describe(`EventBus contract: ${name}`, () => {
+    const open: EventBus[] = [];
+    const subscriptions: Subscription[] = [];
+    const unique = (label: string) => `contract.${label}.${randomUUID().slice(0, 8)}`;
+    const connect = async () => {
+      const bus = await options.connect();
+      open.push(bus);
+      return bus;
+    };
+    const event = (key: string, n: number) => createEvent({ type: 'test.happened', key, data: { n } });
+    const collect = async (bus: EventBus, topic: string, groupId: string, fromBeginning = true) => {
+      const received: BusMessage[] = [];
+      subscriptions.push(
+        await bus.subscribe({ groupId, topics: [topic], fromBeginning, handler: async (message) => void received.push(message) }),
+      );
+      return received;
+    };
+
+    afterEach(async () => {
+      for (const subscription of subscriptions.splice(0)) await subscription.close();
+      for (const bus of open.splice(0)) await bus.close();
+    });
+
+    it('delivers messages with their key, value and headers, in order per key', async () => {
+      const bus = await connect();
+      const topic = unique('order');
+      await bus.publish(topic, [
+        { key: 'a', value: event('a', 1), headers: { traceparent: '00-abc-def-01' } },
+        { key: 'b', value: event('b', 1) },
+      ]);
+      await bus.publish(topic, [{ key: 'a', value: event('a', 2) }, { key: 'a', value: event('a', 3) }]);
+      const received = await collect(bus, topic, unique('group'));
+      await waitFor(() => received.length === 4, { timeoutMs, what: '4 messages' });
+      const ofA = received.filter((message) => message.key === 'a').map((message) => (message.value.data as { n: number }).n);
+      expect(ofA).toEqual([1, 2, 3]);
+      const first = received.find((message) => message.key === 'a')!;
+      expect(first.topic).toBe(topic);
+      expect(first.value.type).toBe('test.happened');
+      expect(first.headers.traceparent).toBe('00-abc-def-01');
+      expect(typeof first.offset).toBe('string');
+    });
+
+    it('gives every consumer group its own copy of every message', async () => {
+      const bus = await connect();
+      const topic = unique('fanout');
+      const one = await collect(bus, topic, unique('group-one'));
+      const two = await collect(bus, topic, unique('group-two'));
+      await bus.publish(topic, [{ key: 'k', value: event('k', 1) }, { key: 'k', value: event('k', 2) }]);
+      await waitFor(() => one.length === 2 && two.length === 2, { timeoutMs, what: 'both groups' });
+    });
+
+    it('retries a failing handler and delivers the message again (at least once)', async () => {
+      const bus = await connect();
+      const topic = unique('retry');
+      let attempts = 0;
+      const handled: number[] = [];
+      subscriptions.push(
+        await bus.subscribe({
+          groupId: unique('group'),
+          topics: [topic],
+          retryDelayMs: 10,
+          handler: async (message) => {
+            attempts++;
+            if (attempts < 3) throw new Error('temporary failure');
+            handled.push((message.value.data as { n: number }).n);
+          },
+        }),
+      );
+      await bus.publish(topic, [{ key: 'k', value: event('k', 7) }]);
+      await waitFor(() => handled.length === 1, { timeoutMs, what: 'the retried message' });
+      expect(attempts).toBe(3);
+      expect(handled).toEqual([7]);
+    });
+
+    it('moves a message that keeps failing to the dead-letter topic and goes on', async () => {
+      const bus = await connect();
+      const topic = unique('poison');
+      const handled: number[] = [];
+      subscriptions.push(
+        await bus.subscribe({
+          groupId: unique('group'),
+          topics: [topic],
+          maxAttempts: 2,
+          retryDelayMs: 10,
+          handler: async (message) => {
+            const n = (message.value.data as { n: number }).n;
+            if (n === 1) throw new Error('poison message');
+            handled.push(n);
+          },
+        }),
+      );
+      const deadLetters = await collect(bus, deadLetterTopic(topic), unique('dlq-reader'));
+      await bus.publish(topic, [{ key: 'k', value: event('k', 1) }, { key: 'k', value: event('k', 2) }]);
+      await waitFor(() => handled.includes(2), { timeoutMs, what: 'the message after the poison one' });
+      await waitFor(() => deadLetters.length === 1, { timeoutMs, what: 'the dead letter' });
+      expect((deadLetters[0]!.value.data as { n: number }).n).toBe(1);
+      expect(deadLetters[0]!.headers['x-dead-letter-error']).toContain('poison message');
+    });
+
+    it('resumes a group after a restart from where it committed, losing nothing', async () => {
+      const topic = unique('resume');
+      const groupId = unique('group');
+      const first = await connect();
+      const seen: number[] = [];
+      const subscription = await first.subscribe({
+        groupId,
+        topics: [topic],
+        handler: async (message) => void seen.push((message.value.data as { n: number }).n),
+      });
+      await first.publish(topic, [{ key: 'k', value: event('k', 1) }, { key: 'k', value: event('k', 2) }]);
+      await waitFor(() => seen.length === 2, { timeoutMs, what: 'first two messages' });
+      await subscription.close();
+      await first.publish(topic, [{ key: 'k', value: event('k', 3) }]);
+      await first.close();
+      open.splice(open.indexOf(first), 1);
+
+      const second = await connect();
+      const after = await collect(second, topic, groupId);
+      await waitFor(() => after.some((message) => (message.value.data as { n: number }).n === 3), {
+        timeoutMs,
+        what: 'the message published while the group was away',
+      });
+      // At least once: 1 and 2 were committed, so they must not come back; 3 must.
+      expect(after.map((message) => (message.value.data as { n: number }).n)).toEqual([3]);
+    });
+
+    it('starts a new group at the end when asked not to read from the beginning', async () => {
+      const bus = await connect();
+      const topic = unique('latest');
+      await bus.publish(topic, [{ key: 'k', value: event('k', 1) }]);
+      // Make sure the old message is really in the log before the late group joins.
+      const early = await collect(bus, topic, unique('early'));
+      await waitFor(() => early.length === 1, { timeoutMs, what: 'the old message' });
+      const late = await collect(bus, topic, unique('late'), false);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await bus.publish(topic, [{ key: 'k', value: event('k', 2) }]);
+      await waitFor(() => late.length >= 1, { timeoutMs, what: 'the new message' });
+      expect(late.map((message) => (message.value.data as { n: number }).n)).toEqual([2]);
+    });
+
+    it('answers ping while open', async () => {
+      const bus = await connect();
+      await expect(bus.ping()).resolves.toBeUndefined();
+    });
+  });
+}

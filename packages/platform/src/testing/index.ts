@@ -1,0 +1,3 @@
+export * from './wait-for.js';
+export * from './event-bus-contract.js';
+export * from './blob-store-contract.js';
