@@ -3,3 +3,4 @@ export * from './errors.js';
 export * from './users.js';
 export * from './events.js';
 export * from './public-config.js';
+export * from './client-routes.js';

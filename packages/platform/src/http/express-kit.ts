@@ -42,6 +42,11 @@ export function requestLogging(logger: Logger): RequestHandler {
   });
 }
 
+/** The request id (from the gateway's x-request-id, or made here). */
+export function requestId(req: Request): string {
+  return String((req as Request & { id?: unknown }).id ?? '');
+}
+
 /** Reads the gateway's signed identity header, if any. A header that does not verify is a 401. */
 export function callerIdentity(tokens: IdentityTokens): RequestHandler {
   return (req, _res, next) => {

@@ -1,0 +1,1 @@
+export { startAllInOne, type RunningPortal } from './all-in-one.js';

@@ -1,0 +1,12 @@
+#!/usr/bin/env node
+import { createLogger, onShutdownSignal } from '@portal/platform';
+import { startAllInOne } from './all-in-one.js';
+
+const logger = createLogger({ service: 'portal' });
+try {
+  const portal = await startAllInOne(process.env);
+  onShutdownSignal(logger, [() => portal.stop()]);
+} catch (error) {
+  logger.fatal({ err: error }, (error as Error).message);
+  process.exitCode = 1;
+}

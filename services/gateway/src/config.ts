@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import type { PublicConfig } from '@portal/contracts';
+import { envBoolean, envPort, parseEnv } from '@portal/platform';
+
+export interface GatewaySettings {
+  host: string;
+  port: number;
+  /** Base URL of the identity service. */
+  identityUrl: string;
+  /** Folder of the built web app (index.html and assets/). */
+  webDist: string;
+  internalSecret: string;
+  cookieName: string;
+  /** How long a resolved session is trusted without asking identity again (ms). */
+  sessionCacheTtlMs: number;
+  /** Requests per minute per client address on /api (0 turns the limit off). */
+  rateLimitPerMinute: number;
+  /** Honour X-Forwarded-* from a load balancer or ingress in front. */
+  trustProxy: boolean;
+  publicConfig: PublicConfig;
+}
+
+const gatewayEnvSchema = z.object({
+  HOST: z.string().default('0.0.0.0'),
+  PORT: envPort.default(8080),
+  IDENTITY_URL: z.url({ error: 'must be a URL such as http://identity:4001' }).default('http://127.0.0.1:4001'),
+  WEB_DIST: z.string().default('web/dist'),
+  INTERNAL_SECRET: z.string({ error: 'is required (at least 32 characters)' }).min(32, 'must be at least 32 characters'),
+  SESSION_COOKIE_NAME: z.string().regex(/^[A-Za-z0-9_-]+$/).default('portal_session'),
+  SESSION_CACHE_TTL_MS: z.coerce.number().int().min(0).default(10_000),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1200),
+  TRUST_PROXY: envBoolean.default(false),
+});
+
+const publicConfigEnvSchema = z.object({
+  PRODUCT_NAME: z.string().default('The Investigation'),
+  STREET_CORNER: z.string().default('the corner of Main Street and First Avenue'),
+  LIBRARY_ENTRYWAY: z.string().default('the entryway of the Central Library'),
+  ARRIVE_EARLY: z.string().default('10 minutes early'),
+  PUBLIC_AFTER_DATE: z.string().default('the end of the investigation'),
+  SPY_ON_URL: z.string().default('https://example.org/'),
+  TICKET_URL: z.string().default('https://example.org/tickets'),
+  ONBOARDING_VIDEO_URL: z.string().default('/onboarding/onboarding.mp4'),
+  ONBOARDING_CAPTIONS_URL: z.string().default('/onboarding/onboarding.en.vtt'),
+  TUTORIAL_VIDEO_URL: z.string().optional(),
+  TUTORIAL_CAPTIONS_URL: z.string().optional(),
+});
+
+/** The event-specific words and links, from the environment (documented in the README). */
+export function publicConfigFromEnv(env: NodeJS.ProcessEnv = process.env): PublicConfig {
+  const parsed = parseEnv(publicConfigEnvSchema, env);
+  const onboardingVideo = { url: parsed.ONBOARDING_VIDEO_URL, captionsUrl: parsed.ONBOARDING_CAPTIONS_URL ?? null };
+  return {
+    productName: parsed.PRODUCT_NAME,
+    streetCorner: parsed.STREET_CORNER,
+    libraryEntryway: parsed.LIBRARY_ENTRYWAY,
+    arriveEarly: parsed.ARRIVE_EARLY,
+    publicAfterDate: parsed.PUBLIC_AFTER_DATE,
+    spyOnUrl: parsed.SPY_ON_URL,
+    ticketUrl: parsed.TICKET_URL,
+    onboardingVideo,
+    tutorialVideo: parsed.TUTORIAL_VIDEO_URL
+      ? { url: parsed.TUTORIAL_VIDEO_URL, captionsUrl: parsed.TUTORIAL_CAPTIONS_URL ?? null }
+      : onboardingVideo,
+  };
+}
+
+export function gatewaySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewaySettings {
+  const parsed = parseEnv(gatewayEnvSchema, env);
+  return {
+    host: parsed.HOST,
+    port: parsed.PORT,
+    identityUrl: parsed.IDENTITY_URL,
+    webDist: parsed.WEB_DIST,
+    internalSecret: parsed.INTERNAL_SECRET,
+    cookieName: parsed.SESSION_COOKIE_NAME,
+    sessionCacheTtlMs: parsed.SESSION_CACHE_TTL_MS,
+    rateLimitPerMinute: parsed.RATE_LIMIT_PER_MINUTE,
+    trustProxy: parsed.TRUST_PROXY,
+    publicConfig: publicConfigFromEnv(env),
+  };
+}

@@ -1,0 +1,70 @@
+import type { FastifyHelmetOptions } from '@fastify/helmet';
+import type { PublicConfig } from '@portal/contracts';
+
+/** Origins (other than our own) that configured videos are loaded from. */
+function mediaOrigins(config: PublicConfig): string[] {
+  const origins = new Set<string>();
+  for (const url of [config.onboardingVideo.url, config.onboardingVideo.captionsUrl, config.tutorialVideo.url, config.tutorialVideo.captionsUrl]) {
+    if (!url) continue;
+    try {
+      const parsed = new URL(url);
+      if (parsed.protocol === 'https:' || parsed.protocol === 'http:') origins.add(parsed.origin);
+    } catch {
+      // a relative URL: our own origin
+    }
+  }
+  return [...origins];
+}
+
+/**
+ * Security headers. The content security policy allows scripts from our own origin only; styles
+ * may be inline because the component kit injects them at run time; pictures, media and camera
+ * captures may be blob: or data: URLs made in the page.
+ */
+export function helmetOptions(config: PublicConfig): FastifyHelmetOptions {
+  const media = mediaOrigins(config);
+  return {
+    global: true,
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'", 'data:', 'blob:'],
+        mediaSrc: ["'self'", 'blob:', 'data:', ...media],
+        connectSrc: ["'self'"],
+        fontSrc: ["'self'", 'data:'],
+        objectSrc: ["'none'"],
+        baseUri: ["'self'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+        workerSrc: ["'self'", 'blob:'],
+        manifestSrc: ["'self'"],
+      },
+    },
+    // Media from another origin (a configured video host) must still load.
+    crossOriginEmbedderPolicy: false,
+    crossOriginResourcePolicy: { policy: 'same-site' },
+    referrerPolicy: { policy: 'strict-origin-when-cross-origin' },
+    hsts: { maxAge: 15_552_000, includeSubDomains: false },
+  };
+}
+
+const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Refuses state-changing requests that a browser marks as coming from another site. The session
+ * cookie is SameSite=Lax already; this is the second lock on the door.
+ */
+export function isCrossSiteWrite(method: string, headers: Record<string, string | string[] | undefined>, host: string): boolean {
+  if (!UNSAFE_METHODS.has(method)) return false;
+  if (headers['sec-fetch-site'] === 'cross-site') return true;
+  const origin = headers.origin;
+  if (typeof origin !== 'string' || origin === 'null') return typeof origin === 'string';
+  try {
+    return new URL(origin).host !== host;
+  } catch {
+    return true;
+  }
+}

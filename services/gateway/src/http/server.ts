@@ -1,0 +1,266 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { hostname } from 'node:os';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import fastifyCookie from '@fastify/cookie';
+import fastifyHelmet from '@fastify/helmet';
+import fastifyHttpProxy from '@fastify/http-proxy';
+import fastifyRateLimit from '@fastify/rate-limit';
+import fastifyStatic from '@fastify/static';
+import { Pool } from 'undici';
+import {
+  CLIENT_ROUTES,
+  MESSAGES,
+  TOPICS,
+  sessionEventSchema,
+  userEventSchema,
+} from '@portal/contracts';
+import {
+  IDENTITY_HEADER,
+  IdentityTokens,
+  SERVICE_TOKEN_HEADER,
+  type EventBus,
+  type Logger,
+  type Subscription,
+} from '@portal/platform';
+import type { GatewaySettings } from '../config.js';
+import { IdentityUnavailableError, SessionResolver, type ResolvedCaller } from '../sessions/session-resolver.js';
+import { helmetOptions, isCrossSiteWrite } from './security.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller: ResolvedCaller | null;
+  }
+}
+
+export interface GatewayDeps {
+  logger: Logger;
+  /** Revocation events evict cached sessions at once; without a bus only the cache TTL applies. */
+  bus?: EventBus;
+  /** The OpenAPI document served at /api/openapi.json. */
+  openapi: object;
+}
+
+export interface Gateway {
+  app: FastifyInstance;
+  start(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
+const CLIENT_ROUTE_SET = new Set<string>(CLIENT_ROUTES);
+
+/** The identity-bound API prefixes; the evidence service joins these in its own issue. */
+function upstreams(settings: GatewaySettings) {
+  return [
+    { prefix: '/api/user', upstream: settings.identityUrl },
+    { prefix: '/api/email', upstream: settings.identityUrl },
+    { prefix: '/api/evidence/user', upstream: settings.identityUrl, httpMethods: ['PUT'] },
+  ];
+}
+
+export async function createGateway(settings: GatewaySettings, deps: GatewayDeps): Promise<Gateway> {
+  const tokens = new IdentityTokens(settings.internalSecret);
+  const resolver = new SessionResolver(settings.identityUrl, tokens, settings.sessionCacheTtlMs);
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    trustProxy: settings.trustProxy,
+    disableRequestLogging: true,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return settings.trustProxy && typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    bodyLimit: 64 * 1024,
+    return503OnClosing: true,
+  });
+  app.decorateRequest('caller', null);
+
+  app.setErrorHandler((error: { statusCode?: number; code?: string; message: string }, request, reply) => {
+    const status = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500;
+    if (status >= 500) request.log.error({ err: error }, 'gateway error');
+    const message =
+      status === 429
+        ? MESSAGES.tooManyRequests
+        : status === 502 || status === 503 || status === 504
+          ? 'The service is not answering right now. Please try again shortly.'
+          : status >= 500
+            ? MESSAGES.internal
+            : error.message;
+    const code = status === 429 ? 'rate_limited' : status >= 500 ? 'internal' : (error.code ?? 'validation_failed');
+    void reply.status(status).send({ code, message });
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    void reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    const level = reply.statusCode >= 500 ? 'error' : reply.statusCode >= 400 ? 'info' : 'debug';
+    request.log[level](
+      { req: { id: request.id, method: request.method, url: request.url }, status: reply.statusCode, ms: reply.elapsedTime },
+      'request',
+    );
+  });
+
+  await app.register(fastifyHelmet, helmetOptions(settings.publicConfig));
+  await app.register(fastifyCookie);
+
+  // --- the API -----------------------------------------------------------------------------
+  await app.register(async (api) => {
+    if (settings.rateLimitPerMinute > 0) {
+      await api.register(fastifyRateLimit, {
+        max: settings.rateLimitPerMinute,
+        timeWindow: 60_000,
+        errorResponseBuilder: () => ({ statusCode: 429, code: 'rate_limited', message: MESSAGES.tooManyRequests }),
+      });
+    }
+
+    api.addHook('onRequest', async (request, reply) => {
+      if (isCrossSiteWrite(request.method, request.headers, request.host)) {
+        return reply.status(403).send({ code: 'cross_site_request', message: MESSAGES.crossSite });
+      }
+      const rawId = request.cookies[settings.cookieName];
+      if (!rawId) return;
+      try {
+        request.caller = await resolver.resolve(rawId);
+      } catch (error) {
+        if (!(error instanceof IdentityUnavailableError)) throw error;
+        request.log.warn({ err: error }, 'session not resolved');
+        return reply.status(503).send({ code: 'internal', message: 'Sign-in is not available right now. Please try again shortly.' });
+      }
+    });
+
+    api.addHook('onResponse', async (request) => {
+      if (request.url === '/api/user/logout' && request.caller) resolver.evictSessions([request.caller.identity.sessionId]);
+    });
+
+    api.get('/api/config', async (_request, reply) => {
+      void reply.header('cache-control', 'public, max-age=60');
+      return settings.publicConfig;
+    });
+    api.get('/api/openapi.json', async (_request, reply) => {
+      void reply.header('cache-control', 'public, max-age=300');
+      return deps.openapi;
+    });
+
+    for (const { prefix, upstream, httpMethods } of upstreams(settings)) {
+      await api.register(fastifyHttpProxy, {
+        upstream,
+        prefix,
+        rewritePrefix: prefix,
+        ...(httpMethods ? { httpMethods } : {}),
+        undici: { connections: 64, pipelining: 1, keepAliveTimeout: 30_000 },
+        // One log line per request is written by the onResponse hook above.
+        disableRequestLogging: true,
+        replyOptions: { rewriteRequestHeaders: (request, headers) => inwardHeaders(request, headers) },
+      });
+    }
+
+    api.all('/api/*', async (_request, reply) => reply.status(404).send({ code: 'not_found', message: MESSAGES.notFound }));
+  });
+
+  // --- health --------------------------------------------------------------------------------
+  const identityHealth = new Pool(settings.identityUrl, { connections: 1 });
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_request, reply) => {
+    const identity = await identityHealth
+      .request({ method: 'GET', path: '/healthz', headersTimeout: 2000, bodyTimeout: 2000 })
+      .then(async (response) => {
+        await response.body.dump();
+        return response.statusCode === 200 ? 'ok' : `answered ${response.statusCode}`;
+      })
+      .catch((error: Error) => error.message);
+    const ready = identity === 'ok';
+    return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks: { identity } });
+  });
+
+  // --- the web app ---------------------------------------------------------------------------
+  const webRoot = resolve(settings.webDist);
+  const webBuilt = existsSync(join(webRoot, 'index.html'));
+  if (webBuilt) {
+    await app.register(fastifyStatic, {
+      root: webRoot,
+      prefix: '/',
+      index: false,
+      cacheControl: false,
+      setHeaders: (res, path) => {
+        // Hashed file names never change content: cache them for a year. Everything else is
+        // revalidated, so a new deployment reaches phones at once.
+        res.setHeader('cache-control', path.includes(`${join(webRoot, 'assets')}`) ? 'public, max-age=31536000, immutable' : 'no-cache');
+      },
+    });
+  } else {
+    deps.logger.warn({ webRoot }, 'the web app is not built (npm run build); only the API is served');
+  }
+
+  app.setNotFoundHandler(async (request: FastifyRequest, reply: FastifyReply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const wantsPage = (request.method === 'GET' || request.method === 'HEAD') && !path.startsWith('/api/') && !path.startsWith('/assets/');
+    if (!wantsPage) return reply.status(404).send({ code: 'not_found', message: MESSAGES.notFound });
+    if (!webBuilt) {
+      return reply.status(503).type('text/plain').send('The web app is not built yet. Run: npm run build');
+    }
+    void reply.header('cache-control', 'no-cache');
+    return reply.status(CLIENT_ROUTE_SET.has(path) ? 200 : 404).sendFile('index.html');
+  });
+
+  function inwardHeaders(
+    request: Pick<FastifyRequest, 'id' | 'ip' | 'protocol' | 'host' | 'caller'>,
+    headers: Record<string, string | string[] | undefined>) {
+    // Whatever a client claims about identity is dropped; only the gateway's signed token counts.
+    const {
+      cookie: _cookie,
+      [IDENTITY_HEADER]: _identity,
+      [SERVICE_TOKEN_HEADER]: _service,
+      'x-forwarded-for': _for,
+      'x-forwarded-proto': _proto,
+      'x-forwarded-host': _host,
+      'x-request-id': _requestId,
+      ...rest
+    } = headers;
+    return {
+      ...rest,
+      'x-request-id': request.id,
+      'x-forwarded-for': request.ip,
+      'x-forwarded-proto': request.protocol,
+      'x-forwarded-host': request.host,
+      ...(request.caller ? { [IDENTITY_HEADER]: request.caller.token } : {}),
+    };
+  }
+
+  let subscription: Subscription | undefined;
+  return {
+    app,
+    async start() {
+      if (deps.bus) {
+        subscription = await deps.bus.subscribe({
+          groupId: `gateway.${hostname()}`,
+          topics: [TOPICS.sessions, TOPICS.users],
+          fromBeginning: false,
+          handler: async (message) => {
+            const session = sessionEventSchema.safeParse(message.value);
+            if (session.success) {
+              const { userId, sessionIds } = session.data.data;
+              if (sessionIds) resolver.evictSessions(sessionIds);
+              else resolver.evictUser(userId);
+              return;
+            }
+            const user = userEventSchema.safeParse(message.value);
+            if (user.success && (user.data.type === 'user.deleted' || user.data.type === 'user.updated')) {
+              resolver.evictUser(user.data.data.userId);
+            }
+          },
+        });
+      }
+      const address = await app.listen({ host: settings.host, port: settings.port });
+      return address;
+    },
+    async stop() {
+      await subscription?.close();
+      await app.close();
+      await resolver.close();
+      await identityHealth.close();
+    },
+  };
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { adminUserUpdateSchema, registerRequestSchema } from '@portal/contracts';
+import { FsBlobStore, HttpError, createLogger, parseInput } from '@portal/platform';
+import { buildUserService, openIdentityStores } from '../service.js';
+
+const USAGE = `Create or promote a portal administrator.
+
+  npm run admin -- create --username NAME --email EMAIL [--full-name NAME] [--phone DIGITS]
+      The password comes from the ADMIN_PASSWORD environment variable (or --password).
+  npm run admin -- promote --user NAME_OR_EMAIL
+      Makes an existing account an administrator.
+
+Works on the data under DATA_DIR (default ./data), with or without the portal running.`;
+
+async function main(): Promise<number> {
+  const { positionals, values } = parseArgs({
+    allowPositionals: true,
+    options: {
+      username: { type: 'string' },
+      email: { type: 'string' },
+      password: { type: 'string' },
+      'full-name': { type: 'string' },
+      phone: { type: 'string' },
+      user: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const command = positionals[0];
+  if (values.help || (command !== 'create' && command !== 'promote')) {
+    console.log(USAGE);
+    return values.help ? 0 : 2;
+  }
+  const dataDir = process.env.DATA_DIR ?? './data';
+  const logger = createLogger({ service: 'admin-cli', level: 'warn' });
+  const stores = openIdentityStores(dataDir);
+  // The running portal's outbox relay publishes the events this command commits.
+  const { users } = buildUserService({
+    stores,
+    blobs: new FsBlobStore(join(dataDir, 'blobs')),
+    logger,
+    sessionIdleDays: 14,
+    onEventsCommitted: () => undefined,
+  });
+  try {
+    if (command === 'promote') {
+      if (!values.user) throw new Error('promote needs --user NAME_OR_EMAIL');
+      const outcome = await users.promoteToAdmin(values.user);
+      console.log(outcome === 'promoted' ? `${values.user} is now an administrator.` : `${values.user} was already an administrator.`);
+      return 0;
+    }
+    const admin = {
+      username: values.username ?? '',
+      email: values.email ?? '',
+      password: values.password ?? process.env.ADMIN_PASSWORD ?? '',
+      full_name: values['full-name'],
+      phone_number: values.phone,
+    };
+    parseInput(registerRequestSchema.pick({ username: true, email: true, password: true }), admin);
+    parseInput(adminUserUpdateSchema.pick({ username: true, email: true }), admin);
+    const outcome = await users.ensureAdmin(admin);
+    console.log(
+      outcome === 'created'
+        ? `Administrator ${admin.username} created.`
+        : `An account named ${admin.username} or with ${admin.email} already exists; use: npm run admin -- promote --user ${admin.username}`,
+    );
+    return outcome === 'created' ? 0 : 1;
+  } catch (error) {
+    console.error(error instanceof HttpError || error instanceof Error ? error.message : String(error));
+    return 1;
+  } finally {
+    stores.close();
+  }
+}
+
+process.exitCode = await main();

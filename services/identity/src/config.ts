@@ -1,0 +1,60 @@
+import { join } from 'node:path';
+import { z } from 'zod';
+import { envBytes, envPort, parseEnv } from '@portal/platform';
+import type { NewAdmin } from './domain/user-service.js';
+
+export interface IdentitySettings {
+  host: string;
+  port: number;
+  dataDir: string;
+  internalSecret: string;
+  sessionIdleDays: number;
+  cookieName: string;
+  cookieSecure: 'auto' | boolean;
+  photoMaxBytes: number;
+  /** The first administrator, created at start when it does not exist. */
+  admin?: NewAdmin;
+}
+
+export const identityEnvSchema = z.object({
+  IDENTITY_HOST: z.string().default('127.0.0.1'),
+  IDENTITY_PORT: envPort.default(4001),
+  DATA_DIR: z.string().default('./data'),
+  INTERNAL_SECRET: z.string({ error: 'is required (at least 32 characters)' }).min(32, 'must be at least 32 characters'),
+  SESSION_IDLE_DAYS: z.coerce.number().positive().default(14),
+  SESSION_COOKIE_NAME: z.string().regex(/^[A-Za-z0-9_-]+$/).default('portal_session'),
+  COOKIE_SECURE: z.enum(['auto', 'true', 'false']).default('auto'),
+  PHOTO_MAX_BYTES: envBytes.default(15 * 1024 * 1024),
+  ADMIN_USERNAME: z.string().optional(),
+  ADMIN_EMAIL: z.string().optional(),
+  ADMIN_PASSWORD: z.string().optional(),
+});
+
+export function identitySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): IdentitySettings {
+  const parsed = parseEnv(identityEnvSchema, env);
+  return {
+    host: parsed.IDENTITY_HOST,
+    port: parsed.IDENTITY_PORT,
+    dataDir: parsed.DATA_DIR,
+    internalSecret: parsed.INTERNAL_SECRET,
+    sessionIdleDays: parsed.SESSION_IDLE_DAYS,
+    cookieName: parsed.SESSION_COOKIE_NAME,
+    cookieSecure: parsed.COOKIE_SECURE === 'auto' ? 'auto' : parsed.COOKIE_SECURE === 'true',
+    photoMaxBytes: parsed.PHOTO_MAX_BYTES,
+    admin: adminFromEnv(env),
+  };
+}
+
+/** ADMIN_USERNAME, ADMIN_EMAIL and ADMIN_PASSWORD together name the first administrator. */
+export function adminFromEnv(env: NodeJS.ProcessEnv): NewAdmin | undefined {
+  const { ADMIN_USERNAME: username, ADMIN_EMAIL: email, ADMIN_PASSWORD: password } = env;
+  if (!username && !email && !password) return undefined;
+  if (!username || !email || !password) {
+    throw new Error('ADMIN_USERNAME, ADMIN_EMAIL and ADMIN_PASSWORD must be set together');
+  }
+  return { username, email, password };
+}
+
+export function identityDatabaseFile(dataDir: string): string {
+  return join(dataDir, 'identity.sqlite');
+}

@@ -1,0 +1,351 @@
+import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import {
+  MESSAGES,
+  ROLE_ADMIN,
+  ROLE_USER,
+  TOPICS,
+  isAdminRole,
+  type AdminUserUpdate,
+  type CheckRequest,
+  type CheckResponse,
+  type ProfileUpdate,
+  type RegisterRequest,
+  type UserDeletedData,
+  type UserRegisteredData,
+  type UserUpdatedData,
+  type SessionsRevokedData,
+} from '@portal/contracts';
+import {
+  HttpError,
+  badRequest,
+  conflict,
+  createEvent,
+  forbidden,
+  notFound,
+  unauthenticated,
+  unsupportedMediaType,
+  type BlobStore,
+  type CallerIdentity,
+  type Logger,
+} from '@portal/platform';
+import { avatarUrl, pictureVersion, type UserChanges, type UserRecord } from './user-record.js';
+import type { PasswordHasher } from './passwords.js';
+import type { SessionService } from './session-service.js';
+import { NotAnImageError, type PhotoProcessor, type ProcessedImage } from './photo-processor.js';
+import { DuplicateUserError, type PendingEvent, type UserPage, type UserRepository } from '../repositories/user-repository.js';
+
+export interface UserServiceDeps {
+  users: UserRepository;
+  sessions: SessionService;
+  passwords: PasswordHasher;
+  photos: PhotoProcessor;
+  blobs: BlobStore;
+  logger: Logger;
+  /** Called after every commit that carries events, so the outbox relay publishes them at once. */
+  onEventsCommitted: () => void;
+}
+
+/** An uploaded file as the HTTP layer hands it over: a temporary file the service removes. */
+export interface UploadedFile {
+  path: string;
+}
+
+export interface LoginResult {
+  user: UserRecord;
+  sessionRawId: string;
+}
+
+export interface NewAdmin {
+  username: string;
+  email: string;
+  password: string;
+  full_name?: string;
+  phone_number?: string;
+}
+
+/** The identity use cases. Every rule about who may do what is checked here, on the server. */
+export class UserService {
+  constructor(private readonly deps: UserServiceDeps) {}
+
+  async check(request: CheckRequest): Promise<CheckResponse> {
+    if (request.username && (await this.deps.users.findByUsername(request.username))) {
+      return { exists: true, message: MESSAGES.usernameTaken, field: 'username' };
+    }
+    if (request.email && (await this.deps.users.findByEmail(request.email))) {
+      return { exists: true, message: MESSAGES.emailTaken, field: 'email' };
+    }
+    return { exists: false, message: '', field: null };
+  }
+
+  async register(request: RegisterRequest, photo: UploadedFile | undefined, requestId?: string): Promise<UserRecord> {
+    try {
+      if (!photo) throw badRequest(MESSAGES.photoRequired, { verification_photo: MESSAGES.photoRequired });
+      await this.assertAvailable(request.username, request.email);
+      const [passwordHash, processed] = await Promise.all([
+        this.deps.passwords.hash(request.password),
+        this.readPhoto(() => this.deps.photos.verificationPhoto(photo.path), 'verification_photo', MESSAGES.photoNotImage),
+      ]);
+      const id = randomUUID();
+      const photoKey = `users/${id}/verification-${shortVersion()}.${processed.extension}`;
+      await this.deps.blobs.put(photoKey, processed.bytes, { contentType: processed.contentType });
+      const now = new Date().toISOString();
+      const user: UserRecord = {
+        id,
+        username: request.username,
+        full_name: request.full_name,
+        email: request.email,
+        phone_number: request.phone_number,
+        pronouns: request.pronouns,
+        role: ROLE_USER,
+        password_hash: passwordHash,
+        verification_photo_key: photoKey,
+        avatar_key: null,
+        video_watched: false,
+        email_verified: false,
+        created_at: now,
+        updated_at: now,
+      };
+      try {
+        await this.deps.users.create(user, [this.registeredEvent(user, requestId)]);
+      } catch (error) {
+        await this.deps.blobs.delete(photoKey);
+        throw this.translateDuplicate(error);
+      }
+      this.deps.onEventsCommitted();
+      this.deps.logger.info({ userId: id }, 'user registered');
+      return user;
+    } finally {
+      if (photo) await rm(photo.path, { force: true });
+    }
+  }
+
+  async login(login: string, password: string, previousSessionId?: string): Promise<LoginResult> {
+    const user = login.includes('@')
+      ? await this.deps.users.findByEmail(login.toLowerCase())
+      : await this.deps.users.findByUsername(login);
+    const valid = user
+      ? await this.deps.passwords.verify(user.password_hash, password)
+      : await this.deps.passwords.verifyNothing(password);
+    if (!user || !valid) throw new HttpError(401, 'invalid_credentials', MESSAGES.loginMismatch);
+    // A fresh session id at every login: a session id planted before login is worth nothing after.
+    if (previousSessionId) await this.endSession(previousSessionId, user.id, 'logout');
+    const { rawId } = await this.deps.sessions.start(user.id);
+    return { user, sessionRawId: rawId };
+  }
+
+  async logout(caller: CallerIdentity): Promise<void> {
+    await this.endSession(caller.sessionId, caller.userId, 'logout');
+  }
+
+  async me(caller: CallerIdentity): Promise<UserRecord> {
+    const user = await this.deps.users.findById(caller.userId);
+    if (!user) throw unauthenticated();
+    return user;
+  }
+
+  async updateProfile(caller: CallerIdentity, update: ProfileUpdate, avatar: UploadedFile | undefined, requestId?: string) {
+    try {
+      const current = await this.me(caller);
+      const changes: UserChanges = {
+        email: update.email,
+        phone_number: update.phone_number,
+        pronouns: update.pronouns,
+        ...(update.full_name !== undefined ? { full_name: update.full_name } : {}),
+      };
+      if (update.email !== current.email) {
+        if (await this.deps.users.findByEmail(update.email)) throw conflict(MESSAGES.emailTaken, { email: MESSAGES.emailTaken });
+        changes.email_verified = false;
+      }
+      let newAvatarKey: string | undefined;
+      if (avatar) {
+        const processed = await this.readPhoto(() => this.deps.photos.avatar(avatar.path), 'file', MESSAGES.avatarNotImage);
+        newAvatarKey = `users/${current.id}/avatar-${shortVersion()}.${processed.extension}`;
+        await this.deps.blobs.put(newAvatarKey, processed.bytes, { contentType: processed.contentType });
+        changes.avatar_key = newAvatarKey;
+      }
+      const updated = await this.applyUpdate(current.id, changes, requestId).catch(async (error: unknown) => {
+        if (newAvatarKey) await this.deps.blobs.delete(newAvatarKey);
+        throw error;
+      });
+      if (newAvatarKey && current.avatar_key) await this.deps.blobs.delete(current.avatar_key);
+      return updated;
+    } finally {
+      if (avatar) await rm(avatar.path, { force: true });
+    }
+  }
+
+  async markVideoWatched(caller: CallerIdentity, userId: string, requestId?: string): Promise<UserRecord> {
+    if (caller.userId !== userId && !isAdminRole(caller.role)) throw forbidden(MESSAGES.notYours);
+    const user = await this.deps.users.findById(userId);
+    if (!user) throw notFound(MESSAGES.userNotFound);
+    if (user.video_watched) return user;
+    const updated = await this.deps.users.update(
+      userId,
+      { video_watched: true, updated_at: new Date().toISOString() },
+      [{ topic: TOPICS.users, event: createEvent({ type: 'user.video-watched', key: userId, data: { userId }, requestId }) }],
+    );
+    if (!updated) throw notFound(MESSAGES.userNotFound);
+    this.deps.onEventsCommitted();
+    return updated;
+  }
+
+  listUsers(limit: number, cursor?: string): Promise<UserPage> {
+    return this.deps.users.list(limit, cursor);
+  }
+
+  async adminUpdate(userId: string, update: AdminUserUpdate, requestId?: string): Promise<UserRecord> {
+    const current = await this.deps.users.findById(userId);
+    if (!current) throw notFound(MESSAGES.userNotFound);
+    const changes: UserChanges = {
+      username: update.username,
+      email: update.email,
+      phone_number: update.phone_number,
+      full_name: update.full_name,
+    };
+    if (update.email.toLowerCase() !== current.email.toLowerCase()) changes.email_verified = false;
+    return this.applyUpdate(userId, changes, requestId);
+  }
+
+  async deleteUser(caller: CallerIdentity, userId: string, requestId?: string): Promise<void> {
+    if (caller.userId === userId) throw badRequest(MESSAGES.cannotDeleteSelf);
+    const user = await this.deps.users.findById(userId);
+    if (!user) throw notFound(MESSAGES.userNotFound);
+    if (isAdminRole(user.role) && (await this.deps.users.countAdmins()) <= 1) throw badRequest(MESSAGES.lastAdmin);
+    const sessionIds = await this.deps.sessions.endAllFor(userId);
+    const deleted: UserDeletedData = { userId };
+    const revoked: SessionsRevokedData = { userId, sessionIds: null, reason: 'user-deleted' };
+    const existed = await this.deps.users.delete(userId, [
+      { topic: TOPICS.users, event: createEvent({ type: 'user.deleted', key: userId, data: deleted, requestId }) },
+      { topic: TOPICS.sessions, event: createEvent({ type: 'sessions.revoked', key: userId, data: revoked, requestId }) },
+    ]);
+    if (!existed) throw notFound(MESSAGES.userNotFound);
+    this.deps.onEventsCommitted();
+    await this.deps.blobs.deletePrefix(`users/${userId}/`);
+    this.deps.logger.info({ userId, sessionsEnded: sessionIds.length }, 'user deleted');
+  }
+
+  /** Who may see a user's pictures: the verification photo only its owner and administrators. */
+  async pictureFor(caller: CallerIdentity | undefined, userId: string, kind: 'verification-photo' | 'avatar') {
+    const user = await this.deps.users.findById(userId);
+    if (kind === 'verification-photo') {
+      if (!caller) throw unauthenticated();
+      if (caller.userId !== userId && !isAdminRole(caller.role)) throw forbidden(MESSAGES.notYours);
+    }
+    const key = kind === 'avatar' ? user?.avatar_key : user?.verification_photo_key;
+    if (!key) throw notFound('No picture');
+    return { key, version: pictureVersion(key) };
+  }
+
+  /** Creates the administrator named in the settings unless an account has that username or e-mail. */
+  async ensureAdmin(admin: NewAdmin): Promise<'created' | 'exists'> {
+    const existing = (await this.deps.users.findByUsername(admin.username)) ?? (await this.deps.users.findByEmail(admin.email));
+    if (existing) return 'exists';
+    const now = new Date().toISOString();
+    const user: UserRecord = {
+      id: randomUUID(),
+      username: admin.username,
+      full_name: admin.full_name ?? 'Administrator',
+      email: admin.email.toLowerCase(),
+      phone_number: admin.phone_number ?? '0000000000',
+      pronouns: '',
+      role: ROLE_ADMIN,
+      password_hash: await this.deps.passwords.hash(admin.password),
+      verification_photo_key: null,
+      avatar_key: null,
+      // Staff created by ops are not sent through the participants' onboarding video.
+      video_watched: true,
+      email_verified: true,
+      created_at: now,
+      updated_at: now,
+    };
+    try {
+      await this.deps.users.create(user, [this.registeredEvent(user)]);
+    } catch (error) {
+      throw this.translateDuplicate(error);
+    }
+    this.deps.onEventsCommitted();
+    return 'created';
+  }
+
+  /** Makes an existing account an administrator (the ops command). */
+  async promoteToAdmin(login: string): Promise<'promoted' | 'unchanged'> {
+    const user = login.includes('@') ? await this.deps.users.findByEmail(login.toLowerCase()) : await this.deps.users.findByUsername(login);
+    if (!user) throw notFound(MESSAGES.userNotFound);
+    if (isAdminRole(user.role)) return 'unchanged';
+    await this.applyUpdate(user.id, { role: ROLE_ADMIN });
+    return 'promoted';
+  }
+
+  private async applyUpdate(userId: string, changes: UserChanges, requestId?: string): Promise<UserRecord> {
+    const current = await this.deps.users.findById(userId);
+    if (!current) throw notFound(MESSAGES.userNotFound);
+    const next = { ...current, ...changes };
+    const data: UserUpdatedData = {
+      userId,
+      username: next.username,
+      email: next.email,
+      full_name: next.full_name,
+      role: next.role,
+      avatar_AWS_URL: avatarUrl(next),
+    };
+    let updated: UserRecord | null;
+    try {
+      updated = await this.deps.users.update(userId, { ...changes, updated_at: new Date().toISOString() }, [
+        { topic: TOPICS.users, event: createEvent({ type: 'user.updated', key: userId, data, requestId }) },
+      ]);
+    } catch (error) {
+      throw this.translateDuplicate(error);
+    }
+    if (!updated) throw notFound(MESSAGES.userNotFound);
+    this.deps.onEventsCommitted();
+    return updated;
+  }
+
+  private async endSession(sessionId: string, userId: string, reason: SessionsRevokedData['reason']): Promise<void> {
+    const ended = await this.deps.sessions.end(sessionId);
+    if (!ended) return;
+    const data: SessionsRevokedData = { userId, sessionIds: [sessionId], reason };
+    const events: PendingEvent[] = [{ topic: TOPICS.sessions, event: createEvent({ type: 'sessions.revoked', key: userId, data }) }];
+    await this.deps.users.appendEvents(events);
+    this.deps.onEventsCommitted();
+  }
+
+  private async assertAvailable(username: string, email: string): Promise<void> {
+    const taken = await this.check({ username, email });
+    if (taken.exists && taken.field) throw conflict(taken.message, { [taken.field]: taken.message });
+  }
+
+  private async readPhoto(read: () => Promise<ProcessedImage>, field: string, message: string): Promise<ProcessedImage> {
+    try {
+      return await read();
+    } catch (error) {
+      if (error instanceof NotAnImageError) throw unsupportedMediaType(message, { [field]: message });
+      throw error;
+    }
+  }
+
+  private translateDuplicate(error: unknown): unknown {
+    if (error instanceof DuplicateUserError) {
+      const message = error.field === 'email' ? MESSAGES.emailTaken : MESSAGES.usernameTaken;
+      return conflict(message, { [error.field]: message });
+    }
+    return error;
+  }
+
+  private registeredEvent(user: UserRecord, requestId?: string): PendingEvent {
+    const data: UserRegisteredData = {
+      userId: user.id,
+      username: user.username,
+      email: user.email,
+      full_name: user.full_name,
+      role: user.role,
+    };
+    return { topic: TOPICS.users, event: createEvent({ type: 'user.registered', key: user.id, data, requestId }) };
+  }
+}
+
+/** A short, unique, URL-safe version tag for a picture's key. */
+function shortVersion(): string {
+  return randomUUID().replace(/-/g, '').slice(0, 12);
+}

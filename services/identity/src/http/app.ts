@@ -1,0 +1,51 @@
+import express, { type Express } from 'express';
+import {
+  callerIdentity,
+  errorHandler,
+  healthRoutes,
+  notFoundHandler,
+  requestLogging,
+  type IdentityTokens,
+  type Logger,
+  type ReadinessCheck,
+  type BlobStore,
+} from '@portal/platform';
+import type { UserService } from '../domain/user-service.js';
+import type { SessionService } from '../domain/session-service.js';
+import type { UserRepository } from '../repositories/user-repository.js';
+import type { SessionCookieSettings } from './session-cookie.js';
+import type { PhotoUploadSettings } from './uploads.js';
+import { accountRoutes } from './routes/account-routes.js';
+import { adminRoutes } from './routes/admin-routes.js';
+import { pictureRoutes } from './routes/picture-routes.js';
+import { internalRoutes } from './routes/internal-routes.js';
+
+export interface IdentityAppDeps {
+  logger: Logger;
+  tokens: IdentityTokens;
+  users: UserService;
+  sessions: SessionService;
+  userRepository: UserRepository;
+  blobs: BlobStore;
+  cookie: SessionCookieSettings;
+  uploads: PhotoUploadSettings;
+  readiness: ReadinessCheck[];
+}
+
+export function createIdentityApp(deps: IdentityAppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  // Only the gateway reaches this service; it tells us the original protocol and address.
+  app.set('trust proxy', true);
+  app.use(requestLogging(deps.logger));
+  healthRoutes(app, deps.readiness);
+  app.use(express.json({ limit: '64kb' }));
+  app.use(internalRoutes({ tokens: deps.tokens, sessions: deps.sessions, users: deps.userRepository }));
+  app.use(callerIdentity(deps.tokens));
+  app.use(accountRoutes({ users: deps.users, cookie: deps.cookie, uploads: deps.uploads }));
+  app.use(adminRoutes({ users: deps.users }));
+  app.use(pictureRoutes({ users: deps.users, blobs: deps.blobs }));
+  app.use(notFoundHandler());
+  app.use(errorHandler(deps.logger));
+  return app;
+}

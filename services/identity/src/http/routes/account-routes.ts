@@ -1,0 +1,88 @@
+import { Router } from 'express';
+import {
+  checkRequestSchema,
+  loginRequestSchema,
+  profileUpdateSchema,
+  registerRequestSchema,
+} from '@portal/contracts';
+import { parseInput, requestId, requireCaller, route } from '@portal/platform';
+import type { UserService } from '../../domain/user-service.js';
+import { toUserResponse } from '../../domain/user-record.js';
+import { clearSessionCookie, setSessionCookie, type SessionCookieSettings } from '../session-cookie.js';
+import { photoUpload, uploadedFile, type PhotoUploadSettings } from '../uploads.js';
+
+export interface AccountRouteDeps {
+  users: UserService;
+  cookie: SessionCookieSettings;
+  uploads: PhotoUploadSettings;
+}
+
+/** Registration, login, logout, the signed-in user, the profile and the onboarding flag. */
+export function accountRoutes({ users, cookie, uploads }: AccountRouteDeps): Router {
+  const router = Router();
+
+  router.post(
+    '/api/user/register',
+    photoUpload(uploads, ['verification_photo'], 'The photo'),
+    route(async (req, res) => {
+      const request = parseInput(registerRequestSchema, req.body);
+      const user = await users.register(request, uploadedFile(req.files, ['verification_photo']), requestId(req));
+      res.status(201).json(toUserResponse(user));
+    }),
+  );
+
+  router.post(
+    '/api/user/check',
+    route(async (req, res) => {
+      res.json(await users.check(parseInput(checkRequestSchema, req.body)));
+    }),
+  );
+
+  router.post(
+    '/api/user/login',
+    route(async (req, res) => {
+      const { username, password } = parseInput(loginRequestSchema, req.body);
+      const { user, sessionRawId } = await users.login(username, password, req.caller?.sessionId);
+      setSessionCookie(cookie, req, res, sessionRawId);
+      res.json(toUserResponse(user));
+    }),
+  );
+
+  router.post(
+    '/api/user/logout',
+    route(async (req, res) => {
+      if (req.caller) await users.logout(req.caller);
+      clearSessionCookie(cookie, req, res);
+      res.json({ ok: true });
+    }),
+  );
+
+  router.get(
+    '/api/user',
+    route(async (req, res) => {
+      res.set('Cache-Control', 'no-store');
+      res.json(toUserResponse(await users.me(requireCaller(req))));
+    }),
+  );
+
+  router.put(
+    '/api/evidence/user',
+    photoUpload(uploads, ['file', 'avatar'], 'The avatar'),
+    route(async (req, res) => {
+      const caller = requireCaller(req);
+      const update = parseInput(profileUpdateSchema, req.body);
+      const user = await users.updateProfile(caller, update, uploadedFile(req.files, ['file', 'avatar']), requestId(req));
+      res.json(toUserResponse(user));
+    }),
+  );
+
+  router.put(
+    '/api/user/watched/:id',
+    route(async (req, res) => {
+      const user = await users.markVideoWatched(requireCaller(req), String(req.params.id), requestId(req));
+      res.json(toUserResponse(user));
+    }),
+  );
+
+  return router;
+}

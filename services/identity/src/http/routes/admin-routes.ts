@@ -1,0 +1,52 @@
+import { Router } from 'express';
+import { MESSAGES, adminUserUpdateSchema, pageQuerySchema } from '@portal/contracts';
+import { notFound, parseInput, requestId, requireAdmin, route } from '@portal/platform';
+import type { UserService } from '../../domain/user-service.js';
+import { toUserResponse } from '../../domain/user-record.js';
+import { setNextLink } from '../pagination.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function userIdParam(value: unknown): string {
+  const id = String(value);
+  if (!UUID.test(id)) throw notFound(MESSAGES.userNotFound);
+  return id;
+}
+
+/** Administrators only: every check is here, on the server. */
+export function adminRoutes({ users }: { users: UserService }): Router {
+  const router = Router();
+
+  router.get(
+    '/api/user/users',
+    route(async (req, res) => {
+      requireAdmin(req);
+      const { limit, cursor } = parseInput(pageQuerySchema, req.query);
+      const page = await users.listUsers(limit, cursor);
+      setNextLink(req, res, limit, page.nextCursor);
+      res.set('Cache-Control', 'no-store');
+      res.json(page.items.map(toUserResponse));
+    }),
+  );
+
+  router.put(
+    '/api/user/admin/:id',
+    route(async (req, res) => {
+      requireAdmin(req);
+      const update = parseInput(adminUserUpdateSchema, req.body);
+      const user = await users.adminUpdate(userIdParam(req.params.id), update, requestId(req));
+      res.json(toUserResponse(user));
+    }),
+  );
+
+  router.delete(
+    '/api/user/:id',
+    route(async (req, res) => {
+      const caller = requireAdmin(req);
+      await users.deleteUser(caller, userIdParam(req.params.id), requestId(req));
+      res.json({ ok: true, message: MESSAGES.userDeleted });
+    }),
+  );
+
+  return router;
+}

@@ -1,0 +1,45 @@
+import { Router } from 'express';
+import { notFound, route, type BlobStore } from '@portal/platform';
+import type { UserService } from '../../domain/user-service.js';
+import { userIdParam } from './admin-routes.js';
+
+/**
+ * Avatars are public (the archive shows them beside public evidence); verification photos are
+ * for their owner and administrators only and are never stored by shared caches.
+ */
+export function pictureRoutes({ users, blobs }: { users: UserService; blobs: BlobStore }): Router {
+  const router = Router();
+  for (const kind of ['avatar', 'verification-photo'] as const) {
+    router.get(
+      `/api/user/:id/${kind}`,
+      route(async (req, res) => {
+        const { key, version } = await users.pictureFor(req.caller, userIdParam(req.params.id), kind);
+        const info = await blobs.stat(key);
+        if (!info) throw notFound('No picture');
+        const current = req.query.v === version;
+        res.set({
+          'Content-Type': info.contentType,
+          'Content-Length': String(info.size),
+          ETag: `"${info.etag}"`,
+          'Cache-Control':
+            kind === 'avatar'
+              ? current
+                ? 'public, max-age=31536000, immutable'
+                : 'public, max-age=60'
+              : 'private, max-age=3600',
+          'Content-Disposition': 'inline',
+        });
+        if (kind === 'verification-photo') res.vary('Cookie');
+        if (req.headers['if-none-match'] === `"${info.etag}"`) {
+          res.status(304).end();
+          return;
+        }
+        const object = await blobs.get(key);
+        if (!object) throw notFound('No picture');
+        object.body.on('error', (error) => res.destroy(error));
+        object.body.pipe(res);
+      }),
+    );
+  }
+  return router;
+}

@@ -1,0 +1,44 @@
+import { mkdirSync } from 'node:fs';
+import type { RequestHandler } from 'express';
+import multer from 'multer';
+import { formatBytes, payloadTooLarge } from '@portal/platform';
+
+export interface PhotoUploadSettings {
+  /** Where multipart files wait while they are checked (removed afterwards). */
+  tmpDir: string;
+  maxBytes: number;
+}
+
+/**
+ * Multipart parsing for forms that carry one picture. Files stream to a temporary folder, never
+ * whole into memory; text fields are small and few.
+ */
+export function photoUpload(settings: PhotoUploadSettings, fields: string[], label: string): RequestHandler {
+  mkdirSync(settings.tmpDir, { recursive: true });
+  const upload = multer({
+    dest: settings.tmpDir,
+    limits: { fileSize: settings.maxBytes, files: 1, fields: 30, fieldSize: 16 * 1024, parts: 40 },
+  }).fields(fields.map((name) => ({ name, maxCount: 1 })));
+  const tooLarge = `${label} is too large (at most ${formatBytes(settings.maxBytes)})`;
+  return (req, res, next) => {
+    upload(req, res, (error: unknown) => {
+      if ((error as { code?: string } | undefined)?.code === 'LIMIT_FILE_SIZE') {
+        return next(payloadTooLarge(tooLarge));
+      }
+      next(error);
+    });
+  };
+}
+
+/** The first file sent under any of the given field names. */
+export function uploadedFile(
+  files: Express.Request['files'],
+  names: string[],
+): { path: string } | undefined {
+  if (!files || Array.isArray(files)) return undefined;
+  for (const name of names) {
+    const file = files[name]?.[0];
+    if (file) return { path: file.path };
+  }
+  return undefined;
+}

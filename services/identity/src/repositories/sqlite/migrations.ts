@@ -1,0 +1,30 @@
+import { OUTBOX_TABLE_SQL } from '@portal/platform';
+
+export const IDENTITY_MIGRATIONS = [
+  `CREATE TABLE users (
+     id TEXT PRIMARY KEY,
+     username TEXT NOT NULL UNIQUE COLLATE NOCASE,
+     full_name TEXT NOT NULL,
+     email TEXT NOT NULL UNIQUE COLLATE NOCASE,
+     phone_number TEXT NOT NULL,
+     pronouns TEXT NOT NULL DEFAULT '',
+     role INTEGER NOT NULL DEFAULT 1,
+     password_hash TEXT NOT NULL,
+     verification_photo_key TEXT,
+     avatar_key TEXT,
+     video_watched INTEGER NOT NULL DEFAULT 0,
+     email_verified INTEGER NOT NULL DEFAULT 0,
+     created_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL
+   );
+   CREATE INDEX users_by_created ON users (created_at, id);
+   CREATE TABLE sessions (
+     id TEXT PRIMARY KEY,
+     user_id TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL
+   );
+   CREATE INDEX sessions_by_user ON sessions (user_id);
+   CREATE INDEX sessions_by_expiry ON sessions (expires_at);
+   ${OUTBOX_TABLE_SQL}`,
+];

@@ -1,0 +1,65 @@
+import type { EventEnvelope } from '@portal/contracts';
+import type { OutboxStore } from '@portal/platform';
+import type { UserChanges, UserRecord } from '../domain/user-record.js';
+
+/** An event to publish once the change it belongs to is committed. */
+export interface PendingEvent {
+  topic: string;
+  event: EventEnvelope;
+}
+
+/** Raised when a username or e-mail address is already used by another account. */
+export class DuplicateUserError extends Error {
+  override name = 'DuplicateUserError';
+  constructor(readonly field: 'username' | 'email') {
+    super(`${field} already in use`);
+  }
+}
+
+export interface UserPage {
+  items: UserRecord[];
+  nextCursor: string | null;
+}
+
+/**
+ * The user repository port. Each write takes the events that announce it and stores them with
+ * the change, atomically (the transactional outbox), so that no committed change goes unannounced.
+ * Usernames and e-mail addresses are unique without regard to case.
+ */
+export interface UserRepository {
+  findById(id: string): Promise<UserRecord | null>;
+  findByUsername(username: string): Promise<UserRecord | null>;
+  findByEmail(email: string): Promise<UserRecord | null>;
+  create(user: UserRecord, events: PendingEvent[]): Promise<void>;
+  /** Applies the changes; null when the user does not exist. */
+  update(id: string, changes: UserChanges, events: PendingEvent[]): Promise<UserRecord | null>;
+  /** False when the user did not exist. */
+  delete(id: string, events: PendingEvent[]): Promise<boolean>;
+  /** Stores events that belong to no user change (for example a logout). */
+  appendEvents(events: PendingEvent[]): Promise<void>;
+  /** Oldest accounts first. */
+  list(limit: number, cursor?: string): Promise<UserPage>;
+  countAdmins(): Promise<number>;
+  readonly outbox: OutboxStore;
+  ping(): Promise<void>;
+}
+
+export interface SessionRecord {
+  /** SHA-256 of the session id; the id itself is only ever in the browser's cookie. */
+  id: string;
+  userId: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** The session store port (SQLite in all-in-one, Redis in the distributed mode). */
+export interface SessionStore {
+  create(session: SessionRecord): Promise<void>;
+  /** Null when missing or expired. */
+  find(id: string): Promise<SessionRecord | null>;
+  extend(id: string, expiresAt: number): Promise<void>;
+  delete(id: string): Promise<boolean>;
+  /** Deletes every session of the user; answers their ids. */
+  deleteForUser(userId: string): Promise<string[]>;
+  ping(): Promise<void>;
+}

@@ -1,0 +1,138 @@
+import type { Server } from 'node:http';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import {
+  FsBlobStore,
+  IdentityTokens,
+  OutboxRelay,
+  openDatabase,
+  parseInput,
+  type BlobStore,
+  type EventBus,
+  type Logger,
+} from '@portal/platform';
+import { adminUserUpdateSchema, registerRequestSchema } from '@portal/contracts';
+import { createIdentityApp } from './http/app.js';
+import { identityDatabaseFile, type IdentitySettings } from './config.js';
+import { PasswordHasher } from './domain/passwords.js';
+import { PhotoProcessor } from './domain/photo-processor.js';
+import { SessionService } from './domain/session-service.js';
+import { UserService } from './domain/user-service.js';
+import { IDENTITY_MIGRATIONS } from './repositories/sqlite/migrations.js';
+import { SqliteSessionStore } from './repositories/sqlite/sqlite-session-store.js';
+import { SqliteUserRepository } from './repositories/sqlite/sqlite-user-repository.js';
+import type { SessionStore, UserRepository } from './repositories/user-repository.js';
+
+export interface IdentityRuntime {
+  bus: EventBus;
+  logger: Logger;
+  blobs?: BlobStore;
+}
+
+export interface IdentityService {
+  users: UserService;
+  relay: OutboxRelay;
+  /** Starts listening; answers the base URL. */
+  start(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export interface IdentityStores {
+  users: UserRepository;
+  sessions: SessionStore;
+  close(): void;
+}
+
+/** The embedded stores: one SQLite file for users, sessions and the outbox. */
+export function openIdentityStores(dataDir: string): IdentityStores {
+  const db = openDatabase(identityDatabaseFile(dataDir), IDENTITY_MIGRATIONS);
+  return { users: new SqliteUserRepository(db), sessions: new SqliteSessionStore(db), close: () => db.close() };
+}
+
+export interface UserServiceParts {
+  stores: IdentityStores;
+  blobs: BlobStore;
+  logger: Logger;
+  sessionIdleDays: number;
+  onEventsCommitted: () => void;
+}
+
+/** The use cases over the given stores (the HTTP app and the admin command both use this). */
+export function buildUserService(parts: UserServiceParts): { users: UserService; sessions: SessionService } {
+  const sessions = new SessionService(parts.stores.sessions, { idleMs: parts.sessionIdleDays * 24 * 3600_000 });
+  const users = new UserService({
+    users: parts.stores.users,
+    sessions,
+    passwords: new PasswordHasher(),
+    photos: new PhotoProcessor(),
+    blobs: parts.blobs,
+    logger: parts.logger,
+    onEventsCommitted: parts.onEventsCommitted,
+  });
+  return { users, sessions };
+}
+
+/** Wires the identity service from its settings; the same code runs alone or in the all-in-one process. */
+export function createIdentityService(settings: IdentitySettings, runtime: IdentityRuntime): IdentityService {
+  const logger = runtime.logger;
+  const stores = openIdentityStores(settings.dataDir);
+  const blobs = runtime.blobs ?? new FsBlobStore(join(settings.dataDir, 'blobs'));
+  const relay = new OutboxRelay({ store: stores.users.outbox, bus: runtime.bus, logger });
+  const { users, sessions } = buildUserService({
+    stores,
+    blobs,
+    logger,
+    sessionIdleDays: settings.sessionIdleDays,
+    onEventsCommitted: () => relay.kick(),
+  });
+  const tokens = new IdentityTokens(settings.internalSecret);
+  const app = createIdentityApp({
+    logger,
+    tokens,
+    users,
+    sessions,
+    userRepository: stores.users,
+    blobs,
+    cookie: { name: settings.cookieName, secure: settings.cookieSecure, maxAgeMs: settings.sessionIdleDays * 24 * 3600_000 },
+    uploads: { tmpDir: join(settings.dataDir, 'tmp', 'identity-uploads'), maxBytes: settings.photoMaxBytes },
+    readiness: [
+      { name: 'users', check: () => stores.users.ping() },
+      { name: 'sessions', check: () => stores.sessions.ping() },
+      { name: 'blobs', check: () => blobs.ping() },
+      { name: 'bus', check: () => runtime.bus.ping() },
+    ],
+  });
+  let server: Server | undefined;
+
+  return {
+    users,
+    relay,
+    async start() {
+      if (settings.admin) {
+        const admin = settings.admin;
+        // The same rules as everyone else's account, so that the first admin can log in.
+        parseInput(registerRequestSchema.pick({ username: true, email: true, password: true }), admin);
+        parseInput(adminUserUpdateSchema.pick({ username: true, email: true }), admin);
+        const outcome = await users.ensureAdmin(admin);
+        logger.info({ username: admin.username, outcome }, 'first administrator');
+      }
+      relay.start();
+      server = app.listen(settings.port, settings.host);
+      await once(server, 'listening');
+      const { port } = server.address() as AddressInfo;
+      logger.info({ port }, 'identity listening');
+      return `http://${settings.host}:${port}`;
+    },
+    async stop() {
+      if (server) {
+        server.closeIdleConnections();
+        await new Promise<void>((resolve) => server!.close(() => resolve()));
+      }
+      // Publish what is committed before the bus goes away; what fails stays in the outbox.
+      await relay.flush().catch((error: unknown) => logger.warn({ err: error }, 'outbox not flushed'));
+      await relay.stop();
+      stores.close();
+    },
+  };
+}

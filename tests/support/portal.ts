@@ -1,0 +1,43 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { startAllInOne, type RunningPortal } from '@portal/all-in-one';
+
+export const TEST_ADMIN = { username: 'overseer', email: 'overseer@example.org', password: 'overseer-pass-1' } as const;
+
+export interface TestPortal extends RunningPortal {
+  /** Stops the portal and removes its data folder. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * A whole portal (all-in-one mode) on a free port with its data in a fresh temporary folder:
+ * real SQLite files, real blobs on disk, the real event bus. Logs are silent unless
+ * PORTAL_TEST_LOGS=1.
+ */
+export async function startTestPortal(env: Record<string, string> = {}, dataDir?: string): Promise<TestPortal> {
+  const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'portal-test-'));
+  const level = process.env.PORTAL_TEST_LOGS ? 'debug' : 'silent';
+  const portal = await startAllInOne(
+    {
+      DATA_DIR: dir,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      RATE_LIMIT_PER_MINUTE: '0',
+      ADMIN_USERNAME: TEST_ADMIN.username,
+      ADMIN_EMAIL: TEST_ADMIN.email,
+      ADMIN_PASSWORD: TEST_ADMIN.password,
+      PRODUCT_NAME: 'Operation Test',
+      ...env,
+    },
+    (service) => pino({ level, base: { service } }),
+  );
+  return {
+    ...portal,
+    async dispose() {
+      await portal.stop();
+      if (!dataDir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
