@@ -7,8 +7,9 @@ import sharp from 'sharp';
 export async function phoneJpeg({ width = 640, height = 480, orientation = 6 } = {}): Promise<Buffer> {
   return sharp({ create: { width, height, channels: 3, background: { r: 200, g: 80, b: 40 } } })
     .jpeg()
+    .withMetadata({ orientation })
     .withExif({
-      IFD0: { Make: 'TestPhone', Model: 'Informant 1', Orientation: String(orientation) },
+      IFD0: { Make: 'TestPhone', Model: 'Informant 1' },
       IFD3: { GPSLatitudeRef: 'N', GPSLatitude: '40/1 44/1 5424/100', GPSLongitudeRef: 'W', GPSLongitude: '73/1 59/1 1080/100' },
     })
     .toBuffer();

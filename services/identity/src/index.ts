@@ -2,3 +2,4 @@ export { createIdentityService, openIdentityStores, buildUserService } from './s
 export type { IdentityService, IdentityRuntime, IdentityStores } from './service.js';
 export { identitySettingsFromEnv, adminFromEnv, type IdentitySettings } from './config.js';
 export type { UserService, NewAdmin } from './domain/user-service.js';
+export { runAdminCommand } from './cli/admin-command.js';

@@ -190,6 +190,8 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
         res.setHeader('cache-control', path.includes(`${join(webRoot, 'assets')}`) ? 'public, max-age=31536000, immutable' : 'no-cache');
       },
     });
+    // The root is a folder to the static plugin; it is the app's entry like every client route.
+    app.get('/', async (_request, reply) => reply.header('cache-control', 'no-cache').sendFile('index.html'));
   } else {
     deps.logger.warn({ webRoot }, 'the web app is not built (npm run build); only the API is served');
   }

@@ -33,8 +33,8 @@ export function adminRoutes({ users }: { users: UserService }): Router {
     '/api/user/admin/:id',
     route(async (req, res) => {
       requireAdmin(req);
-      const update = parseInput(adminUserUpdateSchema, req.body);
-      const user = await users.adminUpdate(userIdParam(req.params.id), update, requestId(req));
+      const id = userIdParam(req.params.id);
+      const user = await users.adminUpdate(id, parseInput(adminUserUpdateSchema, req.body), requestId(req));
       res.json(toUserResponse(user));
     }),
   );

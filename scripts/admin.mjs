@@ -1,0 +1,8 @@
+// npm run admin -- <create|promote> ...: see services/identity/src/cli/admin-command.ts.
+import { execSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+const root = new URL('..', import.meta.url).pathname;
+if (!existsSync(`${root}services/identity/dist/cli/admin.js`)) execSync('npx tsc -b', { cwd: root, stdio: 'inherit' });
+const { runAdminCommand } = await import('../services/identity/dist/cli/admin-command.js');
+process.exitCode = await runAdminCommand(process.argv.slice(2));

@@ -1,0 +1,84 @@
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { adminUserUpdateSchema, registerRequestSchema } from '@portal/contracts';
+import { FsBlobStore, HttpError, createLogger, parseInput } from '@portal/platform';
+import { buildUserService, openIdentityStores } from '../service.js';
+
+const USAGE = `Create or promote a portal administrator.
+
+  npm run admin -- create --username NAME --email EMAIL [--full-name NAME] [--phone DIGITS]
+      The password comes from the ADMIN_PASSWORD environment variable (or --password).
+  npm run admin -- promote --user NAME_OR_EMAIL
+      Makes an existing account an administrator.
+
+Works on the data under DATA_DIR (default ./data), with or without the portal running.`;
+
+/**
+ * The ops command behind `npm run admin`: creates or promotes an administrator directly in the
+ * identity store. Answers the exit code; prints through the given function.
+ */
+export async function runAdminCommand(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  print: (line: string) => void = (line) => console.log(line),
+): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      username: { type: 'string' },
+      email: { type: 'string' },
+      password: { type: 'string' },
+      'full-name': { type: 'string' },
+      phone: { type: 'string' },
+      user: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const command = positionals[0];
+  if (values.help || (command !== 'create' && command !== 'promote')) {
+    print(USAGE);
+    return values.help ? 0 : 2;
+  }
+  const dataDir = env.DATA_DIR ?? './data';
+  const logger = createLogger({ service: 'admin-cli', level: 'warn' });
+  const stores = openIdentityStores(dataDir);
+  // The running portal's outbox relay publishes the events this command commits.
+  const { users } = buildUserService({
+    stores,
+    blobs: new FsBlobStore(join(dataDir, 'blobs')),
+    logger,
+    sessionIdleDays: 14,
+    onEventsCommitted: () => undefined,
+  });
+  try {
+    if (command === 'promote') {
+      if (!values.user) throw new Error('promote needs --user NAME_OR_EMAIL');
+      const outcome = await users.promoteToAdmin(values.user);
+      print(outcome === 'promoted' ? `${values.user} is now an administrator.` : `${values.user} was already an administrator.`);
+      return 0;
+    }
+    const admin = {
+      username: values.username ?? '',
+      email: values.email ?? '',
+      password: values.password ?? env.ADMIN_PASSWORD ?? '',
+      full_name: values['full-name'],
+      phone_number: values.phone,
+    };
+    parseInput(registerRequestSchema.pick({ username: true, email: true, password: true }), admin);
+    parseInput(adminUserUpdateSchema.pick({ username: true, email: true }), admin);
+    const outcome = await users.ensureAdmin(admin);
+    print(
+      outcome === 'created'
+        ? `Administrator ${admin.username} created.`
+        : `An account named ${admin.username} or with ${admin.email} already exists; use: npm run admin -- promote --user ${admin.username}`,
+    );
+    return outcome === 'created' ? 0 : 1;
+  } catch (error) {
+    print(error instanceof HttpError || error instanceof Error ? error.message : String(error));
+    return 1;
+  } finally {
+    stores.close();
+  }
+}
+

@@ -1,0 +1,110 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildOpenApiDocument } from '@portal/contracts/openapi';
+import { ApiClient } from '../support/api-client.js';
+import { startTestPortal, type TestPortal } from '../support/portal.js';
+
+let portal: TestPortal;
+let webDist: string;
+beforeAll(async () => {
+  // A stand-in for the built app, so that these tests do not depend on a web build.
+  webDist = mkdtempSync(join(tmpdir(), 'portal-web-'));
+  mkdirSync(join(webDist, 'assets'));
+  writeFileSync(join(webDist, 'index.html'), '<!doctype html><title>app</title><div id="root"></div>');
+  writeFileSync(join(webDist, 'assets', 'index-abc123.js'), 'console.log("app")');
+  writeFileSync(join(webDist, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
+  portal = await startTestPortal({ WEB_DIST: webDist, PRODUCT_NAME: 'Night Watch', STREET_CORNER: 'Elm and 5th', ONBOARDING_VIDEO_URL: 'https://videos.example.net/intro.mp4' });
+});
+afterAll(async () => {
+  await portal.dispose();
+  rmSync(webDist, { recursive: true, force: true });
+});
+
+describe('the web app', () => {
+  it('answers every client route with the app, never cached, with a CSP that allows only our scripts', async () => {
+    for (const path of ['/', '/home', '/login', '/Evidence', '/reset-password-page']) {
+      const response = await fetch(`${portal.url}${path}`);
+      expect(response.status, path).toBe(200);
+      expect(await response.text()).toContain('<div id="root">');
+      expect(response.headers.get('cache-control')).toBe('no-cache');
+      const csp = response.headers.get('content-security-policy')!;
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).toContain('media-src');
+      expect(csp).toContain('https://videos.example.net');
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(response.headers.get('x-request-id')).toMatch(/[0-9a-f-]{36}/);
+    }
+  });
+
+  it('answers an unknown page with the app and a 404 status (the app shows its 404 page)', async () => {
+    const response = await fetch(`${portal.url}/no/such/page`);
+    expect(response.status).toBe(404);
+    expect(await response.text()).toContain('<div id="root">');
+  });
+
+  it('caches hashed assets for a year and other files briefly', async () => {
+    const asset = await fetch(`${portal.url}/assets/index-abc123.js`);
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    const icon = await fetch(`${portal.url}/favicon.svg`);
+    expect(icon.headers.get('cache-control')).toBe('no-cache');
+    expect((await fetch(`${portal.url}/assets/missing-123.js`)).status).toBe(404);
+  });
+});
+
+describe('the API surface', () => {
+  it('serves the event configuration', async () => {
+    const config = await new ApiClient(portal.url).get('/api/config');
+    expect(config.status).toBe(200);
+    expect(config.data).toMatchObject({ productName: 'Night Watch', streetCorner: 'Elm and 5th', onboardingVideo: { url: 'https://videos.example.net/intro.mp4' } });
+  });
+
+  it('answers unknown API paths with a JSON 404, and never exposes internal routes', async () => {
+    const unknown = await new ApiClient(portal.url).get('/api/nothing/here');
+    expect(unknown.status).toBe(404);
+    expect(unknown.data).toEqual({ code: 'not_found', message: 'Not found' });
+    const internal = await new ApiClient(portal.url).request('POST', '/internal/sessions/resolve', { json: { sessionId: 'x'.repeat(43) } });
+    expect(internal.status).toBe(404);
+    const viaApi = await new ApiClient(portal.url).request('POST', '/api/user/../../internal/sessions/resolve', { json: { sessionId: 'x'.repeat(43) } });
+    expect(viaApi.status).toBe(404);
+  });
+
+  it('serves the OpenAPI document, identical to the committed docs/openapi.json', async () => {
+    const served = await new ApiClient(portal.url).get('/api/openapi.json');
+    expect(served.status).toBe(200);
+    const generated = JSON.parse(JSON.stringify(buildOpenApiDocument()));
+    expect(served.data).toEqual(generated);
+    const committed = JSON.parse(readFileSync(new URL('../../docs/openapi.json', import.meta.url), 'utf8'));
+    expect(committed, 'docs/openapi.json is stale: run npm run build && npm run openapi').toEqual(generated);
+    for (const path of ['/api/user/register', '/api/user/login', '/api/user/users', '/api/user/admin/{id}', '/api/evidence/user']) {
+      expect(generated.paths).toHaveProperty([path]);
+    }
+  });
+
+  it('answers health and readiness', async () => {
+    expect((await fetch(`${portal.url}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${portal.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ status: 'ready' });
+  });
+
+  it('limits the request rate per address with a 429 and a readable message', async () => {
+    const limited = await startTestPortal({ WEB_DIST: webDist, RATE_LIMIT_PER_MINUTE: '5' });
+    try {
+      const api = new ApiClient(limited.url);
+      const statuses: number[] = [];
+      for (let i = 0; i < 7; i++) statuses.push((await api.get('/api/config')).status);
+      expect(statuses.slice(0, 5)).toEqual([200, 200, 200, 200, 200]);
+      const refused = await api.get('/api/config');
+      expect(refused.status).toBe(429);
+      expect(refused.data).toEqual({ code: 'rate_limited', message: 'Too many requests. Please wait a moment and try again.' });
+      // The web app itself is not rate limited.
+      expect((await fetch(`${limited.url}/home`)).status).toBe(200);
+    } finally {
+      await limited.dispose();
+    }
+  });
+});

@@ -1,0 +1,49 @@
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { ApiClient } from './api-client.js';
+import { phoneJpeg, registrationForm } from './media.js';
+import { TEST_ADMIN } from './portal.js';
+
+let counter = 0;
+
+/** Registers and logs in a new participant; answers a client holding their session. */
+export async function newParticipant(baseUrl: string, overrides: Record<string, string> = {}) {
+  counter += 1;
+  const tag = `${Date.now().toString(36)}${counter}`;
+  const fields = {
+    username: `informant_${tag}`,
+    email: `informant_${tag}@example.org`,
+    password: 'password1',
+    ...overrides,
+  };
+  const client = new ApiClient(baseUrl);
+  const registered = await client.postForm('/api/user/register', registrationForm(fields, { bytes: await phoneJpeg() }));
+  if (registered.status !== 201) throw new Error(`registration failed: ${registered.status} ${registered.text}`);
+  const login = await client.post('/api/user/login', { username: fields.username, password: fields.password });
+  if (login.status !== 200) throw new Error(`login failed: ${login.status} ${login.text}`);
+  return { client, user: login.data as { id: string; username: string; email: string }, password: fields.password };
+}
+
+export async function adminClient(baseUrl: string) {
+  const client = new ApiClient(baseUrl);
+  const login = await client.post('/api/user/login', { username: TEST_ADMIN.username, password: TEST_ADMIN.password });
+  if (login.status !== 200) throw new Error(`admin login failed: ${login.status} ${login.text}`);
+  return { client, user: login.data as { id: string } };
+}
+
+export interface PublishedEvent {
+  topic: string;
+  key: string;
+  value: { id: string; type: string; data: Record<string, unknown> };
+}
+
+/** Every event on the embedded bus of a portal's data folder, oldest first. */
+export function publishedEvents(dataDir: string): PublishedEvent[] {
+  const db = new Database(join(dataDir, 'bus.sqlite'), { readonly: true });
+  try {
+    const rows = db.prepare('SELECT topic, key, value FROM messages ORDER BY offset').all() as { topic: string; key: string; value: string }[];
+    return rows.map((row) => ({ topic: row.topic, key: row.key, value: JSON.parse(row.value) }));
+  } finally {
+    db.close();
+  }
+}
