@@ -6,6 +6,7 @@ export const TOPICS = {
   sessions: 'identity.sessions',
   passwordResets: 'identity.password-resets',
   evidence: 'evidence.items',
+  media: 'media.results',
 } as const;
 
 export const eventEnvelopeSchema = z.object({

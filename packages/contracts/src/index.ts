@@ -4,3 +4,4 @@ export * from './users.js';
 export * from './events.js';
 export * from './public-config.js';
 export * from './client-routes.js';
+export * from './evidence.js';

@@ -46,6 +46,18 @@ export const MESSAGES = {
   malformedJson: 'The request body is not valid JSON',
   internal: 'Something went wrong on our side. Please try again.',
   notFound: 'Not found',
+  titleRequired: 'Please give the evidence a title',
+  evidenceNotFound: 'No such evidence',
+  notYourEvidence: 'You can only change your own evidence',
+  unsupportedEvidenceFile: 'This file is not a photo, video or audio recording the portal can read',
+  heicNotSupported: 'HEIC photos cannot be read yet. Please upload a JPEG (on iPhone: Settings, Camera, Formats, Most Compatible).',
+  emptyFile: 'The file is empty',
+  uploadNotFound: 'This upload no longer exists. Please start it again.',
+  uploadNotYours: 'This upload belongs to someone else',
+  noEvidenceForUser: 'User has not uploaded any evidence',
+  archiveEmpty: 'All Evidence To Be Declassified Soon.',
+  noTypeChosen: 'No type has been chosen',
+  doNotClose: 'DO NOT CLOSE OUT OF THIS SCREEN',
 } as const;
 
 export type MessageKey = keyof typeof MESSAGES;

@@ -1,10 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll } from 'vitest';
 import { pino } from 'pino';
-import { FsBlobStore, SqliteEventBus } from '../src/index.js';
-import { blobStoreContract, eventBusContract } from '../src/testing/index.js';
+import { FsBlobStore, SqliteEventBus, SqliteJobQueue } from '../src/index.js';
+import { blobStoreContract, eventBusContract, jobQueueContract, runTypeScript } from '../src/testing/index.js';
 
 const root = mkdtempSync(join(tmpdir(), 'portal-platform-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -15,4 +16,14 @@ eventBusContract('embedded SQLite log', {
 
 blobStoreContract('files on disk', {
   create: async () => new FsBlobStore(join(root, 'blobs')),
+});
+
+jobQueueContract('embedded SQLite table', {
+  connect: async (queue) =>
+    new SqliteJobQueue<{ n: number }>({ file: join(root, 'jobs.sqlite'), queue, logger: pino({ level: 'silent' }), pollIntervalMs: 50 }),
+  startDoomedWorker: async (queue) => {
+    const worker = runTypeScript(fileURLToPath(new URL('./fixtures/doomed-sqlite-worker.ts', import.meta.url)), [join(root, 'jobs.sqlite'), queue]);
+    await worker.waitForLine(/^ready$/);
+    return { started: worker.waitForLine(/^started /).then(() => undefined), kill: () => worker.kill() };
+  },
 });

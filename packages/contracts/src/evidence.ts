@@ -1,0 +1,140 @@
+import { z } from 'zod';
+import { MESSAGES } from './messages.js';
+
+/** 1 = text only, 2 = image, 3 = video, 4 = audio (SPEC section 3). */
+export const MEDIA_TYPES = { note: 1, image: 2, video: 3, audio: 4 } as const;
+export type MediaType = 1 | 2 | 3 | 4;
+export const mediaTypeSchema = z.union([z.literal(1), z.literal(2), z.literal(3), z.literal(4)]);
+
+export const DEFAULT_EVIDENCE_TITLE = 'Supporting Evidence';
+export const TITLE_MAX_LENGTH = 120;
+export const NOTES_MAX_LENGTH = 5000;
+export const LOCATION_MAX_LENGTH = 200;
+
+/** Where an item's media is in the pipeline. Notes have no media ('none'). */
+export const MEDIA_STATUSES = ['none', 'processing', 'ready', 'failed'] as const;
+export type MediaStatus = (typeof MEDIA_STATUSES)[number];
+
+export const titleField = z
+  .string({ error: MESSAGES.titleRequired })
+  .trim()
+  .min(1, MESSAGES.titleRequired)
+  .max(TITLE_MAX_LENGTH, `The title can be at most ${TITLE_MAX_LENGTH} characters long`);
+export const notesField = z
+  .string()
+  .max(NOTES_MAX_LENGTH, `Notes can be at most ${NOTES_MAX_LENGTH} characters long`)
+  .default('');
+export const locationField = z
+  .string()
+  .trim()
+  .max(LOCATION_MAX_LENGTH, `The location can be at most ${LOCATION_MAX_LENGTH} characters long`)
+  .optional()
+  .transform((value) => (value ? value : null))
+  .meta({ description: 'Where it was recorded, e.g. "40.71280, -74.00600 (±15 m)"; empty when unknown' });
+
+/** POST /api/evidence, and the metadata of a resumable upload. */
+export const createEvidenceSchema = z
+  .object({ title: titleField, notes: notesField, location: locationField })
+  .meta({ id: 'CreateEvidence' });
+export type CreateEvidence = z.input<typeof createEvidenceSchema>;
+
+/** PUT /api/evidence/update/{id} (multipart; an optional replacement file beside). */
+export const updateEvidenceSchema = z
+  .object({ title: titleField, notes: notesField })
+  .meta({ id: 'UpdateEvidence' });
+export type UpdateEvidence = z.input<typeof updateEvidenceSchema>;
+
+export const evidenceSchema = z
+  .object({
+    id: z.string(),
+    title: z.string(),
+    notes: z.string(),
+    location: z.string().nullable(),
+    media_type: mediaTypeSchema,
+    aws_url: z
+      .string()
+      .nullable()
+      .meta({ description: 'The playable/displayable media (WebP image, H.264 MP4 video, AAC M4A audio); null for notes and until processing is done' }),
+    thumbnail_url: z.string().nullable().meta({ description: 'A small WebP picture: the photo, or a video\'s poster frame' }),
+    poster_url: z.string().nullable().meta({ description: "A video's poster frame at display size" }),
+    placeholder: z.string().nullable().meta({ description: 'ThumbHash (base64) to draw while the thumbnail loads' }),
+    width: z.number().int().nullable(),
+    height: z.number().int().nullable(),
+    duration: z.number().nullable().meta({ description: 'Seconds, for video and audio' }),
+    media_status: z.enum(MEDIA_STATUSES),
+    media_error: z.string().nullable().meta({ description: 'Why processing failed, in words' }),
+    is_public: z.boolean(),
+    date_posted: z.string().meta({ format: 'date-time' }),
+    user_id: z.string(),
+    username: z.string(),
+    avatar_AWS_URL: z.string().nullable(),
+  })
+  .meta({ id: 'Evidence' });
+export type Evidence = z.infer<typeof evidenceSchema>;
+
+export const evidenceListQuerySchema = z.object({
+  type: z.coerce
+    .number({ error: 'type must be 1, 2, 3 or 4' })
+    .pipe(mediaTypeSchema)
+    .optional()
+    .meta({ description: 'Only this media type (1 notes, 2 photos, 3 videos, 4 audio)' }),
+  limit: z.coerce
+    .number({ error: 'limit must be a number from 1 to 100' })
+    .int('limit must be a number from 1 to 100')
+    .min(1, 'limit must be a number from 1 to 100')
+    .max(100, 'limit must be a number from 1 to 100')
+    .default(24),
+  cursor: z.string().max(300).optional().meta({ description: 'Opaque cursor from the rel="next" Link header' }),
+});
+export type EvidenceListQuery = z.infer<typeof evidenceListQuerySchema>;
+
+export const bulkVisibilityResponseSchema = z
+  .object({ ok: z.literal(true), changed: z.number().int(), is_public: z.boolean() })
+  .meta({ id: 'BulkVisibility' });
+
+// --- events -------------------------------------------------------------------------------
+
+export const evidenceChangedData = z.object({
+  evidenceId: z.string(),
+  userId: z.string(),
+  media_type: mediaTypeSchema,
+  is_public: z.boolean(),
+  title: z.string(),
+});
+export const evidenceDeletedData = z.object({ evidenceId: z.string(), userId: z.string() });
+export const evidenceVisibilityData = z.object({
+  evidenceId: z.string().nullable().meta({ description: 'null when every item changed at once' }),
+  is_public: z.boolean(),
+  changed: z.number().int(),
+});
+export type EvidenceChangedData = z.infer<typeof evidenceChangedData>;
+export type EvidenceDeletedData = z.infer<typeof evidenceDeletedData>;
+export type EvidenceVisibilityData = z.infer<typeof evidenceVisibilityData>;
+
+/** What the media worker reports back about one revision of an item's media. */
+export const mediaProcessedData = z.object({
+  evidenceId: z.string(),
+  revision: z.number().int(),
+  status: z.enum(['ready', 'failed']),
+  media_type: mediaTypeSchema,
+  error: z.string().nullable(),
+  display: z.object({ key: z.string(), contentType: z.string() }).nullable(),
+  thumbnail: z.object({ key: z.string(), contentType: z.string() }).nullable(),
+  poster: z.object({ key: z.string(), contentType: z.string() }).nullable(),
+  placeholder: z.string().nullable(),
+  width: z.number().int().nullable(),
+  height: z.number().int().nullable(),
+  duration: z.number().nullable(),
+});
+export type MediaProcessedData = z.infer<typeof mediaProcessedData>;
+
+/** The media job the evidence service gives the worker. */
+export const mediaJobSchema = z.object({
+  evidenceId: z.string(),
+  revision: z.number().int(),
+  media_type: mediaTypeSchema,
+  originalKey: z.string(),
+  /** Where the derivatives go: <prefix>display.*, <prefix>thumb.webp, <prefix>poster.webp */
+  outputPrefix: z.string(),
+});
+export type MediaJob = z.infer<typeof mediaJobSchema>;

@@ -1,0 +1,66 @@
+/** The job queue port, shaped after BullMQ (Queue for producers, Worker for consumers). */
+
+export type JobState = 'waiting' | 'delayed' | 'active' | 'completed' | 'failed';
+
+export interface JobOptions {
+  /** A job with the same id already in the queue (in any state) makes add() a no-op. */
+  jobId?: string;
+  /** Total tries before the job fails for good (default 3). */
+  attempts?: number;
+  /** Wait between tries: fixed, or doubling from the given delay (default exponential, 1000 ms). */
+  backoff?: { type: 'fixed' | 'exponential'; delay: number };
+  /** Do not start before this many ms have passed. */
+  delay?: number;
+}
+
+export interface JobInfo<T = unknown> {
+  id: string;
+  name: string;
+  data: T;
+  state: JobState;
+  attemptsMade: number;
+  progress: number;
+  failedReason: string | null;
+  returnValue: unknown;
+}
+
+export interface ActiveJob<T = unknown> {
+  id: string;
+  name: string;
+  data: T;
+  /** Tries before this one. */
+  attemptsMade: number;
+  updateProgress(progress: number): Promise<void>;
+}
+
+export type JobHandler<T> = (job: ActiveJob<T>) => Promise<unknown>;
+
+export interface WorkOptions {
+  concurrency?: number;
+  /** A job whose worker has not renewed its lock for this long is given to another worker (stalled). */
+  lockDurationMs?: number;
+}
+
+export interface JobWorker {
+  /** Stops taking jobs and waits for the active ones to finish. */
+  close(): Promise<void>;
+}
+
+/**
+ * Contract (shared by the embedded and the BullMQ adapters):
+ * - jobs are kept until done; a job added while no worker runs is processed when one starts;
+ * - a job whose handler throws is tried again after the backoff, up to `attempts` tries, then
+ *   kept in the failed state with its reason;
+ * - a job whose worker died (its lock expired) goes back to waiting and is processed again;
+ * - at most `concurrency` jobs run at once per worker;
+ * - a jobId makes add idempotent.
+ */
+export interface JobQueue<T = unknown> {
+  readonly name: string;
+  add(name: string, data: T, options?: JobOptions): Promise<JobInfo<T>>;
+  getJob(id: string): Promise<JobInfo<T> | null>;
+  counts(): Promise<Record<JobState, number>>;
+  work(handler: JobHandler<T>, options?: WorkOptions): Promise<JobWorker>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

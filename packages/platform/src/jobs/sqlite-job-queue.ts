@@ -1,0 +1,335 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { openDatabase, type SqliteDatabase } from '../sqlite/open-database.js';
+import type { ActiveJob, JobHandler, JobInfo, JobOptions, JobQueue, JobState, JobWorker, WorkOptions } from './job-queue.js';
+
+const MIGRATIONS = [
+  `CREATE TABLE jobs (
+     queue TEXT NOT NULL,
+     id TEXT NOT NULL,
+     name TEXT NOT NULL,
+     data TEXT NOT NULL,
+     state TEXT NOT NULL,
+     attempts_made INTEGER NOT NULL DEFAULT 0,
+     max_attempts INTEGER NOT NULL,
+     backoff_type TEXT NOT NULL,
+     backoff_delay INTEGER NOT NULL,
+     run_at INTEGER NOT NULL,
+     locked_until INTEGER,
+     lock_token TEXT,
+     progress REAL NOT NULL DEFAULT 0,
+     failed_reason TEXT,
+     return_value TEXT,
+     created_at INTEGER NOT NULL,
+     finished_at INTEGER,
+     PRIMARY KEY (queue, id)
+   );
+   CREATE INDEX jobs_ready ON jobs (queue, state, run_at);`,
+];
+
+interface JobRow {
+  queue: string;
+  id: string;
+  name: string;
+  data: string;
+  state: JobState;
+  attempts_made: number;
+  max_attempts: number;
+  backoff_type: 'fixed' | 'exponential';
+  backoff_delay: number;
+  run_at: number;
+  progress: number;
+  failed_reason: string | null;
+  return_value: string | null;
+}
+
+export interface SqliteJobQueueOptions {
+  /** SQLite file holding the jobs, e.g. DATA_DIR/jobs.sqlite. */
+  file: string;
+  queue: string;
+  logger: Logger;
+  pollIntervalMs?: number;
+  /** Completed jobs are deleted after this long (ms; default 1 day). Failed jobs are kept. */
+  keepCompletedMs?: number;
+}
+
+/**
+ * The embedded job queue: jobs in a SQLite table with BullMQ's semantics (states, retries with
+ * backoff, locks that expire when a worker dies, concurrency). Work survives a restart because
+ * nothing lives only in memory.
+ */
+export class SqliteJobQueue<T = unknown> implements JobQueue<T> {
+  readonly name: string;
+  private readonly db: SqliteDatabase;
+  private readonly workers = new Set<QueueWorker<T>>();
+  private closed = false;
+
+  constructor(private readonly options: SqliteJobQueueOptions) {
+    this.name = options.queue;
+    this.db = openDatabase(options.file, MIGRATIONS);
+  }
+
+  async add(name: string, data: T, options: JobOptions = {}): Promise<JobInfo<T>> {
+    this.assertOpen();
+    const id = options.jobId ?? randomUUID();
+    const now = Date.now();
+    this.db
+      .prepare(
+        `INSERT INTO jobs (queue, id, name, data, state, max_attempts, backoff_type, backoff_delay, run_at, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (queue, id) DO NOTHING`,
+      )
+      .run(
+        this.name,
+        id,
+        name,
+        JSON.stringify(data),
+        options.delay ? 'delayed' : 'waiting',
+        Math.max(1, options.attempts ?? 3),
+        options.backoff?.type ?? 'exponential',
+        options.backoff?.delay ?? 1000,
+        now + (options.delay ?? 0),
+        now,
+      );
+    for (const worker of this.workers) worker.wake();
+    return (await this.getJob(id))!;
+  }
+
+  async getJob(id: string): Promise<JobInfo<T> | null> {
+    const row = this.db.prepare('SELECT * FROM jobs WHERE queue = ? AND id = ?').get(this.name, id) as JobRow | undefined;
+    return row ? toInfo<T>(row) : null;
+  }
+
+  async counts(): Promise<Record<JobState, number>> {
+    const counts: Record<JobState, number> = { waiting: 0, delayed: 0, active: 0, completed: 0, failed: 0 };
+    const rows = this.db.prepare('SELECT state, COUNT(*) AS n FROM jobs WHERE queue = ? GROUP BY state').all(this.name) as {
+      state: JobState;
+      n: number;
+    }[];
+    for (const row of rows) counts[row.state] = row.n;
+    return counts;
+  }
+
+  async work(handler: JobHandler<T>, options: WorkOptions = {}): Promise<JobWorker> {
+    this.assertOpen();
+    const worker = new QueueWorker<T>(this, handler, {
+      concurrency: Math.max(1, options.concurrency ?? 1),
+      lockDurationMs: options.lockDurationMs ?? 30_000,
+      pollIntervalMs: this.options.pollIntervalMs ?? 500,
+      logger: this.options.logger,
+    });
+    this.workers.add(worker);
+    worker.start();
+    return {
+      close: async () => {
+        await worker.stop();
+        this.workers.delete(worker);
+      },
+    };
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen();
+    this.db.prepare('SELECT 1').get();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await Promise.all([...this.workers].map((worker) => worker.stop()));
+    this.workers.clear();
+    this.closed = true;
+    this.db.close();
+  }
+
+  // --- used by QueueWorker ----------------------------------------------------------------
+
+  /** @internal Takes the next runnable job, locking it for this worker; null when none. */
+  claim(lockDurationMs: number): { row: JobRow; token: string } | null {
+    if (this.closed) return null;
+    const now = Date.now();
+    const token = randomUUID();
+    return this.db.transaction(() => {
+      // Jobs whose worker stopped renewing its lock are given back (BullMQ's stalled jobs).
+      this.db
+        .prepare(`UPDATE jobs SET state = 'waiting', lock_token = NULL, locked_until = NULL WHERE queue = ? AND state = 'active' AND locked_until < ?`)
+        .run(this.name, now);
+      const row = this.db
+        .prepare(
+          `SELECT * FROM jobs WHERE queue = ? AND state IN ('waiting', 'delayed') AND run_at <= ?
+           ORDER BY run_at, created_at LIMIT 1`,
+        )
+        .get(this.name, now) as JobRow | undefined;
+      if (!row) return null;
+      this.db
+        .prepare(`UPDATE jobs SET state = 'active', lock_token = ?, locked_until = ? WHERE queue = ? AND id = ?`)
+        .run(token, now + lockDurationMs, this.name, row.id);
+      return { row, token };
+    }).immediate();
+  }
+
+  /** @internal */
+  renewLock(id: string, token: string, lockDurationMs: number): boolean {
+    if (this.closed) return false;
+    return (
+      this.db
+        .prepare(`UPDATE jobs SET locked_until = ? WHERE queue = ? AND id = ? AND lock_token = ? AND state = 'active'`)
+        .run(Date.now() + lockDurationMs, this.name, id, token).changes > 0
+    );
+  }
+
+  /** @internal */
+  setProgress(id: string, token: string, progress: number): void {
+    if (this.closed) return;
+    this.db.prepare('UPDATE jobs SET progress = ? WHERE queue = ? AND id = ? AND lock_token = ?').run(progress, this.name, id, token);
+  }
+
+  /** @internal */
+  complete(id: string, token: string, returnValue: unknown): void {
+    if (this.closed) return;
+    const now = Date.now();
+    this.db
+      .prepare(
+        `UPDATE jobs SET state = 'completed', attempts_made = attempts_made + 1, progress = 100, return_value = ?,
+           finished_at = ?, lock_token = NULL, locked_until = NULL
+         WHERE queue = ? AND id = ? AND lock_token = ?`,
+      )
+      .run(JSON.stringify(returnValue ?? null), now, this.name, id, token);
+    this.db
+      .prepare(`DELETE FROM jobs WHERE queue = ? AND state = 'completed' AND finished_at < ?`)
+      .run(this.name, now - (this.options.keepCompletedMs ?? 24 * 3600_000));
+  }
+
+  /** @internal Records a failed try: back to delayed with backoff, or failed for good. */
+  fail(row: JobRow, token: string, reason: string): 'retry' | 'failed' {
+    if (this.closed) return 'retry';
+    const attemptsMade = row.attempts_made + 1;
+    if (attemptsMade >= row.max_attempts) {
+      this.db
+        .prepare(
+          `UPDATE jobs SET state = 'failed', attempts_made = ?, failed_reason = ?, finished_at = ?, lock_token = NULL, locked_until = NULL
+           WHERE queue = ? AND id = ? AND lock_token = ?`,
+        )
+        .run(attemptsMade, reason, Date.now(), this.name, row.id, token);
+      return 'failed';
+    }
+    const wait = row.backoff_type === 'fixed' ? row.backoff_delay : row.backoff_delay * 2 ** (attemptsMade - 1);
+    this.db
+      .prepare(
+        `UPDATE jobs SET state = 'delayed', attempts_made = ?, failed_reason = ?, run_at = ?, lock_token = NULL, locked_until = NULL
+         WHERE queue = ? AND id = ? AND lock_token = ?`,
+      )
+      .run(attemptsMade, reason, Date.now() + wait, this.name, row.id, token);
+    return 'retry';
+  }
+
+  /** @internal When the earliest delayed job becomes runnable (ms from now), or null. */
+  nextRunIn(): number | null {
+    const row = this.db
+      .prepare(`SELECT MIN(run_at) AS next FROM jobs WHERE queue = ? AND state IN ('waiting', 'delayed')`)
+      .get(this.name) as { next: number | null };
+    return row.next === null ? null : Math.max(0, row.next - Date.now());
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('The job queue is closed');
+  }
+}
+
+function toInfo<T>(row: JobRow): JobInfo<T> {
+  return {
+    id: row.id,
+    name: row.name,
+    data: JSON.parse(row.data) as T,
+    state: row.state,
+    attemptsMade: row.attempts_made,
+    progress: row.progress,
+    failedReason: row.failed_reason,
+    returnValue: row.return_value === null ? undefined : (JSON.parse(row.return_value) as unknown),
+  };
+}
+
+interface WorkerSettings {
+  concurrency: number;
+  lockDurationMs: number;
+  pollIntervalMs: number;
+  logger: Logger;
+}
+
+class QueueWorker<T> {
+  private running = false;
+  private readonly active = new Set<Promise<void>>();
+  private wakeUp: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+
+  constructor(
+    private readonly queue: SqliteJobQueue<T>,
+    private readonly handler: JobHandler<T>,
+    private readonly settings: WorkerSettings,
+  ) {}
+
+  start(): void {
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.wake();
+    await this.loop;
+    await Promise.all(this.active);
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      while (this.running && this.active.size < this.settings.concurrency) {
+        const claimed = this.queue.claim(this.settings.lockDurationMs);
+        if (!claimed) break;
+        const task = this.execute(claimed.row, claimed.token).finally(() => {
+          this.active.delete(task);
+          this.wake();
+        });
+        this.active.add(task);
+      }
+      if (!this.running) break;
+      const next = this.queue.nextRunIn();
+      const wait = this.active.size >= this.settings.concurrency ? this.settings.pollIntervalMs : Math.min(next ?? this.settings.pollIntervalMs, this.settings.pollIntervalMs);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, wait);
+        const self = this;
+        function done(): void {
+          clearTimeout(timer);
+          self.wakeUp = undefined;
+          resolve();
+        }
+        this.wakeUp = done;
+      });
+    }
+  }
+
+  private async execute(row: JobRow, token: string): Promise<void> {
+    const { lockDurationMs, logger } = this.settings;
+    const heartbeat = setInterval(() => this.queue.renewLock(row.id, token, lockDurationMs), Math.max(50, lockDurationMs / 3));
+    const job: ActiveJob<T> = {
+      id: row.id,
+      name: row.name,
+      data: JSON.parse(row.data) as T,
+      attemptsMade: row.attempts_made,
+      updateProgress: async (progress) => this.queue.setProgress(row.id, token, progress),
+    };
+    try {
+      const result = await this.handler(job);
+      this.queue.complete(row.id, token, result);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      const outcome = this.queue.fail(row, token, reason);
+      logger[outcome === 'failed' ? 'error' : 'warn']({ jobId: row.id, queue: this.queue.name, err: error, outcome }, 'job failed');
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+}

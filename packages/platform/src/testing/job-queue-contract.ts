@@ -1,0 +1,170 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { JobQueue, JobWorker } from '../jobs/job-queue.js';
+import { waitFor } from './wait-for.js';
+
+export interface JobQueueContractOptions {
+  /** A new client of the same queue storage each call; the name keeps tests apart. */
+  connect: (queueName: string) => Promise<JobQueue<{ n: number }>>;
+  timeoutMs?: number;
+  /**
+   * Starts, in another process, a worker of the named queue that takes one job and hangs;
+   * `started` resolves once it holds the job, `kill` kills the process with SIGKILL.
+   */
+  startDoomedWorker?: (queueName: string) => Promise<{ started: Promise<void>; kill: () => Promise<void> }>;
+}
+
+/** The one contract every job queue adapter must pass. */
+export function jobQueueContract(name: string, options: JobQueueContractOptions): void {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  describe(`JobQueue contract: ${name}`, () => {
+    const queues: JobQueue<{ n: number }>[] = [];
+    const workers: JobWorker[] = [];
+    const connect = async (queueName = `contract-${randomUUID().slice(0, 8)}`) => {
+      const queue = await options.connect(queueName);
+      queues.push(queue);
+      return queue;
+    };
+    afterEach(async () => {
+      for (const worker of workers.splice(0)) await worker.close();
+      for (const queue of queues.splice(0)) await queue.close();
+    });
+
+    it('runs a job with its data and keeps the result', async () => {
+      const queue = await connect();
+      workers.push(await queue.work(async (job) => ({ doubled: job.data.n * 2 })));
+      const added = await queue.add('double', { n: 21 }, { jobId: 'job-1' });
+      expect(added.id).toBe('job-1');
+      const done = await waitFor(async () => {
+        const job = await queue.getJob('job-1');
+        return job?.state === 'completed' ? job : null;
+      }, { timeoutMs, what: 'completion' });
+      expect(done.returnValue).toEqual({ doubled: 42 });
+      expect(done.attemptsMade).toBe(1);
+    });
+
+    it('adds a job only once per job id', async () => {
+      const queue = await connect();
+      let runs = 0;
+      await queue.add('once', { n: 1 }, { jobId: 'same' });
+      await queue.add('once', { n: 2 }, { jobId: 'same' });
+      workers.push(await queue.work(async () => void runs++));
+      await waitFor(async () => (await queue.getJob('same'))?.state === 'completed', { timeoutMs, what: 'completion' });
+      await delay(200);
+      expect(runs).toBe(1);
+      expect((await queue.getJob('same'))!.data).toEqual({ n: 1 });
+    });
+
+    it('tries again after a failure, with backoff, until it works', async () => {
+      const queue = await connect();
+      const tries: number[] = [];
+      workers.push(
+        await queue.work(async (job) => {
+          tries.push(Date.now());
+          if (tries.length < 3) throw new Error(`try ${tries.length} failed`);
+          return 'ok';
+        }),
+      );
+      await queue.add('flaky', { n: 1 }, { jobId: 'flaky', attempts: 3, backoff: { type: 'fixed', delay: 150 } });
+      const done = await waitFor(async () => {
+        const job = await queue.getJob('flaky');
+        return job?.state === 'completed' ? job : null;
+      }, { timeoutMs, what: 'completion after retries' });
+      expect(done.attemptsMade).toBe(3);
+      expect(tries[1]! - tries[0]!).toBeGreaterThanOrEqual(140);
+    });
+
+    it('keeps a job that used up its tries as failed, with the reason', async () => {
+      const queue = await connect();
+      workers.push(await queue.work(async () => {
+        throw new Error('the file is broken');
+      }));
+      await queue.add('doomed', { n: 1 }, { jobId: 'doomed', attempts: 2, backoff: { type: 'fixed', delay: 10 } });
+      const failed = await waitFor(async () => {
+        const job = await queue.getJob('doomed');
+        return job?.state === 'failed' ? job : null;
+      }, { timeoutMs, what: 'failure' });
+      expect(failed.attemptsMade).toBe(2);
+      expect(failed.failedReason).toBe('the file is broken');
+      expect((await queue.counts()).failed).toBe(1);
+    });
+
+    it('runs no more jobs at once than the concurrency allows', async () => {
+      const queue = await connect();
+      let running = 0;
+      let most = 0;
+      let finished = 0;
+      workers.push(
+        await queue.work(
+          async () => {
+            running++;
+            most = Math.max(most, running);
+            await delay(100);
+            running--;
+            finished++;
+          },
+          { concurrency: 2 },
+        ),
+      );
+      for (let i = 0; i < 6; i++) await queue.add('slow', { n: i });
+      await waitFor(() => finished === 6, { timeoutMs, what: 'six jobs' });
+      expect(most).toBe(2);
+    });
+
+    it('keeps jobs added while no worker runs, across a restart', async () => {
+      const queueName = `contract-${randomUUID().slice(0, 8)}`;
+      const first = await connect(queueName);
+      await first.add('later', { n: 5 }, { jobId: 'later' });
+      await first.close();
+      queues.splice(queues.indexOf(first), 1);
+      const second = await connect(queueName);
+      const seen: number[] = [];
+      workers.push(await second.work(async (job) => void seen.push(job.data.n)));
+      await waitFor(() => seen.length === 1, { timeoutMs, what: 'the job from before the restart' });
+      expect(seen).toEqual([5]);
+    });
+
+    it.skipIf(!options.startDoomedWorker)('gives the job of a worker that was killed to another worker once its lock expires', async () => {
+      const queueName = `contract-${randomUUID().slice(0, 8)}`;
+      const queue = await connect(queueName);
+      // A worker in another process takes the job and is killed (SIGKILL) while it works on it.
+      const doomed = await options.startDoomedWorker!(queueName);
+      await queue.add('orphan', { n: 9 }, { jobId: 'orphan' });
+      await doomed.started;
+      await doomed.kill();
+      expect((await queue.getJob('orphan'))!.state).toBe('active');
+      const done: number[] = [];
+      workers.push(await queue.work(async (job) => void done.push(job.data.n), { lockDurationMs: 500 }));
+      await waitFor(() => done.length === 1, { timeoutMs: Math.max(timeoutMs, 15_000), what: 'the stalled job to be taken over' });
+      expect(done).toEqual([9]);
+    });
+
+    it('does not start a delayed job early', async () => {
+      const queue = await connect();
+      const started: number[] = [];
+      const added = Date.now();
+      workers.push(await queue.work(async () => void started.push(Date.now())));
+      await queue.add('later', { n: 1 }, { delay: 400 });
+      await waitFor(() => started.length === 1, { timeoutMs, what: 'the delayed job' });
+      expect(started[0]! - added).toBeGreaterThanOrEqual(380);
+    });
+
+    it('reports progress while a job runs', async () => {
+      const queue = await connect();
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      workers.push(
+        await queue.work(async (job) => {
+          await job.updateProgress(40);
+          await gate;
+        }),
+      );
+      await queue.add('progressive', { n: 1 }, { jobId: 'progressive' });
+      await waitFor(async () => (await queue.getJob('progressive'))?.progress === 40, { timeoutMs, what: 'progress 40' });
+      expect((await queue.getJob('progressive'))!.state).toBe('active');
+      release();
+    });
+  });
+}
+
