@@ -14,3 +14,5 @@ export * from './http/express-kit.js';
 export * from './lifecycle/shutdown.js';
 export * from './jobs/job-queue.js';
 export * from './jobs/sqlite-job-queue.js';
+export * from './media/ffmpeg-binaries.js';
+export * from './http/pagination.js';

@@ -42,3 +42,12 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
   }
   throw badRequest(result.error.issues[0]?.message ?? 'Invalid request', fields);
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A route's id parameter: anything that is not a UUID cannot name a record, so it is a 404. */
+export function uuidParam(value: unknown, missingMessage: string): string {
+  const id = String(value);
+  if (!UUID.test(id)) throw notFound(missingMessage);
+  return id;
+}

@@ -1,16 +1,11 @@
 import { Router } from 'express';
 import { MESSAGES, adminUserUpdateSchema, pageQuerySchema } from '@portal/contracts';
-import { notFound, parseInput, requestId, requireAdmin, route } from '@portal/platform';
+import { parseInput, uuidParam, requestId, requireAdmin, route, setNextLink } from '@portal/platform';
 import type { UserService } from '../../domain/user-service.js';
 import { toUserResponse } from '../../domain/user-record.js';
-import { setNextLink } from '../pagination.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function userIdParam(value: unknown): string {
-  const id = String(value);
-  if (!UUID.test(id)) throw notFound(MESSAGES.userNotFound);
-  return id;
+  return uuidParam(value, MESSAGES.userNotFound);
 }
 
 /** Administrators only: every check is here, on the server. */

@@ -1,7 +1,6 @@
-import { appendToOutbox, SqliteOutboxStore, type SqliteDatabase } from '@portal/platform';
+import { appendToOutbox, decodeCursor, encodeCursor, SqliteOutboxStore, type SqliteDatabase } from '@portal/platform';
 import type { UserChanges, UserRecord } from '../../domain/user-record.js';
 import { DuplicateUserError, type PendingEvent, type UserPage, type UserRepository } from '../user-repository.js';
-import { decodeCursor, encodeCursor } from '../cursor.js';
 
 type UserRow = Omit<UserRecord, 'video_watched' | 'email_verified'> & { video_watched: number; email_verified: number };
 

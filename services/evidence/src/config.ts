@@ -1,0 +1,41 @@
+import { join } from 'node:path';
+import { z } from 'zod';
+import { envBytes, envPort, parseEnv } from '@portal/platform';
+import type { MediaLimits } from './domain/evidence-service.js';
+
+export interface EvidenceSettings {
+  host: string;
+  port: number;
+  dataDir: string;
+  internalSecret: string;
+  limits: MediaLimits;
+  /** Unfinished resumable uploads untouched for this long are removed (ms). */
+  uploadExpiryMs: number;
+}
+
+const evidenceEnvSchema = z.object({
+  EVIDENCE_HOST: z.string().default('127.0.0.1'),
+  EVIDENCE_PORT: envPort.default(4002),
+  DATA_DIR: z.string().default('./data'),
+  INTERNAL_SECRET: z.string({ error: 'is required (at least 32 characters)' }).min(32, 'must be at least 32 characters'),
+  EVIDENCE_IMAGE_MAX_BYTES: envBytes.default(30 * 1024 ** 2),
+  EVIDENCE_VIDEO_MAX_BYTES: envBytes.default(1024 ** 3),
+  EVIDENCE_AUDIO_MAX_BYTES: envBytes.default(200 * 1024 ** 2),
+  UPLOAD_EXPIRY_HOURS: z.coerce.number().positive().default(24),
+});
+
+export function evidenceSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): EvidenceSettings {
+  const parsed = parseEnv(evidenceEnvSchema, env);
+  return {
+    host: parsed.EVIDENCE_HOST,
+    port: parsed.EVIDENCE_PORT,
+    dataDir: parsed.DATA_DIR,
+    internalSecret: parsed.INTERNAL_SECRET,
+    limits: { image: parsed.EVIDENCE_IMAGE_MAX_BYTES, video: parsed.EVIDENCE_VIDEO_MAX_BYTES, audio: parsed.EVIDENCE_AUDIO_MAX_BYTES },
+    uploadExpiryMs: parsed.UPLOAD_EXPIRY_HOURS * 3600_000,
+  };
+}
+
+export const evidenceDatabaseFile = (dataDir: string) => join(dataDir, 'evidence.sqlite');
+export const jobsDatabaseFile = (dataDir: string) => join(dataDir, 'jobs.sqlite');
+export const MEDIA_QUEUE = 'media';

@@ -1,0 +1,66 @@
+import type { Evidence, MediaStatus, MediaType } from '@portal/contracts';
+
+/** An evidence item as the evidence service stores it. */
+export interface EvidenceRecord {
+  id: string;
+  user_id: string;
+  /** Copies of the author's username and avatar, kept current from user.updated events. */
+  username: string;
+  avatar_url: string | null;
+  title: string;
+  notes: string;
+  location: string | null;
+  media_type: MediaType;
+  is_public: boolean;
+  date_posted: string;
+  updated_at: string;
+  media_status: MediaStatus;
+  media_error: string | null;
+  /** Grows with every new file, so that a late result of an old file is ignored and URLs change. */
+  media_revision: number;
+  original_key: string | null;
+  original_type: string | null;
+  original_size: number | null;
+  display_key: string | null;
+  display_type: string | null;
+  thumb_key: string | null;
+  poster_key: string | null;
+  placeholder: string | null;
+  width: number | null;
+  height: number | null;
+  duration: number | null;
+}
+
+export type EvidenceChanges = Partial<Omit<EvidenceRecord, 'id' | 'user_id' | 'date_posted'>>;
+
+export type MediaVariant = 'display' | 'thumb' | 'poster' | 'original';
+
+export function mediaUrl(record: Pick<EvidenceRecord, 'id' | 'media_revision'>, variant: MediaVariant): string {
+  return `/media/evidence/${record.id}/${variant}?v=${record.media_revision}`;
+}
+
+/** The item of the API. URLs lead through the gateway to this service's media route. */
+export function toEvidenceResponse(record: EvidenceRecord): Evidence {
+  const ready = record.media_status === 'ready';
+  return {
+    id: record.id,
+    title: record.title,
+    notes: record.notes,
+    location: record.location,
+    media_type: record.media_type,
+    aws_url: ready && record.display_key ? mediaUrl(record, 'display') : null,
+    thumbnail_url: ready && record.thumb_key ? mediaUrl(record, 'thumb') : null,
+    poster_url: ready && record.poster_key ? mediaUrl(record, 'poster') : null,
+    placeholder: ready ? record.placeholder : null,
+    width: record.width,
+    height: record.height,
+    duration: record.duration,
+    media_status: record.media_status,
+    media_error: record.media_error,
+    is_public: record.is_public,
+    date_posted: record.date_posted,
+    user_id: record.user_id,
+    username: record.username,
+    avatar_AWS_URL: record.avatar_url,
+  };
+}

@@ -1,0 +1,402 @@
+import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { rm, stat } from 'node:fs/promises';
+import {
+  MEDIA_TYPES,
+  MESSAGES,
+  TOPICS,
+  isAdminRole,
+  type EvidenceChangedData,
+  type EvidenceDeletedData,
+  type EvidenceVisibilityData,
+  type MediaJob,
+  type MediaProcessedData,
+  type MediaType,
+  type UserUpdatedData,
+} from '@portal/contracts';
+import {
+  badRequest,
+  createEvent,
+  formatBytes,
+  forbidden,
+  notFound,
+  payloadTooLarge,
+  type BlobStore,
+  type CallerIdentity,
+  type JobQueue,
+  type Logger,
+} from '@portal/platform';
+import type { EvidenceChanges, EvidenceRecord, MediaVariant } from './evidence-record.js';
+import { classifyMediaFile, type ClassifiedFile } from './media-classifier.js';
+import type { AuthorDirectory } from '../repositories/author-directory.js';
+import type { EvidenceFilter, EvidencePage, EvidenceRepository, PendingEvent } from '../repositories/evidence-repository.js';
+
+export interface MediaLimits {
+  image: number;
+  video: number;
+  audio: number;
+}
+
+export interface EvidenceServiceDeps {
+  evidence: EvidenceRepository;
+  authors: AuthorDirectory;
+  blobs: BlobStore;
+  jobs: JobQueue<MediaJob>;
+  limits: MediaLimits;
+  logger: Logger;
+  onEventsCommitted: () => void;
+}
+
+export interface EvidenceInput {
+  title: string;
+  notes: string;
+  location: string | null;
+}
+
+/** A file the HTTP layer received completely: a local file the service takes over (and removes). */
+export interface ReceivedFile {
+  path: string;
+}
+
+const KIND_NAMES: Record<Exclude<MediaType, 1>, { noun: string; plural: string }> = {
+  2: { noun: 'a photo', plural: 'Photos' },
+  3: { noun: 'a video', plural: 'Videos' },
+  4: { noun: 'an audio recording', plural: 'Audio recordings' },
+};
+
+export function jobIdFor(evidenceId: string, revision: number): string {
+  return `${evidenceId}.r${revision}`;
+}
+
+/** The evidence use cases. Ownership and roles are checked here, on the server. */
+export class EvidenceService {
+  constructor(private readonly deps: EvidenceServiceDeps) {}
+
+  get largestUpload(): number {
+    return Math.max(this.deps.limits.image, this.deps.limits.video, this.deps.limits.audio);
+  }
+
+  async createNote(caller: CallerIdentity, input: EvidenceInput, requestId?: string): Promise<EvidenceRecord> {
+    const record = await this.newRecord(caller, input, MEDIA_TYPES.note);
+    await this.deps.evidence.create(record, [this.changedEvent('evidence.created', record, requestId)]);
+    this.deps.onEventsCommitted();
+    return record;
+  }
+
+  /**
+   * Files a received upload as a new item: decides its type from the bytes, checks the limit for
+   * that type, stores the original privately and hands it to the media worker. With an upload id
+   * (resumable uploads) it is idempotent: the same upload never makes two items.
+   */
+  async createFromFile(
+    caller: CallerIdentity,
+    file: ReceivedFile,
+    input: EvidenceInput,
+    options: { uploadId?: string; requestId?: string } = {},
+  ): Promise<EvidenceRecord> {
+    try {
+      if (options.uploadId) {
+        const finished = await this.deps.evidence.findFinishedUpload(options.uploadId);
+        const existing = finished ? await this.deps.evidence.findById(finished.evidenceId) : null;
+        if (existing) return existing;
+      }
+      const { size, classified } = await this.inspect(file);
+      const record = await this.newRecord(caller, input, classified.media_type);
+      Object.assign(record, await this.storeOriginal(record.id, 1, file, classified, size));
+      await this.deps.evidence.create(
+        record,
+        [this.changedEvent('evidence.created', record, options.requestId)],
+        options.uploadId ? { uploadId: options.uploadId, evidenceId: record.id, size } : undefined,
+      );
+      this.deps.onEventsCommitted();
+      await this.enqueue(record);
+      return record;
+    } finally {
+      await rm(file.path, { force: true });
+    }
+  }
+
+  listOwn(caller: CallerIdentity, type: MediaType | undefined, limit: number, cursor?: string): Promise<EvidencePage> {
+    return this.deps.evidence.list({ ownerId: caller.userId, type }, limit, cursor);
+  }
+
+  listPublic(type: MediaType | undefined, limit: number, cursor?: string): Promise<EvidencePage> {
+    return this.deps.evidence.list({ publicOnly: true, type }, limit, cursor);
+  }
+
+  /** Administrators: everything, or one participant's items. */
+  listAll(filter: EvidenceFilter, limit: number, cursor?: string): Promise<EvidencePage> {
+    return this.deps.evidence.list(filter, limit, cursor);
+  }
+
+  async update(
+    caller: CallerIdentity,
+    id: string,
+    input: { title: string; notes: string },
+    file: ReceivedFile | undefined,
+    requestId?: string,
+  ): Promise<EvidenceRecord> {
+    try {
+      const current = await this.ownedOrAdministered(caller, id);
+      const changes: EvidenceChanges = { title: input.title, notes: input.notes, updated_at: new Date().toISOString() };
+      let replaced: { revision: number } | undefined;
+      if (file) {
+        if (current.user_id !== caller.userId) throw forbidden('Only the participant who uploaded it can replace the file');
+        if (current.media_type === MEDIA_TYPES.note) throw badRequest('A note has no file to replace', { file: 'A note has no file to replace' });
+        const { size, classified } = await this.inspect(file);
+        if (classified.media_type !== current.media_type) {
+          const message = `The new file must be ${KIND_NAMES[current.media_type as 2 | 3 | 4].noun}, like the one it replaces`;
+          throw badRequest(message, { file: message });
+        }
+        const revision = current.media_revision + 1;
+        Object.assign(changes, await this.storeOriginal(current.id, revision, file, classified, size));
+        replaced = { revision: current.media_revision };
+      }
+      const updated = await this.deps.evidence.update(id, changes, [
+        this.changedEvent('evidence.updated', { ...current, ...changes }, requestId),
+      ]);
+      if (!updated) throw notFound(MESSAGES.evidenceNotFound);
+      this.deps.onEventsCommitted();
+      if (replaced) {
+        await this.enqueue(updated);
+        await this.deps.blobs.deletePrefix(`evidence/${id}/r${replaced.revision}/`);
+      }
+      return updated;
+    } finally {
+      if (file) await rm(file.path, { force: true });
+    }
+  }
+
+  async delete(caller: CallerIdentity, id: string, requestId?: string): Promise<void> {
+    const current = await this.ownedOrAdministered(caller, id);
+    const data: EvidenceDeletedData = { evidenceId: id, userId: current.user_id };
+    const deleted = await this.deps.evidence.delete(id, [
+      { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.deleted', key: id, data, requestId }) },
+    ]);
+    if (!deleted) throw notFound(MESSAGES.evidenceNotFound);
+    this.deps.onEventsCommitted();
+    await this.deps.blobs.deletePrefix(`evidence/${id}/`);
+  }
+
+  async toggleVisibility(id: string, requestId?: string): Promise<EvidenceRecord> {
+    const current = await this.deps.evidence.findById(id);
+    if (!current) throw notFound(MESSAGES.evidenceNotFound);
+    const is_public = !current.is_public;
+    const data: EvidenceVisibilityData = { evidenceId: id, is_public, changed: 1 };
+    const updated = await this.deps.evidence.update(id, { is_public, updated_at: new Date().toISOString() }, [
+      { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: id, data, requestId }) },
+    ]);
+    if (!updated) throw notFound(MESSAGES.evidenceNotFound);
+    this.deps.onEventsCommitted();
+    return updated;
+  }
+
+  async setAllVisibility(is_public: boolean, requestId?: string): Promise<number> {
+    const changed = await this.deps.evidence.setAllVisibility(is_public, (count) => {
+      const data: EvidenceVisibilityData = { evidenceId: null, is_public, changed: count };
+      return [{ topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: 'all', data, requestId }) }];
+    });
+    if (changed > 0) this.deps.onEventsCommitted();
+    return changed;
+  }
+
+  /** An item for someone who may see it: its owner, an administrator, or anyone once it is public. */
+  async readable(caller: CallerIdentity | undefined, id: string): Promise<EvidenceRecord> {
+    const record = await this.deps.evidence.findById(id);
+    const privileged = record !== null && caller !== undefined && (caller.userId === record.user_id || isAdminRole(caller.role));
+    const open = record !== null && record.is_public && (record.media_status === 'ready' || record.media_status === 'none');
+    if (!record || (!privileged && !open)) throw notFound(MESSAGES.evidenceNotFound);
+    return record;
+  }
+
+  /**
+   * Which blob a caller may have for an item's media, and how it may be cached. A private item is
+   * for its owner and administrators only; the original is never for the public. Anyone else gets
+   * a 404, which does not tell whether the item exists.
+   */
+  async mediaFor(caller: CallerIdentity | undefined, id: string, variant: MediaVariant) {
+    const record = await this.deps.evidence.findById(id);
+    if (!record) throw notFound(MESSAGES.evidenceNotFound);
+    const privileged = caller !== undefined && (caller.userId === record.user_id || isAdminRole(caller.role));
+    const publiclyVisible = record.is_public && record.media_status === 'ready' && variant !== 'original';
+    if (!privileged && !publiclyVisible) throw notFound(MESSAGES.evidenceNotFound);
+    const key = { display: record.display_key, thumb: record.thumb_key, poster: record.poster_key, original: record.original_key }[variant];
+    if (!key) throw notFound('This item has no such media yet');
+    return { key, revision: record.media_revision, cache: publiclyVisible ? ('public' as const) : ('private' as const), record };
+  }
+
+  // --- reactions to other services -------------------------------------------------------
+
+  /** The media worker's report about one revision of an item's media. Idempotent. */
+  async applyMediaResult(result: MediaProcessedData): Promise<void> {
+    const changes: EvidenceChanges =
+      result.status === 'ready'
+        ? {
+            media_status: 'ready',
+            media_error: null,
+            media_type: result.media_type,
+            display_key: result.display?.key ?? null,
+            display_type: result.display?.contentType ?? null,
+            thumb_key: result.thumbnail?.key ?? null,
+            poster_key: result.poster?.key ?? null,
+            placeholder: result.placeholder,
+            width: result.width,
+            height: result.height,
+            duration: result.duration,
+          }
+        : { media_status: 'failed', media_error: result.error ?? 'The file could not be processed' };
+    const updated = await this.deps.evidence.applyMediaResult(result.evidenceId, result.revision, changes);
+    if (updated) this.deps.logger.info({ evidenceId: result.evidenceId, revision: result.revision, status: result.status }, 'media result applied');
+  }
+
+  async onUserChanged(data: Pick<UserUpdatedData, 'userId' | 'username' | 'avatar_AWS_URL'>): Promise<void> {
+    await this.deps.authors.upsert({ userId: data.userId, username: data.username, avatarUrl: data.avatar_AWS_URL });
+    await this.deps.evidence.updateAuthor(data.userId, data.username, data.avatar_AWS_URL);
+  }
+
+  /** A deleted participant's items and their files go too. Idempotent. */
+  async onUserDeleted(userId: string): Promise<void> {
+    const deleted = await this.deps.evidence.deleteByOwner(userId, (records) =>
+      records.map((record) => {
+        const data: EvidenceDeletedData = { evidenceId: record.id, userId };
+        return { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.deleted', key: record.id, data }) };
+      }),
+    );
+    if (deleted.length > 0) this.deps.onEventsCommitted();
+    for (const record of deleted) await this.deps.blobs.deletePrefix(`evidence/${record.id}/`);
+    await this.deps.authors.remove(userId);
+    this.deps.logger.info({ userId, items: deleted.length }, "deleted a removed user's evidence");
+  }
+
+  /**
+   * Makes sure every item still processing has its job: enqueues what is missing (a crash between
+   * the commit and the enqueue), and takes over the outcome of finished jobs whose report was lost.
+   */
+  async reconcile(): Promise<void> {
+    for (const record of await this.deps.evidence.findProcessing(200)) {
+      const job = await this.deps.jobs.getJob(jobIdFor(record.id, record.media_revision));
+      if (!job) {
+        await this.enqueue(record);
+      } else if (job.state === 'failed') {
+        await this.applyMediaResult(failedResult(record, job.failedReason));
+      } else if (job.state === 'completed' && job.returnValue) {
+        await this.applyMediaResult(job.returnValue as MediaProcessedData);
+      }
+    }
+  }
+
+  // --- helpers -----------------------------------------------------------------------------
+
+  private async ownedOrAdministered(caller: CallerIdentity, id: string): Promise<EvidenceRecord> {
+    const record = await this.deps.evidence.findById(id);
+    if (!record) throw notFound(MESSAGES.evidenceNotFound);
+    if (record.user_id !== caller.userId && !isAdminRole(caller.role)) throw forbidden(MESSAGES.notYourEvidence);
+    return record;
+  }
+
+  private async inspect(file: ReceivedFile): Promise<{ size: number; classified: ClassifiedFile }> {
+    const { size } = await stat(file.path);
+    if (size === 0) throw badRequest(MESSAGES.emptyFile, { file: MESSAGES.emptyFile });
+    const classified = await classifyMediaFile(file.path);
+    const limit = { 2: this.deps.limits.image, 3: this.deps.limits.video, 4: this.deps.limits.audio }[classified.media_type];
+    if (size > limit) throw payloadTooLarge(`${KIND_NAMES[classified.media_type].plural} can be at most ${formatBytes(limit)}`);
+    return { size, classified };
+  }
+
+  private async storeOriginal(id: string, revision: number, file: ReceivedFile, classified: ClassifiedFile, size: number): Promise<EvidenceChanges> {
+    const key = `evidence/${id}/r${revision}/original`;
+    await this.deps.blobs.put(key, createReadStream(file.path), { contentType: classified.contentType });
+    return {
+      media_type: classified.media_type,
+      media_status: 'processing',
+      media_error: null,
+      media_revision: revision,
+      original_key: key,
+      original_type: classified.contentType,
+      original_size: size,
+      display_key: null,
+      display_type: null,
+      thumb_key: null,
+      poster_key: null,
+      placeholder: null,
+      width: null,
+      height: null,
+      duration: null,
+    };
+  }
+
+  private async enqueue(record: EvidenceRecord): Promise<void> {
+    if (!record.original_key || record.media_type === MEDIA_TYPES.note) return;
+    await this.deps.jobs.add(
+      'process-media',
+      {
+        evidenceId: record.id,
+        revision: record.media_revision,
+        media_type: record.media_type,
+        originalKey: record.original_key,
+        outputPrefix: `evidence/${record.id}/r${record.media_revision}/`,
+      },
+      { jobId: jobIdFor(record.id, record.media_revision), attempts: 3, backoff: { type: 'exponential', delay: 5000 } },
+    );
+  }
+
+  private async newRecord(caller: CallerIdentity, input: EvidenceInput, media_type: MediaType): Promise<EvidenceRecord> {
+    const author = await this.deps.authors.find(caller.userId);
+    const now = new Date().toISOString();
+    return {
+      id: randomUUID(),
+      user_id: caller.userId,
+      username: author?.username ?? caller.username,
+      avatar_url: author?.avatarUrl ?? null,
+      title: input.title,
+      notes: input.notes,
+      location: input.location,
+      media_type,
+      is_public: false,
+      date_posted: now,
+      updated_at: now,
+      media_status: media_type === MEDIA_TYPES.note ? 'none' : 'processing',
+      media_error: null,
+      media_revision: 0,
+      original_key: null,
+      original_type: null,
+      original_size: null,
+      display_key: null,
+      display_type: null,
+      thumb_key: null,
+      poster_key: null,
+      placeholder: null,
+      width: null,
+      height: null,
+      duration: null,
+    };
+  }
+
+  private changedEvent(type: 'evidence.created' | 'evidence.updated', record: EvidenceRecord, requestId?: string): PendingEvent {
+    const data: EvidenceChangedData = {
+      evidenceId: record.id,
+      userId: record.user_id,
+      media_type: record.media_type,
+      is_public: record.is_public,
+      title: record.title,
+    };
+    return { topic: TOPICS.evidence, event: createEvent({ type, key: record.id, data, requestId }) };
+  }
+}
+
+function failedResult(record: EvidenceRecord, reason: string | null): MediaProcessedData {
+  return {
+    evidenceId: record.id,
+    revision: record.media_revision,
+    status: 'failed',
+    media_type: record.media_type,
+    error: reason ? `The file could not be processed: ${reason}` : 'The file could not be processed',
+    display: null,
+    thumbnail: null,
+    poster: null,
+    placeholder: null,
+    width: null,
+    height: null,
+    duration: null,
+  };
+}

@@ -1,0 +1,54 @@
+import express, { type Express } from 'express';
+import {
+  callerIdentity,
+  errorHandler,
+  healthRoutes,
+  notFoundHandler,
+  requestLogging,
+  type BlobStore,
+  type IdentityTokens,
+  type Logger,
+  type ReadinessCheck,
+} from '@portal/platform';
+import type { EvidenceService } from '../domain/evidence-service.js';
+import type { EvidenceRepository } from '../repositories/evidence-repository.js';
+import { evidenceRoutes } from './routes/evidence-routes.js';
+import { mediaRoutes } from './routes/media-routes.js';
+import { uploadRoutes } from './routes/upload-routes.js';
+
+export interface EvidenceAppDeps {
+  logger: Logger;
+  tokens: IdentityTokens;
+  evidence: EvidenceService;
+  repository: EvidenceRepository;
+  blobs: BlobStore;
+  tmpDir: string;
+  uploadsDir: string;
+  uploadExpiryMs: number;
+  readiness: ReadinessCheck[];
+}
+
+export function createEvidenceApp(deps: EvidenceAppDeps): { app: Express; cleanUpUploads: () => Promise<number> } {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', true);
+  app.use(requestLogging(deps.logger));
+  healthRoutes(app, deps.readiness);
+  app.use(callerIdentity(deps.tokens));
+  const uploads = uploadRoutes({
+    evidence: deps.evidence,
+    repository: deps.repository,
+    tokens: deps.tokens,
+    logger: deps.logger,
+    directory: deps.uploadsDir,
+    expireAfterMs: deps.uploadExpiryMs,
+  });
+  // Resumable uploads read their own request bodies: they come before any body parser.
+  app.use(uploads.router);
+  app.use(express.json({ limit: '64kb' }));
+  app.use(mediaRoutes({ evidence: deps.evidence, blobs: deps.blobs }));
+  app.use(evidenceRoutes({ evidence: deps.evidence, tmpDir: deps.tmpDir }));
+  app.use(notFoundHandler());
+  app.use(errorHandler(deps.logger));
+  return { app, cleanUpUploads: uploads.cleanUp };
+}

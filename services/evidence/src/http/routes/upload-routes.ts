@@ -1,0 +1,151 @@
+import { Router } from 'express';
+import { Server, type Upload } from '@tus/server';
+import { FileStore } from '@tus/file-store';
+import { MESSAGES, createEvidenceSchema } from '@portal/contracts';
+import {
+  IDENTITY_HEADER,
+  formatBytes,
+  toHttpError,
+  type CallerIdentity,
+  type IdentityTokens,
+  type Logger,
+} from '@portal/platform';
+import type { EvidenceService } from '../../domain/evidence-service.js';
+import { toEvidenceResponse } from '../../domain/evidence-record.js';
+import type { EvidenceRepository } from '../../repositories/evidence-repository.js';
+
+export const UPLOADS_PATH = '/api/evidence/uploads';
+
+export interface UploadRouteDeps {
+  evidence: EvidenceService;
+  repository: EvidenceRepository;
+  tokens: IdentityTokens;
+  logger: Logger;
+  /** Where unfinished resumable uploads are kept. */
+  directory: string;
+  /** Unfinished uploads untouched for this long are removed (ms). */
+  expireAfterMs: number;
+}
+
+/** What tus sends back for an error: our JSON error body with its status. */
+function tusError(status: number, code: string, message: string): { status_code: number; body: string } {
+  return { status_code: status, body: JSON.stringify({ code, message }) };
+}
+
+/**
+ * Resumable uploads (the tus protocol, so that a video from a phone survives a dropped mobile
+ * connection). An upload belongs to the participant who created it; when its last byte arrives it
+ * becomes an evidence item, and the final response carries that item as JSON.
+ */
+export function uploadRoutes(deps: UploadRouteDeps): { router: Router; cleanUp: () => Promise<number> } {
+  const datastore = new FileStore({ directory: deps.directory, expirationPeriodInMilliseconds: deps.expireAfterMs });
+  const callers = new WeakMap<Request, CallerIdentity>();
+
+  async function callerOf(req: Request): Promise<CallerIdentity> {
+    const known = callers.get(req);
+    if (known) return known;
+    const token = req.headers.get(IDENTITY_HEADER);
+    if (!token) throw tusError(401, 'unauthenticated', MESSAGES.notSignedIn);
+    try {
+      const caller = await deps.tokens.verifyCaller(token);
+      callers.set(req, caller);
+      return caller;
+    } catch {
+      throw tusError(401, 'unauthenticated', MESSAGES.notSignedIn);
+    }
+  }
+
+  function metadataInput(upload: Upload) {
+    const parsed = createEvidenceSchema.safeParse({
+      title: upload.metadata?.title ?? undefined,
+      notes: upload.metadata?.notes ?? '',
+      location: upload.metadata?.location ?? undefined,
+    });
+    if (!parsed.success) throw tusError(400, 'validation_failed', parsed.error.issues[0]?.message ?? 'Invalid upload');
+    return parsed.data;
+  }
+
+  const tus = new Server({
+    path: UPLOADS_PATH,
+    datastore,
+    relativeLocation: true,
+    maxSize: deps.evidence.largestUpload,
+    disableTerminationForFinishedUploads: true,
+    async onIncomingRequest(req, uploadId) {
+      const caller = await callerOf(req);
+      if (req.method === 'POST' || req.method === 'OPTIONS' || !uploadId) return;
+      let owner: string | undefined;
+      try {
+        owner = (await datastore.getUpload(uploadId)).metadata?.owner ?? undefined;
+      } catch {
+        return; // unknown upload: tus answers 404
+      }
+      if (owner !== caller.userId) throw tusError(403, 'forbidden', MESSAGES.uploadNotYours);
+    },
+    async onUploadCreate(req, upload) {
+      const caller = await callerOf(req);
+      metadataInput(upload);
+      // The owner is set here, whatever the client put in the metadata.
+      return { metadata: { ...upload.metadata, owner: caller.userId } };
+    },
+    async onUploadFinish(req, upload) {
+      const caller = await callerOf(req);
+      const path = upload.storage?.path;
+      if (!path) throw tusError(500, 'internal', MESSAGES.internal);
+      try {
+        const record = await deps.evidence.createFromFile(caller, { path }, metadataInput(upload), { uploadId: upload.id });
+        return {
+          status_code: 200,
+          headers: { 'Content-Type': 'application/json', 'X-Evidence-Id': record.id },
+          body: JSON.stringify(toEvidenceResponse(record)),
+        };
+      } catch (error) {
+        const httpError = toHttpError(error);
+        if (httpError.status >= 500) deps.logger.error({ err: error, uploadId: upload.id }, 'finishing an upload failed');
+        throw { status_code: httpError.status, body: JSON.stringify(httpError.toJSON()) };
+      } finally {
+        await datastore.remove(upload.id).catch(() => undefined);
+      }
+    },
+    async onResponseError(_req, error) {
+      if ('status_code' in error && typeof error.body === 'string' && error.body.startsWith('{')) return error;
+      const status = 'status_code' in error ? error.status_code : 500;
+      if (status === 413) {
+        return tusError(413, 'payload_too_large', `The file is too large (at most ${formatBytes(deps.evidence.largestUpload)})`);
+      }
+      if (status === 404 || status === 410) return tusError(status, 'not_found', MESSAGES.uploadNotFound);
+      if (status >= 500) deps.logger.error({ err: error }, 'resumable upload failed');
+      const body = 'body' in error && typeof error.body === 'string' ? error.body.trim() : (error as Error).message;
+      return tusError(status, status >= 500 ? 'internal' : 'validation_failed', status >= 500 ? MESSAGES.internal : body);
+    },
+  });
+
+  const router = Router();
+  // A finished upload is answered from the item it became, so that a client that lost the last
+  // response and asks again learns it is complete instead of starting over (no duplicate items).
+  router.head(
+    `${UPLOADS_PATH}/:uploadId`,
+    (req, res, next) => {
+      deps.repository
+        .findFinishedUpload(String(req.params.uploadId))
+        .then(async (finished) => {
+          if (!finished) return next();
+          const record = await deps.repository.findById(finished.evidenceId);
+          if (!record || record.user_id !== req.caller?.userId) return next();
+          res.set({
+            'Tus-Resumable': '1.0.0',
+            'Upload-Offset': String(finished.size),
+            'Upload-Length': String(finished.size),
+            'Cache-Control': 'no-store',
+            'X-Evidence-Id': record.id,
+          });
+          res.status(200).end();
+        })
+        .catch(next);
+    },
+  );
+  router.all([UPLOADS_PATH, `${UPLOADS_PATH}/{*rest}`], (req, res) => {
+    void tus.handle(req, res);
+  });
+  return { router, cleanUp: () => tus.cleanUpExpiredUploads() };
+}

@@ -1,0 +1,186 @@
+import { appendToOutbox, decodeCursor, encodeCursor, SqliteOutboxStore, type SqliteDatabase } from '@portal/platform';
+import type { MediaType } from '@portal/contracts';
+import type { EvidenceChanges, EvidenceRecord } from '../../domain/evidence-record.js';
+import type {
+  EvidenceFilter,
+  EvidencePage,
+  EvidenceRepository,
+  FinishedUpload,
+  PendingEvent,
+} from '../evidence-repository.js';
+
+type Row = Omit<EvidenceRecord, 'is_public' | 'media_type'> & { is_public: number; media_type: number };
+
+const WRITABLE = [
+  'username',
+  'avatar_url',
+  'title',
+  'notes',
+  'location',
+  'media_type',
+  'is_public',
+  'updated_at',
+  'media_status',
+  'media_error',
+  'media_revision',
+  'original_key',
+  'original_type',
+  'original_size',
+  'display_key',
+  'display_type',
+  'thumb_key',
+  'poster_key',
+  'placeholder',
+  'width',
+  'height',
+  'duration',
+] as const;
+
+export class SqliteEvidenceRepository implements EvidenceRepository {
+  readonly outbox: SqliteOutboxStore;
+
+  constructor(private readonly db: SqliteDatabase) {
+    this.outbox = new SqliteOutboxStore(db);
+  }
+
+  async create(record: EvidenceRecord, events: PendingEvent[], finishedUpload?: FinishedUpload): Promise<void> {
+    this.db.transaction(() => {
+      const columns = ['id', 'user_id', 'date_posted', ...WRITABLE];
+      this.db
+        .prepare(`INSERT INTO evidence (${columns.join(', ')}) VALUES (${columns.map((column) => `@${column}`).join(', ')})`)
+        .run(toRow(record));
+      if (finishedUpload) {
+        this.db
+          .prepare('INSERT INTO finished_uploads (upload_id, evidence_id, size) VALUES (?, ?, ?)')
+          .run(finishedUpload.uploadId, finishedUpload.evidenceId, finishedUpload.size);
+      }
+      this.append(events);
+    }).immediate();
+  }
+
+  async findById(id: string): Promise<EvidenceRecord | null> {
+    return fromRow(this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row | undefined);
+  }
+
+  async update(id: string, changes: EvidenceChanges, events: PendingEvent[]): Promise<EvidenceRecord | null> {
+    return this.db.transaction(() => {
+      if (!this.updateRow(id, changes)) return null;
+      this.append(events);
+      return fromRow(this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row);
+    }).immediate();
+  }
+
+  async delete(id: string, events: PendingEvent[]): Promise<EvidenceRecord | null> {
+    return this.db.transaction(() => {
+      const record = fromRow(this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row | undefined);
+      if (!record) return null;
+      this.db.prepare('DELETE FROM evidence WHERE id = ?').run(id);
+      this.append(events);
+      return record;
+    }).immediate();
+  }
+
+  async list(filter: EvidenceFilter, limit: number, cursor?: string): Promise<EvidencePage> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filter.ownerId) {
+      where.push('user_id = ?');
+      params.push(filter.ownerId);
+    }
+    if (filter.publicOnly) where.push(`is_public = 1 AND media_status IN ('ready', 'none')`);
+    if (filter.type) {
+      where.push('media_type = ?');
+      params.push(filter.type);
+    }
+    const after = cursor ? decodeCursor(cursor) : null;
+    if (after) {
+      where.push('(date_posted, id) < (?, ?)');
+      params.push(after[0], after[1]);
+    }
+    const rows = this.db
+      .prepare(
+        `SELECT * FROM evidence ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY date_posted DESC, id DESC LIMIT ?`,
+      )
+      .all(...params, limit + 1) as Row[];
+    const items = rows.slice(0, limit).map((row) => fromRow(row)!);
+    const last = items.at(-1);
+    return { items, nextCursor: rows.length > limit && last ? encodeCursor([last.date_posted, last.id]) : null };
+  }
+
+  async setAllVisibility(isPublic: boolean, events: (changed: number) => PendingEvent[]): Promise<number> {
+    return this.db.transaction(() => {
+      const changed = this.db
+        .prepare('UPDATE evidence SET is_public = ?, updated_at = ? WHERE is_public <> ?')
+        .run(isPublic ? 1 : 0, new Date().toISOString(), isPublic ? 1 : 0).changes;
+      if (changed > 0) this.append(events(changed));
+      return changed;
+    }).immediate();
+  }
+
+  async applyMediaResult(id: string, revision: number, changes: EvidenceChanges): Promise<EvidenceRecord | null> {
+    return this.db.transaction(() => {
+      const current = this.db.prepare('SELECT media_revision FROM evidence WHERE id = ?').get(id) as { media_revision: number } | undefined;
+      if (!current || current.media_revision !== revision) return null;
+      this.updateRow(id, changes);
+      return fromRow(this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row);
+    }).immediate();
+  }
+
+  async updateAuthor(userId: string, username: string, avatarUrl: string | null): Promise<number> {
+    return this.db
+      .prepare('UPDATE evidence SET username = ?, avatar_url = ? WHERE user_id = ? AND (username <> ? OR avatar_url IS NOT ?)')
+      .run(username, avatarUrl, userId, username, avatarUrl).changes;
+  }
+
+  async deleteByOwner(userId: string, events: (records: EvidenceRecord[]) => PendingEvent[]): Promise<EvidenceRecord[]> {
+    return this.db.transaction(() => {
+      const records = (this.db.prepare('SELECT * FROM evidence WHERE user_id = ?').all(userId) as Row[]).map((row) => fromRow(row)!);
+      if (records.length === 0) return [];
+      this.db.prepare('DELETE FROM evidence WHERE user_id = ?').run(userId);
+      this.append(events(records));
+      return records;
+    }).immediate();
+  }
+
+  async findProcessing(limit: number): Promise<EvidenceRecord[]> {
+    return (
+      this.db.prepare(`SELECT * FROM evidence WHERE media_status = 'processing' ORDER BY updated_at LIMIT ?`).all(limit) as Row[]
+    ).map((row) => fromRow(row)!);
+  }
+
+  async findFinishedUpload(uploadId: string): Promise<FinishedUpload | null> {
+    const row = this.db.prepare('SELECT upload_id, evidence_id, size FROM finished_uploads WHERE upload_id = ?').get(uploadId) as
+      | { upload_id: string; evidence_id: string; size: number }
+      | undefined;
+    return row ? { uploadId: row.upload_id, evidenceId: row.evidence_id, size: row.size } : null;
+  }
+
+  async ping(): Promise<void> {
+    this.db.prepare('SELECT 1').get();
+  }
+
+  private updateRow(id: string, changes: EvidenceChanges): boolean {
+    const columns = WRITABLE.filter((column) => column in changes);
+    if (columns.length === 0) return this.db.prepare('SELECT 1 FROM evidence WHERE id = ?').get(id) !== undefined;
+    return (
+      this.db
+        .prepare(`UPDATE evidence SET ${columns.map((column) => `${column} = @${column}`).join(', ')} WHERE id = @id`)
+        .run({ ...toRow(changes), id }).changes > 0
+    );
+  }
+
+  private append(events: PendingEvent[]): void {
+    for (const { topic, event } of events) appendToOutbox(this.db, topic, event);
+  }
+}
+
+function toRow(record: EvidenceChanges & Partial<Pick<EvidenceRecord, 'id' | 'user_id' | 'date_posted'>>): Record<string, unknown> {
+  const row: Record<string, unknown> = { ...record };
+  if (record.is_public !== undefined) row.is_public = record.is_public ? 1 : 0;
+  return row;
+}
+
+function fromRow(row: Row | undefined): EvidenceRecord | null {
+  if (!row) return null;
+  return { ...row, is_public: row.is_public === 1, media_type: row.media_type as MediaType };
+}

@@ -1,0 +1,25 @@
+import { join } from 'node:path';
+import { z } from 'zod';
+import { parseEnv } from '@portal/platform';
+
+export interface MediaWorkerSettings {
+  dataDir: string;
+  /** Jobs processed at once by this worker (ffmpeg uses up to two threads per job). */
+  concurrency: number;
+  workRoot: string;
+}
+
+const mediaWorkerEnvSchema = z.object({
+  DATA_DIR: z.string().default('./data'),
+  MEDIA_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(1),
+  MEDIA_WORK_DIR: z.string().optional(),
+});
+
+export function mediaWorkerSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): MediaWorkerSettings {
+  const parsed = parseEnv(mediaWorkerEnvSchema, env);
+  return {
+    dataDir: parsed.DATA_DIR,
+    concurrency: parsed.MEDIA_WORKER_CONCURRENCY,
+    workRoot: parsed.MEDIA_WORK_DIR ?? join(parsed.DATA_DIR, 'tmp', 'media-worker'),
+  };
+}

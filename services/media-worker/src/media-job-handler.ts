@@ -1,0 +1,151 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import {
+  MEDIA_TYPES,
+  TOPICS,
+  type MediaJob,
+  type MediaProcessedData,
+} from '@portal/contracts';
+import {
+  createEvent,
+  probeMedia,
+  type ActiveJob,
+  type BlobStore,
+  type EventBus,
+  type Logger,
+  type ProbeResult,
+} from '@portal/platform';
+import { UnprocessableMediaError } from './processing/media-error.js';
+import { stillImages } from './processing/still-images.js';
+import { posterFrame, transcodeVideo } from './processing/video.js';
+import { transcodeAudio } from './processing/audio.js';
+
+export interface MediaJobDeps {
+  blobs: BlobStore;
+  bus: EventBus;
+  logger: Logger;
+  /** Scratch space for originals and outputs while a job runs. */
+  workRoot: string;
+}
+
+type Derivatives = Pick<MediaProcessedData, 'display' | 'thumbnail' | 'poster' | 'placeholder' | 'width' | 'height' | 'duration'>;
+
+/**
+ * One media job: fetch the private original, make the public derivatives, store them under the
+ * job's prefix, and report the result on the bus. Running it twice gives the same keys and the
+ * same report, so retries and redeliveries are harmless. A file that cannot be processed ends as
+ * a "failed" report with the reason; anything else (storage, bus) is thrown so the job is retried.
+ */
+export function mediaJobHandler(deps: MediaJobDeps) {
+  return async (job: ActiveJob<MediaJob>): Promise<MediaProcessedData> => {
+    const data = job.data;
+    const workDir = join(deps.workRoot, job.id.replace(/[^A-Za-z0-9._-]/g, '_'));
+    await rm(workDir, { recursive: true, force: true });
+    await mkdir(workDir, { recursive: true });
+    const started = Date.now();
+    try {
+      const original = join(workDir, 'original');
+      const object = await deps.blobs.get(data.originalKey);
+      if (!object) throw new UnprocessableMediaError('The uploaded file is missing');
+      await pipeline(object.body, createWriteStream(original));
+
+      let result: MediaProcessedData;
+      try {
+        const derivatives = await process(deps, data, original, workDir, (percent) => void job.updateProgress(Math.round(percent)));
+        result = { evidenceId: data.evidenceId, revision: data.revision, status: 'ready', media_type: data.media_type, error: null, ...derivatives };
+      } catch (error) {
+        if (!(error instanceof UnprocessableMediaError)) throw error;
+        deps.logger.warn({ jobId: job.id, reason: error.message }, 'media could not be processed');
+        result = {
+          evidenceId: data.evidenceId,
+          revision: data.revision,
+          status: 'failed',
+          media_type: data.media_type,
+          error: `The file could not be processed: ${error.message}`,
+          display: null,
+          thumbnail: null,
+          poster: null,
+          placeholder: null,
+          width: null,
+          height: null,
+          duration: null,
+        };
+      }
+      await deps.bus.publish(TOPICS.media, [
+        { key: data.evidenceId, value: createEvent({ type: `media.${result.status}`, key: data.evidenceId, data: result }) },
+      ]);
+      deps.logger.info({ jobId: job.id, status: result.status, ms: Date.now() - started }, 'media job done');
+      return result;
+    } finally {
+      await rm(workDir, { recursive: true, force: true });
+    }
+  };
+}
+
+async function process(
+  deps: MediaJobDeps,
+  job: MediaJob,
+  original: string,
+  workDir: string,
+  onProgress: (percent: number) => void,
+): Promise<Derivatives> {
+  const put = async (name: string, body: Buffer | string, contentType: string) => {
+    const key = `${job.outputPrefix}${name}`;
+    await deps.blobs.put(key, typeof body === 'string' ? createReadStream(body) : body, { contentType });
+    return { key, contentType };
+  };
+
+  if (job.media_type === MEDIA_TYPES.image) {
+    const images = await stillImages(original).catch((error: unknown) => {
+      throw new UnprocessableMediaError(`the image could not be decoded (${(error as Error).message})`);
+    });
+    return {
+      display: await put('display.webp', images.display, 'image/webp'),
+      thumbnail: await put('thumb.webp', images.thumbnail, 'image/webp'),
+      poster: null,
+      placeholder: images.placeholder,
+      width: images.width,
+      height: images.height,
+      duration: null,
+    };
+  }
+
+  const probe = await probeMedia(original).catch(() => {
+    throw new UnprocessableMediaError('the file is not a recording ffprobe can read');
+  });
+
+  if (job.media_type === MEDIA_TYPES.video) {
+    const video = await transcodeVideo(original, probe, workDir, onProgress);
+    const output = await probeMedia(video);
+    const duration = durationOf(output);
+    const stream = output.streams.find((s) => s.codec_type === 'video');
+    const poster = await stillImages(await posterFrame(video, duration, workDir), 1280);
+    return {
+      display: await put('display.mp4', video, 'video/mp4'),
+      thumbnail: await put('thumb.webp', poster.thumbnail, 'image/webp'),
+      poster: await put('poster.webp', poster.display, 'image/webp'),
+      placeholder: poster.placeholder,
+      width: stream?.width ?? null,
+      height: stream?.height ?? null,
+      duration,
+    };
+  }
+
+  const audio = await transcodeAudio(original, probe, workDir, onProgress);
+  return {
+    display: await put('display.m4a', audio, 'audio/mp4'),
+    thumbnail: null,
+    poster: null,
+    placeholder: null,
+    width: null,
+    height: null,
+    duration: durationOf(await probeMedia(audio)),
+  };
+}
+
+function durationOf(probe: ProbeResult): number | null {
+  const seconds = Number(probe.format.duration);
+  return Number.isFinite(seconds) && seconds > 0 ? Math.round(seconds * 100) / 100 : null;
+}

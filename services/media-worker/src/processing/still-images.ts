@@ -1,0 +1,39 @@
+import sharp from 'sharp';
+import { rgbaToThumbHash } from 'thumbhash';
+
+export interface StillImages {
+  display: Buffer;
+  thumbnail: Buffer;
+  /** ThumbHash, base64: a ~25-byte blurred preview to draw while the thumbnail loads. */
+  placeholder: string;
+  width: number;
+  height: number;
+}
+
+const MAX_PIXELS = 80_000_000;
+
+/**
+ * From a picture (a photo, or a video's poster frame): an upright display copy (longest side at
+ * most `displaySize`) and a thumbnail, both WebP with no metadata at all, plus a ThumbHash.
+ */
+export async function stillImages(input: string | Buffer, displaySize = 1600): Promise<StillImages> {
+  const base = () => sharp(input, { limitInputPixels: MAX_PIXELS, animated: false }).rotate();
+  const display = await base()
+    .resize({ width: displaySize, height: displaySize, fit: 'inside', withoutEnlargement: true })
+    .webp({ quality: 80 })
+    .toBuffer({ resolveWithObject: true });
+  const thumbnail = await base().resize({ width: 480, height: 480, fit: 'inside', withoutEnlargement: true }).webp({ quality: 70 }).toBuffer();
+  const small = await base()
+    .resize({ width: 100, height: 100, fit: 'inside' })
+    .ensureAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const hash = rgbaToThumbHash(small.info.width, small.info.height, small.data);
+  return {
+    display: display.data,
+    thumbnail,
+    placeholder: Buffer.from(hash).toString('base64'),
+    width: display.info.width,
+    height: display.info.height,
+  };
+}

@@ -1,0 +1,34 @@
+import type { MediaJob } from '@portal/contracts';
+import { locateFfmpeg, type BlobStore, type EventBus, type JobQueue, type JobWorker, type Logger } from '@portal/platform';
+import type { MediaWorkerSettings } from './config.js';
+import { mediaJobHandler } from './media-job-handler.js';
+
+export interface MediaWorkerRuntime {
+  bus: EventBus;
+  jobs: JobQueue<MediaJob>;
+  blobs: BlobStore;
+  logger: Logger;
+}
+
+export interface MediaWorkerHandle {
+  start(): Promise<void>;
+  /** Stops taking jobs and lets the running ones finish. */
+  stop(): Promise<void>;
+}
+
+export function createMediaWorker(settings: MediaWorkerSettings, runtime: MediaWorkerRuntime): MediaWorkerHandle {
+  let worker: JobWorker | undefined;
+  return {
+    async start() {
+      const binaries = locateFfmpeg();
+      runtime.logger.info({ ...binaries, concurrency: settings.concurrency }, 'media worker starting');
+      worker = await runtime.jobs.work(
+        mediaJobHandler({ blobs: runtime.blobs, bus: runtime.bus, logger: runtime.logger, workRoot: settings.workRoot }),
+        { concurrency: settings.concurrency, lockDurationMs: 60_000 },
+      );
+    },
+    async stop() {
+      await worker?.close();
+    },
+  };
+}

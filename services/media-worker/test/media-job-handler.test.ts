@@ -1,0 +1,138 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buffer } from 'node:stream/consumers';
+import sharp from 'sharp';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TOPICS, type MediaJob, type MediaProcessedData, type MediaType } from '@portal/contracts';
+import { FsBlobStore, SqliteEventBus, probeMedia, type ActiveJob } from '@portal/platform';
+import { makeMediaFixtures, type MediaFixtures } from '../../../tests/support/media-fixtures.js';
+import { mediaJobHandler } from '../src/media-job-handler.js';
+
+let root: string;
+let fixtures: MediaFixtures;
+let blobs: FsBlobStore;
+let bus: SqliteEventBus;
+let handle: ReturnType<typeof mediaJobHandler>;
+
+beforeAll(async () => {
+  root = mkdtempSync(join(tmpdir(), 'media-worker-'));
+  fixtures = await makeMediaFixtures(join(root, 'fixtures'));
+  blobs = new FsBlobStore(join(root, 'blobs'));
+  bus = new SqliteEventBus({ file: join(root, 'bus.sqlite'), logger: pino({ level: 'silent' }) });
+  handle = mediaJobHandler({ blobs, bus, logger: pino({ level: 'silent' }), workRoot: join(root, 'work') });
+}, 120_000);
+afterAll(async () => {
+  await bus.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+let counter = 0;
+/** Stores a fixture as an original and runs one job on it, as the queue would. */
+async function runJob(file: string, media_type: MediaType): Promise<{ result: MediaProcessedData; progress: number[] }> {
+  counter++;
+  const id = `item-${counter}`;
+  await blobs.put(`evidence/${id}/r1/original`, readFileSync(file), { contentType: 'application/octet-stream' });
+  const progress: number[] = [];
+  const job: ActiveJob<MediaJob> = {
+    id: `${id}.r1`,
+    name: 'process-media',
+    attemptsMade: 0,
+    data: { evidenceId: id, revision: 1, media_type, originalKey: `evidence/${id}/r1/original`, outputPrefix: `evidence/${id}/r1/` },
+    updateProgress: async (value) => void progress.push(value),
+  };
+  return { result: await handle(job), progress };
+}
+
+async function saveBlob(key: string, name: string): Promise<string> {
+  const object = await blobs.get(key);
+  const path = join(root, name);
+  writeFileSync(path, await buffer(object!.body));
+  return path;
+}
+
+describe('media worker', () => {
+  it('turns a phone JPEG into upright WebP display and thumbnail copies without any metadata, plus a placeholder', async () => {
+    expect((await sharp(fixtures.jpegWithGps).metadata()).exif).toBeDefined();
+    const { result } = await runJob(fixtures.jpegWithGps, 2);
+    expect(result).toMatchObject({ status: 'ready', media_type: 2, width: 600, height: 800, duration: null, poster: null });
+    for (const derivative of [result.display!, result.thumbnail!]) {
+      expect(derivative.contentType).toBe('image/webp');
+      const bytes = await buffer((await blobs.get(derivative.key))!.body);
+      const metadata = await sharp(bytes).metadata();
+      expect(metadata.format).toBe('webp');
+      expect(metadata.exif).toBeUndefined();
+      expect(metadata.xmp).toBeUndefined();
+      expect(metadata.height!).toBeGreaterThan(metadata.width!);
+      expect(bytes.includes(Buffer.from('TestPhone'))).toBe(false);
+    }
+    expect(Buffer.from(result.placeholder!, 'base64').length).toBeGreaterThan(10);
+  });
+
+  it('turns a rotated phone video into upright H.264/AAC MP4, at most 720p, faststart, no location, with a poster', async () => {
+    const input = await probeMedia(fixtures.phoneMp4);
+    expect(JSON.stringify(input.format.tags)).toContain('40.7128');
+    expect(JSON.stringify(input.streams)).toMatch(/"rotation":-?90/);
+    const { result, progress } = await runJob(fixtures.phoneMp4, 3);
+    expect(result.status).toBe('ready');
+    expect(result.display!.contentType).toBe('video/mp4');
+    const output = await saveBlob(result.display!.key, 'out.mp4');
+    const probe = await probeMedia(output);
+    const video = probe.streams.find((stream) => stream.codec_type === 'video')!;
+    const audio = probe.streams.find((stream) => stream.codec_type === 'audio')!;
+    expect(video.codec_name).toBe('h264');
+    expect(audio.codec_name).toBe('aac');
+    expect([video.width, video.height]).toEqual([720, 1280]);
+    expect(video.side_data_list?.some((side) => side.rotation)).toBeFalsy();
+    expect(JSON.stringify(probe.format.tags ?? {})).not.toContain('40.7128');
+    const bytes = readFileSync(output);
+    expect(bytes.includes(Buffer.from('40.7128'))).toBe(false);
+    expect(bytes.indexOf('moov')).toBeLessThan(bytes.indexOf('mdat'));
+    expect(result.duration).toBeGreaterThan(2.5);
+    expect(result.duration).toBeLessThan(3.5);
+    expect(result.poster!.contentType).toBe('image/webp');
+    expect((await sharp(await buffer((await blobs.get(result.poster!.key))!.body)).metadata()).width).toBe(720);
+    expect(result.thumbnail).not.toBeNull();
+    expect(progress.length).toBeGreaterThan(0);
+  });
+
+  it('scales a 1080p browser WebM down to 720p H.264', async () => {
+    const { result } = await runJob(fixtures.browserWebm, 3);
+    const probe = await probeMedia(await saveBlob(result.display!.key, 'webm-out.mp4'));
+    const video = probe.streams.find((stream) => stream.codec_type === 'video')!;
+    expect([video.codec_name, video.width, video.height]).toEqual(['h264', 1280, 720]);
+  });
+
+  it.each([
+    ['Chrome WebM/Opus', 'chromeAudioWebm'],
+    ['an M4A voice memo', 'voiceMemoM4a'],
+    ['an MP3', 'mp3'],
+  ] as const)('turns %s into AAC in M4A with its duration', async (_label, fixture) => {
+    const { result } = await runJob(fixtures[fixture], 4);
+    expect(result).toMatchObject({ status: 'ready', media_type: 4, thumbnail: null });
+    expect(result.display!.contentType).toBe('audio/mp4');
+    const probe = await probeMedia(await saveBlob(result.display!.key, `${fixture}.m4a`));
+    expect(probe.streams.map((stream) => stream.codec_name)).toEqual(['aac']);
+    expect(probe.format.format_name).toContain('mp4');
+    expect(result.duration).toBeGreaterThan(1.5);
+    expect(result.duration).toBeLessThan(2.5);
+  });
+
+  it('reports a truncated video as failed, with a reason, instead of retrying forever', async () => {
+    const { result } = await runJob(fixtures.truncatedMp4, 3);
+    expect(result.status).toBe('failed');
+    expect(result.error).toMatch(/could not be processed/);
+    expect(result.display).toBeNull();
+  });
+
+  it('announces every result on the media topic', async () => {
+    const db = (await import('better-sqlite3')).default;
+    const reader = new db(join(root, 'bus.sqlite'), { readonly: true });
+    const rows = reader.prepare('SELECT topic, value FROM messages').all() as { topic: string; value: string }[];
+    reader.close();
+    expect(rows.length).toBe(counter);
+    expect(rows.every((row) => row.topic === TOPICS.media)).toBe(true);
+    expect(rows.map((row) => JSON.parse(row.value).type)).toContain('media.failed');
+  });
+});
