@@ -1,0 +1,45 @@
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import nodemailer from 'nodemailer';
+import type { Logger } from 'pino';
+import type { MailMessage, Mailer, SentMail } from './mailer.js';
+
+/**
+ * The embedded mailer: every message is composed by nodemailer exactly as it would go over SMTP,
+ * written as an .eml file to the outbox folder (open it with any mail program), and logged.
+ */
+export class OutboxMailer implements Mailer {
+  private readonly composer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+
+  constructor(
+    private readonly directory: string,
+    private readonly from: string,
+    private readonly logger: Logger,
+  ) {}
+
+  async send(message: MailMessage): Promise<SentMail> {
+    const info = (await this.composer.sendMail({
+      from: this.from,
+      to: message.to,
+      subject: message.subject,
+      text: message.text,
+      html: message.html,
+      ...(message.messageId ? { messageId: `<${message.messageId}>` } : {}),
+    })) as { messageId: string; message: Buffer };
+    await mkdir(this.directory, { recursive: true });
+    const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${info.messageId.replace(/[^A-Za-z0-9.@_-]/g, '')}.eml`;
+    const tmp = join(this.directory, `.${name}.tmp`);
+    await writeFile(tmp, info.message);
+    await rename(tmp, join(this.directory, name));
+    this.logger.info({ to: message.to, subject: message.subject, file: name }, 'mail written to the outbox');
+    return { messageId: info.messageId.replace(/^<|>$/g, '') };
+  }
+
+  async ping(): Promise<void> {
+    await mkdir(this.directory, { recursive: true });
+  }
+
+  async close(): Promise<void> {
+    this.composer.close();
+  }
+}

@@ -1,0 +1,34 @@
+import nodemailer, { type Transporter } from 'nodemailer';
+import type { MailMessage, Mailer, SentMail } from './mailer.js';
+
+/** Mail over SMTP (nodemailer), from a URL such as smtp://user:pass@mail.example.org:587. */
+export class SmtpMailer implements Mailer {
+  private readonly transport: Transporter;
+
+  constructor(
+    url: string,
+    private readonly from: string,
+  ) {
+    this.transport = nodemailer.createTransport(url);
+  }
+
+  async send(message: MailMessage): Promise<SentMail> {
+    const info = await this.transport.sendMail({
+      from: this.from,
+      to: message.to,
+      subject: message.subject,
+      text: message.text,
+      html: message.html,
+      ...(message.messageId ? { messageId: `<${message.messageId}>` } : {}),
+    });
+    return { messageId: String(info.messageId).replace(/^<|>$/g, '') };
+  }
+
+  async ping(): Promise<void> {
+    await this.transport.verify();
+  }
+
+  async close(): Promise<void> {
+    this.transport.close();
+  }
+}
