@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { startAllInOne, type RunningPortal } from '@portal/all-in-one';
+import { startAllInOne, type AllInOneOptions, type RunningPortal } from '@portal/all-in-one';
 
 export const TEST_ADMIN = { username: 'overseer', email: 'overseer@example.org', password: 'overseer-pass-1' } as const;
 
@@ -16,7 +16,7 @@ export interface TestPortal extends RunningPortal {
  * real SQLite files, real blobs on disk, the real event bus. Logs are silent unless
  * PORTAL_TEST_LOGS=1.
  */
-export async function startTestPortal(env: Record<string, string> = {}, dataDir?: string): Promise<TestPortal> {
+export async function startTestPortal(env: Record<string, string> = {}, dataDir?: string, options: AllInOneOptions = {}): Promise<TestPortal> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'portal-test-'));
   const level = process.env.PORTAL_TEST_LOGS ? 'debug' : 'silent';
   const portal = await startAllInOne(
@@ -25,6 +25,7 @@ export async function startTestPortal(env: Record<string, string> = {}, dataDir?
       HOST: '127.0.0.1',
       PORT: '0',
       RATE_LIMIT_PER_MINUTE: '0',
+      AUTH_RATE_LIMITS: 'false',
       ADMIN_USERNAME: TEST_ADMIN.username,
       ADMIN_EMAIL: TEST_ADMIN.email,
       ADMIN_PASSWORD: TEST_ADMIN.password,
@@ -32,6 +33,7 @@ export async function startTestPortal(env: Record<string, string> = {}, dataDir?
       ...env,
     },
     (service) => pino({ level, base: { service } }),
+    options,
   );
   return {
     ...portal,

@@ -1,10 +1,23 @@
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { buildOpenApiDocument } from '@portal/contracts/openapi';
-import { FsBlobStore, SqliteEventBus, createLogger, envPort, parseEnv, type Logger } from '@portal/platform';
+import type { MediaJob } from '@portal/contracts';
+import {
+  FsBlobStore,
+  SqliteEventBus,
+  SqliteJobQueue,
+  createLogger,
+  envBoolean,
+  envPort,
+  loadOrCreateInternalSecret,
+  parseEnv,
+  type Logger,
+} from '@portal/platform';
 import { createIdentityService, identitySettingsFromEnv } from '@portal/identity';
+import { MEDIA_QUEUE, createEvidenceService, evidenceSettingsFromEnv, jobsDatabaseFile } from '@portal/evidence';
+import { createMediaWorker, mediaWorkerSettingsFromEnv } from '@portal/media-worker';
+import { createNotifier, notifierSettingsFromEnv, type MailJob } from '@portal/notifier';
 import { createGateway, gatewaySettingsFromEnv } from '@portal/gateway';
 
 export interface RunningPortal {
@@ -18,6 +31,9 @@ const allInOneEnvSchema = z.object({
   DATA_DIR: z.string().default('./data'),
   /** Loopback ports of the inner services; 0 picks free ones. */
   IDENTITY_PORT: envPort.default(0),
+  EVIDENCE_PORT: envPort.default(0),
+  /** Run the media worker in this process (turn off to run it elsewhere). */
+  MEDIA_WORKER_ENABLED: envBoolean.default(true),
 });
 
 const DEFAULT_WEB_DIST = fileURLToPath(new URL('../../../web/dist', import.meta.url));
@@ -26,19 +42,31 @@ const DEFAULT_WEB_DIST = fileURLToPath(new URL('../../../web/dist', import.meta.
  * Every service in this one process, each on its own loopback port, the gateway in front, on the
  * embedded stores under DATA_DIR: SQLite files, blobs as files, the SQLite-log event bus.
  */
+export interface AllInOneOptions {
+  /** The time in ms, for tests that make codes expire without waiting. */
+  clock?: () => number;
+}
+
 export async function startAllInOne(
   env: NodeJS.ProcessEnv = process.env,
   loggerFor: (service: string) => Logger = (service) => createLogger({ service }),
+  options: AllInOneOptions = {},
 ): Promise<RunningPortal> {
   const base = parseEnv(allInOneEnvSchema, env);
   const log = loggerFor('portal');
-  // One process: the services share a secret made fresh at every start unless ops set one.
-  const internalSecret = env.INTERNAL_SECRET ?? randomBytes(32).toString('base64url');
+  const internalSecret = loadOrCreateInternalSecret(base.DATA_DIR, env);
   const shared = { ...env, DATA_DIR: base.DATA_DIR, INTERNAL_SECRET: internalSecret };
 
   const bus = new SqliteEventBus({ file: join(base.DATA_DIR, 'bus.sqlite'), logger: loggerFor('bus') });
   const blobs = new FsBlobStore(join(base.DATA_DIR, 'blobs'));
-  const stops: (() => Promise<void>)[] = [() => bus.close()];
+  const jobs = new SqliteJobQueue<MediaJob>({ file: jobsDatabaseFile(base.DATA_DIR), queue: MEDIA_QUEUE, logger: loggerFor('jobs') });
+  const mail = new SqliteJobQueue<MailJob>({
+    file: jobsDatabaseFile(base.DATA_DIR),
+    queue: 'mail',
+    logger: loggerFor('jobs'),
+    keepCompletedMs: 7 * 24 * 3600_000,
+  });
+  const stops: (() => Promise<void>)[] = [() => bus.close(), () => jobs.close(), () => mail.close()];
   const stop = async () => {
     for (const step of stops.splice(0).reverse()) {
       await step().catch((error: unknown) => log.error({ err: error }, 'stop step failed'));
@@ -48,12 +76,39 @@ export async function startAllInOne(
   try {
     const identity = createIdentityService(
       { ...identitySettingsFromEnv({ ...shared, IDENTITY_HOST: '127.0.0.1', IDENTITY_PORT: String(base.IDENTITY_PORT) }) },
-      { bus, blobs, logger: loggerFor('identity') },
+      { bus, blobs, logger: loggerFor('identity'), ...(options.clock ? { clock: options.clock } : {}) },
     );
     const identityUrl = await identity.start();
     stops.push(() => identity.stop());
 
-    const gatewaySettings = gatewaySettingsFromEnv({ WEB_DIST: DEFAULT_WEB_DIST, ...shared, IDENTITY_URL: identityUrl });
+    const evidence = createEvidenceService(
+      evidenceSettingsFromEnv({ ...shared, EVIDENCE_HOST: '127.0.0.1', EVIDENCE_PORT: String(base.EVIDENCE_PORT) }),
+      { bus, jobs, blobs, logger: loggerFor('evidence') },
+    );
+    const evidenceUrl = await evidence.start();
+    stops.push(() => evidence.stop());
+
+    if (base.MEDIA_WORKER_ENABLED) {
+      const worker = createMediaWorker(mediaWorkerSettingsFromEnv(shared), { bus, jobs, blobs, logger: loggerFor('media-worker') });
+      await worker.start();
+      stops.push(() => worker.stop());
+    }
+
+    const notifier = createNotifier(notifierSettingsFromEnv(shared), {
+      bus,
+      mail,
+      logger: loggerFor('notifier'),
+      ...(options.clock ? { clock: options.clock } : {}),
+    });
+    await notifier.start();
+    stops.push(() => notifier.stop());
+
+    const gatewaySettings = gatewaySettingsFromEnv({
+      WEB_DIST: DEFAULT_WEB_DIST,
+      ...shared,
+      IDENTITY_URL: identityUrl,
+      EVIDENCE_URL: evidenceUrl,
+    });
     const gateway = await createGateway(gatewaySettings, {
       logger: loggerFor('gateway'),
       bus,

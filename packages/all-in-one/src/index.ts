@@ -1,1 +1,1 @@
-export { startAllInOne, type RunningPortal } from './all-in-one.js';
+export { startAllInOne, type AllInOneOptions, type RunningPortal } from './all-in-one.js';

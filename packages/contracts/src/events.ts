@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { emailVerificationRequestedData, passwordResetRequestedData } from './password-reset.js';
 
 /** One topic per aggregate; messages are keyed by the aggregate id so that one aggregate's events stay in order. */
 export const TOPICS = {
@@ -48,6 +49,7 @@ export const userEventSchema = z.discriminatedUnion('type', [
   eventEnvelopeSchema.extend({ type: z.literal('user.updated'), data: userUpdatedData }),
   eventEnvelopeSchema.extend({ type: z.literal('user.deleted'), data: userDeletedData }),
   eventEnvelopeSchema.extend({ type: z.literal('user.video-watched'), data: userVideoWatchedData }),
+  eventEnvelopeSchema.extend({ type: z.literal('email-verification.requested'), data: emailVerificationRequestedData }),
 ]);
 export type UserEvent = z.infer<typeof userEventSchema>;
 
@@ -60,3 +62,8 @@ export type UserRegisteredData = z.infer<typeof userRegisteredData>;
 export type UserUpdatedData = z.infer<typeof userUpdatedData>;
 export type UserDeletedData = z.infer<typeof userDeletedData>;
 export type SessionsRevokedData = z.infer<typeof sessionsRevokedData>;
+
+export const passwordResetEventSchema = z.discriminatedUnion('type', [
+  eventEnvelopeSchema.extend({ type: z.literal('password-reset.requested'), data: passwordResetRequestedData }),
+]);
+export type PasswordResetEvent = z.infer<typeof passwordResetEventSchema>;

@@ -5,3 +5,4 @@ export * from './events.js';
 export * from './public-config.js';
 export * from './client-routes.js';
 export * from './evidence.js';
+export * from './password-reset.js';

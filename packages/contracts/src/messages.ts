@@ -58,6 +58,11 @@ export const MESSAGES = {
   archiveEmpty: 'All Evidence To Be Declassified Soon.',
   noTypeChosen: 'No type has been chosen',
   doNotClose: 'DO NOT CLOSE OUT OF THIS SCREEN',
+  resetCodeInvalid: 'Enter the six-digit code from the e-mail',
+  resetCodeRequired: 'Enter your email and the code',
+  resetPasswordRequired: 'Enter and confirm your new password',
+  emailVerified: 'Email Verified Successfully!',
+  verificationLinkInvalid: 'This verification link is invalid or has expired.',
 } as const;
 
 export type MessageKey = keyof typeof MESSAGES;

@@ -20,3 +20,4 @@ export * from './mail/mailer.js';
 export * from './mail/outbox-mailer.js';
 export * from './mail/smtp-mailer.js';
 export * from './crypto/sealed-box.js';
+export * from './config/internal-secret.js';

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { z } from 'zod';
-import { envBytes, envPort, parseEnv } from '@portal/platform';
+import { envBoolean, envBytes, envPort, parseEnv } from '@portal/platform';
 import type { NewAdmin } from './domain/user-service.js';
 
 export interface IdentitySettings {
@@ -12,6 +12,9 @@ export interface IdentitySettings {
   cookieName: string;
   cookieSecure: 'auto' | boolean;
   photoMaxBytes: number;
+  resetCodeTtlMs: number;
+  /** Abuse limits on sign-in and reset routes (turn off only for load tests). */
+  authRateLimits: boolean;
   /** The first administrator, created at start when it does not exist. */
   admin?: NewAdmin;
 }
@@ -25,6 +28,8 @@ export const identityEnvSchema = z.object({
   SESSION_COOKIE_NAME: z.string().regex(/^[A-Za-z0-9_-]+$/).default('portal_session'),
   COOKIE_SECURE: z.enum(['auto', 'true', 'false']).default('auto'),
   PHOTO_MAX_BYTES: envBytes.default(15 * 1024 * 1024),
+  RESET_CODE_TTL_MINUTES: z.coerce.number().positive().default(15),
+  AUTH_RATE_LIMITS: envBoolean.default(true),
   ADMIN_USERNAME: z.string().optional(),
   ADMIN_EMAIL: z.string().optional(),
   ADMIN_PASSWORD: z.string().optional(),
@@ -41,6 +46,8 @@ export function identitySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): I
     cookieName: parsed.SESSION_COOKIE_NAME,
     cookieSecure: parsed.COOKIE_SECURE === 'auto' ? 'auto' : parsed.COOKIE_SECURE === 'true',
     photoMaxBytes: parsed.PHOTO_MAX_BYTES,
+    resetCodeTtlMs: parsed.RESET_CODE_TTL_MINUTES * 60_000,
+    authRateLimits: parsed.AUTH_RATE_LIMITS,
     admin: adminFromEnv(env),
   };
 }

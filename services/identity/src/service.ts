@@ -6,6 +6,7 @@ import {
   FsBlobStore,
   IdentityTokens,
   OutboxRelay,
+  SealedBox,
   openDatabase,
   parseInput,
   type BlobStore,
@@ -19,15 +20,20 @@ import { PasswordHasher } from './domain/passwords.js';
 import { PhotoProcessor } from './domain/photo-processor.js';
 import { SessionService } from './domain/session-service.js';
 import { UserService } from './domain/user-service.js';
+import { EmailVerificationTokens } from './domain/email-verification.js';
+import { PasswordResetService } from './domain/password-reset-service.js';
+import { SqliteResetCodeStore } from './repositories/sqlite/sqlite-reset-code-store.js';
 import { IDENTITY_MIGRATIONS } from './repositories/sqlite/migrations.js';
 import { SqliteSessionStore } from './repositories/sqlite/sqlite-session-store.js';
 import { SqliteUserRepository } from './repositories/sqlite/sqlite-user-repository.js';
-import type { SessionStore, UserRepository } from './repositories/user-repository.js';
+import type { ResetCodeStore, SessionStore, UserRepository } from './repositories/user-repository.js';
 
 export interface IdentityRuntime {
   bus: EventBus;
   logger: Logger;
   blobs?: BlobStore;
+  /** The time, in ms; tests give their own to make reset codes expire. */
+  clock?: () => number;
 }
 
 export interface IdentityService {
@@ -41,13 +47,19 @@ export interface IdentityService {
 export interface IdentityStores {
   users: UserRepository;
   sessions: SessionStore;
+  resetCodes: ResetCodeStore;
   close(): void;
 }
 
 /** The embedded stores: one SQLite file for users, sessions and the outbox. */
 export function openIdentityStores(dataDir: string): IdentityStores {
   const db = openDatabase(identityDatabaseFile(dataDir), IDENTITY_MIGRATIONS);
-  return { users: new SqliteUserRepository(db), sessions: new SqliteSessionStore(db), close: () => db.close() };
+  return {
+    users: new SqliteUserRepository(db),
+    sessions: new SqliteSessionStore(db),
+    resetCodes: new SqliteResetCodeStore(db),
+    close: () => db.close(),
+  };
 }
 
 export interface UserServiceParts {
@@ -55,6 +67,8 @@ export interface UserServiceParts {
   blobs: BlobStore;
   logger: Logger;
   sessionIdleDays: number;
+  /** The services' shared secret (signs verification links, seals secrets in events). */
+  secret: string;
   onEventsCommitted: () => void;
 }
 
@@ -68,6 +82,8 @@ export function buildUserService(parts: UserServiceParts): { users: UserService;
     photos: new PhotoProcessor(),
     blobs: parts.blobs,
     logger: parts.logger,
+    verification: new EmailVerificationTokens(parts.secret),
+    sealer: new SealedBox(parts.secret),
     onEventsCommitted: parts.onEventsCommitted,
   });
   return { users, sessions };
@@ -84,6 +100,20 @@ export function createIdentityService(settings: IdentitySettings, runtime: Ident
     blobs,
     logger,
     sessionIdleDays: settings.sessionIdleDays,
+    secret: settings.internalSecret,
+    onEventsCommitted: () => relay.kick(),
+  });
+  const resets = new PasswordResetService({
+    users: stores.users,
+    codes: stores.resetCodes,
+    sessions,
+    passwords: new PasswordHasher(),
+    sealer: new SealedBox(settings.internalSecret),
+    secret: settings.internalSecret,
+    codeTtlMs: settings.resetCodeTtlMs,
+    maxAttempts: 5,
+    clock: runtime.clock ?? Date.now,
+    logger,
     onEventsCommitted: () => relay.kick(),
   });
   const tokens = new IdentityTokens(settings.internalSecret);
@@ -91,6 +121,8 @@ export function createIdentityService(settings: IdentitySettings, runtime: Ident
     logger,
     tokens,
     users,
+    resets,
+    rateLimits: settings.authRateLimits,
     sessions,
     userRepository: stores.users,
     blobs,

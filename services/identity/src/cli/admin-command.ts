@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { adminUserUpdateSchema, registerRequestSchema } from '@portal/contracts';
-import { FsBlobStore, HttpError, createLogger, parseInput } from '@portal/platform';
+import { FsBlobStore, HttpError, createLogger, loadOrCreateInternalSecret, parseInput } from '@portal/platform';
 import { buildUserService, openIdentityStores } from '../service.js';
 
 const USAGE = `Create or promote a portal administrator.
@@ -49,6 +49,7 @@ export async function runAdminCommand(
     blobs: new FsBlobStore(join(dataDir, 'blobs')),
     logger,
     sessionIdleDays: 14,
+    secret: loadOrCreateInternalSecret(dataDir, env),
     onEventsCommitted: () => undefined,
   });
   try {

@@ -12,6 +12,7 @@ import {
   type ProfileUpdate,
   type RegisterRequest,
   type UserDeletedData,
+  type EmailVerificationRequestedData,
   type UserRegisteredData,
   type UserUpdatedData,
   type SessionsRevokedData,
@@ -28,7 +29,9 @@ import {
   type BlobStore,
   type CallerIdentity,
   type Logger,
+  type SealedBox,
 } from '@portal/platform';
+import type { EmailVerificationTokens } from './email-verification.js';
 import { avatarUrl, pictureVersion, type UserChanges, type UserRecord } from './user-record.js';
 import type { PasswordHasher } from './passwords.js';
 import type { SessionService } from './session-service.js';
@@ -42,6 +45,8 @@ export interface UserServiceDeps {
   photos: PhotoProcessor;
   blobs: BlobStore;
   logger: Logger;
+  verification: EmailVerificationTokens;
+  sealer: SealedBox;
   /** Called after every commit that carries events, so the outbox relay publishes them at once. */
   onEventsCommitted: () => void;
 }
@@ -107,7 +112,10 @@ export class UserService {
         updated_at: now,
       };
       try {
-        await this.deps.users.create(user, [this.registeredEvent(user, requestId)]);
+        await this.deps.users.create(user, [
+          this.registeredEvent(user, requestId),
+          await this.verificationEvent(user, 'registered', requestId),
+        ]);
       } catch (error) {
         await this.deps.blobs.delete(photoKey);
         throw this.translateDuplicate(error);
@@ -268,6 +276,16 @@ export class UserService {
     return 'created';
   }
 
+  /** The verification link was followed: the address is confirmed if it is still the account's. */
+  async verifyEmail(token: string): Promise<boolean> {
+    const claim = await this.deps.verification.verify(token);
+    if (!claim) return false;
+    const user = await this.deps.users.findById(claim.userId);
+    if (!user || user.email.toLowerCase() !== claim.email.toLowerCase()) return false;
+    if (!user.email_verified) await this.applyUpdate(user.id, { email_verified: true });
+    return true;
+  }
+
   /** Makes an existing account an administrator (the ops command). */
   async promoteToAdmin(login: string): Promise<'promoted' | 'unchanged'> {
     const user = login.includes('@') ? await this.deps.users.findByEmail(login.toLowerCase()) : await this.deps.users.findByUsername(login);
@@ -281,6 +299,7 @@ export class UserService {
     const current = await this.deps.users.findById(userId);
     if (!current) throw notFound(MESSAGES.userNotFound);
     const next = { ...current, ...changes };
+    const emailChanged = next.email.toLowerCase() !== current.email.toLowerCase();
     const data: UserUpdatedData = {
       userId,
       username: next.username,
@@ -293,6 +312,7 @@ export class UserService {
     try {
       updated = await this.deps.users.update(userId, { ...changes, updated_at: new Date().toISOString() }, [
         { topic: TOPICS.users, event: createEvent({ type: 'user.updated', key: userId, data, requestId }) },
+        ...(emailChanged ? [await this.verificationEvent(next, 'email-changed', requestId)] : []),
       ]);
     } catch (error) {
       throw this.translateDuplicate(error);
@@ -331,6 +351,22 @@ export class UserService {
       return conflict(message, { [error.field]: message });
     }
     return error;
+  }
+
+  private async verificationEvent(
+    user: UserRecord,
+    reason: EmailVerificationRequestedData['reason'],
+    requestId?: string,
+  ): Promise<PendingEvent> {
+    const data: EmailVerificationRequestedData = {
+      userId: user.id,
+      email: user.email,
+      username: user.username,
+      full_name: user.full_name,
+      sealedToken: this.deps.sealer.seal(await this.deps.verification.mint(user.id, user.email)),
+      reason,
+    };
+    return { topic: TOPICS.users, event: createEvent({ type: 'email-verification.requested', key: user.id, data, requestId }) };
   }
 
   private registeredEvent(user: UserRecord, requestId?: string): PendingEvent {

@@ -11,6 +11,9 @@ import {
   type BlobStore,
 } from '@portal/platform';
 import type { UserService } from '../domain/user-service.js';
+import type { PasswordResetService } from '../domain/password-reset-service.js';
+import { authRateLimits } from './rate-limits.js';
+import { passwordResetRoutes } from './routes/password-reset-routes.js';
 import type { SessionService } from '../domain/session-service.js';
 import type { UserRepository } from '../repositories/user-repository.js';
 import type { SessionCookieSettings } from './session-cookie.js';
@@ -24,6 +27,8 @@ export interface IdentityAppDeps {
   logger: Logger;
   tokens: IdentityTokens;
   users: UserService;
+  resets: PasswordResetService;
+  rateLimits: boolean;
   sessions: SessionService;
   userRepository: UserRepository;
   blobs: BlobStore;
@@ -42,7 +47,9 @@ export function createIdentityApp(deps: IdentityAppDeps): Express {
   app.use(express.json({ limit: '64kb' }));
   app.use(internalRoutes({ tokens: deps.tokens, sessions: deps.sessions, users: deps.userRepository }));
   app.use(callerIdentity(deps.tokens));
-  app.use(accountRoutes({ users: deps.users, cookie: deps.cookie, uploads: deps.uploads }));
+  const limits = authRateLimits(deps.rateLimits);
+  app.use(accountRoutes({ users: deps.users, cookie: deps.cookie, uploads: deps.uploads, limits }));
+  app.use(passwordResetRoutes({ resets: deps.resets, users: deps.users, limits }));
   app.use(adminRoutes({ users: deps.users }));
   app.use(pictureRoutes({ users: deps.users, blobs: deps.blobs }));
   app.use(notFoundHandler());

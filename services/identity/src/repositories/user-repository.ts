@@ -63,3 +63,20 @@ export interface SessionStore {
   deleteForUser(userId: string): Promise<string[]>;
   ping(): Promise<void>;
 }
+
+export interface ResetCodeRecord {
+  userId: string;
+  /** HMAC-SHA256 of the code under a server secret: a copy of the table reveals no code. */
+  codeHash: string;
+  expiresAt: number;
+  attemptsLeft: number;
+}
+
+/** Password-reset codes, one live code per user (a new one replaces the old). */
+export interface ResetCodeStore {
+  put(record: ResetCodeRecord): Promise<void>;
+  get(userId: string): Promise<ResetCodeRecord | null>;
+  /** Spends one attempt; answers how many are left. */
+  spendAttempt(userId: string): Promise<number>;
+  delete(userId: string): Promise<void>;
+}

@@ -10,15 +10,17 @@ import type { UserService } from '../../domain/user-service.js';
 import { toUserResponse } from '../../domain/user-record.js';
 import { clearSessionCookie, setSessionCookie, type SessionCookieSettings } from '../session-cookie.js';
 import { photoUpload, uploadedFile, type PhotoUploadSettings } from '../uploads.js';
+import type { AuthRateLimits } from '../rate-limits.js';
 
 export interface AccountRouteDeps {
   users: UserService;
   cookie: SessionCookieSettings;
   uploads: PhotoUploadSettings;
+  limits: AuthRateLimits;
 }
 
 /** Registration, login, logout, the signed-in user, the profile and the onboarding flag. */
-export function accountRoutes({ users, cookie, uploads }: AccountRouteDeps): Router {
+export function accountRoutes({ users, cookie, uploads, limits }: AccountRouteDeps): Router {
   const router = Router();
 
   router.post(
@@ -33,6 +35,7 @@ export function accountRoutes({ users, cookie, uploads }: AccountRouteDeps): Rou
 
   router.post(
     '/api/user/check',
+    ...limits.check,
     route(async (req, res) => {
       res.json(await users.check(parseInput(checkRequestSchema, req.body)));
     }),
@@ -40,6 +43,7 @@ export function accountRoutes({ users, cookie, uploads }: AccountRouteDeps): Rou
 
   router.post(
     '/api/user/login',
+    ...limits.login,
     route(async (req, res) => {
       const { username, password } = parseInput(loginRequestSchema, req.body);
       const { user, sessionRawId } = await users.login(username, password, req.caller?.sessionId);

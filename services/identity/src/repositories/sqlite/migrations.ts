@@ -27,4 +27,11 @@ export const IDENTITY_MIGRATIONS = [
    CREATE INDEX sessions_by_user ON sessions (user_id);
    CREATE INDEX sessions_by_expiry ON sessions (expires_at);
    ${OUTBOX_TABLE_SQL}`,
+  `CREATE TABLE reset_codes (
+     user_id TEXT PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+     code_hash TEXT NOT NULL,
+     expires_at INTEGER NOT NULL,
+     attempts_left INTEGER NOT NULL,
+     created_at INTEGER NOT NULL
+   );`,
 ];

@@ -1,0 +1,111 @@
+import { createHmac, hkdfSync, randomInt, timingSafeEqual } from 'node:crypto';
+import {
+  MESSAGES,
+  RESET_CODE_MAX,
+  RESET_CODE_MIN,
+  TOPICS,
+  type PasswordResetRequestedData,
+  type SessionsRevokedData,
+} from '@portal/contracts';
+import { badRequest, createEvent, notFound, type Logger, type SealedBox } from '@portal/platform';
+import type { PasswordHasher } from './passwords.js';
+import type { SessionService } from './session-service.js';
+import type { ResetCodeStore, UserRepository } from '../repositories/user-repository.js';
+import type { UserRecord } from './user-record.js';
+
+export interface PasswordResetDeps {
+  users: UserRepository;
+  codes: ResetCodeStore;
+  sessions: SessionService;
+  passwords: PasswordHasher;
+  sealer: SealedBox;
+  /** The services' shared secret; the code hashes are keyed with a key derived from it. */
+  secret: string;
+  codeTtlMs: number;
+  maxAttempts: number;
+  clock: () => number;
+  logger: Logger;
+  onEventsCommitted: () => void;
+}
+
+/**
+ * Password reset by e-mailed code. The server makes every code (six digits from a CSPRNG), keeps
+ * only a keyed hash of it, lets it live codeTtlMs, and kills it after maxAttempts wrong tries. A
+ * code sent by a client is never used. Changing the password ends every session of the account.
+ */
+export class PasswordResetService {
+  private readonly hashKey: Buffer;
+
+  constructor(private readonly deps: PasswordResetDeps) {
+    this.hashKey = Buffer.from(hkdfSync('sha256', deps.secret, Buffer.alloc(0), 'portal-reset-codes', 32));
+  }
+
+  async emailExists(email: string): Promise<boolean> {
+    return (await this.deps.users.findByEmail(email)) !== null;
+  }
+
+  /** Makes a new code (replacing any earlier one) and has the notifier e-mail it. */
+  async sendCode(email: string, requestId?: string): Promise<void> {
+    const user = await this.deps.users.findByEmail(email);
+    if (!user) throw notFound(MESSAGES.noAccountForEmail);
+    const code = String(randomInt(RESET_CODE_MIN, RESET_CODE_MAX + 1));
+    const expiresAt = this.deps.clock() + this.deps.codeTtlMs;
+    await this.deps.codes.put({ userId: user.id, codeHash: this.hash(user.id, code), expiresAt, attemptsLeft: this.deps.maxAttempts });
+    const data: PasswordResetRequestedData = {
+      userId: user.id,
+      email: user.email,
+      username: user.username,
+      full_name: user.full_name,
+      sealedCode: this.deps.sealer.seal(code),
+      expiresAt: new Date(expiresAt).toISOString(),
+    };
+    await this.deps.users.appendEvents([
+      { topic: TOPICS.passwordResets, event: createEvent({ type: 'password-reset.requested', key: user.id, data, requestId }) },
+    ]);
+    this.deps.onEventsCommitted();
+    this.deps.logger.info({ userId: user.id }, 'password reset code issued');
+  }
+
+  /** Whether the code is the live one; a wrong code spends one of the attempts. */
+  async checkCode(email: string, code: string): Promise<boolean> {
+    const user = await this.deps.users.findByEmail(email);
+    if (!user) return false;
+    return this.consume(user, code, { keepOnSuccess: true });
+  }
+
+  async updatePassword(email: string, code: string, password: string, requestId?: string): Promise<void> {
+    const user = await this.deps.users.findByEmail(email);
+    if (!user || !(await this.consume(user, code, { keepOnSuccess: false }))) {
+      throw badRequest(MESSAGES.incorrectCode, { code: MESSAGES.incorrectCode });
+    }
+    const revoked: SessionsRevokedData = { userId: user.id, sessionIds: null, reason: 'password-changed' };
+    await this.deps.users.update(user.id, { password_hash: await this.deps.passwords.hash(password), updated_at: new Date().toISOString() }, [
+      { topic: TOPICS.sessions, event: createEvent({ type: 'sessions.revoked', key: user.id, data: revoked, requestId }) },
+    ]);
+    const ended = await this.deps.sessions.endAllFor(user.id);
+    this.deps.onEventsCommitted();
+    this.deps.logger.info({ userId: user.id, sessionsEnded: ended.length }, 'password changed by reset code');
+  }
+
+  private async consume(user: UserRecord, code: string, { keepOnSuccess }: { keepOnSuccess: boolean }): Promise<boolean> {
+    const record = await this.deps.codes.get(user.id);
+    if (!record) return false;
+    if (record.expiresAt <= this.deps.clock() || record.attemptsLeft <= 0) {
+      await this.deps.codes.delete(user.id);
+      return false;
+    }
+    const expected = Buffer.from(record.codeHash, 'hex');
+    const actual = Buffer.from(this.hash(user.id, code), 'hex');
+    if (expected.length === actual.length && timingSafeEqual(expected, actual)) {
+      if (!keepOnSuccess) await this.deps.codes.delete(user.id);
+      return true;
+    }
+    const left = await this.deps.codes.spendAttempt(user.id);
+    if (left <= 0) await this.deps.codes.delete(user.id);
+    return false;
+  }
+
+  private hash(userId: string, code: string): string {
+    return createHmac('sha256', this.hashKey).update(`${userId}:${code}`).digest('hex');
+  }
+}

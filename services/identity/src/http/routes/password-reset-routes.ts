@@ -1,0 +1,79 @@
+import { Router } from 'express';
+import {
+  checkCodeRequestSchema,
+  checkEmailRequestSchema,
+  passwordUpdateRequestSchema,
+  resendCodeRequestSchema,
+  sendCodeRequestSchema,
+  MESSAGES,
+} from '@portal/contracts';
+import { parseInput, requestId, route } from '@portal/platform';
+import type { PasswordResetService } from '../../domain/password-reset-service.js';
+import type { UserService } from '../../domain/user-service.js';
+import type { AuthRateLimits } from '../rate-limits.js';
+
+/** The reset flow of SPEC section 7, with the code made and checked here, and the e-mail link. */
+export function passwordResetRoutes({ resets, users, limits }: { resets: PasswordResetService; users: UserService; limits: AuthRateLimits }): Router {
+  const router = Router();
+
+  router.post(
+    '/api/email/check-email',
+    ...limits.checkEmail,
+    route(async (req, res) => {
+      const { email } = parseInput(checkEmailRequestSchema, req.body);
+      res.json({ exists: await resets.emailExists(email) });
+    }),
+  );
+
+  router.post(
+    '/api/email/send',
+    ...limits.sendCode,
+    route(async (req, res) => {
+      const { email } = parseInput(sendCodeRequestSchema, req.body);
+      await resets.sendCode(email, requestId(req));
+      res.json({ ok: true, message: 'A code is on its way to your e-mail address' });
+    }),
+  );
+
+  router.put(
+    '/api/email/reset-code',
+    ...limits.sendCode,
+    route(async (req, res) => {
+      const { email } = parseInput(resendCodeRequestSchema, req.body);
+      await resets.sendCode(email, requestId(req));
+      res.json({ ok: true, message: 'A new code is on its way to your e-mail address' });
+    }),
+  );
+
+  router.post(
+    '/api/email/check/reset-code',
+    ...limits.checkCode,
+    route(async (req, res) => {
+      const { email, code } = parseInput(checkCodeRequestSchema, req.body);
+      res.json({ codeMatches: await resets.checkCode(email, code) });
+    }),
+  );
+
+  router.put(
+    '/api/user/passwordupdated',
+    ...limits.checkCode,
+    route(async (req, res) => {
+      const { email, code, password } = parseInput(passwordUpdateRequestSchema, req.body);
+      await resets.updatePassword(email, code, password, requestId(req));
+      res.json({ ok: true, message: MESSAGES.passwordUpdated });
+    }),
+  );
+
+  // The link in the confirmation e-mail: confirms the address, then shows the app's page.
+  router.get(
+    '/api/user/verify-email',
+    route(async (req, res) => {
+      const token = typeof req.query.token === 'string' ? req.query.token : '';
+      const verified = token.length > 0 && token.length < 2000 && (await users.verifyEmail(token));
+      res.set('Cache-Control', 'no-store');
+      res.redirect(303, `/verify-email?status=${verified ? 'verified' : 'invalid'}`);
+    }),
+  );
+
+  return router;
+}

@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { parseEnv } from '@portal/platform';
+
+export interface NotifierSettings {
+  dataDir: string;
+  internalSecret: string;
+  /** SMTP server URL; without it every e-mail is written to DATA_DIR/outbox as an .eml file. */
+  smtpUrl: string | null;
+  from: string;
+  productName: string;
+  /** The portal's public address, for absolute links in e-mails. */
+  publicUrl: string;
+}
+
+const notifierEnvSchema = z.object({
+  DATA_DIR: z.string().default('./data'),
+  INTERNAL_SECRET: z.string({ error: 'is required (at least 32 characters)' }).min(32, 'must be at least 32 characters'),
+  SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional(),
+  MAIL_FROM: z.string().optional(),
+  PRODUCT_NAME: z.string().default('The Investigation'),
+  PUBLIC_URL: z.url({ error: 'must be the portal address, e.g. https://portal.example.org' }).default('http://localhost:8080'),
+});
+
+export function notifierSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): NotifierSettings {
+  const parsed = parseEnv(notifierEnvSchema, env);
+  const host = new URL(parsed.PUBLIC_URL).hostname;
+  return {
+    dataDir: parsed.DATA_DIR,
+    internalSecret: parsed.INTERNAL_SECRET,
+    smtpUrl: parsed.SMTP_URL ?? null,
+    from: parsed.MAIL_FROM ?? `"${parsed.PRODUCT_NAME.replace(/"/g, '')}" <no-reply@${host.includes('.') ? host : 'localhost.localdomain'}>`,
+    productName: parsed.PRODUCT_NAME,
+    publicUrl: parsed.PUBLIC_URL.replace(/\/+$/, ''),
+  };
+}

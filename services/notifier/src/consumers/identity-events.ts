@@ -1,0 +1,41 @@
+import { TOPICS, passwordResetEventSchema, userEventSchema } from '@portal/contracts';
+import type { EventBus, JobQueue, Logger, Subscription } from '@portal/platform';
+import type { MailJob } from '../emails/mail-job.js';
+
+/** Mail jobs keep the event's id as their job id: the same event delivered twice queues one e-mail. */
+export const mailJobId = (eventId: string) => `mail.${eventId}`;
+
+const MAIL_JOB_OPTIONS = { attempts: 10, backoff: { type: 'exponential' as const, delay: 15_000 } };
+
+/** Turns identity's events into queued e-mails. */
+export function subscribeIdentityEvents(bus: EventBus, mail: JobQueue<MailJob>, logger: Logger): Promise<Subscription> {
+  return bus.subscribe({
+    groupId: 'notifier',
+    topics: [TOPICS.users, TOPICS.passwordResets],
+    handler: async (message) => {
+      const reset = passwordResetEventSchema.safeParse(message.value);
+      if (reset.success) {
+        const { data, id } = reset.data;
+        await mail.add(
+          'reset-code',
+          { kind: 'reset-code', eventId: id, to: data.email, fullName: data.full_name, sealedCode: data.sealedCode, expiresAt: data.expiresAt },
+          { jobId: mailJobId(id), ...MAIL_JOB_OPTIONS },
+        );
+        return;
+      }
+      const user = userEventSchema.safeParse(message.value);
+      if (user.success && user.data.type === 'email-verification.requested') {
+        const { data, id } = user.data;
+        await mail.add(
+          'verify-email',
+          { kind: 'verify-email', eventId: id, to: data.email, fullName: data.full_name, sealedToken: data.sealedToken, reason: data.reason },
+          { jobId: mailJobId(id), ...MAIL_JOB_OPTIONS },
+        );
+        return;
+      }
+      if (!user.success && message.topic === TOPICS.passwordResets) {
+        logger.warn({ eventId: message.value.id, type: message.value.type }, 'ignored an unknown reset event');
+      }
+    },
+  });
+}

@@ -1,0 +1,22 @@
+import { z } from 'zod';
+
+/** One e-mail to send, as kept in the mail queue. Secrets inside stay sealed until sending. */
+export const mailJobSchema = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('reset-code'),
+    eventId: z.string(),
+    to: z.string(),
+    fullName: z.string(),
+    sealedCode: z.string(),
+    expiresAt: z.string(),
+  }),
+  z.object({
+    kind: z.literal('verify-email'),
+    eventId: z.string(),
+    to: z.string(),
+    fullName: z.string(),
+    sealedToken: z.string(),
+    reason: z.enum(['registered', 'email-changed']),
+  }),
+]);
+export type MailJob = z.infer<typeof mailJobSchema>;

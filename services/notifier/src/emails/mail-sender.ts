@@ -1,0 +1,41 @@
+import type { ActiveJob, Logger, Mailer, SealedBox } from '@portal/platform';
+import type { MailJob } from './mail-job.js';
+import { resetCodeEmail, verificationEmail, type Branding, type EmailContent } from './templates.js';
+
+export interface MailSenderDeps {
+  mailer: Mailer;
+  sealer: SealedBox;
+  branding: Branding;
+  logger: Logger;
+  clock: () => number;
+}
+
+/**
+ * Sends one queued e-mail. A failure to hand it over throws, so the queue tries again with
+ * backoff; a message that can never be sent (a secret that does not open) is logged and dropped.
+ * The Message-ID comes from the event, so a rare duplicate is recognisable as the same message.
+ */
+export function mailSender(deps: MailSenderDeps) {
+  return async (job: ActiveJob<MailJob>): Promise<{ messageId: string } | { dropped: string }> => {
+    const mail = job.data;
+    let content: EmailContent;
+    try {
+      content = render(deps, mail);
+    } catch (error) {
+      deps.logger.error({ eventId: mail.eventId, err: error }, 'e-mail dropped: its secret could not be opened');
+      return { dropped: 'sealed secret could not be opened' };
+    }
+    const sent = await deps.mailer.send({ to: mail.to, ...content, messageId: `${mail.eventId}@portal.invalid` });
+    deps.logger.info({ eventId: mail.eventId, kind: mail.kind, to: mail.to, attempt: job.attemptsMade + 1 }, 'e-mail sent');
+    return { messageId: sent.messageId };
+  };
+}
+
+function render(deps: MailSenderDeps, mail: MailJob): EmailContent {
+  if (mail.kind === 'reset-code') {
+    const minutes = Math.max(1, Math.round((Date.parse(mail.expiresAt) - deps.clock()) / 60_000));
+    return resetCodeEmail(deps.branding, { fullName: mail.fullName, code: deps.sealer.open(mail.sealedCode), minutes });
+  }
+  const link = `${deps.branding.publicUrl}/api/user/verify-email?token=${encodeURIComponent(deps.sealer.open(mail.sealedToken))}`;
+  return verificationEmail(deps.branding, { fullName: mail.fullName, link, reason: mail.reason });
+}

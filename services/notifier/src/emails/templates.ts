@@ -1,0 +1,79 @@
+export interface EmailContent {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+export interface Branding {
+  productName: string;
+  publicUrl: string;
+}
+
+function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!);
+}
+
+function layout(branding: Branding, bodyHtml: string): string {
+  return `<!doctype html>
+<html lang="en">
+<body style="margin:0;padding:24px;background:#f4f4f6;font-family:Helvetica,Arial,sans-serif;color:#1b1f2a">
+  <div style="max-width:520px;margin:0 auto;background:#ffffff;border-radius:8px;padding:24px">
+    <h1 style="font-size:20px;margin:0 0 16px">${escapeHtml(branding.productName)}</h1>
+    ${bodyHtml}
+    <p style="font-size:12px;color:#6b7280;margin-top:24px">${escapeHtml(branding.publicUrl)}</p>
+  </div>
+</body>
+</html>`;
+}
+
+export function resetCodeEmail(branding: Branding, input: { fullName: string; code: string; minutes: number }): EmailContent {
+  const minutes = `${input.minutes} minute${input.minutes === 1 ? '' : 's'}`;
+  return {
+    subject: `Your ${branding.productName} password reset code: ${input.code}`,
+    text: [
+      `Hello ${input.fullName},`,
+      '',
+      `Your code to reset your ${branding.productName} password is: ${input.code}`,
+      '',
+      `It works for ${minutes}. If you did not ask for it, ignore this e-mail: your password stays as it is.`,
+      '',
+      `Reset your password: ${branding.publicUrl}/reset-password-code`,
+    ].join('\n'),
+    html: layout(
+      branding,
+      `<p>Hello ${escapeHtml(input.fullName)},</p>
+    <p>Your code to reset your password is:</p>
+    <p style="font-size:32px;letter-spacing:6px;font-weight:bold;margin:16px 0">${escapeHtml(input.code)}</p>
+    <p>It works for ${minutes}. If you did not ask for it, ignore this e-mail: your password stays as it is.</p>
+    <p><a href="${escapeHtml(branding.publicUrl)}/reset-password-code">Reset your password</a></p>`,
+    ),
+  };
+}
+
+export function verificationEmail(branding: Branding, input: { fullName: string; link: string; reason: 'registered' | 'email-changed' }): EmailContent {
+  const opening =
+    input.reason === 'registered'
+      ? `Thank you for registering as an informant with ${branding.productName}.`
+      : `You changed the e-mail address of your ${branding.productName} account.`;
+  return {
+    subject: `Confirm your e-mail address for ${branding.productName}`,
+    text: [
+      `Hello ${input.fullName},`,
+      '',
+      opening,
+      'Please confirm this e-mail address by opening the link below:',
+      '',
+      input.link,
+      '',
+      'The link works for 7 days. If this was not you, ignore this e-mail.',
+    ].join('\n'),
+    html: layout(
+      branding,
+      `<p>Hello ${escapeHtml(input.fullName)},</p>
+    <p>${escapeHtml(opening)} Please confirm this e-mail address:</p>
+    <p style="margin:24px 0"><a href="${escapeHtml(input.link)}" style="background:#b71c1c;color:#ffffff;padding:12px 20px;border-radius:6px;text-decoration:none">Confirm my e-mail address</a></p>
+    <p style="font-size:13px">Or open this link: <a href="${escapeHtml(input.link)}">${escapeHtml(input.link)}</a></p>
+    <p>The link works for 7 days. If this was not you, ignore this e-mail.</p>`,
+    ),
+  };
+}

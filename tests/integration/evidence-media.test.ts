@@ -1,0 +1,271 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MESSAGES } from '@portal/contracts';
+import { probeMedia } from '@portal/platform';
+import { waitFor } from '@portal/platform/testing';
+import { ApiClient } from '../support/api-client.js';
+import { adminClient, newParticipant, publishedEvents } from '../support/accounts.js';
+import { uploadEvidence, waitForMedia, type EvidenceItem } from '../support/evidence.js';
+import { makeMediaFixtures, type MediaFixtures } from '../support/media-fixtures.js';
+import { startTestPortal, type TestPortal } from '../support/portal.js';
+
+let portal: TestPortal;
+let fixtures: MediaFixtures;
+let scratch: string;
+beforeAll(async () => {
+  scratch = mkdtempSync(join(tmpdir(), 'evidence-media-'));
+  [portal, fixtures] = await Promise.all([
+    startTestPortal({ EVIDENCE_IMAGE_MAX_BYTES: '5mb', EVIDENCE_AUDIO_MAX_BYTES: '30kb' }),
+    makeMediaFixtures(join(scratch, 'fixtures')),
+  ]);
+}, 120_000);
+afterAll(async () => {
+  await portal.dispose();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+async function saved(client: ApiClient, url: string, name: string): Promise<string> {
+  const response = await client.bytes(url);
+  expect(response.status, url).toBe(200);
+  const path = join(scratch, name);
+  writeFileSync(path, response.body);
+  return path;
+}
+
+describe('uploading evidence', () => {
+  it('files a note without a file as media type 1', async () => {
+    const { client, user } = await newParticipant(portal.url);
+    const response = await client.post('/api/evidence', { title: 'Saw a van', notes: 'Blue, no plates', location: '40.71280, -74.00600 (±15 m)' });
+    expect(response.status).toBe(201);
+    expect(response.data).toMatchObject({
+      title: 'Saw a van',
+      notes: 'Blue, no plates',
+      location: '40.71280, -74.00600 (±15 m)',
+      media_type: 1,
+      media_status: 'none',
+      aws_url: null,
+      is_public: false,
+      user_id: user.id,
+      username: user.username,
+    });
+  });
+
+  it('decides the media type from the bytes, whatever the client claims', async () => {
+    const { client } = await newParticipant(portal.url);
+    const cases: [string, string, number][] = [
+      [fixtures.jpegWithGps, 'video/mp4', 2],
+      [fixtures.phoneMp4, 'image/jpeg', 3],
+      [fixtures.chromeAudioWebm, 'video/webm', 4],
+      [fixtures.voiceMemoM4a, 'video/mp4', 4],
+    ];
+    for (const [file, claimed, expected] of cases) {
+      const response = await uploadEvidence(client, file, {}, claimed);
+      expect(response.status, file).toBe(201);
+      expect(response.data.media_type, file).toBe(expected);
+      expect(response.data.media_status).toBe('processing');
+    }
+  });
+
+  it('refuses what is not media, empty files, files over the limit of their type, and a missing title', async () => {
+    const { client } = await newParticipant(portal.url);
+    const text = await uploadEvidence(client, fixtures.textAsMp4, {}, 'video/mp4');
+    expect(text.status).toBe(415);
+    expect(text.data.message).toBe(MESSAGES.unsupportedEvidenceFile);
+    const empty = join(scratch, 'empty.jpg');
+    writeFileSync(empty, '');
+    expect((await uploadEvidence(client, empty)).data.message).toBe(MESSAGES.emptyFile);
+    const tooLong = await uploadEvidence(client, fixtures.mp3); // audio limit is 30 KB here
+    expect(tooLong.status).toBe(413);
+    expect(tooLong.data.message).toBe('Audio recordings can be at most 30 KB');
+    const untitled = await uploadEvidence(client, fixtures.jpegWithGps, { title: '  ' });
+    expect(untitled.status).toBe(400);
+    expect(untitled.data.message).toBe(MESSAGES.titleRequired);
+    const mine = await client.get('/api/evidence?limit=100');
+    expect(mine.data).toEqual([]);
+  });
+});
+
+describe('processed media', () => {
+  it('serves a photo as WebP without GPS, and never the original to a visitor', async () => {
+    const { client } = await newParticipant(portal.url);
+    const created = await uploadEvidence(client, fixtures.jpegWithGps, { title: 'Photo' });
+    const item = await waitForMedia(client, created.data.id);
+    expect(item.media_status).toBe('ready');
+    expect(item.aws_url).toMatch(/^\/media\/evidence\/.+\/display\?v=1$/);
+    expect(item.thumbnail_url).toMatch(/\/thumb\?v=1$/);
+    expect(item.placeholder).toBeTruthy();
+    const display = await client.bytes(item.aws_url!);
+    expect(display.headers.get('content-type')).toBe('image/webp');
+    expect((await sharp(display.body).metadata()).exif).toBeUndefined();
+    expect(display.headers.get('cache-control')).toBe('private, max-age=3600');
+
+    const { client: admin } = await adminClient(portal.url);
+    expect((await admin.put(`/api/evidence/clearance/${item.id}`)).data.is_public).toBe(true);
+    const visitor = new ApiClient(portal.url);
+    const publicCopy = await visitor.bytes(item.aws_url!);
+    expect(publicCopy.status).toBe(200);
+    expect(publicCopy.headers.get('cache-control')).toBe('public, max-age=3600');
+    expect(Buffer.compare(publicCopy.body, readFileSync(fixtures.jpegWithGps))).not.toBe(0);
+    expect((await visitor.bytes(item.aws_url!.replace('/display', '/original'))).status).toBe(404);
+    const original = await client.bytes(item.aws_url!.replace('/display', '/original'));
+    expect(original.headers.get('cache-control')).toBe('private, no-store');
+    expect(Buffer.compare(original.body, readFileSync(fixtures.jpegWithGps))).toBe(0);
+  });
+
+  it('serves a phone video as playable H.264 MP4 without its location, with byte ranges for seeking', async () => {
+    const { client } = await newParticipant(portal.url);
+    const item = await waitForMedia(client, (await uploadEvidence(client, fixtures.phoneMp4, { title: 'Video' })).data.id);
+    expect(item).toMatchObject({ media_status: 'ready', media_type: 3 });
+    expect(item.poster_url).toMatch(/\/poster\?v=1$/);
+    expect(item.duration).toBeGreaterThan(2);
+    const path = await saved(client, item.aws_url!, 'served.mp4');
+    const probe = await probeMedia(path);
+    expect(probe.streams.map((stream) => stream.codec_name).sort()).toEqual(['aac', 'h264']);
+    expect(readFileSync(path).includes(Buffer.from('40.7128'))).toBe(false);
+
+    const partial = await client.request('GET', item.aws_url!, { headers: { range: 'bytes=100-199' } });
+    expect(partial.status).toBe(206);
+    expect(partial.headers.get('content-range')).toMatch(/^bytes 100-199\/\d+$/);
+    expect(partial.headers.get('content-length')).toBe('100');
+    expect(partial.headers.get('accept-ranges')).toBe('bytes');
+    const open = await client.request('GET', item.aws_url!, { headers: { range: 'bytes=-10' } });
+    expect(open.status).toBe(206);
+    const outside = await client.request('GET', item.aws_url!, { headers: { range: 'bytes=999999999-' } });
+    expect(outside.status).toBe(416);
+    const head = await client.request('HEAD', item.aws_url!);
+    expect(head.status).toBe(200);
+    expect(Number(head.headers.get('content-length'))).toBeGreaterThan(1000);
+  });
+
+  it('serves a Chrome WebM/Opus recording as AAC audio both Chrome and Safari play', async () => {
+    const { client } = await newParticipant(portal.url);
+    const item = await waitForMedia(client, (await uploadEvidence(client, fixtures.chromeAudioWebm, { title: 'Sound' }, 'audio/webm')).data.id);
+    expect(item).toMatchObject({ media_status: 'ready', media_type: 4 });
+    const response = await client.bytes(item.aws_url!);
+    expect(response.headers.get('content-type')).toBe('audio/mp4');
+    const path = join(scratch, 'served.m4a');
+    writeFileSync(path, response.body);
+    expect((await probeMedia(path)).streams.map((stream) => stream.codec_name)).toEqual(['aac']);
+  });
+
+  it('shows a file that cannot be processed as failed, with the reason', async () => {
+    const { client } = await newParticipant(portal.url);
+    const created = await uploadEvidence(client, fixtures.truncatedMp4, { title: 'Cut off' });
+    expect(created.status).toBe(201);
+    const item = await waitForMedia(client, created.data.id);
+    expect(item.media_status).toBe('failed');
+    expect(item.media_error).toMatch(/could not be processed/);
+    expect(item.aws_url).toBeNull();
+  });
+
+  it('replaces the file of an item with a new revision and a new URL', async () => {
+    const { client } = await newParticipant(portal.url);
+    const first = await waitForMedia(client, (await uploadEvidence(client, fixtures.jpegWithGps, { title: 'Replace me' })).data.id);
+    const form = new FormData();
+    form.append('title', 'Replaced');
+    form.append('notes', 'second try');
+    const png = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#0a0' } }).png().toBuffer();
+    form.append('file', new Blob([new Uint8Array(png)]), 'new.png');
+    const updated = await client.putForm(`/api/evidence/update/${first.id}`, form);
+    expect(updated.status).toBe(200);
+    expect(updated.data).toMatchObject({ title: 'Replaced', media_status: 'processing' });
+    const second = await waitForMedia(client, first.id);
+    expect(second.aws_url).toMatch(/\?v=2$/);
+    expect((await client.bytes(first.aws_url!)).status).toBe(200);
+    const wrongKind = new FormData();
+    wrongKind.append('title', 'x');
+    wrongKind.append('file', new Blob([new Uint8Array(readFileSync(fixtures.voiceMemoM4a))]), 'memo.m4a');
+    const refused = await client.putForm(`/api/evidence/update/${first.id}`, wrongKind);
+    expect(refused.status).toBe(400);
+    expect(refused.data.message).toBe('The new file must be a photo, like the one it replaces');
+  });
+});
+
+describe('visibility and the public archive', () => {
+  it('shows only public items whose media is ready, newest first, a page at a time, without private data', async () => {
+    const owner = await newParticipant(portal.url);
+    const { client: admin } = await adminClient(portal.url);
+    await admin.put('/api/evidence/makeAllSecret');
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const note = await owner.client.post('/api/evidence', { title: `Public note ${i}`, notes: 'n' });
+      ids.push(note.data.id);
+    }
+    const privateNote = await owner.client.post('/api/evidence', { title: 'Stays private', notes: '' });
+    for (const id of ids) expect((await admin.put(`/api/evidence/clearance/${id}`)).data.is_public).toBe(true);
+
+    const visitor = new ApiClient(portal.url);
+    const first = await visitor.get('/api/evidence/public?limit=2');
+    expect(first.status).toBe(200);
+    expect(first.data.map((item: EvidenceItem) => item.title)).toEqual(['Public note 2', 'Public note 1']);
+    const next = /<([^>]+)>; rel="next"/.exec(first.headers.get('link')!)![1]!;
+    const second = await visitor.get(next);
+    expect(second.data.map((item: EvidenceItem) => item.title)).toEqual(['Public note 0']);
+    expect(second.headers.get('link')).toBeNull();
+    const text = JSON.stringify([...first.data, ...second.data]);
+    expect(text).not.toContain(privateNote.data.id);
+    expect(text).not.toMatch(/email|phone|verification/);
+    expect(first.data[0]).toHaveProperty('username', owner.user.username);
+    expect((await visitor.get('/api/evidence/public?type=2')).data).toEqual([]);
+
+    const secret = await admin.put('/api/evidence/makeAllSecret');
+    expect(secret.data).toEqual({ ok: true, changed: 3, is_public: false });
+    expect((await visitor.get('/api/evidence/public')).data).toEqual([]);
+    const open = await admin.put('/api/evidence/makeAllPublic');
+    expect(open.data.changed).toBeGreaterThanOrEqual(4);
+    await admin.put('/api/evidence/makeAllSecret');
+  });
+
+  it('announces creations, updates, visibility changes and deletions on the bus', async () => {
+    const { client } = await newParticipant(portal.url);
+    const { client: admin } = await adminClient(portal.url);
+    const note = await client.post('/api/evidence', { title: 'Evented', notes: '' });
+    await client.put(`/api/evidence/update/${note.data.id}`, { title: 'Evented again', notes: 'x' });
+    await admin.put(`/api/evidence/clearance/${note.data.id}`);
+    await client.delete(`/api/evidence/delete/${note.data.id}`);
+    await waitFor(
+      () => {
+        const types = publishedEvents(portal.dataDir).filter((e) => e.key === note.data.id).map((e) => e.value.type);
+        return ['evidence.created', 'evidence.updated', 'evidence.visibility-changed', 'evidence.deleted'].every((t) => types.includes(t));
+      },
+      { what: 'the four evidence events' },
+    );
+  });
+});
+
+describe('reactions to identity events', () => {
+  it("keeps the author's username and avatar current on their items", async () => {
+    const owner = await newParticipant(portal.url);
+    const note = await owner.client.post('/api/evidence', { title: 'Signed', notes: '' });
+    const { client: admin } = await adminClient(portal.url);
+    const renamed = `${owner.user.username}_new`;
+    await admin.put(`/api/user/admin/${owner.user.id}`, { username: renamed, email: owner.user.email, phone_number: '5551234567', full_name: 'Renamed' });
+    const avatar = new FormData();
+    for (const [k, v] of Object.entries({ email: owner.user.email, phone_number: '5551234567', pronouns: '' })) avatar.append(k, v);
+    avatar.append('file', new Blob([new Uint8Array(await sharp({ create: { width: 64, height: 64, channels: 3, background: '#f0f' } }).png().toBuffer())]), 'a.png');
+    const profile = await owner.client.putForm('/api/evidence/user', avatar);
+    await waitFor(
+      async () => {
+        const item = (await owner.client.get(`/api/evidence/item/${note.data.id}`)).data;
+        return item.username === renamed && item.avatar_AWS_URL === profile.data.avatar_AWS_URL;
+      },
+      { what: 'the new username and avatar on the item' },
+    );
+    const later = await owner.client.post('/api/evidence', { title: 'After', notes: '' });
+    expect(later.data.avatar_AWS_URL).toBe(profile.data.avatar_AWS_URL);
+  });
+
+  it("removes a deleted participant's items and files", async () => {
+    const owner = await newParticipant(portal.url);
+    const item = await waitForMedia(owner.client, (await uploadEvidence(owner.client, fixtures.jpegWithGps, { title: 'Doomed' })).data.id);
+    const { client: admin } = await adminClient(portal.url);
+    expect((await admin.bytes(item.aws_url!)).status).toBe(200);
+    expect((await admin.delete(`/api/user/${owner.user.id}`)).status).toBe(200);
+    await waitFor(async () => (await admin.get(`/api/evidence/item/${item.id}`)).status === 404, { what: 'the item to go' });
+    expect((await admin.bytes(item.aws_url!)).status).toBe(404);
+    expect((await admin.get(`/api/user/${owner.user.id}/evidence`)).data).toEqual([]);
+  });
+});
