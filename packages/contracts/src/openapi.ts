@@ -13,6 +13,20 @@ import {
   userSchema,
 } from './users.js';
 import { publicConfigSchema } from './public-config.js';
+import {
+  bulkVisibilityResponseSchema,
+  createEvidenceSchema,
+  evidenceListQuerySchema,
+  evidenceSchema,
+  updateEvidenceSchema,
+} from './evidence.js';
+import {
+  checkCodeRequestSchema,
+  checkCodeResponseSchema,
+  checkEmailRequestSchema,
+  checkEmailResponseSchema,
+  resendCodeRequestSchema,
+} from './password-reset.js';
 
 const json = <S extends z.ZodType>(schema: S) => ({ content: { 'application/json': { schema } } });
 const error = (description: string) => ({ description, ...json(apiErrorSchema) });
@@ -204,6 +218,250 @@ const paths: ZodOpenApiPathsObject = {
   },
 };
 
+
+const evidenceIdPath = z.object({ id: z.string().meta({ description: 'Evidence id (UUID)' }) });
+const evidencePage = (description: string) => ({ description, headers: z.object(nextLink), ...json(z.array(evidenceSchema)) });
+const tusHeaders = {
+  'Tus-Resumable': z.literal('1.0.0'),
+};
+const multipartEvidence = createEvidenceSchema.extend({
+  file: binary.optional().meta({ description: 'A photo, video or audio recording; its type is decided from its bytes. Without a file the item is a note (type 1).' }),
+});
+
+const evidencePaths: ZodOpenApiPathsObject = {
+  '/api/evidence': {
+    post: op({
+      summary: 'Add evidence: a note, or a file sent whole (use the resumable upload for large files)',
+      tags: ['evidence'],
+      security: [sessionCookie],
+      requestBody: { content: { 'multipart/form-data': { schema: multipartEvidence }, 'application/json': { schema: createEvidenceSchema } } },
+      responses: {
+        '201': { description: 'The new item; media items start as processing', ...json(evidenceSchema) },
+        ...signedIn,
+        '413': error('The file is over the limit of its type'),
+        '415': error('Not a photo, video or audio recording the portal can read'),
+      },
+    }),
+    get: op({
+      summary: "One's own evidence, newest first",
+      tags: ['evidence'],
+      security: [sessionCookie],
+      requestParams: { query: evidenceListQuerySchema },
+      responses: { '200': evidencePage('One page of items'), ...signedIn },
+    }),
+  },
+  '/api/evidence/public': {
+    get: op({
+      summary: 'The public archive: public items whose media is ready, newest first',
+      tags: ['archive'],
+      requestParams: { query: evidenceListQuerySchema },
+      responses: { '200': evidencePage('One page of public items (no e-mail, phone or verification photo in them)'), ...commonErrors },
+    }),
+  },
+  '/api/evidence/admin': {
+    get: op({
+      summary: 'All evidence (administrators)',
+      tags: ['administration'],
+      security: [sessionCookie],
+      requestParams: { query: evidenceListQuerySchema },
+      responses: { '200': evidencePage('One page of items'), ...adminOnly },
+    }),
+  },
+  '/api/user/{id}/evidence': {
+    get: op({
+      summary: "A participant's evidence (administrators)",
+      tags: ['administration'],
+      security: [sessionCookie],
+      requestParams: { path: userIdPath, query: evidenceListQuerySchema },
+      responses: { '200': evidencePage('One page of items'), ...adminOnly },
+    }),
+  },
+  '/api/evidence/item/{id}': {
+    get: op({
+      summary: 'One item (its owner, administrators, or anyone once it is public); used to follow processing',
+      tags: ['evidence'],
+      requestParams: { path: evidenceIdPath },
+      responses: { '200': { description: 'The item', ...json(evidenceSchema) }, '404': error('No such item, or not visible to the caller') },
+    }),
+  },
+  '/api/evidence/update/{id}': {
+    put: op({
+      summary: 'Edit title and notes (owner or administrator); the owner may replace the file with one of the same kind',
+      tags: ['evidence'],
+      security: [sessionCookie],
+      requestParams: { path: evidenceIdPath },
+      requestBody: {
+        content: {
+          'multipart/form-data': { schema: updateEvidenceSchema.extend({ file: binary.optional() }) },
+          'application/json': { schema: updateEvidenceSchema },
+        },
+      },
+      responses: {
+        '200': { description: 'The updated item', ...json(evidenceSchema) },
+        ...signedIn,
+        '403': error("Someone else's evidence"),
+        '404': error('No such item'),
+        '413': error('The file is over the limit of its type'),
+        '415': error('Not a photo, video or audio recording the portal can read'),
+      },
+    }),
+  },
+  '/api/evidence/delete/{id}': {
+    delete: op({
+      summary: 'Delete an item and its files (owner or administrator)',
+      tags: ['evidence'],
+      security: [sessionCookie],
+      requestParams: { path: evidenceIdPath },
+      responses: { '200': { description: 'Deleted', ...json(okResponseSchema) }, ...signedIn, '403': error("Someone else's evidence"), '404': error('No such item') },
+    }),
+  },
+  '/api/evidence/clearance/{id}': {
+    put: op({
+      summary: "Toggle an item's public visibility (administrators)",
+      tags: ['administration'],
+      security: [sessionCookie],
+      requestParams: { path: evidenceIdPath },
+      responses: { '200': { description: 'The item with its new visibility', ...json(evidenceSchema) }, ...adminOnly, '404': error('No such item') },
+    }),
+  },
+  '/api/evidence/makeAllPublic': {
+    put: op({
+      summary: 'Make every item public (administrators)',
+      tags: ['administration'],
+      security: [sessionCookie],
+      responses: { '200': { description: 'How many items changed', ...json(bulkVisibilityResponseSchema) }, ...adminOnly },
+    }),
+  },
+  '/api/evidence/makeAllSecret': {
+    put: op({
+      summary: 'Make every item private (administrators)',
+      tags: ['administration'],
+      security: [sessionCookie],
+      responses: { '200': { description: 'How many items changed', ...json(bulkVisibilityResponseSchema) }, ...adminOnly },
+    }),
+  },
+  '/api/evidence/uploads': {
+    post: op({
+      summary: 'Start a resumable upload (tus 1.0.0 creation). Metadata: title (required), notes, location, filename',
+      description:
+        'The tus protocol (https://tus.io/protocols/resumable-upload): PATCH the bytes to the Location, HEAD it after a dropped connection to learn the offset, and continue. The response to the last PATCH is the new item as JSON.',
+      tags: ['evidence'],
+      security: [sessionCookie],
+      requestParams: {
+        header: z.object({
+          'Upload-Length': z.string().meta({ description: 'Total size in bytes' }),
+          'Upload-Metadata': z.string().meta({ description: 'tus metadata: comma-separated "key base64(value)" pairs' }),
+          ...tusHeaders,
+        }),
+      },
+      responses: {
+        '201': { description: 'Created; the upload URL is in Location', headers: z.object({ Location: z.string() }) },
+        ...signedIn,
+        '413': error('Larger than the largest file allowed'),
+      },
+    }),
+  },
+  '/api/evidence/uploads/{uploadId}': {
+    head: op({
+      summary: 'How many bytes of an upload the server has (the participant who started it only)',
+      tags: ['evidence'],
+      security: [sessionCookie],
+      requestParams: { path: z.object({ uploadId: z.string() }) },
+      responses: {
+        '200': { description: 'Upload-Offset and Upload-Length headers; X-Evidence-Id once finished' },
+        '403': error("Someone else's upload"),
+        '404': error('No such upload (expired after 24 hours without progress)'),
+      },
+    }),
+    patch: op({
+      summary: 'Send bytes from Upload-Offset (application/offset+octet-stream)',
+      tags: ['evidence'],
+      security: [sessionCookie],
+      requestParams: { path: z.object({ uploadId: z.string() }), header: z.object({ 'Upload-Offset': z.string(), ...tusHeaders }) },
+      requestBody: { content: { 'application/offset+octet-stream': { schema: binary } } },
+      responses: {
+        '200': { description: 'The last bytes arrived: the new item', ...json(evidenceSchema) },
+        '204': { description: 'Bytes stored; Upload-Offset tells how many the server has' },
+        '403': error("Someone else's upload"),
+        '409': error('Upload-Offset does not match what the server has'),
+        '413': error('The file is over the limit of its type'),
+        '415': error('Not a photo, video or audio recording the portal can read'),
+      },
+    }),
+  },
+  '/media/evidence/{id}/{variant}': {
+    get: op({
+      summary: "An item's media: display (WebP/MP4/M4A), thumb (WebP), poster (WebP), original (owner and administrators only)",
+      description:
+        'Honours Range (206 Partial Content) for seeking. Public items\' derivatives are cacheable by anyone for an hour; everything else is private to those allowed to see it, and originals are never cached.',
+      tags: ['evidence'],
+      requestParams: {
+        path: z.object({ id: z.string(), variant: z.enum(['display', 'thumb', 'poster', 'original']) }),
+        header: z.object({ Range: z.string().optional().meta({ description: 'e.g. bytes=0-1023' }) }),
+      },
+      responses: {
+        '200': { description: 'The whole file' },
+        '206': { description: 'The requested range' },
+        '404': error('No such item or media, or not visible to the caller'),
+        '416': error('The range is outside the file'),
+      },
+    }),
+  },
+};
+
+const resetPaths: ZodOpenApiPathsObject = {
+  '/api/email/check-email': {
+    post: op({
+      summary: 'Is there an account with this e-mail address?',
+      tags: ['password reset'],
+      requestBody: json(checkEmailRequestSchema),
+      responses: { '200': { description: 'Whether it exists', ...json(checkEmailResponseSchema) }, ...commonErrors },
+    }),
+  },
+  '/api/email/send': {
+    post: op({
+      summary: 'E-mail a new six-digit reset code (valid 15 minutes, replaces any earlier one)',
+      description: 'Also accepts the legacy body [code, email]; a code sent by the client is ignored.',
+      tags: ['password reset'],
+      requestBody: json(z.object({ email: z.string() }).meta({ id: 'SendCodeRequest' })),
+      responses: { '200': { description: 'A code is on its way', ...json(okResponseSchema) }, ...commonErrors, '404': error('No account has that e-mail address') },
+    }),
+  },
+  '/api/email/reset-code': {
+    put: op({
+      summary: 'E-mail another code (request another code)',
+      tags: ['password reset'],
+      requestBody: json(resendCodeRequestSchema),
+      responses: { '200': { description: 'A new code is on its way', ...json(okResponseSchema) }, ...commonErrors, '404': error('No account has that e-mail address') },
+    }),
+  },
+  '/api/email/check/reset-code': {
+    post: op({
+      summary: 'Is this the live code? A wrong code spends one of five attempts',
+      tags: ['password reset'],
+      requestBody: json(checkCodeRequestSchema),
+      responses: { '200': { description: 'Whether it matches', ...json(checkCodeResponseSchema) }, ...commonErrors },
+    }),
+  },
+  '/api/user/passwordupdated': {
+    put: op({
+      summary: 'Set a new password with the e-mailed code; ends every session of the account',
+      description: 'Body { email, code, password }, or that object inside an array (legacy).',
+      tags: ['password reset'],
+      requestBody: json(z.object({ email: z.string(), code: z.string(), password: z.string() }).meta({ id: 'PasswordUpdateRequest' })),
+      responses: { '200': { description: 'Password updated', ...json(okResponseSchema) }, ...commonErrors },
+    }),
+  },
+  '/api/user/verify-email': {
+    get: op({
+      summary: 'The link in the confirmation e-mail: confirms the address, then redirects to /verify-email',
+      tags: ['users'],
+      requestParams: { query: z.object({ token: z.string() }) },
+      responses: { '303': { description: 'To /verify-email?status=verified, or ?status=invalid' } },
+    }),
+  },
+};
+
 /** The OpenAPI document, generated from the same schemas that validate the requests. */
 export function buildOpenApiDocument(): ReturnType<typeof createDocument> {
   return createDocument({
@@ -212,13 +470,13 @@ export function buildOpenApiDocument(): ReturnType<typeof createDocument> {
       title: 'Evidence portal API',
       version: '1.0.0',
       description:
-        'Errors are JSON { code, message, fields? }. Lists are paginated with ?limit= and ?cursor=; the next page is announced in a Link header (rel="next").',
+        'Errors are JSON { code, message, fields? }. Lists are paginated with ?limit= and ?cursor=; the next page is announced in a Link header (rel="next"); the last page has none.',
     },
     components: {
       securitySchemes: {
         cookieAuth: { type: 'apiKey', in: 'cookie', name: 'portal_session', description: 'httpOnly session cookie set by login' },
       },
     },
-    paths,
+    paths: { ...paths, ...evidencePaths, ...resetPaths },
   });
 }
