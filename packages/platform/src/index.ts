@@ -21,3 +21,6 @@ export * from './mail/outbox-mailer.js';
 export * from './mail/smtp-mailer.js';
 export * from './crypto/sealed-box.js';
 export * from './config/internal-secret.js';
+export * from './events/kafka-event-bus.js';
+export * from './blobs/s3-blob-store.js';
+export * from './jobs/bullmq-job-queue.js';

@@ -1,0 +1,177 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { Kafka, logLevel, type Admin, type Consumer, type Producer, type IHeaders } from 'kafkajs';
+import type { EventEnvelope } from '@portal/contracts';
+import type { Logger } from 'pino';
+import {
+  deadLetterTopic,
+  type BusMessage,
+  type EventBus,
+  type OutgoingMessage,
+  type SubscribeOptions,
+  type Subscription,
+} from './event-bus.js';
+
+export interface KafkaEventBusOptions {
+  brokers: string[];
+  clientId: string;
+  logger: Logger;
+  /** Partitions of topics this bus creates (messages with the same key share a partition). */
+  partitions?: number;
+  replicationFactor?: number;
+}
+
+function headersToStrings(headers: IHeaders | undefined): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (value === undefined) continue;
+    result[name] = Array.isArray(value) ? value.map(String).join(',') : value.toString();
+  }
+  return result;
+}
+
+/**
+ * The event bus on Kafka (kafkajs): topics keyed by aggregate id (one aggregate's events share a
+ * partition, so they stay in order), consumer groups, offsets committed only after the handler
+ * finished (at least once), retries with backoff and a `<topic>.dead-letter` topic.
+ */
+export class KafkaEventBus implements EventBus {
+  private readonly kafka: Kafka;
+  private readonly producer: Producer;
+  private readonly admin: Admin;
+  private readonly consumers = new Set<Consumer>();
+  private readonly knownTopics = new Set<string>();
+  private connected: Promise<void> | undefined;
+
+  constructor(private readonly options: KafkaEventBusOptions) {
+    const log = options.logger;
+    this.kafka = new Kafka({
+      clientId: options.clientId,
+      brokers: options.brokers,
+      retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 10_000 },
+      logLevel: logLevel.WARN,
+      logCreator: () => ({ level, log: entry }) => {
+        const { message, ...rest } = entry;
+        if (level <= logLevel.ERROR) log.error(rest, `kafka: ${message}`);
+        else log.warn(rest, `kafka: ${message}`);
+      },
+    });
+    // Idempotent producer with one request in flight: no duplicates from retries, order kept.
+    this.producer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+    this.admin = this.kafka.admin();
+  }
+
+  async publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
+    if (messages.length === 0) return;
+    await this.connect();
+    await this.ensureTopics([topic]);
+    await this.producer.send({
+      topic,
+      acks: -1,
+      messages: messages.map((message) => ({
+        key: message.key,
+        value: JSON.stringify(message.value),
+        headers: { ...message.headers, ...(message.value.trace?.traceparent ? { traceparent: message.value.trace.traceparent } : {}) },
+      })),
+    });
+  }
+
+  async subscribe(options: SubscribeOptions): Promise<Subscription> {
+    await this.connect();
+    await this.ensureTopics(options.topics);
+    const consumer = this.kafka.consumer({
+      groupId: options.groupId,
+      sessionTimeout: 30_000,
+      heartbeatInterval: 3_000,
+      allowAutoTopicCreation: false,
+    });
+    this.consumers.add(consumer);
+    await consumer.connect();
+    await consumer.subscribe({ topics: options.topics, fromBeginning: options.fromBeginning ?? true });
+    let stopping = false;
+    const maxAttempts = options.maxAttempts ?? 5;
+    const baseDelay = options.retryDelayMs ?? 200;
+    await consumer.run({
+      autoCommit: true,
+      eachMessage: async ({ topic, message, heartbeat }) => {
+        const busMessage: BusMessage = {
+          topic,
+          key: message.key?.toString() ?? '',
+          value: JSON.parse(message.value?.toString() ?? 'null') as EventEnvelope,
+          headers: headersToStrings(message.headers),
+          offset: message.offset,
+          timestamp: Number(message.timestamp),
+        };
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await options.handler(busMessage);
+            return;
+          } catch (error) {
+            if (stopping) throw error; // not committed: redelivered after the restart
+            if (attempt >= maxAttempts) {
+              this.options.logger.error(
+                { err: error, groupId: options.groupId, topic, offset: message.offset, eventId: busMessage.value?.id },
+                'event handler failed for good; message sent to the dead-letter topic',
+              );
+              await this.publish(deadLetterTopic(topic), [
+                {
+                  key: busMessage.key,
+                  value: busMessage.value,
+                  headers: {
+                    ...busMessage.headers,
+                    'x-dead-letter-group': options.groupId,
+                    'x-dead-letter-error': error instanceof Error ? error.message : String(error),
+                    'x-dead-letter-offset': message.offset,
+                  },
+                },
+              ]);
+              return;
+            }
+            this.options.logger.warn({ err: error, groupId: options.groupId, topic, offset: message.offset, attempt }, 'event handler failed; retrying');
+            await delay(baseDelay * 2 ** (attempt - 1));
+            await heartbeat();
+          }
+        }
+      },
+    });
+    return {
+      close: async () => {
+        stopping = true;
+        this.consumers.delete(consumer);
+        await consumer.disconnect();
+      },
+    };
+  }
+
+  async ping(): Promise<void> {
+    await this.connect();
+    await this.admin.describeCluster();
+  }
+
+  async close(): Promise<void> {
+    for (const consumer of [...this.consumers]) await consumer.disconnect().catch(() => undefined);
+    this.consumers.clear();
+    if (this.connected) {
+      await this.producer.disconnect().catch(() => undefined);
+      await this.admin.disconnect().catch(() => undefined);
+    }
+  }
+
+  private connect(): Promise<void> {
+    this.connected ??= Promise.all([this.producer.connect(), this.admin.connect()]).then(() => undefined);
+    return this.connected;
+  }
+
+  private async ensureTopics(topics: string[]): Promise<void> {
+    const missing = topics.filter((topic) => !this.knownTopics.has(topic));
+    if (missing.length === 0) return;
+    await this.admin.createTopics({
+      waitForLeaders: true,
+      topics: missing.map((topic) => ({
+        topic,
+        numPartitions: this.options.partitions ?? 3,
+        replicationFactor: this.options.replicationFactor ?? 1,
+      })),
+    });
+    for (const topic of missing) this.knownTopics.add(topic);
+  }
+}

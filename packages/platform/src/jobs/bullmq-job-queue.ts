@@ -1,0 +1,135 @@
+import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import type { Logger } from 'pino';
+import type { ActiveJob, JobHandler, JobInfo, JobOptions, JobQueue, JobState, JobWorker, WorkOptions } from './job-queue.js';
+
+export interface BullMqJobQueueOptions {
+  queue: string;
+  /** Redis URL, e.g. redis://redis:6379. */
+  redisUrl: string;
+  logger: Logger;
+  /** Key prefix in Redis, so that deployments can share a server. */
+  prefix?: string;
+  /** Completed jobs are removed after this long (ms; default 1 day). Failed jobs are kept. */
+  keepCompletedMs?: number;
+}
+
+function connectionFor(url: string): ConnectionOptions {
+  const parsed = new URL(url);
+  return {
+    host: parsed.hostname,
+    port: Number(parsed.port || 6379),
+    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+    ...(parsed.pathname.length > 1 ? { db: Number(parsed.pathname.slice(1)) } : {}),
+    ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
+    // BullMQ workers block on Redis; they must not give up on a slow command.
+    maxRetriesPerRequest: null,
+  };
+}
+
+async function toInfo<T>(job: Job<T>): Promise<JobInfo<T>> {
+  const state = await job.getState();
+  const mapped: JobState =
+    state === 'completed' || state === 'failed' || state === 'active' || state === 'delayed' ? state : 'waiting';
+  return {
+    id: job.id!,
+    name: job.name,
+    data: job.data,
+    state: mapped,
+    attemptsMade: job.attemptsMade,
+    progress: typeof job.progress === 'number' ? job.progress : 0,
+    failedReason: job.failedReason || null,
+    returnValue: job.returnvalue ?? undefined,
+  };
+}
+
+/** The job queue on BullMQ (Redis): the distributed adapter of the JobQueue port. */
+export class BullMqJobQueue<T = unknown> implements JobQueue<T> {
+  readonly name: string;
+  private readonly queue: Queue<T>;
+  private readonly workers = new Set<Worker<T>>();
+  private readonly connection: ConnectionOptions;
+
+  constructor(private readonly options: BullMqJobQueueOptions) {
+    this.name = options.queue;
+    this.connection = connectionFor(options.redisUrl);
+    this.queue = new Queue<T>(options.queue, { connection: this.connection, prefix: options.prefix ?? 'portal' });
+  }
+
+  async add(name: string, data: T, options: JobOptions = {}): Promise<JobInfo<T>> {
+    const job = await this.queue.add(name as never, data as never, {
+      ...(options.jobId ? { jobId: options.jobId } : {}),
+      attempts: Math.max(1, options.attempts ?? 3),
+      backoff: { type: options.backoff?.type ?? 'exponential', delay: options.backoff?.delay ?? 1000 },
+      ...(options.delay ? { delay: options.delay } : {}),
+      removeOnComplete: { age: Math.round((this.options.keepCompletedMs ?? 24 * 3600_000) / 1000) },
+      removeOnFail: false,
+    });
+    return toInfo(job as Job<T>);
+  }
+
+  async getJob(id: string): Promise<JobInfo<T> | null> {
+    const job = await this.queue.getJob(id);
+    return job ? toInfo(job as Job<T>) : null;
+  }
+
+  async counts(): Promise<Record<JobState, number>> {
+    const counts = await this.queue.getJobCounts('waiting', 'delayed', 'active', 'completed', 'failed', 'prioritized');
+    return {
+      waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0),
+      delayed: counts.delayed ?? 0,
+      active: counts.active ?? 0,
+      completed: counts.completed ?? 0,
+      failed: counts.failed ?? 0,
+    };
+  }
+
+  async work(handler: JobHandler<T>, options: WorkOptions = {}): Promise<JobWorker> {
+    const lockDuration = options.lockDurationMs ?? 30_000;
+    const worker = new Worker<T>(
+      this.options.queue,
+      async (job) => {
+        const active: ActiveJob<T> = {
+          id: job.id!,
+          name: job.name,
+          data: job.data,
+          attemptsMade: job.attemptsMade,
+          updateProgress: (progress) => job.updateProgress(progress),
+        };
+        return handler(active);
+      },
+      {
+        connection: this.connection,
+        prefix: this.options.prefix ?? 'portal',
+        concurrency: Math.max(1, options.concurrency ?? 1),
+        lockDuration,
+        // A job whose worker died is looked for this often and handed to another worker.
+        stalledInterval: Math.max(250, Math.round(lockDuration / 2)),
+        maxStalledCount: 2,
+      },
+    );
+    worker.on('failed', (job, error) => {
+      this.options.logger.warn({ jobId: job?.id, queue: this.name, err: error }, 'job failed');
+    });
+    worker.on('error', (error) => this.options.logger.error({ err: error, queue: this.name }, 'job worker error'));
+    this.workers.add(worker);
+    await worker.waitUntilReady();
+    return {
+      close: async () => {
+        this.workers.delete(worker);
+        await worker.close();
+      },
+    };
+  }
+
+  async ping(): Promise<void> {
+    // A real round trip to Redis.
+    await this.queue.getJobCounts('waiting');
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.workers].map((worker) => worker.close()));
+    this.workers.clear();
+    await this.queue.close();
+  }
+}

@@ -1,0 +1,114 @@
+import { existsSync } from 'node:fs';
+
+/**
+ * Where the infrastructure suite finds its servers: addresses in the environment (the CI script
+ * starts real servers and exports them), or containers started with testcontainers where a Docker
+ * engine exists. Where neither is available a suite is skipped, and says why.
+ */
+export interface InfraServers {
+  kafkaBrokers: string[] | null;
+  redisUrl: string | null;
+  mongoUrl: string | null;
+  s3: { endpoint: string; bucket: string; region: string; accessKeyId: string; secretAccessKey: string } | null;
+  smtpUrl: string | null;
+  /** Mailpit's HTTP API, to read back what was sent over SMTP. */
+  mailpitApi: string | null;
+  source: Record<string, 'env' | 'testcontainers' | 'none'>;
+}
+
+export function dockerAvailable(): boolean {
+  return Boolean(process.env.DOCKER_HOST) || existsSync('/var/run/docker.sock');
+}
+
+const stops: (() => Promise<unknown>)[] = [];
+
+export async function stopContainers(): Promise<void> {
+  for (const stop of stops.splice(0)) await stop().catch(() => undefined);
+}
+
+/** Resolves each server once; starts containers only for what the environment does not give. */
+export async function infraServers(): Promise<InfraServers> {
+  const env = process.env;
+  const source: InfraServers['source'] = {};
+  const servers: InfraServers = {
+    kafkaBrokers: env.KAFKA_BROKERS ? env.KAFKA_BROKERS.split(',') : null,
+    redisUrl: env.REDIS_URL ?? null,
+    mongoUrl: env.MONGO_URL ?? null,
+    s3:
+      env.S3_ENDPOINT && env.S3_BUCKET
+        ? {
+            endpoint: env.S3_ENDPOINT,
+            bucket: env.S3_BUCKET,
+            region: env.S3_REGION ?? 'us-east-1',
+            accessKeyId: env.S3_ACCESS_KEY_ID ?? '',
+            secretAccessKey: env.S3_SECRET_ACCESS_KEY ?? '',
+          }
+        : null,
+    smtpUrl: env.SMTP_URL ?? null,
+    mailpitApi: env.MAILPIT_API ?? null,
+    source,
+  };
+  for (const [name, value] of Object.entries({ kafka: servers.kafkaBrokers, redis: servers.redisUrl, mongo: servers.mongoUrl, s3: servers.s3, smtp: servers.smtpUrl })) {
+    source[name] = value ? 'env' : 'none';
+  }
+  if (!dockerAvailable()) return servers;
+
+  const { GenericContainer, Wait } = await import('testcontainers');
+  if (!servers.redisUrl) {
+    const redis = await new GenericContainer('redis:7-alpine').withExposedPorts(6379).start();
+    stops.push(() => redis.stop());
+    servers.redisUrl = `redis://${redis.getHost()}:${redis.getMappedPort(6379)}`;
+    source.redis = 'testcontainers';
+  }
+  if (!servers.mongoUrl) {
+    const mongo = await new GenericContainer('mongo:7').withExposedPorts(27017).withWaitStrategy(Wait.forLogMessage(/Waiting for connections/)).start();
+    stops.push(() => mongo.stop());
+    servers.mongoUrl = `mongodb://${mongo.getHost()}:${mongo.getMappedPort(27017)}`;
+    source.mongo = 'testcontainers';
+  }
+  if (!servers.kafkaBrokers) {
+    const kafka = await new GenericContainer('apache/kafka:3.9.1')
+      .withExposedPorts({ container: 9092, host: 39092 })
+      .withEnvironment({
+        KAFKA_NODE_ID: '1',
+        KAFKA_PROCESS_ROLES: 'broker,controller',
+        KAFKA_LISTENERS: 'PLAINTEXT://:9092,CONTROLLER://:9093',
+        KAFKA_ADVERTISED_LISTENERS: 'PLAINTEXT://localhost:39092',
+        KAFKA_CONTROLLER_LISTENER_NAMES: 'CONTROLLER',
+        KAFKA_CONTROLLER_QUORUM_VOTERS: '1@localhost:9093',
+        KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR: '1',
+        KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS: '0',
+      })
+      .withWaitStrategy(Wait.forLogMessage(/Kafka Server started/))
+      .start();
+    stops.push(() => kafka.stop());
+    servers.kafkaBrokers = ['localhost:39092'];
+    source.kafka = 'testcontainers';
+  }
+  if (!servers.s3) {
+    const minio = await new GenericContainer('minio/minio:latest')
+      .withCommand(['server', '/data'])
+      .withEnvironment({ MINIO_ROOT_USER: 'portal', MINIO_ROOT_PASSWORD: 'portal-secret-key' })
+      .withExposedPorts(9000)
+      .withWaitStrategy(Wait.forHttp('/minio/health/ready', 9000))
+      .start();
+    stops.push(() => minio.stop());
+    servers.s3 = { endpoint: `http://${minio.getHost()}:${minio.getMappedPort(9000)}`, bucket: 'portal-test', region: 'us-east-1', accessKeyId: 'portal', secretAccessKey: 'portal-secret-key' };
+    source.s3 = 'testcontainers';
+  }
+  if (!servers.smtpUrl) {
+    const mailpit = await new GenericContainer('axllent/mailpit:latest').withExposedPorts(1025, 8025).start();
+    stops.push(() => mailpit.stop());
+    servers.smtpUrl = `smtp://${mailpit.getHost()}:${mailpit.getMappedPort(1025)}`;
+    servers.mailpitApi = `http://${mailpit.getHost()}:${mailpit.getMappedPort(8025)}`;
+    source.smtp = 'testcontainers';
+  }
+  return servers;
+}
+
+/** Says, in the test output, which servers are real and which suites will be skipped. */
+export function describeSources(servers: InfraServers): string {
+  return Object.entries(servers.source)
+    .map(([name, from]) => `${name}: ${from === 'none' ? 'NOT AVAILABLE (set its address in the environment or run where Docker exists)' : from}`)
+    .join('; ');
+}

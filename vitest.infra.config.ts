@@ -1,0 +1,15 @@
+import { defineConfig } from 'vitest/config';
+
+// npm run test:infra: the distributed adapters against real servers (addresses from the
+// environment, or testcontainers where Docker exists). Not part of npm test.
+export default defineConfig({
+  resolve: { conditions: ['source'] },
+  ssr: { resolve: { conditions: ['source'] } },
+  test: {
+    include: ['tests/infra/**/*.test.ts'],
+    testTimeout: 90_000,
+    hookTimeout: 240_000,
+    pool: 'forks',
+    fileParallelism: false,
+  },
+});
