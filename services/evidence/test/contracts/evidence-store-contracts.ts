@@ -1,0 +1,163 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { createEvent } from '@portal/platform';
+import type { EvidenceRecord } from '../../src/domain/evidence-record.js';
+import type { AuthorDirectory } from '../../src/repositories/author-directory.js';
+import type { EvidenceRepository } from '../../src/repositories/evidence-repository.js';
+
+export function sampleEvidence(overrides: Partial<EvidenceRecord> = {}): EvidenceRecord {
+  const now = new Date().toISOString();
+  return {
+    id: randomUUID(),
+    user_id: randomUUID(),
+    username: 'someone',
+    avatar_url: null,
+    title: 'Supporting Evidence',
+    notes: '',
+    location: null,
+    media_type: 1,
+    is_public: false,
+    date_posted: now,
+    updated_at: now,
+    media_status: 'none',
+    media_error: null,
+    media_revision: 0,
+    original_key: null,
+    original_type: null,
+    original_size: null,
+    display_key: null,
+    display_type: null,
+    thumb_key: null,
+    poster_key: null,
+    placeholder: null,
+    width: null,
+    height: null,
+    duration: null,
+    ...overrides,
+  };
+}
+
+const event = (key: string, type = 'evidence.updated') => ({ topic: 'evidence.items', event: createEvent({ type, key, data: { evidenceId: key } }) });
+
+/** The contract of the evidence repository, for every adapter (SQLite, MongoDB). */
+export function evidenceRepositoryContract(name: string, create: () => Promise<EvidenceRepository>): void {
+  describe(`EvidenceRepository contract: ${name}`, () => {
+    it('stores and finds an item exactly as given', async () => {
+      const repo = await create();
+      const item = sampleEvidence({ media_type: 3, media_status: 'processing', media_revision: 1, original_key: 'evidence/x/r1/original', location: '1, 2', duration: null });
+      await repo.create(item, [event(item.id, 'evidence.created')]);
+      expect(await repo.findById(item.id)).toEqual(item);
+      expect(await repo.findById(randomUUID())).toBeNull();
+    });
+
+    it('updates, and deletes once, answering what was deleted', async () => {
+      const repo = await create();
+      const item = sampleEvidence();
+      await repo.create(item, []);
+      expect(await repo.update(item.id, { title: 'Renamed', is_public: true }, [event(item.id)])).toEqual({ ...item, title: 'Renamed', is_public: true });
+      expect(await repo.update(randomUUID(), { title: 'x' }, [])).toBeNull();
+      expect((await repo.delete(item.id, [event(item.id, 'evidence.deleted')]))?.id).toBe(item.id);
+      expect(await repo.delete(item.id, [])).toBeNull();
+    });
+
+    it('lists newest first, a page at a time, by owner, by type, and publicly only what is public and ready', async () => {
+      const repo = await create();
+      const owner = randomUUID();
+      const base = Date.parse('2030-01-01T00:00:00Z') + Math.floor(Math.random() * 1e9);
+      const at = (i: number) => new Date(base + i * 1000).toISOString();
+      const items = [
+        sampleEvidence({ user_id: owner, date_posted: at(1), media_type: 1, is_public: true }),
+        sampleEvidence({ user_id: owner, date_posted: at(2), media_type: 2, is_public: true, media_status: 'ready' }),
+        sampleEvidence({ user_id: owner, date_posted: at(3), media_type: 2, is_public: true, media_status: 'processing' }),
+        sampleEvidence({ user_id: owner, date_posted: at(4), media_type: 3, is_public: false, media_status: 'ready' }),
+        sampleEvidence({ user_id: owner, date_posted: at(5), media_type: 4, is_public: true, media_status: 'failed' }),
+      ];
+      for (const item of items) await repo.create(item, []);
+
+      const pages: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await repo.list({ ownerId: owner }, 2, cursor);
+        pages.push(...page.items.map((item) => item.id));
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor);
+      expect(pages).toEqual([...items].reverse().map((item) => item.id));
+
+      expect((await repo.list({ ownerId: owner, type: 2 }, 10)).items.map((item) => item.id)).toEqual([items[2]!.id, items[1]!.id]);
+      const open = (await repo.list({ publicOnly: true }, 100)).items.filter((item) => item.user_id === owner);
+      expect(open.map((item) => item.id)).toEqual([items[1]!.id, items[0]!.id]);
+    });
+
+    it('changes the visibility of every item at once and answers how many changed', async () => {
+      const repo = await create();
+      await repo.create(sampleEvidence({ is_public: false }), []);
+      await repo.setAllVisibility(true, () => []);
+      expect(await repo.setAllVisibility(true, () => [])).toBe(0);
+      const changed = await repo.setAllVisibility(false, (count) => [{ ...event('all', 'evidence.visibility-changed'), event: createEvent({ type: 'evidence.visibility-changed', key: 'all', data: { changed: count } }) }]);
+      expect(changed).toBeGreaterThanOrEqual(1);
+      expect((await repo.list({ publicOnly: true }, 100)).items).toEqual([]);
+    });
+
+    it('applies a media result only to the revision it belongs to', async () => {
+      const repo = await create();
+      const item = sampleEvidence({ media_type: 2, media_status: 'processing', media_revision: 2 });
+      await repo.create(item, []);
+      expect(await repo.applyMediaResult(item.id, 1, { media_status: 'ready' })).toBeNull();
+      expect((await repo.findById(item.id))?.media_status).toBe('processing');
+      const ready = await repo.applyMediaResult(item.id, 2, { media_status: 'ready', display_key: 'k', width: 10, height: 20 });
+      expect(ready).toMatchObject({ media_status: 'ready', display_key: 'k', width: 10, height: 20 });
+      expect((await repo.findProcessing(1000)).some((entry) => entry.id === item.id)).toBe(false);
+    });
+
+    it("updates an author's name and avatar on all their items, and deletes all their items", async () => {
+      const repo = await create();
+      const owner = randomUUID();
+      const mine = [sampleEvidence({ user_id: owner }), sampleEvidence({ user_id: owner })];
+      const other = sampleEvidence();
+      for (const item of [...mine, other]) await repo.create(item, []);
+      expect(await repo.updateAuthor(owner, 'renamed', '/api/user/x/avatar?v=1')).toBe(2);
+      expect(await repo.findById(mine[0]!.id)).toMatchObject({ username: 'renamed', avatar_url: '/api/user/x/avatar?v=1' });
+      expect((await repo.findById(other.id))?.username).toBe('someone');
+      const deleted = await repo.deleteByOwner(owner, (records) => records.map((record) => event(record.id, 'evidence.deleted')));
+      expect(deleted.map((record) => record.id).sort()).toEqual(mine.map((item) => item.id).sort());
+      expect(await repo.deleteByOwner(owner, () => [])).toEqual([]);
+      expect(await repo.findById(other.id)).not.toBeNull();
+    });
+
+    it('remembers which upload became which item', async () => {
+      const repo = await create();
+      const item = sampleEvidence({ media_type: 2 });
+      const uploadId = randomUUID().replace(/-/g, '');
+      await repo.create(item, [], { uploadId, evidenceId: item.id, size: 1234 });
+      expect(await repo.findFinishedUpload(uploadId)).toEqual({ uploadId, evidenceId: item.id, size: 1234 });
+      expect(await repo.findFinishedUpload('unknown')).toBeNull();
+    });
+
+    it('keeps the events of each change in the outbox until published', async () => {
+      const repo = await create();
+      for (const entry of await repo.outbox.pending(10_000)) await repo.outbox.markPublished([entry.id]);
+      const item = sampleEvidence();
+      await repo.create(item, [event(item.id, 'evidence.created')]);
+      await repo.update(item.id, { notes: 'n' }, [event(item.id, 'evidence.updated')]);
+      await repo.delete(item.id, [event(item.id, 'evidence.deleted')]);
+      const types = (await repo.outbox.pending(100)).filter((entry) => entry.event.key === item.id).map((entry) => entry.event.type);
+      expect(types).toEqual(['evidence.created', 'evidence.updated', 'evidence.deleted']);
+    });
+  });
+}
+
+/** The contract of the author directory (SQLite, MongoDB). */
+export function authorDirectoryContract(name: string, create: () => Promise<AuthorDirectory>): void {
+  describe(`AuthorDirectory contract: ${name}`, () => {
+    it('keeps the latest name and avatar of each author, and forgets a removed one', async () => {
+      const authors = await create();
+      const userId = randomUUID();
+      expect(await authors.find(userId)).toBeNull();
+      await authors.upsert({ userId, username: 'first', avatarUrl: null });
+      await authors.upsert({ userId, username: 'second', avatarUrl: '/a' });
+      expect(await authors.find(userId)).toEqual({ userId, username: 'second', avatarUrl: '/a' });
+      await authors.remove(userId);
+      expect(await authors.find(userId)).toBeNull();
+    });
+  });
+}

@@ -1,0 +1,190 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { createEvent } from '@portal/platform';
+import type { UserRecord } from '../../src/domain/user-record.js';
+import {
+  DuplicateUserError,
+  type ResetCodeStore,
+  type SessionStore,
+  type UserRepository,
+} from '../../src/repositories/user-repository.js';
+
+export function sampleUser(overrides: Partial<UserRecord> = {}): UserRecord {
+  const tag = randomUUID().slice(0, 8);
+  const now = new Date().toISOString();
+  return {
+    id: randomUUID(),
+    username: `user_${tag}`,
+    full_name: 'Sample Person',
+    email: `user_${tag}@example.org`,
+    phone_number: '5551234567',
+    pronouns: '',
+    role: 1,
+    password_hash: '$argon2id$fake',
+    verification_photo_key: null,
+    avatar_key: null,
+    video_watched: false,
+    email_verified: false,
+    created_at: now,
+    updated_at: now,
+    ...overrides,
+  };
+}
+
+const event = (key: string, type = 'user.updated') => ({ topic: 'identity.users', event: createEvent({ type, key, data: { userId: key } }) });
+
+/** The contract of the user repository, for every adapter (SQLite, MongoDB). */
+export function userRepositoryContract(name: string, create: () => Promise<UserRepository>): void {
+  describe(`UserRepository contract: ${name}`, () => {
+    it('stores, finds by id, username and e-mail (any case), and never answers a missing user', async () => {
+      const users = await create();
+      const user = sampleUser({ username: `MixedCase_${randomUUID().slice(0, 6)}`, video_watched: true });
+      await users.create(user, [event(user.id, 'user.registered')]);
+      expect(await users.findById(user.id)).toEqual(user);
+      expect((await users.findByUsername(user.username.toLowerCase()))?.id).toBe(user.id);
+      expect((await users.findByEmail(user.email.toUpperCase()))?.id).toBe(user.id);
+      expect(await users.findById(randomUUID())).toBeNull();
+      expect(await users.findByUsername('nobody_at_all_here')).toBeNull();
+    });
+
+    it('refuses a second account with the same username or e-mail, whatever the case, and stores nothing of it', async () => {
+      const users = await create();
+      const first = sampleUser();
+      await users.create(first, []);
+      const sameName = sampleUser({ username: first.username.toUpperCase() });
+      await expect(users.create(sameName, [event(sameName.id)])).rejects.toEqual(new DuplicateUserError('username'));
+      const sameEmail = sampleUser({ email: first.email.toUpperCase() });
+      await expect(users.create(sameEmail, [])).rejects.toEqual(new DuplicateUserError('email'));
+      expect(await users.findById(sameName.id)).toBeNull();
+      const pending = await users.outbox.pending(1000);
+      expect(pending.some((entry) => entry.event.key === sameName.id)).toBe(false);
+    });
+
+    it('updates only what it is given, and refuses an update into a taken username', async () => {
+      const users = await create();
+      const user = sampleUser();
+      const other = sampleUser();
+      await users.create(user, []);
+      await users.create(other, []);
+      const updated = await users.update(user.id, { full_name: 'New Name', video_watched: true }, [event(user.id)]);
+      expect(updated).toEqual({ ...user, full_name: 'New Name', video_watched: true });
+      await expect(users.update(user.id, { username: other.username }, [])).rejects.toEqual(new DuplicateUserError('username'));
+      expect(await users.update(randomUUID(), { full_name: 'x' }, [])).toBeNull();
+    });
+
+    it('deletes a user once', async () => {
+      const users = await create();
+      const user = sampleUser();
+      await users.create(user, []);
+      expect(await users.delete(user.id, [event(user.id, 'user.deleted')])).toBe(true);
+      expect(await users.delete(user.id, [])).toBe(false);
+      expect(await users.findById(user.id)).toBeNull();
+    });
+
+    it('keeps the events of each change in the outbox, in order, until they are marked published', async () => {
+      const users = await create();
+      for (const entry of await users.outbox.pending(10_000)) await users.outbox.markPublished([entry.id]);
+      const user = sampleUser();
+      await users.create(user, [event(user.id, 'user.registered')]);
+      await users.update(user.id, { full_name: 'Changed' }, [event(user.id, 'user.updated')]);
+      await users.appendEvents([event(user.id, 'sessions.revoked')]);
+      const pending = (await users.outbox.pending(100)).filter((entry) => entry.event.key === user.id);
+      expect(pending.map((entry) => entry.event.type)).toEqual(['user.registered', 'user.updated', 'sessions.revoked']);
+      expect(pending[0]!.topic).toBe('identity.users');
+      await users.outbox.markPublished([pending[0]!.id]);
+      expect((await users.outbox.pending(100)).filter((entry) => entry.event.key === user.id).length).toBe(2);
+    });
+
+    it('lists every user once, oldest first, a page at a time', async () => {
+      const users = await create();
+      const base = Date.now();
+      const made: UserRecord[] = [];
+      for (let i = 0; i < 5; i++) {
+        const user = sampleUser({ created_at: new Date(base + i).toISOString() });
+        made.push(user);
+        await users.create(user, []);
+      }
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await users.list(2, cursor);
+        expect(page.items.length).toBeLessThanOrEqual(2);
+        seen.push(...page.items.map((user) => user.id));
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor);
+      expect(new Set(seen).size).toBe(seen.length);
+      const ours = seen.filter((id) => made.some((user) => user.id === id));
+      expect(ours).toEqual(made.map((user) => user.id));
+    });
+
+    it('counts administrators', async () => {
+      const users = await create();
+      const before = await users.countAdmins();
+      await users.create(sampleUser({ role: 2 }), []);
+      await users.create(sampleUser({ role: 3 }), []);
+      await users.create(sampleUser({ role: 1 }), []);
+      expect(await users.countAdmins()).toBe(before + 2);
+    });
+  });
+}
+
+/** The contract of the session store, for every adapter (SQLite, Redis). */
+export function sessionStoreContract(name: string, create: () => Promise<SessionStore>): void {
+  describe(`SessionStore contract: ${name}`, () => {
+    const session = (userId: string, expiresIn = 60_000) => ({ id: randomUUID(), userId, createdAt: Date.now(), expiresAt: Date.now() + expiresIn });
+
+    it('finds a live session, extends it, and ends it', async () => {
+      const sessions = await create();
+      const one = session(randomUUID());
+      await sessions.create(one);
+      expect(await sessions.find(one.id)).toEqual(one);
+      const later = Date.now() + 120_000;
+      await sessions.extend(one.id, later);
+      expect((await sessions.find(one.id))?.expiresAt).toBe(later);
+      expect(await sessions.delete(one.id)).toBe(true);
+      expect(await sessions.delete(one.id)).toBe(false);
+      expect(await sessions.find(one.id)).toBeNull();
+    });
+
+    it('never answers an expired session', async () => {
+      const sessions = await create();
+      const expired = session(randomUUID(), 300);
+      await sessions.create(expired);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(await sessions.find(expired.id)).toBeNull();
+    });
+
+    it("ends every session of one user and no one else's", async () => {
+      const sessions = await create();
+      const userId = randomUUID();
+      const mine = [session(userId), session(userId)];
+      const theirs = session(randomUUID());
+      for (const one of [...mine, theirs]) await sessions.create(one);
+      expect((await sessions.deleteForUser(userId)).sort()).toEqual(mine.map((one) => one.id).sort());
+      for (const one of mine) expect(await sessions.find(one.id)).toBeNull();
+      expect(await sessions.find(theirs.id)).not.toBeNull();
+    });
+  });
+}
+
+/**
+ * The contract of the reset-code store (SQLite, Redis). `withUser` answers the id of a user the
+ * store may refer to (the SQLite table references the users table).
+ */
+export function resetCodeStoreContract(name: string, create: () => Promise<{ codes: ResetCodeStore; withUser: () => Promise<string> }>): void {
+  describe(`ResetCodeStore contract: ${name}`, () => {
+    it('keeps one code per user, replaced by the next, and counts attempts down', async () => {
+      const { codes, withUser } = await create();
+      const userId = await withUser();
+      await codes.put({ userId, codeHash: 'aaa', expiresAt: Date.now() + 60_000, attemptsLeft: 5 });
+      await codes.put({ userId, codeHash: 'bbb', expiresAt: Date.now() + 60_000, attemptsLeft: 5 });
+      expect((await codes.get(userId))?.codeHash).toBe('bbb');
+      expect(await codes.spendAttempt(userId)).toBe(4);
+      expect(await codes.spendAttempt(userId)).toBe(3);
+      expect((await codes.get(userId))?.attemptsLeft).toBe(3);
+      await codes.delete(userId);
+      expect(await codes.get(userId)).toBeNull();
+      expect(await codes.spendAttempt(userId)).toBe(0);
+    });
+  });
+}

@@ -1,0 +1,24 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll } from 'vitest';
+import { openIdentityStores } from '../src/service.js';
+import { resetCodeStoreContract, sampleUser, sessionStoreContract, userRepositoryContract } from './contracts/identity-store-contracts.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'identity-stores-'));
+const stores = openIdentityStores(dir);
+afterAll(() => {
+  stores.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+userRepositoryContract('SQLite', async () => stores.users);
+sessionStoreContract('SQLite', async () => stores.sessions);
+resetCodeStoreContract('SQLite', async () => ({
+  codes: stores.resetCodes,
+  withUser: async () => {
+    const user = sampleUser();
+    await stores.users.create(user, []);
+    return user.id;
+  },
+}));
