@@ -24,3 +24,5 @@ export * from './config/internal-secret.js';
 export * from './events/kafka-event-bus.js';
 export * from './blobs/s3-blob-store.js';
 export * from './jobs/bullmq-job-queue.js';
+export * from './mongo/mongo-outbox.js';
+export * from './mongo/connect.js';

@@ -1,0 +1,213 @@
+import { Schema, type Connection, type Model } from 'mongoose';
+import type { MediaType } from '@portal/contracts';
+import {
+  MongoOutboxStore,
+  decodeCursor,
+  embeddedEventSchema,
+  encodeCursor,
+  toEmbedded,
+  type EmbeddedEvent,
+} from '@portal/platform';
+import type { EvidenceChanges, EvidenceRecord } from '../../domain/evidence-record.js';
+import type { EvidenceFilter, EvidencePage, EvidenceRepository, FinishedUpload, PendingEvent } from '../evidence-repository.js';
+
+interface EvidenceDocument extends Omit<EvidenceRecord, 'id'> {
+  _id: string;
+  upload_id: string | null;
+  upload_size: number | null;
+  _outbox: EmbeddedEvent[];
+  _deleted?: boolean;
+}
+
+const evidenceSchema = new Schema<EvidenceDocument>(
+  {
+    _id: String,
+    user_id: { type: String, required: true },
+    username: String,
+    avatar_url: { type: String, default: null },
+    title: String,
+    notes: String,
+    location: { type: String, default: null },
+    media_type: Number,
+    is_public: Boolean,
+    date_posted: String,
+    updated_at: String,
+    media_status: String,
+    media_error: { type: String, default: null },
+    media_revision: Number,
+    original_key: { type: String, default: null },
+    original_type: { type: String, default: null },
+    original_size: { type: Number, default: null },
+    display_key: { type: String, default: null },
+    display_type: { type: String, default: null },
+    thumb_key: { type: String, default: null },
+    poster_key: { type: String, default: null },
+    placeholder: { type: String, default: null },
+    width: { type: Number, default: null },
+    height: { type: Number, default: null },
+    duration: { type: Number, default: null },
+    upload_id: { type: String, default: null },
+    upload_size: { type: Number, default: null },
+    _outbox: { type: [embeddedEventSchema], default: [] },
+    _deleted: { type: Boolean, default: false },
+  },
+  { versionKey: false, minimize: false },
+);
+evidenceSchema.index({ date_posted: -1, _id: -1 }, { name: 'by_date' });
+evidenceSchema.index({ user_id: 1, date_posted: -1, _id: -1 }, { name: 'by_owner' });
+evidenceSchema.index({ is_public: 1, date_posted: -1, _id: -1 }, { name: 'by_visibility' });
+evidenceSchema.index({ media_status: 1, updated_at: 1 }, { name: 'by_media_status' });
+evidenceSchema.index({ upload_id: 1 }, { name: 'by_upload' });
+
+interface AuthorDocument {
+  _id: string;
+  username: string;
+  avatar_url: string | null;
+}
+
+const LIVE = { _deleted: { $ne: true } };
+
+function toRecord(document: EvidenceDocument | null): EvidenceRecord | null {
+  if (!document || document._deleted) return null;
+  const { _id, upload_id: _upload, upload_size: _size, _outbox, _deleted, ...rest } = document;
+  return { id: _id, ...rest, media_type: rest.media_type as MediaType } as EvidenceRecord;
+}
+
+/** Evidence in MongoDB (mongoose): one document per item with its pending events inside. */
+export class MongoEvidenceRepository implements EvidenceRepository {
+  readonly outbox: MongoOutboxStore;
+  private readonly items: Model<EvidenceDocument>;
+
+  constructor(private readonly connection: Connection) {
+    this.items = connection.model<EvidenceDocument>('Evidence', evidenceSchema, 'evidence');
+    this.outbox = new MongoOutboxStore(connection, [this.items], 'outbox');
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.items.createIndexes();
+  }
+
+  async create(record: EvidenceRecord, events: PendingEvent[], finishedUpload?: FinishedUpload): Promise<void> {
+    const { id, ...rest } = record;
+    await this.items.collection.insertOne({
+      _id: id,
+      ...rest,
+      upload_id: finishedUpload?.uploadId ?? null,
+      upload_size: finishedUpload?.size ?? null,
+      _outbox: toEmbedded(events),
+      _deleted: false,
+    } as never);
+  }
+
+  async findById(id: string): Promise<EvidenceRecord | null> {
+    return toRecord(await this.items.findOne({ _id: id, ...LIVE }).lean<EvidenceDocument>());
+  }
+
+  async update(id: string, changes: EvidenceChanges, events: PendingEvent[]): Promise<EvidenceRecord | null> {
+    const updated = await this.items
+      .findOneAndUpdate({ _id: id, ...LIVE }, { $set: changes, $push: { _outbox: { $each: toEmbedded(events) } } }, { new: true })
+      .lean<EvidenceDocument>();
+    return toRecord(updated);
+  }
+
+  async delete(id: string, events: PendingEvent[]): Promise<EvidenceRecord | null> {
+    const before = await this.items
+      .findOneAndUpdate({ _id: id, ...LIVE }, { $set: { _deleted: true }, $push: { _outbox: { $each: toEmbedded(events) } } })
+      .lean<EvidenceDocument>();
+    return toRecord(before);
+  }
+
+  async list(filter: EvidenceFilter, limit: number, cursor?: string): Promise<EvidencePage> {
+    const query: Record<string, unknown> = { ...LIVE };
+    if (filter.ownerId) query.user_id = filter.ownerId;
+    if (filter.publicOnly) {
+      query.is_public = true;
+      query.media_status = { $in: ['ready', 'none'] };
+    }
+    if (filter.type) query.media_type = filter.type;
+    const after = cursor ? decodeCursor(cursor) : null;
+    if (after) query.$or = [{ date_posted: { $lt: after[0] } }, { date_posted: after[0], _id: { $lt: after[1] } }];
+    const documents = await this.items.find(query).sort({ date_posted: -1, _id: -1 }).limit(limit + 1).lean<EvidenceDocument[]>();
+    const items = documents.slice(0, limit).map((document) => toRecord(document)!);
+    const last = items.at(-1);
+    return { items, nextCursor: documents.length > limit && last ? encodeCursor([last.date_posted, last.id]) : null };
+  }
+
+  async setAllVisibility(isPublic: boolean, events: (changed: number) => PendingEvent[]): Promise<number> {
+    const result = await this.items.updateMany(
+      { is_public: { $ne: isPublic }, ...LIVE },
+      { $set: { is_public: isPublic, updated_at: new Date().toISOString() } },
+    );
+    // Without multi-document transactions the bulk announcement is a separate write: if the
+    // process died right here the change would stand unannounced (nothing consumes it today).
+    if (result.modifiedCount > 0) await this.outbox.appendStandalone(events(result.modifiedCount));
+    return result.modifiedCount;
+  }
+
+  async applyMediaResult(id: string, revision: number, changes: EvidenceChanges): Promise<EvidenceRecord | null> {
+    const updated = await this.items
+      .findOneAndUpdate({ _id: id, media_revision: revision, ...LIVE }, { $set: changes }, { new: true })
+      .lean<EvidenceDocument>();
+    return toRecord(updated);
+  }
+
+  async updateAuthor(userId: string, username: string, avatarUrl: string | null): Promise<number> {
+    const result = await this.items.updateMany(
+      { user_id: userId, ...LIVE, $or: [{ username: { $ne: username } }, { avatar_url: { $ne: avatarUrl } }] },
+      { $set: { username, avatar_url: avatarUrl } },
+    );
+    return result.modifiedCount;
+  }
+
+  async deleteByOwner(userId: string, events: (records: EvidenceRecord[]) => PendingEvent[]): Promise<EvidenceRecord[]> {
+    const documents = await this.items.find({ user_id: userId, ...LIVE }).lean<EvidenceDocument[]>();
+    const deleted: EvidenceRecord[] = [];
+    for (const document of documents) {
+      const record = toRecord(document)!;
+      // Each item is tombstoned with its own event: one atomic write per item.
+      const gone = await this.delete(record.id, events([record]));
+      if (gone) deleted.push(gone);
+    }
+    return deleted;
+  }
+
+  async findProcessing(limit: number): Promise<EvidenceRecord[]> {
+    const documents = await this.items.find({ media_status: 'processing', ...LIVE }).sort({ updated_at: 1 }).limit(limit).lean<EvidenceDocument[]>();
+    return documents.map((document) => toRecord(document)!);
+  }
+
+  async findFinishedUpload(uploadId: string): Promise<FinishedUpload | null> {
+    const document = await this.items.findOne({ upload_id: uploadId, ...LIVE }, { upload_id: 1, upload_size: 1 }).lean<EvidenceDocument>();
+    return document ? { uploadId, evidenceId: document._id, size: document.upload_size ?? 0 } : null;
+  }
+
+  async ping(): Promise<void> {
+    await this.connection.db!.admin().ping();
+  }
+}
+
+/** The author directory in MongoDB. */
+export class MongoAuthorDirectory {
+  private readonly authors: Model<AuthorDocument>;
+
+  constructor(connection: Connection) {
+    this.authors = connection.model<AuthorDocument>(
+      'Author',
+      new Schema<AuthorDocument>({ _id: String, username: String, avatar_url: { type: String, default: null } }, { versionKey: false }),
+      'authors',
+    );
+  }
+
+  async find(userId: string) {
+    const document = await this.authors.findById(userId).lean<AuthorDocument>();
+    return document ? { userId: document._id, username: document.username, avatarUrl: document.avatar_url } : null;
+  }
+
+  async upsert(author: { userId: string; username: string; avatarUrl: string | null }): Promise<void> {
+    await this.authors.updateOne({ _id: author.userId }, { $set: { username: author.username, avatar_url: author.avatarUrl } }, { upsert: true });
+  }
+
+  async remove(userId: string): Promise<void> {
+    await this.authors.deleteOne({ _id: userId });
+  }
+}

@@ -1,0 +1,159 @@
+import { Schema, type Connection, type Model } from 'mongoose';
+import {
+  MongoOutboxStore,
+  decodeCursor,
+  duplicateKeyField,
+  embeddedEventSchema,
+  encodeCursor,
+  toEmbedded,
+  type EmbeddedEvent,
+} from '@portal/platform';
+import type { UserChanges, UserRecord } from '../../domain/user-record.js';
+import { DuplicateUserError, type PendingEvent, type UserPage, type UserRepository } from '../user-repository.js';
+
+interface UserDocument extends Omit<UserRecord, 'id'> {
+  _id: string;
+  /** Lower-case copies carrying the unique indexes (uniqueness regardless of case). */
+  username_key: string;
+  email_key: string;
+  _outbox: EmbeddedEvent[];
+  _deleted?: boolean;
+}
+
+const userSchema = new Schema<UserDocument>(
+  {
+    _id: String,
+    username: { type: String, required: true },
+    username_key: { type: String, required: true },
+    full_name: String,
+    email: { type: String, required: true },
+    email_key: { type: String, required: true },
+    phone_number: String,
+    pronouns: String,
+    role: Number,
+    password_hash: String,
+    verification_photo_key: { type: String, default: null },
+    avatar_key: { type: String, default: null },
+    video_watched: Boolean,
+    email_verified: Boolean,
+    created_at: String,
+    updated_at: String,
+    _outbox: { type: [embeddedEventSchema], default: [] },
+    _deleted: { type: Boolean, default: false },
+  },
+  { versionKey: false, minimize: false },
+);
+userSchema.index({ username_key: 1 }, { unique: true, name: 'username_key_unique' });
+userSchema.index({ email_key: 1 }, { unique: true, name: 'email_key_unique' });
+userSchema.index({ created_at: 1, _id: 1 }, { name: 'by_created' });
+
+const LIVE = { _deleted: { $ne: true } };
+
+function toRecord(document: UserDocument | null): UserRecord | null {
+  if (!document || document._deleted) return null;
+  const { _id, username_key: _u, email_key: _e, _outbox, _deleted, ...rest } = document;
+  return { id: _id, ...rest } as UserRecord;
+}
+
+function keysOf(changes: UserChanges): Partial<UserDocument> {
+  return {
+    ...(changes.username !== undefined ? { username_key: changes.username.toLowerCase() } : {}),
+    ...(changes.email !== undefined ? { email_key: changes.email.toLowerCase() } : {}),
+  };
+}
+
+function translateDuplicate(error: unknown): unknown {
+  const field = duplicateKeyField(error);
+  if (!field) return error;
+  return new DuplicateUserError(field.startsWith('email') ? 'email' : 'username');
+}
+
+/** Users in MongoDB (mongoose): one document per user with its pending events inside. */
+export class MongoUserRepository implements UserRepository {
+  readonly outbox: MongoOutboxStore;
+  private readonly users: Model<UserDocument>;
+
+  constructor(private readonly connection: Connection) {
+    this.users = connection.model<UserDocument>('User', userSchema, 'users');
+    this.outbox = new MongoOutboxStore(connection, [this.users], 'outbox');
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.users.createIndexes();
+  }
+
+  async findById(id: string): Promise<UserRecord | null> {
+    return toRecord(await this.users.findOne({ _id: id, ...LIVE }).lean<UserDocument>());
+  }
+
+  async findByUsername(username: string): Promise<UserRecord | null> {
+    return toRecord(await this.users.findOne({ username_key: username.toLowerCase(), ...LIVE }).lean<UserDocument>());
+  }
+
+  async findByEmail(email: string): Promise<UserRecord | null> {
+    return toRecord(await this.users.findOne({ email_key: email.toLowerCase(), ...LIVE }).lean<UserDocument>());
+  }
+
+  async create(user: UserRecord, events: PendingEvent[]): Promise<void> {
+    const { id, ...rest } = user;
+    try {
+      await this.users.collection.insertOne({
+        _id: id,
+        ...rest,
+        username_key: user.username.toLowerCase(),
+        email_key: user.email.toLowerCase(),
+        _outbox: toEmbedded(events),
+        _deleted: false,
+      } as never);
+    } catch (error) {
+      throw translateDuplicate(error);
+    }
+  }
+
+  async update(id: string, changes: UserChanges, events: PendingEvent[]): Promise<UserRecord | null> {
+    try {
+      const updated = await this.users
+        .findOneAndUpdate(
+          { _id: id, ...LIVE },
+          { $set: { ...changes, ...keysOf(changes) }, $push: { _outbox: { $each: toEmbedded(events) } } },
+          { new: true },
+        )
+        .lean<UserDocument>();
+      return toRecord(updated);
+    } catch (error) {
+      throw translateDuplicate(error);
+    }
+  }
+
+  async delete(id: string, events: PendingEvent[]): Promise<boolean> {
+    // A tombstone until its events are out; its unique keys are freed at once.
+    const deleted = await this.users.findOneAndUpdate(
+      { _id: id, ...LIVE },
+      { $set: { _deleted: true, username_key: `deleted:${id}`, email_key: `deleted:${id}` }, $push: { _outbox: { $each: toEmbedded(events) } } },
+    );
+    return deleted !== null;
+  }
+
+  async appendEvents(events: PendingEvent[]): Promise<void> {
+    await this.outbox.appendStandalone(events);
+  }
+
+  async list(limit: number, cursor?: string): Promise<UserPage> {
+    const after = cursor ? decodeCursor(cursor) : null;
+    const filter = after
+      ? { ...LIVE, $or: [{ created_at: { $gt: after[0] } }, { created_at: after[0], _id: { $gt: after[1] } }] }
+      : LIVE;
+    const documents = await this.users.find(filter).sort({ created_at: 1, _id: 1 }).limit(limit + 1).lean<UserDocument[]>();
+    const items = documents.slice(0, limit).map((document) => toRecord(document)!);
+    const last = items.at(-1);
+    return { items, nextCursor: documents.length > limit && last ? encodeCursor([last.created_at, last.id]) : null };
+  }
+
+  async countAdmins(): Promise<number> {
+    return this.users.countDocuments({ role: { $ne: 1 }, ...LIVE });
+  }
+
+  async ping(): Promise<void> {
+    await this.connection.db!.admin().ping();
+  }
+}

@@ -1,0 +1,41 @@
+import { randomUUID } from 'node:crypto';
+import type { Connection } from 'mongoose';
+import { afterAll, describe, it } from 'vitest';
+import { connectMongo } from '@portal/platform';
+import { MongoUserRepository } from '../../services/identity/src/repositories/mongo/mongo-user-repository.js';
+import { MongoAuthorDirectory, MongoEvidenceRepository } from '../../services/evidence/src/repositories/mongo/mongo-evidence-repository.js';
+import { userRepositoryContract } from '../../services/identity/test/contracts/identity-store-contracts.js';
+import { authorDirectoryContract, evidenceRepositoryContract } from '../../services/evidence/test/contracts/evidence-store-contracts.js';
+import { infraServers, stopContainers } from '../support/infra-servers.js';
+
+const servers = await infraServers();
+const connections: Connection[] = [];
+afterAll(async () => {
+  for (const connection of connections) await connection.close();
+  await stopContainers();
+});
+
+/** A fresh database per suite, as each service has its own. */
+async function database(service: string): Promise<Connection> {
+  const connection = await connectMongo(servers.mongoUrl!, `contract_${service}_${randomUUID().slice(0, 8)}`);
+  connections.push(connection);
+  return connection;
+}
+
+if (servers.mongoUrl) {
+  const identityDb = database('identity').then(async (connection) => {
+    const users = new MongoUserRepository(connection);
+    await users.ensureIndexes();
+    return users;
+  });
+  userRepositoryContract('MongoDB (mongoose)', () => identityDb);
+  const evidenceDb = database('evidence').then(async (connection) => {
+    const evidence = new MongoEvidenceRepository(connection);
+    await evidence.ensureIndexes();
+    return { evidence, authors: new MongoAuthorDirectory(connection) };
+  });
+  evidenceRepositoryContract('MongoDB (mongoose)', async () => (await evidenceDb).evidence);
+  authorDirectoryContract('MongoDB (mongoose)', async () => (await evidenceDb).authors);
+} else {
+  describe.skip('Repository contracts: MongoDB — no server (MONGO_URL unset and no Docker)', () => it('skipped', () => undefined));
+}
