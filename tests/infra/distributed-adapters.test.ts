@@ -4,7 +4,7 @@ import { afterAll, describe, it } from 'vitest';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { BullMqJobQueue, KafkaEventBus, S3BlobStore, SmtpMailer } from '@portal/platform';
 import { blobStoreContract, eventBusContract, jobQueueContract, mailerContract, runTypeScript } from '@portal/platform/testing';
-import { describeSources, infraServers, stopContainers } from '../support/infra-servers.js';
+import { caughtMail, describeSources, infraServers, stopContainers } from '../support/infra-servers.js';
 
 const servers = await infraServers();
 afterAll(() => stopContainers());
@@ -52,16 +52,13 @@ if (servers.s3) {
   describe.skip('BlobStore contract: S3 — no server (S3_ENDPOINT/S3_BUCKET unset and no Docker)', () => it('skipped', () => undefined));
 }
 
-if (servers.smtpUrl && servers.mailpitApi) {
-  const api = servers.mailpitApi;
-  mailerContract('SMTP to Mailpit', {
+if (servers.smtpUrl && servers.mailApi) {
+  const api = servers.mailApi;
+  mailerContract(`SMTP to ${api.kind}`, {
     from: 'Portal <no-reply@portal.test>',
     create: async () => new SmtpMailer(servers.smtpUrl!, 'Portal <no-reply@portal.test>'),
-    delivered: async () => {
-      const list = (await (await fetch(`${api}/api/v1/messages?limit=50`)).json()) as { messages: { ID: string }[] };
-      return Promise.all(list.messages.map(async ({ ID }) => Buffer.from(await (await fetch(`${api}/api/v1/message/${ID}/raw`)).arrayBuffer())));
-    },
+    delivered: () => caughtMail(api),
   });
 } else {
-  describe.skip('Mailer contract: SMTP — no Mailpit (SMTP_URL/MAILPIT_API unset and no Docker)', () => it('skipped', () => undefined));
+  describe.skip('Mailer contract: SMTP — no mail catcher (SMTP_URL with MAIL_API or MAILPIT_API unset, and no Docker)', () => it('skipped', () => undefined));
 }

@@ -11,8 +11,8 @@ export interface InfraServers {
   mongoUrl: string | null;
   s3: { endpoint: string; bucket: string; region: string; accessKeyId: string; secretAccessKey: string } | null;
   smtpUrl: string | null;
-  /** Mailpit's HTTP API, to read back what was sent over SMTP. */
-  mailpitApi: string | null;
+  /** The mail catcher's HTTP API, to read back what was sent over SMTP (MailDev or Mailpit). */
+  mailApi: { kind: 'maildev' | 'mailpit'; url: string } | null;
   source: Record<string, 'env' | 'testcontainers' | 'none'>;
 }
 
@@ -45,7 +45,7 @@ export async function infraServers(): Promise<InfraServers> {
           }
         : null,
     smtpUrl: env.SMTP_URL ?? null,
-    mailpitApi: env.MAILPIT_API ?? null,
+    mailApi: env.MAIL_API ? { kind: 'maildev', url: env.MAIL_API } : env.MAILPIT_API ? { kind: 'mailpit', url: env.MAILPIT_API } : null,
     source,
   };
   for (const [name, value] of Object.entries({ kafka: servers.kafkaBrokers, redis: servers.redisUrl, mongo: servers.mongoUrl, s3: servers.s3, smtp: servers.smtpUrl })) {
@@ -100,7 +100,7 @@ export async function infraServers(): Promise<InfraServers> {
     const mailpit = await new GenericContainer('axllent/mailpit:latest').withExposedPorts(1025, 8025).start();
     stops.push(() => mailpit.stop());
     servers.smtpUrl = `smtp://${mailpit.getHost()}:${mailpit.getMappedPort(1025)}`;
-    servers.mailpitApi = `http://${mailpit.getHost()}:${mailpit.getMappedPort(8025)}`;
+    servers.mailApi = { kind: 'mailpit', url: `http://${mailpit.getHost()}:${mailpit.getMappedPort(8025)}` };
     source.smtp = 'testcontainers';
   }
   return servers;
@@ -111,4 +111,14 @@ export function describeSources(servers: InfraServers): string {
   return Object.entries(servers.source)
     .map(([name, from]) => `${name}: ${from === 'none' ? 'NOT AVAILABLE (set its address in the environment or run where Docker exists)' : from}`)
     .join('; ');
+}
+
+/** Every message the mail catcher holds, raw (RFC 822). */
+export async function caughtMail(api: NonNullable<InfraServers['mailApi']>): Promise<Buffer[]> {
+  if (api.kind === 'mailpit') {
+    const list = (await (await fetch(`${api.url}/api/v1/messages?limit=200`)).json()) as { messages: { ID: string }[] };
+    return Promise.all(list.messages.map(async ({ ID }) => Buffer.from(await (await fetch(`${api.url}/api/v1/message/${ID}/raw`)).arrayBuffer())));
+  }
+  const list = (await (await fetch(`${api.url}/email`)).json()) as { id: string }[];
+  return Promise.all(list.map(async ({ id }) => Buffer.from(await (await fetch(`${api.url}/email/${id}/source`)).arrayBuffer())));
 }

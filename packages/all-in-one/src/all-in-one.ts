@@ -10,6 +10,7 @@ import {
   createLogger,
   envBoolean,
   envPort,
+  infrastructureFromEnv,
   loadOrCreateInternalSecret,
   parseEnv,
   type Logger,
@@ -57,6 +58,8 @@ export async function startAllInOne(
   const internalSecret = loadOrCreateInternalSecret(base.DATA_DIR, env);
   const shared = { ...env, DATA_DIR: base.DATA_DIR, INTERNAL_SECRET: internalSecret };
 
+  // All-in-one means the embedded adapters, whatever addresses the environment may hold.
+  const infrastructure = { ...infrastructureFromEnv({ DATA_DIR: base.DATA_DIR }), kafkaBrokers: null, redisUrl: null, mongoUrl: null, s3: null };
   const bus = new SqliteEventBus({ file: join(base.DATA_DIR, 'bus.sqlite'), logger: loggerFor('bus') });
   const blobs = new FsBlobStore(join(base.DATA_DIR, 'blobs'));
   const jobs = new SqliteJobQueue<MediaJob>({ file: jobsDatabaseFile(base.DATA_DIR), queue: MEDIA_QUEUE, logger: loggerFor('jobs') });
@@ -74,16 +77,16 @@ export async function startAllInOne(
   };
 
   try {
-    const identity = createIdentityService(
+    const identity = await createIdentityService(
       { ...identitySettingsFromEnv({ ...shared, IDENTITY_HOST: '127.0.0.1', IDENTITY_PORT: String(base.IDENTITY_PORT) }) },
-      { bus, blobs, logger: loggerFor('identity'), ...(options.clock ? { clock: options.clock } : {}) },
+      { bus, blobs, infrastructure, logger: loggerFor('identity'), ...(options.clock ? { clock: options.clock } : {}) },
     );
     const identityUrl = await identity.start();
     stops.push(() => identity.stop());
 
-    const evidence = createEvidenceService(
+    const evidence = await createEvidenceService(
       evidenceSettingsFromEnv({ ...shared, EVIDENCE_HOST: '127.0.0.1', EVIDENCE_PORT: String(base.EVIDENCE_PORT) }),
-      { bus, jobs, blobs, logger: loggerFor('evidence') },
+      { bus, jobs, blobs, infrastructure, logger: loggerFor('evidence') },
     );
     const evidenceUrl = await evidence.start();
     stops.push(() => evidence.stop());

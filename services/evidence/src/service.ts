@@ -4,10 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { MediaJob } from '@portal/contracts';
 import {
-  FsBlobStore,
   IdentityTokens,
   OutboxRelay,
+  connectMongo,
+  createBlobStore,
   openDatabase,
+  type InfrastructureSettings,
   type BlobStore,
   type EventBus,
   type JobQueue,
@@ -21,12 +23,41 @@ import { subscribeEvidenceConsumers } from './consumers/event-consumers.js';
 import { EVIDENCE_MIGRATIONS } from './repositories/sqlite/migrations.js';
 import { SqliteEvidenceRepository } from './repositories/sqlite/sqlite-evidence-repository.js';
 import { SqliteAuthorDirectory } from './repositories/sqlite/sqlite-author-directory.js';
+import { MongoAuthorDirectory, MongoEvidenceRepository } from './repositories/mongo/mongo-evidence-repository.js';
+import type { EvidenceRepository } from './repositories/evidence-repository.js';
+import type { AuthorDirectory } from './repositories/author-directory.js';
+import { fileUploadStorage, s3UploadStorage } from './http/upload-storage.js';
 
 export interface EvidenceRuntime {
   bus: EventBus;
   jobs: JobQueue<MediaJob>;
   logger: Logger;
+  infrastructure: InfrastructureSettings;
   blobs?: BlobStore;
+}
+
+export interface EvidenceStores {
+  evidence: EvidenceRepository;
+  authors: AuthorDirectory;
+  close(): Promise<void>;
+}
+
+/** MongoDB when MONGO_URL is set, else one SQLite file under DATA_DIR. */
+export async function openEvidenceStores(infrastructure: InfrastructureSettings): Promise<EvidenceStores> {
+  if (infrastructure.mongoUrl) {
+    const connection = await connectMongo(infrastructure.mongoUrl, `${infrastructure.namespace}_evidence`);
+    const evidence = new MongoEvidenceRepository(connection);
+    await evidence.ensureIndexes();
+    return { evidence, authors: new MongoAuthorDirectory(connection), close: () => connection.close() };
+  }
+  const db = openDatabase(evidenceDatabaseFile(infrastructure.dataDir), EVIDENCE_MIGRATIONS);
+  return {
+    evidence: new SqliteEvidenceRepository(db),
+    authors: new SqliteAuthorDirectory(db),
+    close: async () => {
+      db.close();
+    },
+  };
 }
 
 export interface EvidenceServiceHandle {
@@ -39,15 +70,15 @@ export interface EvidenceServiceHandle {
 const RECONCILE_EVERY_MS = 60_000;
 
 /** Wires the evidence service; the same code runs alone or in the all-in-one process. */
-export function createEvidenceService(settings: EvidenceSettings, runtime: EvidenceRuntime): EvidenceServiceHandle {
-  const { logger, bus, jobs } = runtime;
-  const db = openDatabase(evidenceDatabaseFile(settings.dataDir), EVIDENCE_MIGRATIONS);
-  const repository = new SqliteEvidenceRepository(db);
-  const blobs = runtime.blobs ?? new FsBlobStore(join(settings.dataDir, 'blobs'));
+export async function createEvidenceService(settings: EvidenceSettings, runtime: EvidenceRuntime): Promise<EvidenceServiceHandle> {
+  const { logger, bus, jobs, infrastructure } = runtime;
+  const stores = await openEvidenceStores(infrastructure);
+  const repository = stores.evidence;
+  const blobs = runtime.blobs ?? createBlobStore(infrastructure);
   const relay = new OutboxRelay({ store: repository.outbox, bus, logger });
   const evidence = new EvidenceService({
     evidence: repository,
-    authors: new SqliteAuthorDirectory(db),
+    authors: stores.authors,
     blobs,
     jobs,
     limits: settings.limits,
@@ -61,8 +92,9 @@ export function createEvidenceService(settings: EvidenceSettings, runtime: Evide
     repository,
     blobs,
     tmpDir: join(settings.dataDir, 'tmp', 'evidence-uploads'),
-    uploadsDir: join(settings.dataDir, 'uploads'),
-    uploadExpiryMs: settings.uploadExpiryMs,
+    uploads: infrastructure.s3
+      ? s3UploadStorage(infrastructure.s3, join(settings.dataDir, 'tmp', 'finished-uploads'), settings.uploadExpiryMs)
+      : fileUploadStorage(join(settings.dataDir, 'uploads'), settings.uploadExpiryMs),
     readiness: [
       { name: 'evidence', check: () => repository.ping() },
       { name: 'blobs', check: () => blobs.ping() },
@@ -106,7 +138,7 @@ export function createEvidenceService(settings: EvidenceSettings, runtime: Evide
       for (const subscription of subscriptions) await subscription.close();
       await relay.flush().catch((error: unknown) => logger.warn({ err: error }, 'outbox not flushed'));
       await relay.stop();
-      db.close();
+      await stores.close();
     },
   };
 }

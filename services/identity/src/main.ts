@@ -1,14 +1,15 @@
 #!/usr/bin/env node
-import { join } from 'node:path';
-import { SqliteEventBus, createLogger, onShutdownSignal } from '@portal/platform';
+import { createEventBus, createLogger, describeInfrastructure, infrastructureFromEnv, onShutdownSignal } from '@portal/platform';
 import { identitySettingsFromEnv } from './config.js';
 import { createIdentityService } from './service.js';
 
-// The identity service as a process of its own. The distributed adapters (MongoDB, Redis, Kafka)
-// are chosen by configuration; without them it runs on the embedded stores under DATA_DIR.
+// The identity service as a process of its own. The adapters (Kafka, MongoDB, Redis, S3, or the
+// embedded ones under DATA_DIR) are chosen by the environment alone.
 const logger = createLogger({ service: 'identity' });
 const settings = identitySettingsFromEnv();
-const bus = new SqliteEventBus({ file: join(settings.dataDir, 'bus.sqlite'), logger });
-const service = createIdentityService(settings, { bus, logger });
+const infrastructure = infrastructureFromEnv();
+logger.info(describeInfrastructure(infrastructure), 'infrastructure');
+const bus = createEventBus(infrastructure, 'identity', logger);
+const service = await createIdentityService(settings, { bus, logger, infrastructure });
 await service.start();
 onShutdownSignal(logger, [() => service.stop(), () => bus.close()]);

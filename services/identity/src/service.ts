@@ -2,11 +2,15 @@ import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
 import {
-  FsBlobStore,
+  ConfigError,
   IdentityTokens,
   OutboxRelay,
   SealedBox,
+  connectMongo,
+  createBlobStore,
+  type InfrastructureSettings,
   openDatabase,
   parseInput,
   type BlobStore,
@@ -26,11 +30,15 @@ import { SqliteResetCodeStore } from './repositories/sqlite/sqlite-reset-code-st
 import { IDENTITY_MIGRATIONS } from './repositories/sqlite/migrations.js';
 import { SqliteSessionStore } from './repositories/sqlite/sqlite-session-store.js';
 import { SqliteUserRepository } from './repositories/sqlite/sqlite-user-repository.js';
+import { MongoUserRepository } from './repositories/mongo/mongo-user-repository.js';
+import { RedisSessionStore } from './repositories/redis/redis-session-store.js';
+import { RedisResetCodeStore } from './repositories/redis/redis-reset-code-store.js';
 import type { ResetCodeStore, SessionStore, UserRepository } from './repositories/user-repository.js';
 
 export interface IdentityRuntime {
   bus: EventBus;
   logger: Logger;
+  infrastructure: InfrastructureSettings;
   blobs?: BlobStore;
   /** The time, in ms; tests give their own to make reset codes expire. */
   clock?: () => number;
@@ -48,17 +56,43 @@ export interface IdentityStores {
   users: UserRepository;
   sessions: SessionStore;
   resetCodes: ResetCodeStore;
-  close(): void;
+  /** Redis, when the stores are distributed (shared with the rate limiter). */
+  redis: Redis | null;
+  close(): Promise<void>;
 }
 
-/** The embedded stores: one SQLite file for users, sessions and the outbox. */
-export function openIdentityStores(dataDir: string): IdentityStores {
-  const db = openDatabase(identityDatabaseFile(dataDir), IDENTITY_MIGRATIONS);
+/**
+ * The stores, chosen by configuration: MongoDB for users and Redis for sessions and reset codes
+ * when MONGO_URL is set (REDIS_URL is then required), else one SQLite file under DATA_DIR.
+ */
+export async function openIdentityStores(infrastructure: InfrastructureSettings): Promise<IdentityStores> {
+  if (infrastructure.mongoUrl) {
+    if (!infrastructure.redisUrl) throw new ConfigError('MONGO_URL needs REDIS_URL too: sessions and reset codes live in Redis');
+    const connection = await connectMongo(infrastructure.mongoUrl, `${infrastructure.namespace}_identity`);
+    const users = new MongoUserRepository(connection);
+    await users.ensureIndexes();
+    const redis = new Redis(infrastructure.redisUrl, { maxRetriesPerRequest: 3 });
+    const prefix = `${infrastructure.namespace}:identity`;
+    return {
+      users,
+      sessions: new RedisSessionStore(redis, prefix),
+      resetCodes: new RedisResetCodeStore(redis, prefix),
+      redis,
+      close: async () => {
+        redis.disconnect();
+        await connection.close();
+      },
+    };
+  }
+  const db = openDatabase(identityDatabaseFile(infrastructure.dataDir), IDENTITY_MIGRATIONS);
   return {
     users: new SqliteUserRepository(db),
     sessions: new SqliteSessionStore(db),
     resetCodes: new SqliteResetCodeStore(db),
-    close: () => db.close(),
+    redis: null,
+    close: async () => {
+      db.close();
+    },
   };
 }
 
@@ -90,10 +124,10 @@ export function buildUserService(parts: UserServiceParts): { users: UserService;
 }
 
 /** Wires the identity service from its settings; the same code runs alone or in the all-in-one process. */
-export function createIdentityService(settings: IdentitySettings, runtime: IdentityRuntime): IdentityService {
+export async function createIdentityService(settings: IdentitySettings, runtime: IdentityRuntime): Promise<IdentityService> {
   const logger = runtime.logger;
-  const stores = openIdentityStores(settings.dataDir);
-  const blobs = runtime.blobs ?? new FsBlobStore(join(settings.dataDir, 'blobs'));
+  const stores = await openIdentityStores(runtime.infrastructure);
+  const blobs = runtime.blobs ?? createBlobStore(runtime.infrastructure);
   const relay = new OutboxRelay({ store: stores.users.outbox, bus: runtime.bus, logger });
   const { users, sessions } = buildUserService({
     stores,
@@ -123,6 +157,7 @@ export function createIdentityService(settings: IdentitySettings, runtime: Ident
     users,
     resets,
     rateLimits: settings.authRateLimits,
+    redis: stores.redis,
     sessions,
     userRepository: stores.users,
     blobs,
@@ -164,7 +199,7 @@ export function createIdentityService(settings: IdentitySettings, runtime: Ident
       // Publish what is committed before the bus goes away; what fails stays in the outbox.
       await relay.flush().catch((error: unknown) => logger.warn({ err: error }, 'outbox not flushed'));
       await relay.stop();
-      stores.close();
+      await stores.close();
     },
   };
 }

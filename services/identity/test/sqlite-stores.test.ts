@@ -2,13 +2,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
+import { infrastructureFromEnv } from '@portal/platform';
 import { openIdentityStores } from '../src/service.js';
 import { resetCodeStoreContract, sampleUser, sessionStoreContract, userRepositoryContract } from './contracts/identity-store-contracts.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'identity-stores-'));
-const stores = openIdentityStores(dir);
-afterAll(() => {
-  stores.close();
+const stores = await openIdentityStores(infrastructureFromEnv({ DATA_DIR: dir }));
+afterAll(async () => {
+  await stores.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

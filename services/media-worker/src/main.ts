@@ -1,15 +1,39 @@
 #!/usr/bin/env node
-import { join } from 'node:path';
 import type { MediaJob } from '@portal/contracts';
-import { FsBlobStore, SqliteEventBus, SqliteJobQueue, createLogger, onShutdownSignal } from '@portal/platform';
+import {
+  createBlobStore,
+  createEventBus,
+  createJobQueue,
+  createLogger,
+  describeInfrastructure,
+  envPort,
+  infrastructureFromEnv,
+  onShutdownSignal,
+  startHealthServer,
+} from '@portal/platform';
 import { mediaWorkerSettingsFromEnv } from './config.js';
 import { createMediaWorker } from './service.js';
 
-// The media worker as a process of its own (embedded stores unless configured otherwise).
+// The media worker as a process of its own; adapters chosen by the environment alone.
 const logger = createLogger({ service: 'media-worker' });
 const settings = mediaWorkerSettingsFromEnv();
-const bus = new SqliteEventBus({ file: join(settings.dataDir, 'bus.sqlite'), logger });
-const jobs = new SqliteJobQueue<MediaJob>({ file: join(settings.dataDir, 'jobs.sqlite'), queue: 'media', logger });
-const worker = createMediaWorker(settings, { bus, jobs, blobs: new FsBlobStore(join(settings.dataDir, 'blobs')), logger });
+const infrastructure = infrastructureFromEnv();
+logger.info(describeInfrastructure(infrastructure), 'infrastructure');
+const bus = createEventBus(infrastructure, 'media-worker', logger);
+const jobs = createJobQueue<MediaJob>(infrastructure, 'media', logger);
+const blobs = createBlobStore(infrastructure);
+const worker = createMediaWorker(settings, { bus, jobs, blobs, logger });
 await worker.start();
-onShutdownSignal(logger, [() => worker.stop(), () => jobs.close(), () => bus.close()]);
+const health = await startHealthServer(envPort.parse(process.env.HEALTH_PORT ?? '4003'), process.env.HEALTH_HOST ?? '0.0.0.0', [
+  { name: 'jobs', check: () => jobs.ping() },
+  { name: 'blobs', check: () => blobs.ping() },
+  { name: 'bus', check: () => bus.ping() },
+]);
+logger.info({ url: health.url }, 'health endpoints listening');
+onShutdownSignal(logger, [
+  // Finish the running jobs (or hand them back when the grace period ends) before anything closes.
+  () => worker.stop(),
+  async () => void health.server.close(),
+  () => jobs.close(),
+  () => bus.close(),
+]);

@@ -1,15 +1,31 @@
 #!/usr/bin/env node
-import { join } from 'node:path';
-import { SqliteEventBus, SqliteJobQueue, createLogger, onShutdownSignal } from '@portal/platform';
+import {
+  createEventBus,
+  createJobQueue,
+  createLogger,
+  describeInfrastructure,
+  envPort,
+  infrastructureFromEnv,
+  onShutdownSignal,
+  startHealthServer,
+} from '@portal/platform';
 import { notifierSettingsFromEnv } from './config.js';
 import type { MailJob } from './emails/mail-job.js';
 import { createNotifier } from './service.js';
 
-// The notifier as a process of its own (embedded stores unless configured otherwise).
+// The notifier as a process of its own; adapters chosen by the environment alone.
 const logger = createLogger({ service: 'notifier' });
 const settings = notifierSettingsFromEnv();
-const bus = new SqliteEventBus({ file: join(settings.dataDir, 'bus.sqlite'), logger });
-const mail = new SqliteJobQueue<MailJob>({ file: join(settings.dataDir, 'jobs.sqlite'), queue: 'mail', logger, keepCompletedMs: 7 * 24 * 3600_000 });
+const infrastructure = infrastructureFromEnv();
+logger.info(describeInfrastructure(infrastructure), 'infrastructure');
+const bus = createEventBus(infrastructure, 'notifier', logger);
+const mail = createJobQueue<MailJob>(infrastructure, 'mail', logger, { keepCompletedMs: 7 * 24 * 3600_000 });
 const notifier = createNotifier(settings, { bus, mail, logger });
 await notifier.start();
-onShutdownSignal(logger, [() => notifier.stop(), () => mail.close(), () => bus.close()]);
+const health = await startHealthServer(envPort.parse(process.env.HEALTH_PORT ?? '4004'), process.env.HEALTH_HOST ?? '0.0.0.0', [
+  { name: 'mail queue', check: () => mail.ping() },
+  { name: 'mailer', check: () => notifier.mailer.ping() },
+  { name: 'bus', check: () => bus.ping() },
+]);
+logger.info({ url: health.url }, 'health endpoints listening');
+onShutdownSignal(logger, [() => notifier.stop(), async () => void health.server.close(), () => mail.close(), () => bus.close()]);

@@ -71,18 +71,51 @@ export class MongoOutboxStore implements OutboxStore {
   }
 
   async markPublished(ids: string[]): Promise<void> {
+    const published = new Set(ids);
     for (const model of this.aggregates) {
-      await model.updateMany({ '_outbox.id': { $in: ids } }, { $pull: { _outbox: { id: { $in: ids } } } });
+      const owners = await model.find({ '_outbox.id': { $in: ids } }, { _id: 1 }).lean();
+      for (const { _id } of owners as { _id: string }[]) await this.removeEvents(model, _id, published);
       await model.deleteMany({ _deleted: true, _outbox: { $size: 0 } });
     }
     await this.standalone.deleteMany({ _id: { $in: ids } });
   }
+
+  /**
+   * Takes published events out of one document. Conditional $pull and positional filters are not
+   * available everywhere (FerretDB), so this is a read-modify-write guarded by the document's
+   * `_outboxVersion`, which every write that adds events increments: a concurrent change makes the
+   * guarded write miss, and it is tried again on fresh data.
+   */
+  private async removeEvents(model: Model<any>, id: string, published: Set<string>): Promise<void> {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const document = (await model.findOne({ _id: id }, { _outbox: 1, _outboxVersion: 1 }).lean()) as
+        | { _outbox: EmbeddedEvent[]; _outboxVersion?: number }
+        | null;
+      if (!document) return;
+      const remaining = document._outbox.filter((entry) => !published.has(entry.id));
+      if (remaining.length === document._outbox.length) return;
+      const version = document._outboxVersion ?? 0;
+      const result = await model.updateOne(
+        { _id: id, _outboxVersion: version },
+        { $set: { _outbox: remaining, _outboxVersion: version + 1 } },
+      );
+      if (result.matchedCount === 1) return;
+    }
+    throw new Error(`could not mark the outbox of ${id} as published: it kept changing`);
+  }
 }
 
-/** Mongo's duplicate-key error (E11000), with the offending index's field when known. */
-export function duplicateKeyField(error: unknown): string | null {
-  const mongoError = error as { code?: number; keyPattern?: Record<string, unknown>; message?: string };
-  if (mongoError?.code !== 11000) return null;
-  const fromPattern = mongoError.keyPattern ? Object.keys(mongoError.keyPattern)[0] : undefined;
-  return fromPattern ?? /index: (\w+?)_/.exec(mongoError.message ?? '')?.[1] ?? 'unknown';
+/** The update that appends events to an aggregate's outbox (and moves its version on). */
+export function outboxPush(events: EmbeddedEvent[]): { $push: { _outbox: { $each: EmbeddedEvent[] } }; $inc: { _outboxVersion: number } } {
+  return { $push: { _outbox: { $each: events } }, $inc: { _outboxVersion: 1 } };
+}
+
+/**
+ * A unique-index violation: MongoDB's E11000, or what FerretDB (on SQLite) answers for an update
+ * that breaks a unique index. Which index is not reliably named by every server, so callers find
+ * the taken value themselves.
+ */
+export function isDuplicateKeyError(error: unknown): boolean {
+  const mongoError = error as { code?: number; message?: string };
+  return mongoError?.code === 11000 || /E11000|UNIQUE constraint failed/.test(mongoError?.message ?? '');
 }

@@ -15,6 +15,7 @@ import type { EvidenceRepository } from '../repositories/evidence-repository.js'
 import { evidenceRoutes } from './routes/evidence-routes.js';
 import { mediaRoutes } from './routes/media-routes.js';
 import { uploadRoutes } from './routes/upload-routes.js';
+import type { UploadStorage } from './upload-storage.js';
 
 export interface EvidenceAppDeps {
   logger: Logger;
@@ -23,8 +24,7 @@ export interface EvidenceAppDeps {
   repository: EvidenceRepository;
   blobs: BlobStore;
   tmpDir: string;
-  uploadsDir: string;
-  uploadExpiryMs: number;
+  uploads: UploadStorage;
   readiness: ReadinessCheck[];
 }
 
@@ -40,8 +40,7 @@ export function createEvidenceApp(deps: EvidenceAppDeps): { app: Express; cleanU
     repository: deps.repository,
     tokens: deps.tokens,
     logger: deps.logger,
-    directory: deps.uploadsDir,
-    expireAfterMs: deps.uploadExpiryMs,
+    storage: deps.uploads,
   });
   // Resumable uploads read their own request bodies: they come before any body parser.
   app.use(uploads.router);

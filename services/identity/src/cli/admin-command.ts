@@ -1,7 +1,6 @@
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { adminUserUpdateSchema, registerRequestSchema } from '@portal/contracts';
-import { FsBlobStore, HttpError, createLogger, loadOrCreateInternalSecret, parseInput } from '@portal/platform';
+import { HttpError, createBlobStore, createLogger, infrastructureFromEnv, loadOrCreateInternalSecret, parseInput } from '@portal/platform';
 import { buildUserService, openIdentityStores } from '../service.js';
 
 const USAGE = `Create or promote a portal administrator.
@@ -11,7 +10,8 @@ const USAGE = `Create or promote a portal administrator.
   npm run admin -- promote --user NAME_OR_EMAIL
       Makes an existing account an administrator.
 
-Works on the data under DATA_DIR (default ./data), with or without the portal running.`;
+Works on the stores the environment names (MONGO_URL and REDIS_URL, or DATA_DIR, default ./data),
+with or without the portal running.`;
 
 /**
  * The ops command behind `npm run admin`: creates or promotes an administrator directly in the
@@ -40,13 +40,14 @@ export async function runAdminCommand(
     print(USAGE);
     return values.help ? 0 : 2;
   }
-  const dataDir = env.DATA_DIR ?? './data';
+  const infrastructure = infrastructureFromEnv(env);
+  const dataDir = infrastructure.dataDir;
   const logger = createLogger({ service: 'admin-cli', level: 'warn' });
-  const stores = openIdentityStores(dataDir);
+  const stores = await openIdentityStores(infrastructure);
   // The running portal's outbox relay publishes the events this command commits.
   const { users } = buildUserService({
     stores,
-    blobs: new FsBlobStore(join(dataDir, 'blobs')),
+    blobs: createBlobStore(infrastructure),
     logger,
     sessionIdleDays: 14,
     secret: loadOrCreateInternalSecret(dataDir, env),
@@ -79,7 +80,7 @@ export async function runAdminCommand(
     print(error instanceof HttpError || error instanceof Error ? error.message : String(error));
     return 1;
   } finally {
-    stores.close();
+    await stores.close();
   }
 }
 

@@ -12,7 +12,8 @@ import {
 } from '@portal/platform';
 import type { UserService } from '../domain/user-service.js';
 import type { PasswordResetService } from '../domain/password-reset-service.js';
-import { authRateLimits } from './rate-limits.js';
+import type { Redis } from 'ioredis';
+import { authRateLimits, redisRateLimitStore } from './rate-limits.js';
 import { passwordResetRoutes } from './routes/password-reset-routes.js';
 import type { SessionService } from '../domain/session-service.js';
 import type { UserRepository } from '../repositories/user-repository.js';
@@ -29,6 +30,8 @@ export interface IdentityAppDeps {
   users: UserService;
   resets: PasswordResetService;
   rateLimits: boolean;
+  /** Shared rate-limit counters across replicas, when the stores are distributed. */
+  redis: Redis | null;
   sessions: SessionService;
   userRepository: UserRepository;
   blobs: BlobStore;
@@ -47,7 +50,7 @@ export function createIdentityApp(deps: IdentityAppDeps): Express {
   app.use(express.json({ limit: '64kb' }));
   app.use(internalRoutes({ tokens: deps.tokens, sessions: deps.sessions, users: deps.userRepository }));
   app.use(callerIdentity(deps.tokens));
-  const limits = authRateLimits(deps.rateLimits);
+  const limits = authRateLimits(deps.rateLimits, deps.redis ? redisRateLimitStore(deps.redis) : undefined);
   app.use(accountRoutes({ users: deps.users, cookie: deps.cookie, uploads: deps.uploads, limits }));
   app.use(passwordResetRoutes({ resets: deps.resets, users: deps.users, limits }));
   app.use(adminRoutes({ users: deps.users }));

@@ -1,5 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import { rateLimit, ipKeyGenerator, type Options } from 'express-rate-limit';
+import { RedisStore, type RedisReply } from 'rate-limit-redis';
+import type { Redis } from 'ioredis';
 import { MESSAGES } from '@portal/contracts';
 import { HttpError } from '@portal/platform';
 
@@ -18,7 +20,16 @@ const MINUTE = 60_000;
  * limits are generous because at a festival many phones share one mobile carrier address; the
  * per-account limits are what stop password and code guessing.
  */
-export function authRateLimits(enabled: boolean, store?: () => Options['store']): AuthRateLimits {
+/** Counters in Redis, so that every identity replica counts the same requests. */
+export function redisRateLimitStore(redis: Redis): (name: string) => Options['store'] {
+  return (name) =>
+    new RedisStore({
+      prefix: `portal:rate-limit:${name}:`,
+      sendCommand: (command: string, ...args: string[]) => redis.call(command, ...args) as Promise<RedisReply>,
+    });
+}
+
+export function authRateLimits(enabled: boolean, store?: (name: string) => Options['store']): AuthRateLimits {
   const none: RequestHandler[] = [];
   if (!enabled) return { login: none, check: none, checkEmail: none, sendCode: none, checkCode: none };
   const limiter = (name: string, windowMs: number, limit: number, key?: (req: Request) => string, onlyFailures = false) =>
@@ -29,7 +40,7 @@ export function authRateLimits(enabled: boolean, store?: () => Options['store'])
       legacyHeaders: false,
       skipSuccessfulRequests: onlyFailures,
       keyGenerator: key ? (req) => `${name}:${key(req)}` : (req) => `${name}:${ipKeyGenerator(req.ip ?? '')}`,
-      ...(store ? { store: store() } : {}),
+      ...(store ? { store: store(name) } : {}),
       handler: (_req, _res, next) => next(new HttpError(429, 'rate_limited', MESSAGES.tooManyRequests)),
     });
   const account = (field: string) => (req: Request) => String((req.body as Record<string, unknown> | undefined)?.[field] ?? '').trim().toLowerCase();

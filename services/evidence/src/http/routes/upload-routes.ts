@@ -1,6 +1,5 @@
 import { Router } from 'express';
 import { Server, type Upload } from '@tus/server';
-import { FileStore } from '@tus/file-store';
 import { MESSAGES, createEvidenceSchema } from '@portal/contracts';
 import {
   IDENTITY_HEADER,
@@ -13,6 +12,7 @@ import {
 import type { EvidenceService } from '../../domain/evidence-service.js';
 import { toEvidenceResponse } from '../../domain/evidence-record.js';
 import type { EvidenceRepository } from '../../repositories/evidence-repository.js';
+import type { UploadStorage } from '../upload-storage.js';
 
 export const UPLOADS_PATH = '/api/evidence/uploads';
 
@@ -21,10 +21,8 @@ export interface UploadRouteDeps {
   repository: EvidenceRepository;
   tokens: IdentityTokens;
   logger: Logger;
-  /** Where unfinished resumable uploads are kept. */
-  directory: string;
-  /** Unfinished uploads untouched for this long are removed (ms). */
-  expireAfterMs: number;
+  /** Where unfinished resumable uploads are kept (files, or S3). */
+  storage: UploadStorage;
 }
 
 /** What tus sends back for an error: our JSON error body with its status. */
@@ -38,7 +36,7 @@ function tusError(status: number, code: string, message: string): { status_code:
  * becomes an evidence item, and the final response carries that item as JSON.
  */
 export function uploadRoutes(deps: UploadRouteDeps): { router: Router; cleanUp: () => Promise<number> } {
-  const datastore = new FileStore({ directory: deps.directory, expirationPeriodInMilliseconds: deps.expireAfterMs });
+  const datastore = deps.storage.datastore;
   const callers = new WeakMap<Request, CallerIdentity>();
 
   async function callerOf(req: Request): Promise<CallerIdentity> {
@@ -90,9 +88,8 @@ export function uploadRoutes(deps: UploadRouteDeps): { router: Router; cleanUp: 
     },
     async onUploadFinish(req, upload) {
       const caller = await callerOf(req);
-      const path = upload.storage?.path;
-      if (!path) throw tusError(500, 'internal', MESSAGES.internal);
       try {
+        const path = await deps.storage.localCopy(upload);
         const record = await deps.evidence.createFromFile(caller, { path }, metadataInput(upload), { uploadId: upload.id });
         return {
           status_code: 200,

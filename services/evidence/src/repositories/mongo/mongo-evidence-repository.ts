@@ -5,6 +5,7 @@ import {
   decodeCursor,
   embeddedEventSchema,
   encodeCursor,
+  outboxPush,
   toEmbedded,
   type EmbeddedEvent,
 } from '@portal/platform';
@@ -16,6 +17,7 @@ interface EvidenceDocument extends Omit<EvidenceRecord, 'id'> {
   upload_id: string | null;
   upload_size: number | null;
   _outbox: EmbeddedEvent[];
+  _outboxVersion: number;
   _deleted?: boolean;
 }
 
@@ -49,6 +51,7 @@ const evidenceSchema = new Schema<EvidenceDocument>(
     upload_id: { type: String, default: null },
     upload_size: { type: Number, default: null },
     _outbox: { type: [embeddedEventSchema], default: [] },
+    _outboxVersion: { type: Number, default: 0 },
     _deleted: { type: Boolean, default: false },
   },
   { versionKey: false, minimize: false },
@@ -69,7 +72,7 @@ const LIVE = { _deleted: { $ne: true } };
 
 function toRecord(document: EvidenceDocument | null): EvidenceRecord | null {
   if (!document || document._deleted) return null;
-  const { _id, upload_id: _upload, upload_size: _size, _outbox, _deleted, ...rest } = document;
+  const { _id, upload_id: _upload, upload_size: _size, _outbox, _outboxVersion, _deleted, ...rest } = document;
   return { id: _id, ...rest, media_type: rest.media_type as MediaType } as EvidenceRecord;
 }
 
@@ -95,6 +98,7 @@ export class MongoEvidenceRepository implements EvidenceRepository {
       upload_id: finishedUpload?.uploadId ?? null,
       upload_size: finishedUpload?.size ?? null,
       _outbox: toEmbedded(events),
+      _outboxVersion: 0,
       _deleted: false,
     } as never);
   }
@@ -105,14 +109,14 @@ export class MongoEvidenceRepository implements EvidenceRepository {
 
   async update(id: string, changes: EvidenceChanges, events: PendingEvent[]): Promise<EvidenceRecord | null> {
     const updated = await this.items
-      .findOneAndUpdate({ _id: id, ...LIVE }, { $set: changes, $push: { _outbox: { $each: toEmbedded(events) } } }, { new: true })
+      .findOneAndUpdate({ _id: id, ...LIVE }, { $set: changes, ...outboxPush(toEmbedded(events)) }, { new: true })
       .lean<EvidenceDocument>();
     return toRecord(updated);
   }
 
   async delete(id: string, events: PendingEvent[]): Promise<EvidenceRecord | null> {
     const before = await this.items
-      .findOneAndUpdate({ _id: id, ...LIVE }, { $set: { _deleted: true }, $push: { _outbox: { $each: toEmbedded(events) } } })
+      .findOneAndUpdate({ _id: id, ...LIVE }, { $set: { _deleted: true }, ...outboxPush(toEmbedded(events)) })
       .lean<EvidenceDocument>();
     return toRecord(before);
   }

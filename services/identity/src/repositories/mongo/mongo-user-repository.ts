@@ -2,9 +2,10 @@ import { Schema, type Connection, type Model } from 'mongoose';
 import {
   MongoOutboxStore,
   decodeCursor,
-  duplicateKeyField,
   embeddedEventSchema,
   encodeCursor,
+  isDuplicateKeyError,
+  outboxPush,
   toEmbedded,
   type EmbeddedEvent,
 } from '@portal/platform';
@@ -17,6 +18,7 @@ interface UserDocument extends Omit<UserRecord, 'id'> {
   username_key: string;
   email_key: string;
   _outbox: EmbeddedEvent[];
+  _outboxVersion: number;
   _deleted?: boolean;
 }
 
@@ -39,6 +41,7 @@ const userSchema = new Schema<UserDocument>(
     created_at: String,
     updated_at: String,
     _outbox: { type: [embeddedEventSchema], default: [] },
+    _outboxVersion: { type: Number, default: 0 },
     _deleted: { type: Boolean, default: false },
   },
   { versionKey: false, minimize: false },
@@ -51,7 +54,7 @@ const LIVE = { _deleted: { $ne: true } };
 
 function toRecord(document: UserDocument | null): UserRecord | null {
   if (!document || document._deleted) return null;
-  const { _id, username_key: _u, email_key: _e, _outbox, _deleted, ...rest } = document;
+  const { _id, username_key: _u, email_key: _e, _outbox, _outboxVersion, _deleted, ...rest } = document;
   return { id: _id, ...rest } as UserRecord;
 }
 
@@ -62,11 +65,6 @@ function keysOf(changes: UserChanges): Partial<UserDocument> {
   };
 }
 
-function translateDuplicate(error: unknown): unknown {
-  const field = duplicateKeyField(error);
-  if (!field) return error;
-  return new DuplicateUserError(field.startsWith('email') ? 'email' : 'username');
-}
 
 /** Users in MongoDB (mongoose): one document per user with its pending events inside. */
 export class MongoUserRepository implements UserRepository {
@@ -103,10 +101,11 @@ export class MongoUserRepository implements UserRepository {
         username_key: user.username.toLowerCase(),
         email_key: user.email.toLowerCase(),
         _outbox: toEmbedded(events),
+        _outboxVersion: 0,
         _deleted: false,
       } as never);
     } catch (error) {
-      throw translateDuplicate(error);
+      throw await this.translateDuplicate(error, user.id, user);
     }
   }
 
@@ -115,13 +114,13 @@ export class MongoUserRepository implements UserRepository {
       const updated = await this.users
         .findOneAndUpdate(
           { _id: id, ...LIVE },
-          { $set: { ...changes, ...keysOf(changes) }, $push: { _outbox: { $each: toEmbedded(events) } } },
+          { $set: { ...changes, ...keysOf(changes) }, ...outboxPush(toEmbedded(events)) },
           { new: true },
         )
         .lean<UserDocument>();
       return toRecord(updated);
     } catch (error) {
-      throw translateDuplicate(error);
+      throw await this.translateDuplicate(error, id, changes);
     }
   }
 
@@ -129,7 +128,7 @@ export class MongoUserRepository implements UserRepository {
     // A tombstone until its events are out; its unique keys are freed at once.
     const deleted = await this.users.findOneAndUpdate(
       { _id: id, ...LIVE },
-      { $set: { _deleted: true, username_key: `deleted:${id}`, email_key: `deleted:${id}` }, $push: { _outbox: { $each: toEmbedded(events) } } },
+      { $set: { _deleted: true, username_key: `deleted:${id}`, email_key: `deleted:${id}` }, ...outboxPush(toEmbedded(events)) },
     );
     return deleted !== null;
   }
@@ -155,5 +154,19 @@ export class MongoUserRepository implements UserRepository {
 
   async ping(): Promise<void> {
     await this.connection.db!.admin().ping();
+  }
+
+  /** A unique-index violation becomes a DuplicateUserError naming the field that is taken. */
+  private async translateDuplicate(error: unknown, ownId: string, attempted: UserChanges): Promise<unknown> {
+    if (!isDuplicateKeyError(error)) return error;
+    if (attempted.username !== undefined) {
+      const holder = await this.users.findOne({ username_key: attempted.username.toLowerCase() }, { _id: 1 }).lean<{ _id: string }>();
+      if (holder && holder._id !== ownId) return new DuplicateUserError('username');
+    }
+    if (attempted.email !== undefined) {
+      const holder = await this.users.findOne({ email_key: attempted.email.toLowerCase() }, { _id: 1 }).lean<{ _id: string }>();
+      if (holder && holder._id !== ownId) return new DuplicateUserError('email');
+    }
+    return new DuplicateUserError(attempted.email !== undefined && attempted.username === undefined ? 'email' : 'username');
   }
 }
