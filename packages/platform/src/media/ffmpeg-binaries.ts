@@ -36,7 +36,29 @@ function fromNpm(pkg: string): string | null {
   }
 }
 
-let cached: FfmpegBinaries | undefined;
+const cache = new Map<string, { path: string; source: FfmpegBinaries['source'] }>();
+
+function locate(command: 'ffmpeg' | 'ffprobe', envName: string, npmPackage: string): { path: string; source: FfmpegBinaries['source'] } {
+  const known = cache.get(command);
+  if (known) return known;
+  const fromEnv = process.env[envName];
+  const found = fromEnv
+    ? { path: fromEnv, source: 'env' as const }
+    : (() => {
+        const system = onPath(command);
+        if (system) return { path: system, source: 'system' as const };
+        const npm = fromNpm(npmPackage);
+        if (npm) return { path: npm, source: 'npm' as const };
+        throw new Error(`${command} was not found: install ffmpeg (apt-get install ffmpeg) or set ${envName}`);
+      })();
+  cache.set(command, found);
+  return found;
+}
+
+/** ffprobe: FFPROBE_PATH, else the system's, else @ffprobe-installer/ffprobe from npm. */
+export function locateFfprobe(): string {
+  return locate('ffprobe', 'FFPROBE_PATH', '@ffprobe-installer/ffprobe').path;
+}
 
 /**
  * Finds ffmpeg and ffprobe: FFMPEG_PATH/FFPROBE_PATH if set, else the system's (Debian's ffmpeg
@@ -44,24 +66,8 @@ let cached: FfmpegBinaries | undefined;
  * dependencies (@ffmpeg-installer/ffmpeg, @ffprobe-installer/ffprobe; older, but they work).
  */
 export function locateFfmpeg(): FfmpegBinaries {
-  if (cached) return cached;
-  if (process.env.FFMPEG_PATH && process.env.FFPROBE_PATH) {
-    cached = { ffmpeg: process.env.FFMPEG_PATH, ffprobe: process.env.FFPROBE_PATH, source: 'env' };
-    return cached;
-  }
-  const systemFfmpeg = onPath('ffmpeg');
-  const systemFfprobe = onPath('ffprobe');
-  if (systemFfmpeg && systemFfprobe) {
-    cached = { ffmpeg: systemFfmpeg, ffprobe: systemFfprobe, source: 'system' };
-    return cached;
-  }
-  const npmFfmpeg = fromNpm('@ffmpeg-installer/ffmpeg');
-  const npmFfprobe = fromNpm('@ffprobe-installer/ffprobe');
-  if (npmFfmpeg && npmFfprobe) {
-    cached = { ffmpeg: npmFfmpeg, ffprobe: npmFfprobe, source: 'npm' };
-    return cached;
-  }
-  throw new Error('ffmpeg and ffprobe were not found: install ffmpeg (apt-get install ffmpeg) or set FFMPEG_PATH and FFPROBE_PATH');
+  const ffmpeg = locate('ffmpeg', 'FFMPEG_PATH', '@ffmpeg-installer/ffmpeg');
+  return { ffmpeg: ffmpeg.path, ffprobe: locateFfprobe(), source: ffmpeg.source };
 }
 
 export interface ProbedStream {
@@ -81,8 +87,7 @@ export interface ProbeResult {
 
 /** Runs ffprobe on a file; rejects when ffprobe cannot read it. */
 export async function probeMedia(path: string, timeoutMs = 30_000): Promise<ProbeResult> {
-  const { ffprobe } = locateFfmpeg();
-  const { stdout } = await run(ffprobe, ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', path], {
+  const { stdout } = await run(locateFfprobe(), ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', path], {
     timeout: timeoutMs,
     maxBuffer: 8 * 1024 * 1024,
   });
