@@ -18,7 +18,7 @@ let scratch: string;
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'evidence-media-'));
   [portal, fixtures] = await Promise.all([
-    startTestPortal({ EVIDENCE_IMAGE_MAX_BYTES: '5mb', EVIDENCE_AUDIO_MAX_BYTES: '30kb' }),
+    startTestPortal({ EVIDENCE_IMAGE_MAX_BYTES: '5mb', EVIDENCE_AUDIO_MAX_BYTES: '200kb' }),
     makeMediaFixtures(join(scratch, 'fixtures')),
   ]);
 }, 120_000);
@@ -77,9 +77,12 @@ describe('uploading evidence', () => {
     const empty = join(scratch, 'empty.jpg');
     writeFileSync(empty, '');
     expect((await uploadEvidence(client, empty)).data.message).toBe(MESSAGES.emptyFile);
-    const tooLong = await uploadEvidence(client, fixtures.mp3); // audio limit is 30 KB here
+    const tooLong = await uploadEvidence(client, fixtures.longMp3); // audio limit is 200 KB here
     expect(tooLong.status).toBe(413);
-    expect(tooLong.data.message).toBe('Audio recordings can be at most 30 KB');
+    expect(tooLong.data.message).toBe('Audio recordings can be at most 200 KB');
+    // A video cut off before its index cannot even be inspected: refused at once.
+    const cut = await uploadEvidence(client, fixtures.truncatedMp4);
+    expect(cut.status).toBe(415);
     const untitled = await uploadEvidence(client, fixtures.jpegWithGps, { title: '  ' });
     expect(untitled.status).toBe(400);
     expect(untitled.data.message).toBe(MESSAGES.titleRequired);
@@ -153,7 +156,7 @@ describe('processed media', () => {
 
   it('shows a file that cannot be processed as failed, with the reason', async () => {
     const { client } = await newParticipant(portal.url);
-    const created = await uploadEvidence(client, fixtures.truncatedMp4, { title: 'Cut off' });
+    const created = await uploadEvidence(client, fixtures.corruptJpeg, { title: 'Corrupt' });
     expect(created.status).toBe(201);
     const item = await waitForMedia(client, created.data.id);
     expect(item.media_status).toBe('failed');

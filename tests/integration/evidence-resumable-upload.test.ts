@@ -16,7 +16,7 @@ let fixtures: MediaFixtures;
 let scratch: string;
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'tus-'));
-  [portal, fixtures] = await Promise.all([startTestPortal({ EVIDENCE_VIDEO_MAX_BYTES: '2mb' }), makeMediaFixtures(scratch)]);
+  [portal, fixtures] = await Promise.all([startTestPortal({ EVIDENCE_VIDEO_MAX_BYTES: '20mb', EVIDENCE_IMAGE_MAX_BYTES: '5mb', EVIDENCE_AUDIO_MAX_BYTES: '5mb' }), makeMediaFixtures(scratch)]);
 }, 120_000);
 afterAll(async () => {
   await portal.dispose();
@@ -116,9 +116,9 @@ describe('resumable uploads (tus)', () => {
     const untitled = await createUpload(client, 100, { notes: 'no title' });
     expect(untitled.status).toBe(400);
     expect(untitled.data.message).toBe(MESSAGES.titleRequired);
-    const huge = await createUpload(client, 3 * 1024 * 1024, { title: 'Too big' });
+    const huge = await createUpload(client, 21 * 1024 * 1024, { title: 'Too big' });
     expect(huge.status).toBe(413);
-    expect(huge.data.message).toBe('The file is too large (at most 2 MB)');
+    expect(huge.data.message).toBe('The file is too large (at most 20 MB)');
   });
 
   it('refuses a finished upload that is not media, and keeps nothing of it', async () => {

@@ -24,6 +24,10 @@ export interface MediaFixtures {
   truncatedMp4: string;
   /** Plain text with a .mp4 name. */
   textAsMp4: string;
+  /** 12 s MP3 at 192 kbit/s (about 290 KB), for size limits. */
+  longMp3: string;
+  /** A JPEG whose header is fine but whose picture data is garbage: it passes inspection, then cannot be decoded. */
+  corruptJpeg: string;
 }
 
 async function ffmpeg(args: string[]): Promise<void> {
@@ -59,6 +63,11 @@ export async function makeMediaFixtures(dir: string): Promise<MediaFixtures> {
   const whole = readFileSync(path('phone.mp4'));
   writeFileSync(path('truncated.mp4'), whole.subarray(0, Math.floor(whole.length / 2)));
   writeFileSync(path('text.mp4'), 'this is not a video at all\n'.repeat(100));
+  await ffmpeg(['-f', 'lavfi', '-i', 'sine=frequency=440:duration=12', '-c:a', 'libmp3lame', '-b:a', '192k', path('long.mp3')]);
+  const jpeg = readFileSync(path('photo.jpg'));
+  // Everything up to the start of the picture data (the SOS marker), then garbage instead of it.
+  const scan = jpeg.indexOf(Buffer.from([0xff, 0xda]));
+  writeFileSync(path('corrupt.jpg'), Buffer.concat([jpeg.subarray(0, scan + 2), Buffer.alloc(20_000, 7)]));
   return {
     jpegWithGps: path('photo.jpg'),
     phoneMp4: path('phone.mp4'),
@@ -68,5 +77,7 @@ export async function makeMediaFixtures(dir: string): Promise<MediaFixtures> {
     mp3: path('clip.mp3'),
     truncatedMp4: path('truncated.mp4'),
     textAsMp4: path('text.mp4'),
+    longMp3: path('long.mp3'),
+    corruptJpeg: path('corrupt.jpg'),
   };
 }

@@ -7,6 +7,8 @@ export interface GatewaySettings {
   port: number;
   /** Base URL of the identity service. */
   identityUrl: string;
+  /** Base URL of the evidence service. */
+  evidenceUrl: string;
   /** Folder of the built web app (index.html and assets/). */
   webDist: string;
   internalSecret: string;
@@ -24,11 +26,12 @@ const gatewayEnvSchema = z.object({
   HOST: z.string().default('0.0.0.0'),
   PORT: envPort.default(8080),
   IDENTITY_URL: z.url({ error: 'must be a URL such as http://identity:4001' }).default('http://127.0.0.1:4001'),
+  EVIDENCE_URL: z.url({ error: 'must be a URL such as http://evidence:4002' }).default('http://127.0.0.1:4002'),
   WEB_DIST: z.string().default('web/dist'),
   INTERNAL_SECRET: z.string({ error: 'is required (at least 32 characters)' }).min(32, 'must be at least 32 characters'),
   SESSION_COOKIE_NAME: z.string().regex(/^[A-Za-z0-9_-]+$/).default('portal_session'),
   SESSION_CACHE_TTL_MS: z.coerce.number().int().min(0).default(10_000),
-  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1200),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(3000),
   TRUST_PROXY: envBoolean.default(false),
 });
 
@@ -71,6 +74,7 @@ export function gatewaySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ga
     host: parsed.HOST,
     port: parsed.PORT,
     identityUrl: parsed.IDENTITY_URL,
+    evidenceUrl: parsed.EVIDENCE_URL,
     webDist: parsed.WEB_DIST,
     internalSecret: parsed.INTERNAL_SECRET,
     cookieName: parsed.SESSION_COOKIE_NAME,

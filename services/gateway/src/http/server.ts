@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import fastifyHttpProxy from '@fastify/http-proxy';
+import fastifyReplyFrom from '@fastify/reply-from';
 import fastifyRateLimit from '@fastify/rate-limit';
 import fastifyStatic from '@fastify/static';
 import { Pool } from 'undici';
@@ -66,12 +67,18 @@ function isLevelEnabled(log: FastifyBaseLogger, level: string): boolean {
   return typeof check === 'function' ? check.call(log, level) : true;
 }
 
-/** The identity-bound API prefixes; the evidence service joins these in its own issue. */
+/**
+ * Which service answers which paths. The profile update (PUT /api/evidence/user) belongs to
+ * identity although it sits under /api/evidence; a user's evidence (GET /api/user/{id}/evidence)
+ * belongs to evidence although it sits under /api/user (a route of its own, below).
+ */
 function upstreams(settings: GatewaySettings) {
   return [
     { prefix: '/api/user', upstream: settings.identityUrl },
     { prefix: '/api/email', upstream: settings.identityUrl },
     { prefix: '/api/evidence/user', upstream: settings.identityUrl, httpMethods: ['PUT'] },
+    { prefix: '/api/evidence', upstream: settings.evidenceUrl },
+    { prefix: '/media', upstream: settings.evidenceUrl, httpMethods: ['GET', 'HEAD'] },
   ];
 }
 
@@ -134,6 +141,8 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
       await api.register(fastifyRateLimit, {
         max: settings.rateLimitPerMinute,
         timeWindow: 60_000,
+        // Pictures and media are cheap and cacheable, and an archive page asks for dozens.
+        allowList: (request) => request.url.startsWith('/media/'),
         errorResponseBuilder: () => ({ statusCode: 429, code: 'rate_limited', message: MESSAGES.tooManyRequests }),
       });
     }
@@ -180,22 +189,35 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
       });
     }
 
+    await api.register(async (scope) => {
+      await scope.register(fastifyReplyFrom, {
+        base: settings.evidenceUrl,
+        undici: { connections: 16, pipelining: 1, keepAliveTimeout: 30_000 },
+        disableRequestLogging: true,
+      });
+      scope.get('/api/user/:id/evidence', (request, reply) => {
+        void reply.from(request.url, { rewriteRequestHeaders: (req, headers) => inwardHeaders(req as FastifyRequest, headers) });
+      });
+    });
+
     api.all('/api/*', async (_request, reply) => reply.status(404).send({ code: 'not_found', message: MESSAGES.notFound }));
   });
 
   // --- health --------------------------------------------------------------------------------
-  const identityHealth = new Pool(settings.identityUrl, { connections: 1 });
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (_request, reply) => {
-    const identity = await identityHealth
+  const healthPools = { identity: new Pool(settings.identityUrl, { connections: 1 }), evidence: new Pool(settings.evidenceUrl, { connections: 1 }) };
+  const probe = (pool: Pool) =>
+    pool
       .request({ method: 'GET', path: '/healthz', headersTimeout: 2000, bodyTimeout: 2000 })
       .then(async (response) => {
         await response.body.dump();
         return response.statusCode === 200 ? 'ok' : `answered ${response.statusCode}`;
       })
       .catch((error: Error) => error.message);
-    const ready = identity === 'ok';
-    return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks: { identity } });
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_request, reply) => {
+    const checks = { identity: await probe(healthPools.identity), evidence: await probe(healthPools.evidence) };
+    const ready = Object.values(checks).every((state) => state === 'ok');
+    return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks });
   });
 
   // --- the web app ---------------------------------------------------------------------------
@@ -221,7 +243,8 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
 
   app.setNotFoundHandler(async (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0] ?? '/';
-    const wantsPage = (request.method === 'GET' || request.method === 'HEAD') && !path.startsWith('/api/') && !path.startsWith('/assets/');
+    const wantsPage =
+      (request.method === 'GET' || request.method === 'HEAD') && !path.startsWith('/api/') && !path.startsWith('/assets/') && !path.startsWith('/media/');
     if (!wantsPage) return reply.status(404).send({ code: 'not_found', message: MESSAGES.notFound });
     if (!webBuilt) {
       return reply.status(503).type('text/plain').send('The web app is not built yet. Run: npm run build');
@@ -279,7 +302,7 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
       await subscription?.close();
       await app.close();
       await resolver.close();
-      await identityHealth.close();
+      await Promise.all(Object.values(healthPools).map((pool) => pool.close()));
     },
   };
 }
