@@ -11,26 +11,33 @@ export interface ReceivedMail {
   messageId: string;
 }
 
-/** Every e-mail the portal wrote to DATA_DIR/outbox, oldest first. */
+async function parse(raw: Buffer): Promise<ReceivedMail> {
+  const mail = await simpleParser(raw);
+  return {
+    to: mail.to && !Array.isArray(mail.to) ? mail.to.text : '',
+    subject: mail.subject ?? '',
+    text: mail.text ?? '',
+    html: typeof mail.html === 'string' ? mail.html : '',
+    messageId: mail.messageId ?? '',
+  };
+}
+
+/**
+ * Every e-mail the portal sent, oldest first: the .eml files in DATA_DIR/outbox (all-in-one), or,
+ * when the tests run against the distributed portal, what the SMTP catcher (MailDev) holds.
+ */
 export async function readOutbox(dataDir: string): Promise<ReceivedMail[]> {
+  if (process.env.PORTAL_TEST_MODE === 'distributed' && process.env.MAIL_API) {
+    const list = (await (await fetch(`${process.env.MAIL_API}/email`)).json()) as { id: string }[];
+    return Promise.all(list.map(async ({ id }) => parse(Buffer.from(await (await fetch(`${process.env.MAIL_API}/email/${id}/source`)).arrayBuffer()))));
+  }
   let names: string[] = [];
   try {
     names = readdirSync(join(dataDir, 'outbox')).filter((name) => name.endsWith('.eml')).sort();
   } catch {
     return [];
   }
-  return Promise.all(
-    names.map(async (name) => {
-      const mail = await simpleParser(readFileSync(join(dataDir, 'outbox', name)));
-      return {
-        to: mail.to && !Array.isArray(mail.to) ? mail.to.text : '',
-        subject: mail.subject ?? '',
-        text: mail.text ?? '',
-        html: typeof mail.html === 'string' ? mail.html : '',
-        messageId: mail.messageId ?? '',
-      };
-    }),
-  );
+  return Promise.all(names.map((name) => parse(readFileSync(join(dataDir, 'outbox', name)))));
 }
 
 /** Waits for the n-th e-mail to an address (1 = first) and answers it. */

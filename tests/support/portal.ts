@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { startAllInOne, type AllInOneOptions, type RunningPortal } from '@portal/all-in-one';
+import { startDistributedPortal } from './distributed-portal.js';
 
 export const TEST_ADMIN = { username: 'overseer', email: 'overseer@example.org', password: 'overseer-pass-1' } as const;
 
@@ -17,6 +18,18 @@ export interface TestPortal extends RunningPortal {
  * PORTAL_TEST_LOGS=1.
  */
 export async function startTestPortal(env: Record<string, string> = {}, dataDir?: string, options: AllInOneOptions = {}): Promise<TestPortal> {
+  if (process.env.PORTAL_TEST_MODE === 'distributed') {
+    // The same tests against the five services as separate processes on real servers.
+    const portal = await startDistributedPortal({
+      RATE_LIMIT_PER_MINUTE: '0',
+      AUTH_RATE_LIMITS: 'false',
+      ADMIN_USERNAME: TEST_ADMIN.username,
+      ADMIN_EMAIL: TEST_ADMIN.email,
+      ADMIN_PASSWORD: TEST_ADMIN.password,
+      ...env,
+    });
+    return { url: portal.url, dataDir: portal.dataDir, stop: portal.stop, dispose: portal.dispose };
+  }
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'portal-test-'));
   const level = process.env.PORTAL_TEST_LOGS ? 'debug' : 'silent';
   const portal = await startAllInOne(

@@ -1,14 +1,23 @@
 #!/usr/bin/env node
-import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { buildOpenApiDocument } from '@portal/contracts/openapi';
-import { SqliteEventBus, createLogger, onShutdownSignal } from '@portal/platform';
+import { createEventBus, createLogger, describeInfrastructure, infrastructureFromEnv, onShutdownSignal } from '@portal/platform';
 import { gatewaySettingsFromEnv } from './config.js';
 import { createGateway } from './http/server.js';
 
 // The gateway as a process of its own, in front of separately running services.
 const logger = createLogger({ service: 'gateway' });
 const settings = gatewaySettingsFromEnv();
-const bus = new SqliteEventBus({ file: join(process.env.DATA_DIR ?? './data', 'bus.sqlite'), logger });
-const gateway = await createGateway(settings, { logger, bus, openapi: buildOpenApiDocument() });
+const infrastructure = infrastructureFromEnv();
+logger.info(describeInfrastructure(infrastructure), 'infrastructure');
+const bus = createEventBus(infrastructure, 'gateway', logger);
+const redis = infrastructure.redisUrl ? new Redis(infrastructure.redisUrl, { maxRetriesPerRequest: 3 }) : undefined;
+const gateway = await createGateway(settings, {
+  logger,
+  bus,
+  openapi: buildOpenApiDocument(),
+  instanceId: infrastructure.instanceId,
+  ...(redis ? { redis } : {}),
+});
 await gateway.start();
-onShutdownSignal(logger, [() => gateway.stop(), () => bus.close()]);
+onShutdownSignal(logger, [() => gateway.stop(), () => bus.close(), async () => redis?.disconnect()]);

@@ -158,6 +158,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
     resets,
     rateLimits: settings.authRateLimits,
     redis: stores.redis,
+    namespace: runtime.infrastructure.namespace,
     sessions,
     userRepository: stores.users,
     blobs,

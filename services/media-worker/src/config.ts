@@ -7,12 +7,15 @@ export interface MediaWorkerSettings {
   /** Jobs processed at once by this worker (ffmpeg uses up to two threads per job). */
   concurrency: number;
   workRoot: string;
+  /** A job whose worker stops renewing its lock for this long (it died) goes to another worker. */
+  lockDurationMs: number;
 }
 
 const mediaWorkerEnvSchema = z.object({
   DATA_DIR: z.string().default('./data'),
   MEDIA_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(1),
   MEDIA_WORK_DIR: z.string().optional(),
+  MEDIA_JOB_LOCK_MS: z.coerce.number().int().min(1000).default(60_000),
 });
 
 export function mediaWorkerSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): MediaWorkerSettings {
@@ -21,5 +24,6 @@ export function mediaWorkerSettingsFromEnv(env: NodeJS.ProcessEnv = process.env)
     dataDir: parsed.DATA_DIR,
     concurrency: parsed.MEDIA_WORKER_CONCURRENCY,
     workRoot: parsed.MEDIA_WORK_DIR ?? join(parsed.DATA_DIR, 'tmp', 'media-worker'),
+    lockDurationMs: parsed.MEDIA_JOB_LOCK_MS,
   };
 }

@@ -24,7 +24,7 @@ export function createMediaWorker(settings: MediaWorkerSettings, runtime: MediaW
       runtime.logger.info({ ...binaries, concurrency: settings.concurrency }, 'media worker starting');
       worker = await runtime.jobs.work(
         mediaJobHandler({ blobs: runtime.blobs, bus: runtime.bus, logger: runtime.logger, workRoot: settings.workRoot }),
-        { concurrency: settings.concurrency, lockDurationMs: 60_000 },
+        { concurrency: settings.concurrency, lockDurationMs: settings.lockDurationMs },
       );
     },
     async stop() {

@@ -18,6 +18,11 @@ export interface KafkaEventBusOptions {
   /** Partitions of topics this bus creates (messages with the same key share a partition). */
   partitions?: number;
   replicationFactor?: number;
+  /**
+   * Prefixed to every topic and consumer group name, so that several deployments (or test runs)
+   * can share one Kafka cluster. Callers keep using the plain names.
+   */
+  namespace?: string;
 }
 
 function headersToStrings(headers: IHeaders | undefined): Record<string, string> {
@@ -60,12 +65,21 @@ export class KafkaEventBus implements EventBus {
     this.admin = this.kafka.admin();
   }
 
+  private qualify(name: string): string {
+    return this.options.namespace ? `${this.options.namespace}.${name}` : name;
+  }
+
+  private unqualify(name: string): string {
+    const prefix = this.options.namespace ? `${this.options.namespace}.` : '';
+    return prefix && name.startsWith(prefix) ? name.slice(prefix.length) : name;
+  }
+
   async publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
     if (messages.length === 0) return;
     await this.connect();
     await this.ensureTopics([topic]);
     await this.producer.send({
-      topic,
+      topic: this.qualify(topic),
       acks: -1,
       messages: messages.map((message) => ({
         key: message.key,
@@ -79,20 +93,21 @@ export class KafkaEventBus implements EventBus {
     await this.connect();
     await this.ensureTopics(options.topics);
     const consumer = this.kafka.consumer({
-      groupId: options.groupId,
+      groupId: this.qualify(options.groupId),
       sessionTimeout: 30_000,
       heartbeatInterval: 3_000,
       allowAutoTopicCreation: false,
     });
     this.consumers.add(consumer);
     await consumer.connect();
-    await consumer.subscribe({ topics: options.topics, fromBeginning: options.fromBeginning ?? true });
+    await consumer.subscribe({ topics: options.topics.map((topic) => this.qualify(topic)), fromBeginning: options.fromBeginning ?? true });
     let stopping = false;
     const maxAttempts = options.maxAttempts ?? 5;
     const baseDelay = options.retryDelayMs ?? 200;
     await consumer.run({
       autoCommit: true,
-      eachMessage: async ({ topic, message, heartbeat }) => {
+      eachMessage: async ({ topic: qualified, message, heartbeat }) => {
+        const topic = this.unqualify(qualified);
         const busMessage: BusMessage = {
           topic,
           key: message.key?.toString() ?? '',
@@ -167,7 +182,7 @@ export class KafkaEventBus implements EventBus {
     await this.admin.createTopics({
       waitForLeaders: true,
       topics: missing.map((topic) => ({
-        topic,
+        topic: this.qualify(topic),
         numPartitions: this.options.partitions ?? 3,
         replicationFactor: this.options.replicationFactor ?? 1,
       })),

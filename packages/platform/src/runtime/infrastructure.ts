@@ -70,12 +70,12 @@ export function infrastructureFromEnv(env: NodeJS.ProcessEnv = process.env): Inf
 
 export function createEventBus(settings: InfrastructureSettings, clientId: string, logger: Logger): EventBus {
   return settings.kafkaBrokers
-    ? new KafkaEventBus({ brokers: settings.kafkaBrokers, clientId, logger })
+    ? new KafkaEventBus({ brokers: settings.kafkaBrokers, clientId, logger, namespace: settings.namespace })
     : new SqliteEventBus({ file: join(settings.dataDir, 'bus.sqlite'), logger });
 }
 
 export function createBlobStore(settings: InfrastructureSettings): BlobStore {
-  return settings.s3 ? new S3BlobStore(settings.s3) : new FsBlobStore(join(settings.dataDir, 'blobs'));
+  return settings.s3 ? new S3BlobStore({ prefix: settings.namespace, ...settings.s3 }) : new FsBlobStore(join(settings.dataDir, 'blobs'));
 }
 
 export function createJobQueue<T>(

@@ -9,6 +9,7 @@ import fastifyReplyFrom from '@fastify/reply-from';
 import fastifyRateLimit from '@fastify/rate-limit';
 import fastifyStatic from '@fastify/static';
 import { Pool } from 'undici';
+import type { Redis } from 'ioredis';
 import {
   CLIENT_ROUTES,
   MESSAGES,
@@ -36,6 +37,10 @@ declare module 'fastify' {
 
 export interface GatewayDeps {
   logger: Logger;
+  /** Shared rate-limit counters across gateway replicas (the distributed mode). */
+  redis?: Redis;
+  /** Names this instance's own consumer group (every gateway must see every revocation). */
+  instanceId?: string;
   /** Revocation events evict cached sessions at once; without a bus only the cache TTL applies. */
   bus?: EventBus;
   /** The OpenAPI document served at /api/openapi.json. */
@@ -141,6 +146,7 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
       await api.register(fastifyRateLimit, {
         max: settings.rateLimitPerMinute,
         timeWindow: 60_000,
+        ...(deps.redis ? { redis: deps.redis, nameSpace: 'portal:gateway-rate-limit:' } : {}),
         // Pictures and media are cheap and cacheable, and an archive page asks for dozens.
         allowList: (request) => request.url.startsWith('/media/'),
         errorResponseBuilder: () => ({ statusCode: 429, code: 'rate_limited', message: MESSAGES.tooManyRequests }),
@@ -277,7 +283,7 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
     async start() {
       if (deps.bus) {
         subscription = await deps.bus.subscribe({
-          groupId: `gateway.${hostname()}`,
+          groupId: `gateway.${deps.instanceId ?? hostname()}`,
           topics: [TOPICS.sessions, TOPICS.users],
           fromBeginning: false,
           handler: async (message) => {

@@ -32,6 +32,7 @@ export interface IdentityAppDeps {
   rateLimits: boolean;
   /** Shared rate-limit counters across replicas, when the stores are distributed. */
   redis: Redis | null;
+  namespace: string;
   sessions: SessionService;
   userRepository: UserRepository;
   blobs: BlobStore;
@@ -50,7 +51,7 @@ export function createIdentityApp(deps: IdentityAppDeps): Express {
   app.use(express.json({ limit: '64kb' }));
   app.use(internalRoutes({ tokens: deps.tokens, sessions: deps.sessions, users: deps.userRepository }));
   app.use(callerIdentity(deps.tokens));
-  const limits = authRateLimits(deps.rateLimits, deps.redis ? redisRateLimitStore(deps.redis) : undefined);
+  const limits = authRateLimits(deps.rateLimits, deps.redis ? redisRateLimitStore(deps.redis, deps.namespace) : undefined);
   app.use(accountRoutes({ users: deps.users, cookie: deps.cookie, uploads: deps.uploads, limits }));
   app.use(passwordResetRoutes({ resets: deps.resets, users: deps.users, limits }));
   app.use(adminRoutes({ users: deps.users }));

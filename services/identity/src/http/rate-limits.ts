@@ -21,10 +21,10 @@ const MINUTE = 60_000;
  * per-account limits are what stop password and code guessing.
  */
 /** Counters in Redis, so that every identity replica counts the same requests. */
-export function redisRateLimitStore(redis: Redis): (name: string) => Options['store'] {
+export function redisRateLimitStore(redis: Redis, namespace: string): (name: string) => Options['store'] {
   return (name) =>
     new RedisStore({
-      prefix: `portal:rate-limit:${name}:`,
+      prefix: `${namespace}:rate-limit:${name}:`,
       sendCommand: (command: string, ...args: string[]) => redis.call(command, ...args) as Promise<RedisReply>,
     });
 }

@@ -1,0 +1,161 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { waitFor } from '@portal/platform/testing';
+
+export type ServiceName = 'identity' | 'evidence' | 'media-worker' | 'notifier' | 'gateway';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const MAIN: Record<ServiceName, string> = {
+  identity: 'services/identity/dist/main.js',
+  evidence: 'services/evidence/dist/main.js',
+  'media-worker': 'services/media-worker/dist/main.js',
+  notifier: 'services/notifier/dist/main.js',
+  gateway: 'services/gateway/dist/main.js',
+};
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export interface DistributedPortal {
+  url: string;
+  /** Scratch folder of the processes (there is no embedded store in this mode). */
+  dataDir: string;
+  /** The deployment namespace: Kafka topics and groups, Redis keys, MongoDB databases, S3 prefix. */
+  namespace: string;
+  /** SIGKILL one service: a crash, not a shutdown. */
+  kill(service: ServiceName): Promise<void>;
+  /** Starts a killed or stopped service again and waits until it is ready. */
+  start(service: ServiceName): Promise<void>;
+  logs(service: ServiceName): string;
+  stop(): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+/**
+ * The portal in its distributed mode: the five services as separate Node processes (their built
+ * dist/main.js), on the Kafka, MongoDB, Redis, S3 and SMTP servers named in the environment
+ * (infra/local/servers.sh writes them). Each call gets its own namespace, so runs do not meet.
+ */
+export async function startDistributedPortal(env: Record<string, string> = {}): Promise<DistributedPortal> {
+  for (const name of ['KAFKA_BROKERS', 'MONGO_URL', 'REDIS_URL', 'S3_BUCKET', 'SMTP_URL']) {
+    if (!process.env[name]) throw new Error(`${name} is not set: start the servers (infra/local/servers.sh start) and load infra/local/.env.servers`);
+  }
+  for (const main of Object.values(MAIN)) {
+    if (!existsSync(join(ROOT, main))) throw new Error(`${main} is missing: run npm run build first`);
+  }
+  const namespace = `t${randomBytes(4).toString('hex')}`;
+  const dataDir = mkdtempSync(join(tmpdir(), 'portal-distributed-'));
+  const ports = { identity: await freePort(), evidence: await freePort(), 'media-worker': await freePort(), notifier: await freePort(), gateway: await freePort() };
+  const shared: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    KAFKA_BROKERS: process.env.KAFKA_BROKERS!,
+    MONGO_URL: process.env.MONGO_URL!,
+    REDIS_URL: process.env.REDIS_URL!,
+    S3_ENDPOINT: process.env.S3_ENDPOINT ?? '',
+    S3_BUCKET: process.env.S3_BUCKET!,
+    S3_REGION: process.env.S3_REGION ?? 'us-east-1',
+    S3_ACCESS_KEY_ID: process.env.S3_ACCESS_KEY_ID ?? '',
+    S3_SECRET_ACCESS_KEY: process.env.S3_SECRET_ACCESS_KEY ?? '',
+    S3_FORCE_PATH_STYLE: 'true',
+    SMTP_URL: process.env.SMTP_URL!,
+    DEPLOYMENT_NAMESPACE: namespace,
+    INTERNAL_SECRET: randomBytes(32).toString('base64url'),
+    LOG_LEVEL: process.env.PORTAL_TEST_LOGS ? 'debug' : 'warn',
+    PRODUCT_NAME: 'Operation Test',
+    PUBLIC_URL: `http://127.0.0.1:${ports.gateway}`,
+    ...env,
+  };
+  const perService: Record<ServiceName, Record<string, string>> = {
+    identity: { IDENTITY_HOST: '127.0.0.1', IDENTITY_PORT: String(ports.identity) },
+    evidence: { EVIDENCE_HOST: '127.0.0.1', EVIDENCE_PORT: String(ports.evidence) },
+    'media-worker': { HEALTH_HOST: '127.0.0.1', HEALTH_PORT: String(ports['media-worker']) },
+    notifier: { HEALTH_HOST: '127.0.0.1', HEALTH_PORT: String(ports.notifier) },
+    gateway: {
+      HOST: '127.0.0.1',
+      PORT: String(ports.gateway),
+      IDENTITY_URL: `http://127.0.0.1:${ports.identity}`,
+      EVIDENCE_URL: `http://127.0.0.1:${ports.evidence}`,
+      WEB_DIST: join(ROOT, 'web/dist'),
+    },
+  };
+  const children = new Map<ServiceName, ChildProcess>();
+  const output = new Map<ServiceName, string>();
+
+  const start = async (service: ServiceName) => {
+    const child = spawn(process.execPath, [join(ROOT, MAIN[service])], {
+      cwd: ROOT,
+      env: { ...shared, ...perService[service], DATA_DIR: join(dataDir, service), INSTANCE_ID: `${service}-${Date.now()}` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const append = (chunk: Buffer) => output.set(service, ((output.get(service) ?? '') + chunk.toString()).slice(-200_000));
+    child.stdout!.on('data', append);
+    child.stderr!.on('data', append);
+    children.set(service, child);
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`${service} exited (${child.exitCode}): ${output.get(service)?.slice(-3000)}`);
+        const response = await fetch(`http://127.0.0.1:${ports[service]}/readyz`).catch(() => null);
+        return response?.status === 200;
+      },
+      { timeoutMs: 60_000, intervalMs: 200, what: `${service} to be ready` },
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}\n--- ${service} output ---\n${output.get(service)?.slice(-3000) ?? ''}`);
+    });
+  };
+
+  const kill = async (service: ServiceName) => {
+    const child = children.get(service);
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGKILL');
+    await exited;
+  };
+
+  const stop = async () => {
+    await Promise.all(
+      [...children.values()].map(async (child) => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        const exited = once(child, 'exit');
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        await exited;
+        clearTimeout(timer);
+      }),
+    );
+  };
+
+  try {
+    for (const service of ['identity', 'evidence', 'media-worker', 'notifier'] as const) await start(service);
+    await start('gateway');
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+
+  return {
+    url: `http://127.0.0.1:${ports.gateway}`,
+    dataDir,
+    namespace,
+    kill,
+    start,
+    logs: (service) => output.get(service) ?? '',
+    stop,
+    async dispose() {
+      await stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
