@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,9 +19,53 @@ import { TEST_ADMIN } from '../support/portal.js';
 import { startDistributedPortal, type DistributedPortal } from '../support/distributed-portal.js';
 
 const run = promisify(execFile);
+
+interface CollectedSpan {
+  service: string;
+  traceId: string;
+  name: string;
+  kind: number;
+  attributes: string;
+}
+
+/** A minimal OTLP/HTTP (JSON) trace collector: keeps every span it is sent. */
+async function startTraceCollector() {
+  const spans: CollectedSpan[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      try {
+        const payload = JSON.parse(body) as {
+          resourceSpans?: { resource?: { attributes?: { key: string; value: { stringValue?: string } }[] }; scopeSpans?: { spans?: { traceId: string; name: string; kind: number; attributes?: unknown }[] }[] }[];
+        };
+        for (const resourceSpans of payload.resourceSpans ?? []) {
+          const service = resourceSpans.resource?.attributes?.find((attribute) => attribute.key === 'service.name')?.value.stringValue ?? '?';
+          for (const scope of resourceSpans.scopeSpans ?? []) {
+            for (const span of scope.spans ?? []) {
+              spans.push({ service, traceId: span.traceId, name: span.name, kind: span.kind, attributes: JSON.stringify(span.attributes ?? []) });
+            }
+          }
+        }
+      } catch {
+        // not JSON: ignored
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    spans: () => spans,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
 const SERVERS_SCRIPT = fileURLToPath(new URL('../../infra/local/servers.sh', import.meta.url));
 
 let portal: DistributedPortal;
+let collector: { url: string; spans: () => CollectedSpan[]; close: () => Promise<void> };
 let fixtures: MediaFixtures;
 let scratch: string;
 let longVideo: string;
@@ -33,7 +79,10 @@ beforeAll(async () => {
     '-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=1920x1080:rate=30:duration=20',
     '-f', 'lavfi', '-i', 'sine=frequency=300:duration=20', '-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', '-shortest', longVideo,
   ]);
+  collector = await startTraceCollector();
   portal = await startDistributedPortal({
+    OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+    OTEL_BSP_SCHEDULE_DELAY: '200',
     RATE_LIMIT_PER_MINUTE: '0',
     AUTH_RATE_LIMITS: 'false',
     ADMIN_USERNAME: TEST_ADMIN.username,
@@ -45,6 +94,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await portal?.dispose();
+  await collector?.close();
   rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -102,6 +152,47 @@ describe('the portal as five processes on Kafka, MongoDB, Redis, S3 and SMTP', (
     const item = await waitForMedia(client, created.data.id, 180_000);
     expect(item.media_status).toBe('ready');
     expect(item.duration).toBeGreaterThan(19);
+  });
+
+  it('every service exposes Prometheus metrics: latency, queue depth, job durations, consumer lag, e-mails', async () => {
+    const text = async (service: Parameters<DistributedPortal['serviceUrl']>[0]) => {
+      const response = await fetch(`${portal.serviceUrl(service)}/metrics`);
+      expect(response.status, service).toBe(200);
+      return response.text();
+    };
+    const identity = await text('identity');
+    expect(identity).toMatch(/portal_http_request_duration_seconds_bucket\{[^}]*route="\/api\/user\/login"/);
+    expect(identity).toContain('process_cpu_seconds_total');
+    const evidence = await text('evidence');
+    expect(evidence).toMatch(/portal_consumer_lag_evidence\{[^}]*topic="identity.users"/);
+    const worker = await text('media-worker');
+    expect(worker).toMatch(/portal_jobs_media\{[^}]*state="completed"/);
+    expect(worker).toMatch(/portal_job_duration_seconds_count\{[^}]*queue="media",outcome="completed"/);
+    const notifier = await text('notifier');
+    expect(notifier).toMatch(/portal_emails_sent_total\{[^}]*kind="reset-code"[^}]*\} [1-9]/);
+    expect(notifier).toMatch(/portal_consumer_lag_notifier\{/);
+    const gateway = await text('gateway-metrics');
+    expect(gateway).toMatch(/portal_http_request_duration_seconds_count\{[^}]*route="\/api\/user\/\*"/);
+    // Metrics never leave through the public port.
+    expect((await fetch(`${portal.url}/metrics`)).headers.get('content-type')).not.toContain('text/plain; version=0.0.4');
+  });
+
+  it('follows one request in one trace: gateway, identity, Kafka, the notifier and its mail job', async () => {
+    const { user } = await newParticipant(portal.url);
+    const response = await new ApiClient(portal.url).request('POST', '/api/email/send', { json: { email: user.email } });
+    expect(response.status).toBe(200);
+    await waitForMail(portal.dataDir, user.email, { subject: /reset code/ });
+    const trace = await waitFor(
+      () => {
+        const root = collector.spans().find((span) => span.service === 'gateway' && span.kind === 2 && /\/api\/email\/send/.test(span.attributes));
+        if (!root) return null;
+        const inTrace = collector.spans().filter((span) => span.traceId === root.traceId);
+        const services = new Set(inTrace.map((span) => span.service));
+        return services.has('identity') && services.has('notifier') && inTrace.some((span) => span.name === 'mail job') ? inTrace : null;
+      },
+      { timeoutMs: 30_000, what: 'the spans of the request in every service' },
+    );
+    expect(trace.map((span) => span.name)).toEqual(expect.arrayContaining(['identity.password-resets process', 'mail job']));
   });
 
   it('restarting the Kafka broker while events flow: every e-mail arrives, and only once', async () => {

@@ -39,6 +39,8 @@ export interface DistributedPortal {
   /** Starts a killed or stopped service again and waits until it is ready. */
   start(service: ServiceName): Promise<void>;
   logs(service: ServiceName): string;
+  /** Where a service's own HTTP port answers (health, metrics); the gateway's metrics port for 'gateway-metrics'. */
+  serviceUrl(service: ServiceName | 'gateway-metrics'): string;
   stop(): Promise<void>;
   dispose(): Promise<void>;
 }
@@ -57,7 +59,14 @@ export async function startDistributedPortal(env: Record<string, string> = {}): 
   }
   const namespace = `t${randomBytes(4).toString('hex')}`;
   const dataDir = mkdtempSync(join(tmpdir(), 'portal-distributed-'));
-  const ports = { identity: await freePort(), evidence: await freePort(), 'media-worker': await freePort(), notifier: await freePort(), gateway: await freePort() };
+  const ports = {
+    identity: await freePort(),
+    evidence: await freePort(),
+    'media-worker': await freePort(),
+    notifier: await freePort(),
+    gateway: await freePort(),
+    'gateway-metrics': await freePort(),
+  };
   const shared: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '',
@@ -89,6 +98,8 @@ export async function startDistributedPortal(env: Record<string, string> = {}): 
       IDENTITY_URL: `http://127.0.0.1:${ports.identity}`,
       EVIDENCE_URL: `http://127.0.0.1:${ports.evidence}`,
       WEB_DIST: join(ROOT, 'web/dist'),
+      METRICS_HOST: '127.0.0.1',
+      METRICS_PORT: String(ports['gateway-metrics']),
     },
   };
   const children = new Map<ServiceName, ChildProcess>();
@@ -152,6 +163,7 @@ export async function startDistributedPortal(env: Record<string, string> = {}): 
     kill,
     start,
     logs: (service) => output.get(service) ?? '',
+    serviceUrl: (service) => `http://127.0.0.1:${ports[service]}`,
     stop,
     async dispose() {
       await stop();

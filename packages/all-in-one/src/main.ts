@@ -1,4 +1,7 @@
 #!/usr/bin/env node
+// Tracing first, before anything loads node:http (on when OTEL_EXPORTER_OTLP_ENDPOINT is set).
+import { startTracing } from '@portal/platform/tracing';
+startTracing('portal');
 import { createLogger, onShutdownSignal } from '@portal/platform';
 import { startAllInOne } from './all-in-one.js';
 

@@ -28,3 +28,5 @@ export * from './mongo/mongo-outbox.js';
 export * from './mongo/connect.js';
 export * from './runtime/infrastructure.js';
 export * from './runtime/health-server.js';
+export * from './observability/metrics.js';
+export * from './observability/trace-context.js';

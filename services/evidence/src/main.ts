@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import './tracing.js';
 import type { MediaJob } from '@portal/contracts';
 import {
   createEventBus,

@@ -2,10 +2,11 @@ import type { Server } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import type { MediaJob } from '@portal/contracts';
+import { TOPICS, type MediaJob } from '@portal/contracts';
 import {
   IdentityTokens,
   OutboxRelay,
+  ServiceMetrics,
   connectMongo,
   createBlobStore,
   openDatabase,
@@ -85,7 +86,12 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
     logger,
     onEventsCommitted: () => relay.kick(),
   });
+  const metrics = new ServiceMetrics('evidence');
+  metrics.watchQueue(jobs);
+  metrics.watchConsumerLag(bus, 'evidence', [TOPICS.users]);
+  metrics.watchConsumerLag(bus, 'evidence.media-results', [TOPICS.media]);
   const { app, cleanUpUploads } = createEvidenceApp({
+    metrics,
     logger,
     tokens: new IdentityTokens(settings.internalSecret),
     evidence,

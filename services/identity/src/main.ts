@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import './tracing.js';
 import { createEventBus, createLogger, describeInfrastructure, infrastructureFromEnv, onShutdownSignal } from '@portal/platform';
 import { identitySettingsFromEnv } from './config.js';
 import { createIdentityService } from './service.js';

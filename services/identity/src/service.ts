@@ -8,6 +8,7 @@ import {
   IdentityTokens,
   OutboxRelay,
   SealedBox,
+  ServiceMetrics,
   connectMongo,
   createBlobStore,
   type InfrastructureSettings,
@@ -164,6 +165,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
     blobs,
     cookie: { name: settings.cookieName, secure: settings.cookieSecure, maxAgeMs: settings.sessionIdleDays * 24 * 3600_000 },
     uploads: { tmpDir: join(settings.dataDir, 'tmp', 'identity-uploads'), maxBytes: settings.photoMaxBytes },
+    metrics: new ServiceMetrics('identity'),
     readiness: [
       { name: 'users', check: () => stores.users.ping() },
       { name: 'sessions', check: () => stores.sessions.ping() },

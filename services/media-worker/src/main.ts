@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import './tracing.js';
 import type { MediaJob } from '@portal/contracts';
 import {
   createBlobStore,
@@ -28,7 +29,7 @@ const health = await startHealthServer(envPort.parse(process.env.HEALTH_PORT ?? 
   { name: 'jobs', check: () => jobs.ping() },
   { name: 'blobs', check: () => blobs.ping() },
   { name: 'bus', check: () => bus.ping() },
-]);
+], async (path) => (path === '/metrics' ? { type: worker.metrics.contentType(), body: await worker.metrics.text() } : null));
 logger.info({ url: health.url }, 'health endpoints listening');
 onShutdownSignal(logger, [
   // Finish the running jobs (or hand them back when the grace period ends) before anything closes.

@@ -1,5 +1,5 @@
 import type { MediaJob } from '@portal/contracts';
-import { locateFfmpeg, type BlobStore, type EventBus, type JobQueue, type JobWorker, type Logger } from '@portal/platform';
+import { ServiceMetrics, locateFfmpeg, type BlobStore, type EventBus, type JobQueue, type JobWorker, type Logger } from '@portal/platform';
 import type { MediaWorkerSettings } from './config.js';
 import { mediaJobHandler } from './media-job-handler.js';
 
@@ -11,6 +11,7 @@ export interface MediaWorkerRuntime {
 }
 
 export interface MediaWorkerHandle {
+  metrics: ServiceMetrics;
   start(): Promise<void>;
   /** Stops taking jobs and lets the running ones finish. */
   stop(): Promise<void>;
@@ -18,12 +19,15 @@ export interface MediaWorkerHandle {
 
 export function createMediaWorker(settings: MediaWorkerSettings, runtime: MediaWorkerRuntime): MediaWorkerHandle {
   let worker: JobWorker | undefined;
+  const metrics = new ServiceMetrics('media-worker');
+  metrics.watchQueue(runtime.jobs);
   return {
+    metrics,
     async start() {
       const binaries = locateFfmpeg();
       runtime.logger.info({ ...binaries, concurrency: settings.concurrency }, 'media worker starting');
       worker = await runtime.jobs.work(
-        mediaJobHandler({ blobs: runtime.blobs, bus: runtime.bus, logger: runtime.logger, workRoot: settings.workRoot }),
+        metrics.timeJobs('media', mediaJobHandler({ blobs: runtime.blobs, bus: runtime.bus, logger: runtime.logger, workRoot: settings.workRoot })),
         { concurrency: settings.concurrency, lockDurationMs: settings.lockDurationMs },
       );
     },

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import './tracing.js';
 import {
   createEventBus,
   createJobQueue,
@@ -26,6 +27,6 @@ const health = await startHealthServer(envPort.parse(process.env.HEALTH_PORT ?? 
   { name: 'mail queue', check: () => mail.ping() },
   { name: 'mailer', check: () => notifier.mailer.ping() },
   { name: 'bus', check: () => bus.ping() },
-]);
+], async (path) => (path === '/metrics' ? { type: notifier.metrics.contentType(), body: await notifier.metrics.text() } : null));
 logger.info({ url: health.url }, 'health endpoints listening');
 onShutdownSignal(logger, [() => notifier.stop(), async () => void health.server.close(), () => mail.close(), () => bus.close()]);

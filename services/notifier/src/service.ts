@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import {
   OutboxMailer,
   SealedBox,
+  ServiceMetrics,
   SmtpMailer,
   type EventBus,
   type JobQueue,
@@ -10,6 +11,9 @@ import {
   type Mailer,
   type Subscription,
 } from '@portal/platform';
+import { TOPICS } from '@portal/contracts';
+import type { Counter } from 'prom-client';
+import type { JobHandler } from '@portal/platform';
 import type { NotifierSettings } from './config.js';
 import type { MailJob } from './emails/mail-job.js';
 import { mailSender } from './emails/mail-sender.js';
@@ -26,6 +30,7 @@ export interface NotifierRuntime {
 
 export interface NotifierHandle {
   mailer: Mailer;
+  metrics: ServiceMetrics;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -41,17 +46,23 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
   const mailer = runtime.mailer ?? mailerFromSettings(settings, runtime.logger);
   let subscription: Subscription | undefined;
   let worker: JobWorker | undefined;
+  const metrics = new ServiceMetrics('notifier');
+  metrics.watchQueue(runtime.mail);
+  metrics.watchConsumerLag(runtime.bus, 'notifier', [TOPICS.users, TOPICS.passwordResets]);
+  const sent = metrics.counter('portal_emails_sent_total', 'E-mails handed to the mail server (or the outbox)', ['kind']);
+  const failed = metrics.counter('portal_emails_failed_total', 'Tries to send an e-mail that failed (each is retried)', ['kind']);
   return {
     mailer,
+    metrics,
     async start() {
       worker = await runtime.mail.work(
-        mailSender({
+        metrics.timeJobs('mail', countOutcomes(sent, failed, mailSender({
           mailer,
           sealer: new SealedBox(settings.internalSecret),
           branding: { productName: settings.productName, publicUrl: settings.publicUrl },
           logger: runtime.logger,
           clock: runtime.clock ?? Date.now,
-        }),
+        }))),
         { concurrency: 2, lockDurationMs: 60_000 },
       );
       subscription = await subscribeIdentityEvents(runtime.bus, runtime.mail, runtime.logger);
@@ -62,5 +73,19 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
       await worker?.close();
       await mailer.close();
     },
+  };
+}
+
+/** Counts e-mails sent and failed tries, by kind. */
+function countOutcomes(sent: Counter<string>, failed: Counter<string>, send: JobHandler<MailJob>): JobHandler<MailJob> {
+  return async (job) => {
+    try {
+      const result = await send(job);
+      sent.inc({ kind: job.data.kind });
+      return result;
+    } catch (error) {
+      failed.inc({ kind: job.data.kind });
+      throw error;
+    }
   };
 }

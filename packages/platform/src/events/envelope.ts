@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EventEnvelope } from '@portal/contracts';
+import { currentTraceparent } from '../observability/trace-context.js';
 
 export interface EventDraft<T> {
   type: string;
@@ -9,7 +10,9 @@ export interface EventDraft<T> {
   requestId?: string;
 }
 
+/** A new event; it carries the trace it was made in, so its consumers continue that trace. */
 export function createEvent<T>({ type, key, data, version = 1, requestId }: EventDraft<T>): EventEnvelope<T> {
+  const traceparent = currentTraceparent();
   return {
     id: randomUUID(),
     type,
@@ -17,6 +20,6 @@ export function createEvent<T>({ type, key, data, version = 1, requestId }: Even
     occurredAt: new Date().toISOString(),
     key,
     data,
-    ...(requestId ? { trace: { requestId } } : {}),
+    ...(requestId || traceparent ? { trace: { ...(requestId ? { requestId } : {}), ...(traceparent ? { traceparent } : {}) } } : {}),
   };
 }

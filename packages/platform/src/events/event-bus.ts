@@ -50,6 +50,8 @@ export interface EventBus {
   subscribe(options: SubscribeOptions): Promise<Subscription>;
   /** Resolves when the bus can be used; rejects otherwise (readiness checks). */
   ping(): Promise<void>;
+  /** Messages published to each topic that the group has not handled yet (its consumer lag). */
+  lag(groupId: string, topics: string[]): Promise<Record<string, number>>;
   close(): Promise<void>;
 }
 

@@ -2,6 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Kafka, logLevel, type Admin, type Consumer, type Producer, type IHeaders } from 'kafkajs';
 import type { EventEnvelope } from '@portal/contracts';
 import type { Logger } from 'pino';
+import { inTraceOf } from '../observability/trace-context.js';
 import {
   deadLetterTopic,
   type BusMessage,
@@ -118,7 +119,9 @@ export class KafkaEventBus implements EventBus {
         };
         for (let attempt = 1; ; attempt++) {
           try {
-            await options.handler(busMessage);
+            await inTraceOf(busMessage.headers.traceparent ?? busMessage.value?.trace?.traceparent, `${topic} process`, { 'messaging.consumer.group.name': options.groupId }, () =>
+              options.handler(busMessage),
+            );
             return;
           } catch (error) {
             if (stopping) throw error; // not committed: redelivered after the restart
@@ -160,6 +163,21 @@ export class KafkaEventBus implements EventBus {
   async ping(): Promise<void> {
     await this.connect();
     await this.admin.describeCluster();
+  }
+
+  async lag(groupId: string, topics: string[]): Promise<Record<string, number>> {
+    await this.connect();
+    const result: Record<string, number> = {};
+    const committed = await this.admin.fetchOffsets({ groupId: this.qualify(groupId), topics: topics.map((topic) => this.qualify(topic)) });
+    for (const topic of topics) {
+      const ends = await this.admin.fetchTopicOffsets(this.qualify(topic)).catch(() => []);
+      const mine = committed.find((entry) => entry.topic === this.qualify(topic))?.partitions ?? [];
+      result[topic] = ends.reduce((sum, end) => {
+        const at = Number(mine.find((partition) => partition.partition === end.partition)?.offset ?? '-1');
+        return sum + Math.max(0, Number(end.high) - Math.max(at, Number(end.low)));
+      }, 0);
+    }
+    return result;
   }
 
   async close(): Promise<void> {

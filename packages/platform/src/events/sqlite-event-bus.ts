@@ -3,6 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { EventEnvelope } from '@portal/contracts';
 import type { Logger } from 'pino';
 import { openDatabase, type SqliteDatabase } from '../sqlite/open-database.js';
+import { inTraceOf } from '../observability/trace-context.js';
 import {
   deadLetterTopic,
   type BusMessage,
@@ -80,7 +81,9 @@ export class SqliteEventBus implements EventBus {
     const now = Date.now();
     this.db.transaction(() => {
       for (const message of messages) {
-        insert.run(topic, message.key, JSON.stringify(message.value), JSON.stringify(message.headers ?? {}), now);
+        const traceparent = message.value.trace?.traceparent;
+        const headers = { ...(traceparent ? { traceparent } : {}), ...message.headers };
+        insert.run(topic, message.key, JSON.stringify(message.value), JSON.stringify(headers), now);
       }
     })();
     this.wakeups.emit(topic);
@@ -103,6 +106,18 @@ export class SqliteEventBus implements EventBus {
   async ping(): Promise<void> {
     this.assertOpen();
     this.db.prepare('SELECT 1').get();
+  }
+
+  async lag(groupId: string, topics: string[]): Promise<Record<string, number>> {
+    this.assertOpen();
+    const result: Record<string, number> = {};
+    for (const topic of topics) {
+      const committed = (this.db.prepare('SELECT offset FROM consumer_offsets WHERE group_id = ? AND topic = ?').get(groupId, topic) as
+        | { offset: number }
+        | undefined)?.offset ?? 0;
+      result[topic] = (this.db.prepare('SELECT COUNT(*) AS n FROM messages WHERE topic = ? AND offset > ?').get(topic, committed) as { n: number }).n;
+    }
+    return result;
   }
 
   async close(): Promise<void> {
@@ -268,7 +283,9 @@ class GroupConsumer {
     const baseDelay = this.options.retryDelayMs ?? 200;
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.options.handler(message);
+        await inTraceOf(message.headers.traceparent ?? message.value.trace?.traceparent, `${message.topic} process`, { 'messaging.consumer.group.name': this.groupId }, () =>
+          this.options.handler(message),
+        );
         return true;
       } catch (error) {
         if (attempt >= maxAttempts) {

@@ -11,6 +11,7 @@ import {
   type IdentityTokens,
 } from './caller-identity.js';
 import { HttpError, forbidden, unauthenticated } from './http-error.js';
+import type { ServiceMetrics } from '../observability/metrics.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -166,5 +167,15 @@ export function healthRoutes(router: Router, checks: ReadinessCheck[]): void {
       const ready = results.every(([, state]) => state === 'ok');
       res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks: Object.fromEntries(results) });
     }, () => res.status(503).json({ status: 'not ready' }));
+  });
+}
+
+/** GET /metrics in Prometheus' text format (services are reachable only inside the cluster). */
+export function metricsRoute(router: Router, metrics: ServiceMetrics): void {
+  router.get('/metrics', (_req, res) => {
+    metrics.text().then(
+      (text) => res.type(metrics.contentType()).send(text),
+      () => res.status(500).end(),
+    );
   });
 }

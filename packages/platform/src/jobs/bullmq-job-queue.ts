@@ -1,5 +1,6 @@
 import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { Logger } from 'pino';
+import { currentTraceparent, inTraceOf } from '../observability/trace-context.js';
 import type { ActiveJob, JobHandler, JobInfo, JobOptions, JobQueue, JobState, JobWorker, WorkOptions } from './job-queue.js';
 
 export interface BullMqJobQueueOptions {
@@ -27,14 +28,17 @@ function connectionFor(url: string): ConnectionOptions {
   };
 }
 
+const TRACE_KEY = '__traceparent';
+
 async function toInfo<T>(job: Job<T>): Promise<JobInfo<T>> {
   const state = await job.getState();
+  const { [TRACE_KEY]: _trace, ...data } = (job.data ?? {}) as Record<string, unknown>;
   const mapped: JobState =
     state === 'completed' || state === 'failed' || state === 'active' || state === 'delayed' ? state : 'waiting';
   return {
     id: job.id!,
     name: job.name,
-    data: job.data,
+    data: data as T,
     state: mapped,
     attemptsMade: job.attemptsMade,
     progress: typeof job.progress === 'number' ? job.progress : 0,
@@ -57,7 +61,10 @@ export class BullMqJobQueue<T = unknown> implements JobQueue<T> {
   }
 
   async add(name: string, data: T, options: JobOptions = {}): Promise<JobInfo<T>> {
-    const job = await this.queue.add(name as never, data as never, {
+    // The trace travels in the job's data under a reserved key, removed before the handler sees it.
+    const traceparent = currentTraceparent();
+    const payload = traceparent ? { ...(data as object), [TRACE_KEY]: traceparent } : data;
+    const job = await this.queue.add(name as never, payload as never, {
       ...(options.jobId ? { jobId: options.jobId } : {}),
       attempts: Math.max(1, options.attempts ?? 3),
       backoff: { type: options.backoff?.type ?? 'exponential', delay: options.backoff?.delay ?? 1000 },
@@ -89,14 +96,15 @@ export class BullMqJobQueue<T = unknown> implements JobQueue<T> {
     const worker = new Worker<T>(
       this.options.queue,
       async (job) => {
+        const { [TRACE_KEY]: traceparent, ...data } = (job.data ?? {}) as Record<string, unknown>;
         const active: ActiveJob<T> = {
           id: job.id!,
           name: job.name,
-          data: job.data,
+          data: data as T,
           attemptsMade: job.attemptsMade,
           updateProgress: (progress) => job.updateProgress(progress),
         };
-        return handler(active);
+        return inTraceOf(typeof traceparent === 'string' ? traceparent : undefined, `${this.name} job`, { 'job.id': job.id ?? '' }, () => handler(active));
       },
       {
         connection: this.connection,

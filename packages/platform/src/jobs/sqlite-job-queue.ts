@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { openDatabase, type SqliteDatabase } from '../sqlite/open-database.js';
+import { currentTraceparent, inTraceOf } from '../observability/trace-context.js';
 import type { ActiveJob, JobHandler, JobInfo, JobOptions, JobQueue, JobState, JobWorker, WorkOptions } from './job-queue.js';
 
 const MIGRATIONS = [
@@ -25,6 +26,7 @@ const MIGRATIONS = [
      PRIMARY KEY (queue, id)
    );
    CREATE INDEX jobs_ready ON jobs (queue, state, run_at);`,
+  `ALTER TABLE jobs ADD COLUMN traceparent TEXT;`,
 ];
 
 interface JobRow {
@@ -41,6 +43,7 @@ interface JobRow {
   progress: number;
   failed_reason: string | null;
   return_value: string | null;
+  traceparent: string | null;
 }
 
 export interface SqliteJobQueueOptions {
@@ -75,8 +78,8 @@ export class SqliteJobQueue<T = unknown> implements JobQueue<T> {
     const now = Date.now();
     this.db
       .prepare(
-        `INSERT INTO jobs (queue, id, name, data, state, max_attempts, backoff_type, backoff_delay, run_at, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO jobs (queue, id, name, data, state, max_attempts, backoff_type, backoff_delay, run_at, created_at, traceparent)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (queue, id) DO NOTHING`,
       )
       .run(
@@ -90,6 +93,7 @@ export class SqliteJobQueue<T = unknown> implements JobQueue<T> {
         options.backoff?.delay ?? 1000,
         now + (options.delay ?? 0),
         now,
+        currentTraceparent() ?? null,
       );
     for (const worker of this.workers) worker.wake();
     return (await this.getJob(id))!;
@@ -322,7 +326,7 @@ class QueueWorker<T> {
       updateProgress: async (progress) => this.queue.setProgress(row.id, token, progress),
     };
     try {
-      const result = await this.handler(job);
+      const result = await inTraceOf(row.traceparent ?? undefined, `${this.queue.name} job`, { 'job.id': row.id }, () => this.handler(job));
       this.queue.complete(row.id, token, result);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);

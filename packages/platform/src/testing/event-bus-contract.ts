@@ -158,6 +158,18 @@ export function eventBusContract(name: string, options: EventBusContractOptions)
       expect(late.map((message) => (message.value.data as { n: number }).n)).toEqual([2]);
     });
 
+    it("tells a group's lag: what is published and not yet handled", async () => {
+      const bus = await connect();
+      const topic = unique('lag');
+      const groupId = unique('group');
+      await bus.publish(topic, [{ key: 'k', value: event('k', 1) }, { key: 'k', value: event('k', 2) }]);
+      const before = await bus.lag(groupId, [topic]);
+      expect(before[topic]).toBe(2);
+      const received = await collect(bus, topic, groupId);
+      await waitFor(() => received.length === 2, { timeoutMs, what: 'both messages' });
+      await waitFor(async () => (await bus.lag(groupId, [topic]))[topic] === 0, { timeoutMs, what: 'the lag to reach 0' });
+    });
+
     it('answers ping while open', async () => {
       const bus = await connect();
       await expect(bus.ping()).resolves.toBeUndefined();

@@ -9,6 +9,8 @@ import {
   type IdentityTokens,
   type Logger,
   type ReadinessCheck,
+  type ServiceMetrics,
+  metricsRoute,
 } from '@portal/platform';
 import type { EvidenceService } from '../domain/evidence-service.js';
 import type { EvidenceRepository } from '../repositories/evidence-repository.js';
@@ -26,14 +28,17 @@ export interface EvidenceAppDeps {
   tmpDir: string;
   uploads: UploadStorage;
   readiness: ReadinessCheck[];
+  metrics: ServiceMetrics;
 }
 
 export function createEvidenceApp(deps: EvidenceAppDeps): { app: Express; cleanUpUploads: () => Promise<number> } {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', true);
+  app.use(deps.metrics.expressMiddleware());
   app.use(requestLogging(deps.logger));
   healthRoutes(app, deps.readiness);
+  metricsRoute(app, deps.metrics);
   app.use(callerIdentity(deps.tokens));
   const uploads = uploadRoutes({
     evidence: deps.evidence,

@@ -23,6 +23,7 @@ import {
   SERVICE_TOKEN_HEADER,
   type EventBus,
   type Logger,
+  type ServiceMetrics,
   type Subscription,
 } from '@portal/platform';
 import type { GatewaySettings } from '../config.js';
@@ -41,6 +42,8 @@ export interface GatewayDeps {
   redis?: Redis;
   /** Names this instance's own consumer group (every gateway must see every revocation). */
   instanceId?: string;
+  /** Where the gateway's metrics are kept (served on a port of their own, never the public one). */
+  metrics?: ServiceMetrics;
   /** Revocation events evict cached sessions at once; without a bus only the cache TTL applies. */
   bus?: EventBus;
   /** The OpenAPI document served at /api/openapi.json. */
@@ -126,6 +129,7 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
+    deps.metrics?.observeRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     const level = reply.statusCode >= 500 ? 'error' : reply.statusCode >= 400 ? 'info' : 'debug';
     // Most answers are 2xx, logged at debug, which production does not write: skip building the line.
     if (isLevelEnabled(request.log, level)) {

@@ -9,6 +9,8 @@ import {
   type Logger,
   type ReadinessCheck,
   type BlobStore,
+  type ServiceMetrics,
+  metricsRoute,
 } from '@portal/platform';
 import type { UserService } from '../domain/user-service.js';
 import type { PasswordResetService } from '../domain/password-reset-service.js';
@@ -39,6 +41,7 @@ export interface IdentityAppDeps {
   cookie: SessionCookieSettings;
   uploads: PhotoUploadSettings;
   readiness: ReadinessCheck[];
+  metrics: ServiceMetrics;
 }
 
 export function createIdentityApp(deps: IdentityAppDeps): Express {
@@ -46,8 +49,10 @@ export function createIdentityApp(deps: IdentityAppDeps): Express {
   app.disable('x-powered-by');
   // Only the gateway reaches this service; it tells us the original protocol and address.
   app.set('trust proxy', true);
+  app.use(deps.metrics.expressMiddleware());
   app.use(requestLogging(deps.logger));
   healthRoutes(app, deps.readiness);
+  metricsRoute(app, deps.metrics);
   app.use(express.json({ limit: '64kb' }));
   app.use(internalRoutes({ tokens: deps.tokens, sessions: deps.sessions, users: deps.userRepository }));
   app.use(callerIdentity(deps.tokens));

@@ -1,0 +1,118 @@
+import type { RequestHandler } from 'express';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { JobQueue, JobHandler } from '../jobs/job-queue.js';
+import type { EventBus } from '../events/event-bus.js';
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const JOB_BUCKETS = [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600];
+
+/**
+ * One service's Prometheus metrics (prom-client): process and event-loop metrics, HTTP latency by
+ * route, job queue depth and job durations, consumer lag, and counters the service adds.
+ */
+export class ServiceMetrics {
+  readonly registry = new Registry();
+  private readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
+  private readonly jobDuration: Histogram<'queue' | 'outcome'>;
+  private readonly counters = new Map<string, Counter<string>>();
+
+  constructor(readonly service: string) {
+    this.registry.setDefaultLabels({ service });
+    collectDefaultMetrics({ register: this.registry });
+    this.httpDuration = new Histogram({
+      name: 'portal_http_request_duration_seconds',
+      help: 'Time to answer HTTP requests, by route template and status',
+      labelNames: ['method', 'route', 'status'],
+      buckets: LATENCY_BUCKETS,
+      registers: [this.registry],
+    });
+    this.jobDuration = new Histogram({
+      name: 'portal_job_duration_seconds',
+      help: 'Time a job took, by queue and outcome',
+      labelNames: ['queue', 'outcome'],
+      buckets: JOB_BUCKETS,
+      registers: [this.registry],
+    });
+  }
+
+  /** Records one answered request. The route is the template (/api/user/:id), never the raw path. */
+  observeRequest(method: string, route: string, status: number, seconds: number): void {
+    this.httpDuration.observe({ method, route, status: String(status) }, seconds);
+  }
+
+  /** Express middleware recording every request's latency. */
+  expressMiddleware(): RequestHandler {
+    return (req, res, next) => {
+      const start = process.hrtime.bigint();
+      res.on('finish', () => {
+        const route = req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+        this.observeRequest(req.method, route, res.statusCode, Number(process.hrtime.bigint() - start) / 1e9);
+      });
+      next();
+    };
+  }
+
+  /** Queue depth by state, read from the queue when Prometheus scrapes. */
+  watchQueue(queue: JobQueue<any>): void {
+    const name = `portal_jobs_${queue.name.replace(/[^a-zA-Z0-9_]/g, '_')}`;
+    new Gauge({
+      name,
+      help: `Jobs of the ${queue.name} queue by state`,
+      labelNames: ['state'],
+      registers: [this.registry],
+      async collect() {
+        const counts = await queue.counts().catch(() => null);
+        if (!counts) return;
+        for (const [state, count] of Object.entries(counts)) this.set({ state }, count);
+      },
+    });
+  }
+
+  /** Wraps a job handler so that its duration and outcome are recorded. */
+  timeJobs<T>(queue: string, handler: JobHandler<T>): JobHandler<T> {
+    return async (job) => {
+      const end = this.jobDuration.startTimer({ queue });
+      try {
+        const result = await handler(job);
+        end({ outcome: 'completed' });
+        return result;
+      } catch (error) {
+        end({ outcome: 'failed' });
+        throw error;
+      }
+    };
+  }
+
+  /** Messages a consumer group has not handled yet, per topic, read at scrape time. */
+  watchConsumerLag(bus: EventBus, groupId: string, topics: string[]): void {
+    new Gauge({
+      name: `portal_consumer_lag_${groupId.replace(/[^a-zA-Z0-9_]/g, '_')}`,
+      help: `Messages not yet handled by the ${groupId} consumer group`,
+      labelNames: ['topic'],
+      registers: [this.registry],
+      async collect() {
+        const lag = await bus.lag(groupId, topics).catch(() => null);
+        if (!lag) return;
+        for (const [topic, value] of Object.entries(lag)) this.set({ topic }, value);
+      },
+    });
+  }
+
+  /** A counter of this service (created once, by name). */
+  counter(name: string, help: string, labelNames: string[] = []): Counter<string> {
+    let counter = this.counters.get(name);
+    if (!counter) {
+      counter = new Counter({ name, help, labelNames, registers: [this.registry] });
+      this.counters.set(name, counter);
+    }
+    return counter;
+  }
+
+  contentType(): string {
+    return this.registry.contentType;
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
