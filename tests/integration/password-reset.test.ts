@@ -1,12 +1,11 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { SMTPServer } from 'smtp-server';
 import { simpleParser } from 'mailparser';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES, TOPICS } from '@portal/contracts';
 import { SqliteEventBus } from '@portal/platform';
-import { waitFor } from '@portal/platform/testing';
+import { startSmtpCatcher, waitFor } from '@portal/platform/testing';
 import { ApiClient } from '../support/api-client.js';
 import { newParticipant, publishedEvents } from '../support/accounts.js';
 import { codeIn, readOutbox, waitForMail } from '../support/outbox.js';
@@ -193,25 +192,14 @@ describe('abuse limits', () => {
 
 describe('mail over SMTP', () => {
   it('delivers the reset code to a real SMTP server when SMTP_URL is set', async () => {
-    const received: Buffer[] = [];
-    const smtp = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ['STARTTLS'],
-      onData(stream, _session, callback) {
-        const chunks: Buffer[] = [];
-        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-        stream.on('end', () => (received.push(Buffer.concat(chunks)), callback()));
-      },
-    });
-    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', () => resolve()));
-    const port = (smtp.server.address() as { port: number }).port;
-    const viaSmtp = await startTestPortal({ SMTP_URL: `smtp://127.0.0.1:${port}`, MAIL_FROM: 'Portal <no-reply@portal.test>' });
+    const smtp = await startSmtpCatcher();
+    const viaSmtp = await startTestPortal({ SMTP_URL: smtp.url, MAIL_FROM: 'Portal <no-reply@portal.test>' });
     try {
       const { user } = await newParticipant(viaSmtp.url);
       await new ApiClient(viaSmtp.url).post('/api/email/send', { email: user.email });
       const mail = await waitFor(
         async () => {
-          for (const raw of received) {
+          for (const raw of smtp.messages) {
             const parsed = await simpleParser(raw);
             if (parsed.subject?.includes('reset code')) return parsed;
           }
@@ -224,7 +212,7 @@ describe('mail over SMTP', () => {
       expect(await readOutbox(viaSmtp.dataDir)).toEqual([]);
     } finally {
       await viaSmtp.dispose();
-      await new Promise<void>((resolve) => smtp.close(() => resolve()));
+      await smtp.close();
     }
   });
 });

@@ -128,6 +128,17 @@ export const mediaProcessedData = z.object({
 });
 export type MediaProcessedData = z.infer<typeof mediaProcessedData>;
 
+/** The derivative fields of a media result that produced nothing (a failure). */
+export const NO_DERIVATIVES = {
+  display: null,
+  thumbnail: null,
+  poster: null,
+  placeholder: null,
+  width: null,
+  height: null,
+  duration: null,
+} as const satisfies Partial<MediaProcessedData>;
+
 /** The media job the evidence service gives the worker. */
 export const mediaJobSchema = z.object({
   evidenceId: z.string(),

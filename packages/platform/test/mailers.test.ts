@@ -1,36 +1,21 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { OutboxMailer, SmtpMailer } from '../src/index.js';
-import { mailerContract } from '../src/testing/index.js';
+import { mailerContract, startSmtpCatcher, type SmtpCatcher } from '../src/testing/index.js';
 
 const root = mkdtempSync(join(tmpdir(), 'portal-mail-'));
 const FROM = 'The Investigation <no-reply@portal.test>';
 
 // A real SMTP server (the smtp-server package) on loopback, keeping what it receives.
-const received: Buffer[] = [];
-const smtp = new SMTPServer({
-  authOptional: true,
-  disabledCommands: ['STARTTLS'],
-  onData(stream, _session, callback) {
-    const chunks: Buffer[] = [];
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-    stream.on('end', () => {
-      received.push(Buffer.concat(chunks));
-      callback();
-    });
-  },
-});
-let smtpPort = 0;
+let smtp: SmtpCatcher;
 beforeAll(async () => {
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', () => resolve()));
-  smtpPort = (smtp.server.address() as { port: number }).port;
+  smtp = await startSmtpCatcher();
 });
 afterAll(async () => {
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  await smtp.close();
   rmSync(root, { recursive: true, force: true });
 });
 
@@ -48,8 +33,8 @@ mailerContract('.eml outbox', {
 
 mailerContract('SMTP', {
   from: FROM,
-  create: async () => new SmtpMailer(`smtp://127.0.0.1:${smtpPort}`, FROM),
-  delivered: async () => received,
+  create: async () => new SmtpMailer(smtp.url, FROM),
+  delivered: async () => smtp.messages,
 });
 
 describe('SMTP mailer', () => {

@@ -10,7 +10,7 @@ import {
   envPort,
   infrastructureFromEnv,
   onShutdownSignal,
-  startHealthServer,
+  serveHealthAndMetrics,
 } from '@portal/platform';
 import { gatewaySettingsFromEnv } from './config.js';
 import { createGateway } from './http/server.js';
@@ -33,8 +33,6 @@ const gateway = await createGateway(settings, {
 });
 await gateway.start();
 // Metrics on a port of their own (METRICS_PORT, default 9464), for Prometheus inside the cluster only.
-const metricsServer = await startHealthServer(envPort.parse(process.env.METRICS_PORT ?? '9464'), process.env.METRICS_HOST ?? '0.0.0.0', [], async (path) =>
-  path === '/metrics' ? { type: metrics.contentType(), body: await metrics.text() } : null,
-);
+const metricsServer = await serveHealthAndMetrics(envPort.parse(process.env.METRICS_PORT ?? '9464'), process.env.METRICS_HOST ?? '0.0.0.0', [], metrics);
 logger.info({ url: metricsServer.url }, 'metrics listening');
 onShutdownSignal(logger, [() => gateway.stop(), async () => void metricsServer.server.close(), () => bus.close(), async () => redis?.disconnect()]);

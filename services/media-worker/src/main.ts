@@ -10,7 +10,7 @@ import {
   envPort,
   infrastructureFromEnv,
   onShutdownSignal,
-  startHealthServer,
+  serveHealthAndMetrics,
 } from '@portal/platform';
 import { mediaWorkerSettingsFromEnv } from './config.js';
 import { createMediaWorker } from './service.js';
@@ -25,11 +25,11 @@ const jobs = createJobQueue<MediaJob>(infrastructure, 'media', logger);
 const blobs = createBlobStore(infrastructure);
 const worker = createMediaWorker(settings, { bus, jobs, blobs, logger });
 await worker.start();
-const health = await startHealthServer(envPort.parse(process.env.HEALTH_PORT ?? '4003'), process.env.HEALTH_HOST ?? '0.0.0.0', [
+const health = await serveHealthAndMetrics(envPort.parse(process.env.HEALTH_PORT ?? '4003'), process.env.HEALTH_HOST ?? '0.0.0.0', [
   { name: 'jobs', check: () => jobs.ping() },
   { name: 'blobs', check: () => blobs.ping() },
   { name: 'bus', check: () => bus.ping() },
-], async (path) => (path === '/metrics' ? { type: worker.metrics.contentType(), body: await worker.metrics.text() } : null));
+], worker.metrics);
 logger.info({ url: health.url }, 'health endpoints listening');
 onShutdownSignal(logger, [
   // Finish the running jobs (or hand them back when the grace period ends) before anything closes.

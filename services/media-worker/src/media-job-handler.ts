@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import {
   MEDIA_TYPES,
+  NO_DERIVATIVES,
   TOPICS,
   type MediaJob,
   type MediaProcessedData,
@@ -64,13 +65,7 @@ export function mediaJobHandler(deps: MediaJobDeps) {
           status: 'failed',
           media_type: data.media_type,
           error: `The file could not be processed: ${error.message}`,
-          display: null,
-          thumbnail: null,
-          poster: null,
-          placeholder: null,
-          width: null,
-          height: null,
-          duration: null,
+          ...NO_DERIVATIVES,
         };
       }
       await deps.bus.publish(TOPICS.media, [

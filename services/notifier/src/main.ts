@@ -8,7 +8,7 @@ import {
   envPort,
   infrastructureFromEnv,
   onShutdownSignal,
-  startHealthServer,
+  serveHealthAndMetrics,
 } from '@portal/platform';
 import { notifierSettingsFromEnv } from './config.js';
 import type { MailJob } from './emails/mail-job.js';
@@ -23,10 +23,10 @@ const bus = createEventBus(infrastructure, 'notifier', logger);
 const mail = createJobQueue<MailJob>(infrastructure, 'mail', logger, { keepCompletedMs: 7 * 24 * 3600_000 });
 const notifier = createNotifier(settings, { bus, mail, logger });
 await notifier.start();
-const health = await startHealthServer(envPort.parse(process.env.HEALTH_PORT ?? '4004'), process.env.HEALTH_HOST ?? '0.0.0.0', [
+const health = await serveHealthAndMetrics(envPort.parse(process.env.HEALTH_PORT ?? '4004'), process.env.HEALTH_HOST ?? '0.0.0.0', [
   { name: 'mail queue', check: () => mail.ping() },
   { name: 'mailer', check: () => notifier.mailer.ping() },
   { name: 'bus', check: () => bus.ping() },
-], async (path) => (path === '/metrics' ? { type: notifier.metrics.contentType(), body: await notifier.metrics.text() } : null));
+], notifier.metrics);
 logger.info({ url: health.url }, 'health endpoints listening');
 onShutdownSignal(logger, [() => notifier.stop(), async () => void health.server.close(), () => mail.close(), () => bus.close()]);

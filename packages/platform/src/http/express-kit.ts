@@ -12,6 +12,7 @@ import {
 } from './caller-identity.js';
 import { HttpError, forbidden, unauthenticated } from './http-error.js';
 import type { ServiceMetrics } from '../observability/metrics.js';
+import { runReadinessChecks, type HealthCheck } from '../runtime/health-server.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -143,10 +144,7 @@ export function toHttpError(error: unknown): HttpError {
   return new HttpError(500, 'internal', MESSAGES.internal);
 }
 
-export interface ReadinessCheck {
-  name: string;
-  check: () => Promise<void>;
-}
+export type ReadinessCheck = HealthCheck;
 
 /** GET /healthz (the process answers) and GET /readyz (every dependency answers). */
 export function healthRoutes(router: Router, checks: ReadinessCheck[]): void {
@@ -154,19 +152,10 @@ export function healthRoutes(router: Router, checks: ReadinessCheck[]): void {
     res.json({ status: 'ok' });
   });
   router.get('/readyz', (_req, res) => {
-    Promise.all(
-      checks.map(async ({ name, check }) => {
-        try {
-          await check();
-          return [name, 'ok'] as const;
-        } catch (error) {
-          return [name, error instanceof Error ? error.message : 'unavailable'] as const;
-        }
-      }),
-    ).then((results) => {
-      const ready = results.every(([, state]) => state === 'ok');
-      res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks: Object.fromEntries(results) });
-    }, () => res.status(503).json({ status: 'not ready' }));
+    runReadinessChecks(checks).then(
+      ({ ready, body }) => res.status(ready ? 200 : 503).json(body),
+      () => res.status(503).json({ status: 'not ready' }),
+    );
   });
 }
 

@@ -4,3 +4,4 @@ export * from './blob-store-contract.js';
 export * from './job-queue-contract.js';
 export * from './child-process.js';
 export * from './mailer-contract.js';
+export * from './smtp-catcher.js';

@@ -4,6 +4,7 @@ import { rm, stat } from 'node:fs/promises';
 import {
   MEDIA_TYPES,
   MESSAGES,
+  NO_DERIVATIVES,
   TOPICS,
   isAdminRole,
   type EvidenceChangedData,
@@ -391,12 +392,6 @@ function failedResult(record: EvidenceRecord, reason: string | null): MediaProce
     status: 'failed',
     media_type: record.media_type,
     error: reason ? `The file could not be processed: ${reason}` : 'The file could not be processed',
-    display: null,
-    thumbnail: null,
-    poster: null,
-    placeholder: null,
-    width: null,
-    height: null,
-    duration: null,
+    ...NO_DERIVATIVES,
   };
 }
