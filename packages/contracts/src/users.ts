@@ -1,16 +1,9 @@
 import { z } from 'zod';
 import { MESSAGES } from './messages.js';
 
-export const ROLE_USER = 1;
-export const ROLE_ADMIN = 2;
+import { PRONOUN_OPTIONS } from './roles.js';
 
-/** Role 1 is a participant; every other role value is an administrator (SPEC section 3). */
-export function isAdminRole(role: number): boolean {
-  return role !== ROLE_USER;
-}
-
-export const PRONOUN_OPTIONS = ['', 'He/Him', 'She/Her', 'They/Them', 'Other'] as const;
-export type Pronouns = (typeof PRONOUN_OPTIONS)[number];
+export { ROLE_ADMIN, ROLE_USER, isAdminRole, PRONOUN_OPTIONS, type Pronouns } from './roles.js';
 
 export const PASSWORD_MIN_LENGTH = 7;
 export const PASSWORD_MAX_LENGTH = 256;

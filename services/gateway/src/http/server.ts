@@ -242,7 +242,15 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
       setHeaders: (res, path) => {
         // Hashed file names never change content: cache them for a year. Everything else is
         // revalidated, so a new deployment reaches phones at once.
-        res.setHeader('cache-control', path.includes(`${join(webRoot, 'assets')}`) ? 'public, max-age=31536000, immutable' : 'no-cache');
+        // The bundled onboarding video changes only with a release: phones may keep it a day.
+        res.setHeader(
+          'cache-control',
+          path.includes(join(webRoot, 'assets'))
+            ? 'public, max-age=31536000, immutable'
+            : path.includes(join(webRoot, 'onboarding'))
+              ? 'public, max-age=86400'
+              : 'no-cache',
+        );
       },
     });
     // The root is a folder to the static plugin; it is the app's entry like every client route.
