@@ -7,8 +7,8 @@ export default defineConfig({
   ssr: { resolve: { conditions: ['source'] } },
   test: {
     include: ['packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'tests/**/*.test.ts'],
-    // The distributed adapters against real servers: npm run test:infra.
-    exclude: ['tests/infra/**', '**/node_modules/**'],
+    // Against real servers: npm run test:infra and npm run test:distributed.
+    exclude: ['tests/infra/**', 'tests/distributed/**', '**/node_modules/**'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

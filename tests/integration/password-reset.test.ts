@@ -33,7 +33,8 @@ describe('password reset', () => {
     expect(Number(code)).toBeGreaterThanOrEqual(100000);
     expect(mail.subject).toContain('Operation Test');
     expect(mail.html).toContain(code);
-    expect(mail.text).toContain('https://portal.example.org/reset-password-code');
+    expect(mail.text).toContain(`https://portal.example.org/reset-password-code?email=${encodeURIComponent(user.email)}`);
+    expect(mail.subject).not.toContain(code);
     // The code never travels in plain text on the bus.
     expect(JSON.stringify(publishedEvents(portal.dataDir))).not.toContain(code);
 

@@ -34,7 +34,7 @@ export function mailSender(deps: MailSenderDeps) {
 function render(deps: MailSenderDeps, mail: MailJob): EmailContent {
   if (mail.kind === 'reset-code') {
     const minutes = Math.max(1, Math.round((Date.parse(mail.expiresAt) - deps.clock()) / 60_000));
-    return resetCodeEmail(deps.branding, { fullName: mail.fullName, code: deps.sealer.open(mail.sealedCode), minutes });
+    return resetCodeEmail(deps.branding, { fullName: mail.fullName, email: mail.to, code: deps.sealer.open(mail.sealedCode), minutes });
   }
   const link = `${deps.branding.publicUrl}/api/user/verify-email?token=${encodeURIComponent(deps.sealer.open(mail.sealedToken))}`;
   return verificationEmail(deps.branding, { fullName: mail.fullName, link, reason: mail.reason });

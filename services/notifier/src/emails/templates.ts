@@ -26,10 +26,12 @@ function layout(branding: Branding, bodyHtml: string): string {
 </html>`;
 }
 
-export function resetCodeEmail(branding: Branding, input: { fullName: string; code: string; minutes: number }): EmailContent {
+export function resetCodeEmail(branding: Branding, input: { fullName: string; email: string; code: string; minutes: number }): EmailContent {
   const minutes = `${input.minutes} minute${input.minutes === 1 ? '' : 's'}`;
+  // The code stays out of the subject: subjects show on locked phone screens.
+  const link = `${branding.publicUrl}/reset-password-code?email=${encodeURIComponent(input.email)}`;
   return {
-    subject: `Your ${branding.productName} password reset code: ${input.code}`,
+    subject: `Your ${branding.productName} password reset code`,
     text: [
       `Hello ${input.fullName},`,
       '',
@@ -37,7 +39,7 @@ export function resetCodeEmail(branding: Branding, input: { fullName: string; co
       '',
       `It works for ${minutes}. If you did not ask for it, ignore this e-mail: your password stays as it is.`,
       '',
-      `Reset your password: ${branding.publicUrl}/reset-password-code`,
+      `Reset your password: ${link}`,
     ].join('\n'),
     html: layout(
       branding,
@@ -45,7 +47,7 @@ export function resetCodeEmail(branding: Branding, input: { fullName: string; co
     <p>Your code to reset your password is:</p>
     <p style="font-size:32px;letter-spacing:6px;font-weight:bold;margin:16px 0">${escapeHtml(input.code)}</p>
     <p>It works for ${minutes}. If you did not ask for it, ignore this e-mail: your password stays as it is.</p>
-    <p><a href="${escapeHtml(branding.publicUrl)}/reset-password-code">Reset your password</a></p>`,
+    <p><a href="${escapeHtml(link)}">Reset your password</a></p>`,
     ),
   };
 }

@@ -1,0 +1,75 @@
+import { existsSync } from 'node:fs';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+/** Debian's Chromium unless CHROMIUM_PATH names another (npm cannot download browsers here). */
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+export const chromiumMissing = !existsSync(CHROMIUM_PATH);
+export const CHROMIUM_MISSING_REASON = `Chromium not found at ${CHROMIUM_PATH}: install it (sudo apt-get install -y --no-install-recommends chromium) or set CHROMIUM_PATH. Browser tests skipped.`;
+
+const WEB_INDEX = new URL('../../web/dist/index.html', import.meta.url);
+
+/** The built app must exist: the gateway serves web/dist. */
+export function assertWebBuilt(): void {
+  if (!existsSync(WEB_INDEX)) throw new Error('web/dist is missing: run npm run build first (npm test does).');
+}
+
+if (chromiumMissing) console.warn(CHROMIUM_MISSING_REASON);
+
+/**
+ * Headless Chromium as the probe of this machine kind runs it, with a fake camera and microphone
+ * that need no permission prompt, and media allowed to autoplay.
+ */
+export async function launchBrowser(): Promise<Browser> {
+  assertWebBuilt();
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    args: [
+      '--headless=new',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-dev-shm-usage',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+      '--use-fake-device-for-media-stream',
+      '--use-fake-ui-for-media-stream',
+      '--autoplay-policy=no-user-gesture-required',
+    ],
+  });
+}
+
+/** A phone: 390x844, touch, a mobile user agent, camera and microphone allowed. */
+export async function phoneContext(browser: Browser, baseURL: string): Promise<BrowserContext> {
+  const context = await browser.newContext({
+    baseURL,
+    viewport: { width: 390, height: 844 },
+    deviceScaleFactor: 2,
+    isMobile: true,
+    hasTouch: true,
+    userAgent:
+      'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Mobile Safari/537.36',
+    permissions: ['camera', 'microphone'],
+  });
+  context.setDefaultTimeout(15_000);
+  return context;
+}
+
+/** A desktop window for administrators. */
+export async function desktopContext(browser: Browser, baseURL: string): Promise<BrowserContext> {
+  const context = await browser.newContext({ baseURL, viewport: { width: 1280, height: 900 } });
+  context.setDefaultTimeout(15_000);
+  return context;
+}
+
+/** Collects console errors and failed requests of a page, for assertions and for debugging. */
+export function watchPage(page: Page): { errors: string[] } {
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(`console: ${message.text()}`);
+  });
+  return { errors };
+}

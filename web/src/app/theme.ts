@@ -1,0 +1,32 @@
+import { createTheme } from '@mui/material/styles';
+
+/**
+ * Mobile first: participants read this on a phone outdoors, so high contrast, a system font
+ * (nothing to download), 48 px touch targets and button texts exactly as written.
+ */
+export const theme = createTheme({
+  palette: {
+    mode: 'light',
+    primary: { main: '#1f3a5f' },
+    secondary: { main: '#b3261e' },
+    background: { default: '#f4f2ee', paper: '#ffffff' },
+  },
+  typography: {
+    fontFamily: 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif',
+    h1: { fontSize: '1.9rem', fontWeight: 700 },
+    h2: { fontSize: '1.5rem', fontWeight: 700 },
+    h3: { fontSize: '1.25rem', fontWeight: 600 },
+    body1: { fontSize: '1.05rem', lineHeight: 1.6 },
+    button: { textTransform: 'none', fontWeight: 600, fontSize: '1rem' },
+  },
+  shape: { borderRadius: 10 },
+  components: {
+    MuiButton: {
+      defaultProps: { disableElevation: true },
+      styleOverrides: { root: { minHeight: 48, paddingInline: 20 } },
+    },
+    MuiIconButton: { styleOverrides: { root: { minWidth: 48, minHeight: 48 } } },
+    MuiMenuItem: { styleOverrides: { root: { minHeight: 48 } } },
+    MuiTextField: { defaultProps: { fullWidth: true, margin: 'normal' } },
+  },
+});

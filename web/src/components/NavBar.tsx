@@ -1,0 +1,105 @@
+import MenuIcon from '@mui/icons-material/Menu';
+import AppBar from '@mui/material/AppBar';
+import Avatar from '@mui/material/Avatar';
+import Box from '@mui/material/Box';
+import IconButton from '@mui/material/IconButton';
+import Toolbar from '@mui/material/Toolbar';
+import Typography from '@mui/material/Typography';
+import { Suspense, lazy, useEffect, useId, useState } from 'react';
+import { useNavigate } from 'react-router';
+import { MESSAGES } from '@portal/contracts';
+import { useSignOut } from '../auth/session';
+import { useCurrentUser } from '../auth/useCurrentUser';
+import { usePublicConfig } from '../config/usePublicConfig';
+import { useNotify } from '../notifications/notify-context';
+import { LOGO_URL, navigationPictureOf } from './pictures';
+
+const NavMenu = lazy(() => import('./NavMenu'));
+
+/** Loads the menu's code when the browser is idle after the first paint, or at the first tap. */
+function useMenuWanted(): [boolean, () => void] {
+  const [wanted, setWanted] = useState(false);
+  useEffect(() => {
+    const want = () => setWanted(true);
+    if (typeof window.requestIdleCallback === 'function') {
+      const id = window.requestIdleCallback(want, { timeout: 3000 });
+      return () => window.cancelIdleCallback(id);
+    }
+    const id = window.setTimeout(want, 1500);
+    return () => window.clearTimeout(id);
+  }, []);
+  return [wanted, () => setWanted(true)];
+}
+
+/**
+ * Logo, the user's picture (to /user) and the menu. A participant who has not watched the
+ * onboarding video is locked out: the menu is disabled and both controls say why.
+ */
+export function NavBar() {
+  const { user } = useCurrentUser();
+  const { data: config } = usePublicConfig();
+  const navigate = useNavigate();
+  const signOut = useSignOut();
+  const notify = useNotify();
+  const menuId = useId();
+  const [anchor, setAnchor] = useState<HTMLElement | null>(null);
+  const [menuWanted, wantMenu] = useMenuWanted();
+  const locked = user !== null && !user.video_watched;
+
+  const warnLocked = () => notify({ message: MESSAGES.mustWatchVideo, severity: 'warning' });
+
+  return (
+    <AppBar position="sticky" color="primary" elevation={0} component="header">
+      <Toolbar sx={{ gap: 1, minHeight: { xs: 60 } }}>
+        <Box component="img" src={LOGO_URL} alt="" width={36} height={36} sx={{ flexShrink: 0 }} />
+        <Typography component="span" variant="h3" noWrap sx={{ flexGrow: 1, fontSize: { xs: '1.05rem', sm: '1.25rem' } }}>
+          {config?.productName ?? ''}
+        </Typography>
+        <IconButton
+          aria-label={user ? `${user.username}: your profile` : 'Your profile'}
+          onClick={() => (locked ? warnLocked() : navigate('/user'))}
+          sx={{ p: 0.5 }}
+        >
+          <Avatar src={navigationPictureOf(user)} alt="" sx={{ width: 40, height: 40, bgcolor: 'grey.300' }} />
+        </IconButton>
+        <Box
+          component="span"
+          data-testid="menu-area"
+          onClick={locked ? warnLocked : undefined}
+          sx={{ opacity: locked ? 0.5 : 1, display: 'inline-flex', cursor: locked ? 'not-allowed' : undefined }}
+        >
+          <IconButton
+            color="inherit"
+            aria-label="Menu"
+            aria-haspopup="menu"
+            aria-controls={anchor ? menuId : undefined}
+            aria-expanded={anchor ? 'true' : undefined}
+            disabled={locked}
+            onClick={(event) => {
+              wantMenu();
+              setAnchor(event.currentTarget);
+            }}
+            edge="end"
+          >
+            <MenuIcon fontSize="large" />
+          </IconButton>
+        </Box>
+      </Toolbar>
+      {menuWanted ? (
+        <Suspense fallback={null}>
+          <NavMenu
+            id={menuId}
+            anchor={locked ? null : anchor}
+            onClose={() => setAnchor(null)}
+            user={user}
+            productName={config?.productName}
+            spyOnUrl={config?.spyOnUrl}
+            onLogout={() => {
+              void signOut().then(() => navigate('/'));
+            }}
+          />
+        </Suspense>
+      ) : null}
+    </AppBar>
+  );
+}

@@ -1,0 +1,76 @@
+import PublicIcon from '@mui/icons-material/Public';
+import PublicOffIcon from '@mui/icons-material/PublicOff';
+import Button from '@mui/material/Button';
+import Stack from '@mui/material/Stack';
+import Typography from '@mui/material/Typography';
+import { useQueryClient } from '@tanstack/react-query';
+import { Suspense, lazy, useState } from 'react';
+import { setAllVisibility } from '../../api/admin';
+import { messageOf } from '../../api/http';
+import { Page } from '../../components/Page';
+import { ConfirmDialog } from '../../evidence/ConfirmDialog';
+import { refreshEvidence } from '../../evidence/queries';
+import { useNotify } from '../../notifications/notify-context';
+
+const AdminEvidenceList = lazy(() => import('./AdminEvidenceList'));
+const AdminUserList = lazy(() => import('./AdminUserList'));
+
+const loading = <Typography role="status">Loading...</Typography>;
+
+/** /admin (administrators): all evidence or all users, and the whole archive's visibility at once. */
+export default function AdminPage() {
+  const client = useQueryClient();
+  const notify = useNotify();
+  const [showUsers, setShowUsers] = useState(false);
+  const [bulk, setBulk] = useState<'public' | 'private' | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const applyBulk = async (makePublic: boolean) => {
+    setBusy(true);
+    try {
+      const result = await setAllVisibility(makePublic);
+      void refreshEvidence(client);
+      notify({
+        message: `All evidence is now ${result.is_public ? 'public' : 'private'} (${result.changed} ${result.changed === 1 ? 'item' : 'items'} changed).`,
+        severity: 'success',
+      });
+    } catch (error) {
+      console.warn('bulk visibility change failed', error);
+      notify({ message: messageOf(error, 'The visibility could not be changed. Please try again.'), severity: 'error' });
+    } finally {
+      setBusy(false);
+      setBulk(null);
+    }
+  };
+
+  return (
+    <Page title="Administration" maxWidth="md">
+      <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1.5} sx={{ mb: 3 }}>
+        <Button variant="contained" startIcon={<PublicIcon />} onClick={() => setBulk('public')}>
+          Make All Public
+        </Button>
+        <Button variant="outlined" startIcon={<PublicOffIcon />} onClick={() => setBulk('private')}>
+          Make All Private
+        </Button>
+        <Button variant="outlined" color="secondary" onClick={() => setShowUsers((value) => !value)} aria-pressed={showUsers}>
+          {showUsers ? 'Show Evidence' : 'Show Users'}
+        </Button>
+      </Stack>
+      <Typography variant="h2" component="h2" gutterBottom>
+        {showUsers ? 'Users' : 'Evidence'}
+      </Typography>
+      <Suspense fallback={loading}>{showUsers ? <AdminUserList /> : <AdminEvidenceList />}</Suspense>
+      <ConfirmDialog
+        open={bulk !== null}
+        title={bulk === 'private' ? 'Make All Evidence Private' : 'Make All Evidence Public'}
+        busy={busy}
+        onCancel={() => setBulk(null)}
+        onConfirm={() => void applyBulk(bulk === 'public')}
+      >
+        {bulk === 'private'
+          ? 'Are you sure you want to make all evidence private? Nothing will be shown in the public archive.'
+          : 'Are you sure you want to make all evidence public? Every item will be shown in the public archive once its media is ready.'}
+      </ConfirmDialog>
+    </Page>
+  );
+}

@@ -1,0 +1,68 @@
+import Alert from '@mui/material/Alert';
+import Box from '@mui/material/Box';
+import Button from '@mui/material/Button';
+import Typography from '@mui/material/Typography';
+import { useState } from 'react';
+import { MESSAGES, type MediaType } from '@portal/contracts';
+import { Page } from '../../components/Page';
+import { PageLoading } from '../../components/PageLoading';
+import { FilterToggle } from '../../evidence/FilterToggle';
+import { LoadMore } from '../../evidence/LoadMore';
+import { useEvidenceList } from '../../evidence/queries';
+import { ArchiveCard, ARCHIVE_CARD_WIDTH } from './ArchiveCard';
+import { ArchiveDialog } from './ArchiveDialog';
+
+const PUBLIC = { kind: 'public' } as const;
+
+/** /archive: the declassified evidence, open to everyone; more loads as the visitor scrolls. */
+export default function ArchivePage() {
+  const [type, setType] = useState<MediaType | null>(null);
+  const [openId, setOpenId] = useState<string | null>(null);
+  const list = useEvidenceList(PUBLIC, type);
+  const opened = list.items.find((item) => item.id === openId) ?? null;
+
+  let content;
+  if (list.isPending) {
+    content = <PageLoading label="Loading the archive…" />;
+  } else if (list.isError && list.items.length === 0) {
+    content = (
+      <Alert
+        severity="error"
+        action={
+          <Button color="inherit" size="small" onClick={() => void list.refetch()}>
+            Try again
+          </Button>
+        }
+      >
+        {MESSAGES.evidenceLoadFailed}
+      </Alert>
+    );
+  } else if (list.items.length === 0) {
+    content = (
+      <Typography variant="h2" component="p" sx={{ textAlign: 'center', py: 6 }}>
+        {MESSAGES.archiveEmpty}
+      </Typography>
+    );
+  } else {
+    content = (
+      <Box
+        component="ul"
+        aria-label="Public evidence"
+        sx={{ display: 'grid', gridTemplateColumns: `repeat(auto-fill, ${ARCHIVE_CARD_WIDTH}px)`, gap: 2, justifyContent: 'center', p: 0, m: 0 }}
+      >
+        {list.items.map((item) => (
+          <ArchiveCard key={item.id} item={item} onOpen={() => setOpenId(item.id)} />
+        ))}
+      </Box>
+    );
+  }
+
+  return (
+    <Page title="Archive" maxWidth="lg">
+      <FilterToggle value={type} onChange={setType} />
+      {content}
+      <LoadMore hasMore={list.hasNextPage} loading={list.isFetchingNextPage} onLoadMore={() => void list.fetchNextPage()} />
+      <ArchiveDialog item={opened} onClose={() => setOpenId(null)} />
+    </Page>
+  );
+}

@@ -1,0 +1,241 @@
+import { zodResolver } from '@hookform/resolvers/zod';
+import ArrowBackIcon from '@mui/icons-material/ArrowBack';
+import Alert from '@mui/material/Alert';
+import Box from '@mui/material/Box';
+import Button from '@mui/material/Button';
+import Checkbox from '@mui/material/Checkbox';
+import CircularProgress from '@mui/material/CircularProgress';
+import FormControlLabel from '@mui/material/FormControlLabel';
+import LinearProgress from '@mui/material/LinearProgress';
+import Stack from '@mui/material/Stack';
+import TextField from '@mui/material/TextField';
+import Typography from '@mui/material/Typography';
+import { useQueryClient } from '@tanstack/react-query';
+import { useEffect, useRef, useState } from 'react';
+import { useForm } from 'react-hook-form';
+import { useLocation, useNavigate } from 'react-router';
+import { z } from 'zod';
+import { DEFAULT_EVIDENCE_TITLE, MESSAGES, notesField, titleField } from '@portal/contracts';
+import { createNote } from '../../api/evidence';
+import { messageOf } from '../../api/http';
+import { Page } from '../../components/Page';
+import { currentPosition } from '../../evidence/location';
+import { refreshEvidence } from '../../evidence/queries';
+import { clearSelection, kindFromState, useEvidenceSelection } from '../../evidence/selection';
+import { UploadError, startUpload, type RunningUpload } from '../../evidence/upload';
+import { MediaPreview } from './MediaPreview';
+
+const detailsSchema = z.object({ title: titleField, notes: notesField });
+type DetailsInput = z.input<typeof detailsSchema>;
+type DetailsOutput = z.output<typeof detailsSchema>;
+
+/** SPEC section 9: after a successful upload, the evidence list comes after 2 seconds. */
+export const NAVIGATE_AFTER_MS = 2000;
+
+type Phase = { name: 'editing' } | { name: 'uploading' } | { name: 'done' };
+
+interface LocationState {
+  wanted: boolean;
+  value: string | null;
+  finding: boolean;
+  problem: string | null;
+}
+
+/** /evidence-details: the title and notes for the chosen media (or a note alone), then the upload. */
+export default function EvidenceDetailsPage() {
+  const client = useQueryClient();
+  const navigate = useNavigate();
+  const routerLocation = useLocation();
+  const selection = useEvidenceSelection();
+  const kind = kindFromState(routerLocation.state) ?? selection.kind;
+  // The media being sent stays shown (with its full progress bar) after the selection is cleared.
+  const [sent, setSent] = useState<File | null>(null);
+  const media = selection.media ?? sent;
+  const [phase, setPhase] = useState<Phase>({ name: 'editing' });
+  const [progress, setProgress] = useState<{ sent: number; total: number } | null>(null);
+  const [offline, setOffline] = useState(false);
+  const [failure, setFailure] = useState<string | null>(null);
+  const [place, setPlace] = useState<LocationState>({ wanted: false, value: null, finding: false, problem: null });
+  const running = useRef<RunningUpload | null>(null);
+
+  const {
+    register,
+    handleSubmit,
+    formState: { errors },
+  } = useForm<DetailsInput, unknown, DetailsOutput>({
+    resolver: zodResolver(detailsSchema),
+    defaultValues: { title: DEFAULT_EVIDENCE_TITLE, notes: '' },
+  });
+
+  const busy = phase.name !== 'editing';
+
+  // While sending, leaving the page would lose the upload: the browser asks first.
+  useEffect(() => {
+    if (phase.name !== 'uploading') return;
+    const warn = (event: BeforeUnloadEvent) => {
+      event.preventDefault();
+    };
+    window.addEventListener('beforeunload', warn);
+    return () => window.removeEventListener('beforeunload', warn);
+  }, [phase.name]);
+
+  // On success: the evidence list after 2 seconds.
+  useEffect(() => {
+    if (phase.name !== 'done') return;
+    const id = window.setTimeout(() => navigate('/evidence'), NAVIGATE_AFTER_MS);
+    return () => window.clearTimeout(id);
+  }, [phase.name, navigate]);
+
+  useEffect(() => () => running.current?.abort(), []);
+
+  const toggleLocation = async (wanted: boolean) => {
+    if (!wanted) {
+      setPlace({ wanted: false, value: null, finding: false, problem: null });
+      return;
+    }
+    setPlace({ wanted: true, value: null, finding: true, problem: null });
+    try {
+      const value = await currentPosition();
+      setPlace((current) => (current.wanted ? { wanted: true, value, finding: false, problem: null } : current));
+    } catch (error) {
+      setPlace((current) =>
+        current.wanted ? { wanted: true, value: null, finding: false, problem: error instanceof Error ? error.message : String(error) } : current,
+      );
+    }
+  };
+
+  const submit = handleSubmit(async (values) => {
+    setFailure(null);
+    setPhase({ name: 'uploading' });
+    const location = place.wanted ? place.value : null;
+    try {
+      if (media) {
+        setSent(media);
+        setProgress({ sent: 0, total: media.size });
+        const upload = startUpload(
+          media,
+          { title: values.title, notes: values.notes, location },
+          {
+            onProgress: (sent, total) => setProgress({ sent, total }),
+            onWaitingForNetwork: setOffline,
+          },
+        );
+        running.current = upload;
+        await upload.done;
+        running.current = null;
+      } else {
+        await createNote({ title: values.title, notes: values.notes, location });
+      }
+      clearSelection();
+      void refreshEvidence(client);
+      setPhase({ name: 'done' });
+    } catch (error) {
+      running.current = null;
+      console.error('evidence entry failed', error);
+      setFailure(error instanceof UploadError ? error.message : messageOf(error, 'The evidence could not be saved. Check your connection and try again.'));
+      setPhase({ name: 'editing' });
+    }
+  });
+
+  const mediaMissing = !media && (kind === 'camera' || kind === 'audio');
+  if (mediaMissing && phase.name === 'editing') {
+    return (
+      <Page title="Evidence Details">
+        <Stack spacing={2}>
+          <Alert severity="info">The chosen media is no longer here (the page was reloaded or left). Please choose it again.</Alert>
+          <Button variant="contained" onClick={() => navigate('/evidenceupload', { state: { kind } })}>
+            Choose Media
+          </Button>
+          <Button startIcon={<ArrowBackIcon />} onClick={() => navigate('/evidence')} sx={{ alignSelf: 'flex-start' }}>
+            Back
+          </Button>
+        </Stack>
+      </Page>
+    );
+  }
+
+  const percent =
+    phase.name === 'done' ? 100 : progress && progress.total > 0 ? Math.min(100, Math.round((progress.sent / progress.total) * 100)) : 0;
+  return (
+    <Page title="Evidence Details">
+      {media ? <MediaPreview file={media} /> : null}
+      <form onSubmit={submit} noValidate aria-label="Evidence details">
+        {failure ? (
+          <Alert severity="error" sx={{ mb: 1 }}>
+            {failure}
+          </Alert>
+        ) : null}
+        <TextField
+          label="Title"
+          required
+          disabled={busy}
+          {...register('title')}
+          error={Boolean(errors.title)}
+          helperText={errors.title?.message}
+        />
+        <TextField
+          label="Notes"
+          multiline
+          minRows={4}
+          disabled={busy}
+          {...register('notes')}
+          error={Boolean(errors.notes)}
+          helperText={errors.notes?.message}
+        />
+        <FormControlLabel
+          sx={{ mt: 1 }}
+          control={<Checkbox checked={place.wanted} disabled={busy} onChange={(event) => void toggleLocation(event.target.checked)} />}
+          label="Add my location"
+        />
+        {place.wanted ? (
+          <Box sx={{ mb: 1 }} aria-live="polite">
+            {place.finding ? (
+              <Typography variant="body2" sx={{ display: 'flex', alignItems: 'center', gap: 1 }}>
+                <CircularProgress size={16} aria-hidden="true" /> Finding your location…
+              </Typography>
+            ) : null}
+            {place.value ? <Typography variant="body2">{`Location: ${place.value}`}</Typography> : null}
+            {place.problem ? <Alert severity="warning">{place.problem}</Alert> : null}
+          </Box>
+        ) : null}
+        {phase.name === 'uploading' ? (
+          <Box role="status" aria-live="polite" sx={{ my: 2 }}>
+            <Typography sx={{ fontWeight: 700, color: 'error.main', mb: 1 }}>{MESSAGES.doNotClose}</Typography>
+            <Stack direction="row" spacing={1.5} alignItems="center">
+              <CircularProgress size={28} aria-hidden="true" />
+              <Typography>{offline ? 'Waiting for the connection… The upload will go on by itself.' : media ? `Uploading… ${percent}%` : 'Saving…'}</Typography>
+            </Stack>
+          </Box>
+        ) : null}
+        {media && (phase.name === 'uploading' || phase.name === 'done') ? (
+          <LinearProgress
+            variant="determinate"
+            value={percent}
+            aria-label="Upload progress"
+            aria-valuetext={`${percent}%`}
+            sx={{ height: 10, borderRadius: 5, mb: 2 }}
+          />
+        ) : null}
+        {phase.name === 'done' ? (
+          <Alert severity="success" sx={{ my: 2 }}>
+            Evidence uploaded. Taking you to your evidence…
+          </Alert>
+        ) : null}
+        <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1.5} sx={{ mt: 2 }}>
+          <Button type="submit" variant="contained" size="large" disabled={busy || place.finding} fullWidth>
+            Upload Evidence
+          </Button>
+          <Button
+            variant="outlined"
+            size="large"
+            disabled={busy}
+            onClick={() => navigate(kind && kind !== 'notes' ? '/evidenceupload' : '/evidence', { state: { kind } })}
+            fullWidth
+          >
+            Back
+          </Button>
+        </Stack>
+      </form>
+    </Page>
+  );
+}

@@ -1,0 +1,77 @@
+import { zodResolver } from '@hookform/resolvers/zod';
+import Alert from '@mui/material/Alert';
+import Button from '@mui/material/Button';
+import CircularProgress from '@mui/material/CircularProgress';
+import Stack from '@mui/material/Stack';
+import TextField from '@mui/material/TextField';
+import { useState } from 'react';
+import { useForm } from 'react-hook-form';
+import { Link as RouterLink, useNavigate } from 'react-router';
+import { MESSAGES, loginRequestSchema } from '@portal/contracts';
+import { loginErrorMessage, useSignIn } from '../../auth/session';
+import { Page } from '../../components/Page';
+
+/** /login, and the page shown in place of a protected page to someone not signed in. */
+export default function LoginPage() {
+  const signIn = useSignIn();
+  const navigate = useNavigate();
+  const [error, setError] = useState<string | null>(null);
+  const {
+    register,
+    handleSubmit,
+    formState: { isSubmitting },
+  } = useForm({ resolver: zodResolver(loginRequestSchema), defaultValues: { username: '', password: '' } });
+
+  const onValid = handleSubmit(
+    async (credentials) => {
+      setError(null);
+      try {
+        await signIn(credentials);
+        // Replaces the login page in the history (the signed-in user is redirected away from it
+        // at once too), so that Back does not land on a page that only sends them on again.
+        navigate('/home', { replace: true });
+      } catch (failure) {
+        setError(loginErrorMessage(failure));
+      }
+    },
+    (errors) => setError(errors.username?.message ?? errors.password?.message ?? MESSAGES.loginInput),
+  );
+
+  return (
+    <Page title="Login">
+      {error ? (
+        <Alert severity="error" sx={{ mb: 1 }}>
+          {error}
+        </Alert>
+      ) : null}
+      <form onSubmit={onValid} noValidate>
+        <TextField
+          label="Username or Email"
+          autoComplete="username"
+          autoCapitalize="none"
+          spellCheck={false}
+          required
+          {...register('username')}
+        />
+        <TextField label="Password" type="password" autoComplete="current-password" required {...register('password')} />
+        <Stack spacing={1.5} sx={{ mt: 2 }}>
+          <Button
+            type="submit"
+            variant="contained"
+            size="large"
+            disabled={isSubmitting}
+            startIcon={isSubmitting ? <CircularProgress size={20} color="inherit" aria-hidden="true" /> : undefined}
+          >
+            Login
+          </Button>
+          <Button component={RouterLink} to="/reset-password-email" variant="text">
+            Reset Password
+          </Button>
+          <Button component={RouterLink} to="/registration" variant="outlined">
+            REGISTER
+          </Button>
+        </Stack>
+      </form>
+    </Page>
+  );
+}

@@ -1,0 +1,145 @@
+import { zodResolver } from '@hookform/resolvers/zod';
+import Alert from '@mui/material/Alert';
+import Button from '@mui/material/Button';
+import CircularProgress from '@mui/material/CircularProgress';
+import TextField from '@mui/material/TextField';
+import { useState } from 'react';
+import { useForm, type FieldErrors } from 'react-hook-form';
+import { useNavigate } from 'react-router';
+import type { z } from 'zod';
+import { MESSAGES, PRONOUN_OPTIONS, registrationFormSchema, type RegistrationForm } from '@portal/contracts';
+import { checkAvailability } from '../../api/account';
+import { Page } from '../../components/Page';
+import { PhotoDialog } from './PhotoDialog';
+import { useRegisterWithPhoto } from './useRegisterWithPhoto';
+
+const EMPTY_FORM: RegistrationForm = {
+  full_name: '',
+  username: '',
+  pronouns: '',
+  email: '',
+  phone_number: '',
+  confirm_phone_number: '',
+  password: '',
+  confirm_password: '',
+};
+
+type Parsed = z.output<typeof registrationFormSchema>;
+
+/** 'Register User': the form, the uniqueness check, then the verification photo. */
+export default function RegistrationPage() {
+  const navigate = useNavigate();
+  const [formError, setFormError] = useState<string | null>(null);
+  const [checked, setChecked] = useState<Parsed | null>(null);
+  const registration = useRegisterWithPhoto();
+  const {
+    register,
+    handleSubmit,
+    setError,
+    reset,
+    formState: { errors, isSubmitting },
+  } = useForm<RegistrationForm, unknown, Parsed>({
+    resolver: zodResolver(registrationFormSchema),
+    defaultValues: EMPTY_FORM,
+  });
+
+  const onInvalid = (invalid: FieldErrors<RegistrationForm>) => {
+    const missingCredentials =
+      invalid.username?.message === MESSAGES.registrationInput || invalid.password?.message === MESSAGES.registrationInput;
+    setFormError(missingCredentials ? MESSAGES.registrationInput : null);
+  };
+
+  const onValid = async (form: Parsed) => {
+    setFormError(null);
+    try {
+      const check = await checkAvailability(form.username, form.email);
+      if (check.exists) {
+        setError('username', { type: 'server', message: check.message || MESSAGES.registrationFailed }, { shouldFocus: true });
+        return;
+      }
+    } catch (error) {
+      // Only logged: the registration itself refuses a taken name with a clear message.
+      console.warn('uniqueness check failed', error);
+    }
+    registration.clearError();
+    setChecked(form);
+  };
+
+  const submitPhoto = async (photo: Blob) => {
+    if (!checked) return;
+    const outcome = await registration.submit(checked, photo);
+    if (outcome === 'failed') return;
+    setChecked(null);
+    reset(EMPTY_FORM);
+    navigate(outcome === 'registered' ? '/user' : '/login', { replace: true });
+  };
+
+  const field = (name: keyof RegistrationForm) => ({
+    ...register(name),
+    error: Boolean(errors[name]),
+    helperText: errors[name]?.message,
+  });
+
+  return (
+    <Page title="Register User">
+      {formError ? (
+        <Alert severity="error" sx={{ mb: 1 }}>
+          {formError}
+        </Alert>
+      ) : null}
+      <form onSubmit={handleSubmit(onValid, onInvalid)} noValidate>
+        <TextField label="Full Name" autoComplete="name" required {...field('full_name')} />
+        <TextField label="Username" autoComplete="username" autoCapitalize="none" spellCheck={false} required {...field('username')} />
+        <TextField
+          select
+          label="Pronouns"
+          {...field('pronouns')}
+          slotProps={{ select: { native: true }, inputLabel: { shrink: true } }}
+        >
+          {PRONOUN_OPTIONS.map((option) => (
+            <option key={option} value={option}>
+              {option === '' ? 'Prefer not to say' : option}
+            </option>
+          ))}
+        </TextField>
+        <TextField label="Email" type="email" autoComplete="email" autoCapitalize="none" required {...field('email')} />
+        <TextField
+          label="Phone Number"
+          type="tel"
+          autoComplete="tel-national"
+          required
+          {...field('phone_number')}
+          slotProps={{ htmlInput: { inputMode: 'numeric', minLength: 10, maxLength: 10 } }}
+        />
+        <TextField
+          label="Confirm Phone Number"
+          type="tel"
+          autoComplete="tel-national"
+          required
+          {...field('confirm_phone_number')}
+          slotProps={{ htmlInput: { inputMode: 'numeric', minLength: 10, maxLength: 10 } }}
+        />
+        <TextField label="Password" type="password" autoComplete="new-password" required {...field('password')} />
+        <TextField label="Confirm Password" type="password" autoComplete="new-password" required {...field('confirm_password')} />
+        <Button
+          type="submit"
+          variant="contained"
+          size="large"
+          fullWidth
+          disabled={isSubmitting}
+          startIcon={isSubmitting ? <CircularProgress size={20} color="inherit" aria-hidden="true" /> : undefined}
+          sx={{ mt: 3 }}
+        >
+          Register
+        </Button>
+      </form>
+      <PhotoDialog
+        open={checked !== null}
+        busy={registration.busy}
+        error={registration.error}
+        onClose={() => setChecked(null)}
+        onSubmit={(photo) => void submitPhoto(photo)}
+      />
+    </Page>
+  );
+}
