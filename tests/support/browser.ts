@@ -17,6 +17,12 @@ export function assertWebBuilt(): void {
 if (chromiumMissing) console.warn(CHROMIUM_MISSING_REASON);
 
 /**
+ * How long a locator waits. Against the distributed portal every request crosses processes and a
+ * 2-core machine also runs Kafka, MongoDB, Redis and S3, so waits get more room there.
+ */
+const WAIT_MS = process.env.PORTAL_TEST_MODE === 'distributed' ? 30_000 : 15_000;
+
+/**
  * Headless Chromium as the probe of this machine kind runs it, with a fake camera and microphone
  * that need no permission prompt, and media allowed to autoplay.
  */
@@ -53,14 +59,14 @@ export async function phoneContext(browser: Browser, baseURL: string): Promise<B
       'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Mobile Safari/537.36',
     permissions: ['camera', 'microphone'],
   });
-  context.setDefaultTimeout(15_000);
+  context.setDefaultTimeout(WAIT_MS);
   return context;
 }
 
 /** A desktop window for administrators. */
 export async function desktopContext(browser: Browser, baseURL: string): Promise<BrowserContext> {
   const context = await browser.newContext({ baseURL, viewport: { width: 1280, height: 900 } });
-  context.setDefaultTimeout(15_000);
+  context.setDefaultTimeout(WAIT_MS);
   return context;
 }
 
