@@ -30,8 +30,12 @@ function connectionFor(url: string): ConnectionOptions {
 
 const TRACE_KEY = '__traceparent';
 
-async function toInfo<T>(job: Job<T>): Promise<JobInfo<T>> {
-  const state = await job.getState();
+/**
+ * `state` must be read BEFORE the job's hash: a job that finishes between the two reads would
+ * otherwise show as completed without its return value (BullMQ writes the value and moves the job
+ * in one script, so a state read first never runs ahead of the data read after it).
+ */
+async function toInfo<T>(job: Job<T>, state: string): Promise<JobInfo<T>> {
   const { [TRACE_KEY]: _trace, ...data } = (job.data ?? {}) as Record<string, unknown>;
   const mapped: JobState =
     state === 'completed' || state === 'failed' || state === 'active' || state === 'delayed' ? state : 'waiting';
@@ -72,12 +76,14 @@ export class BullMqJobQueue<T = unknown> implements JobQueue<T> {
       removeOnComplete: { age: Math.round((this.options.keepCompletedMs ?? 24 * 3600_000) / 1000) },
       removeOnFail: false,
     });
-    return toInfo(job as Job<T>);
+    return toInfo(job as Job<T>, await job.getState());
   }
 
   async getJob(id: string): Promise<JobInfo<T> | null> {
+    const state = await this.queue.getJobState(id);
+    if (state === 'unknown') return null;
     const job = await this.queue.getJob(id);
-    return job ? toInfo(job as Job<T>) : null;
+    return job ? toInfo(job as Job<T>, state) : null;
   }
 
   async counts(): Promise<Record<JobState, number>> {
