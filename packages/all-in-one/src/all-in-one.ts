@@ -10,10 +10,12 @@ import {
   createLogger,
   envBoolean,
   envPort,
+  expressRoutes,
   infrastructureFromEnv,
   loadOrCreateInternalSecret,
   parseEnv,
   type Logger,
+  type ServedRoute,
 } from '@portal/platform';
 import { createIdentityService, identitySettingsFromEnv } from '@portal/identity';
 import { MEDIA_QUEUE, createEvidenceService, evidenceSettingsFromEnv, jobsDatabaseFile } from '@portal/evidence';
@@ -26,6 +28,8 @@ export interface RunningPortal {
   url: string;
   dataDir: string;
   stop(): Promise<void>;
+  /** The routes each HTTP service declares (all-in-one only): for checks against route tables. */
+  routes?: () => { gateway: ServedRoute[]; identity: ServedRoute[]; evidence: ServedRoute[] };
 }
 
 const allInOneEnvSchema = z.object({
@@ -120,7 +124,8 @@ export async function startAllInOne(
     const url = await gateway.start();
     stops.push(() => gateway.stop());
     log.info({ url, dataDir: base.DATA_DIR }, 'portal ready (all-in-one)');
-    return { url, dataDir: base.DATA_DIR, stop };
+    const routes = () => ({ gateway: [...gateway.routes], identity: expressRoutes(identity.app), evidence: expressRoutes(evidence.app) });
+    return { url, dataDir: base.DATA_DIR, stop, routes };
   } catch (error) {
     await stop();
     throw error;

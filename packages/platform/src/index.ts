@@ -16,6 +16,7 @@ export * from './jobs/job-queue.js';
 export * from './jobs/sqlite-job-queue.js';
 export * from './media/ffmpeg-binaries.js';
 export * from './http/pagination.js';
+export * from './http/route-list.js';
 export * from './mail/mailer.js';
 export * from './mail/outbox-mailer.js';
 export * from './mail/smtp-mailer.js';

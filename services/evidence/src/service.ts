@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import type { Express } from 'express';
 import { TOPICS, type MediaJob } from '@portal/contracts';
 import {
   IdentityTokens,
@@ -64,6 +65,8 @@ export async function openEvidenceStores(infrastructure: InfrastructureSettings)
 export interface EvidenceServiceHandle {
   evidence: EvidenceService;
   relay: OutboxRelay;
+  /** The HTTP app (its router stack lists the routes served: see expressRoutes). */
+  app: Express;
   start(): Promise<string>;
   stop(): Promise<void>;
 }
@@ -120,6 +123,7 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
   return {
     evidence,
     relay,
+    app,
     async start() {
       relay.start();
       subscriptions = await subscribeEvidenceConsumers(bus, evidence, logger);

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
+import type { Express } from 'express';
 import { Redis } from 'ioredis';
 import {
   ConfigError,
@@ -48,6 +49,8 @@ export interface IdentityRuntime {
 export interface IdentityService {
   users: UserService;
   relay: OutboxRelay;
+  /** The HTTP app (its router stack lists the routes served: see expressRoutes). */
+  app: Express;
   /** Starts listening; answers the base URL. */
   start(): Promise<string>;
   stop(): Promise<void>;
@@ -178,6 +181,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
   return {
     users,
     relay,
+    app,
     async start() {
       if (settings.admin) {
         const admin = settings.admin;

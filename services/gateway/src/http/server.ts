@@ -23,6 +23,7 @@ import {
   SERVICE_TOKEN_HEADER,
   type EventBus,
   type Logger,
+  type ServedRoute,
   type ServiceMetrics,
   type Subscription,
 } from '@portal/platform';
@@ -52,6 +53,8 @@ export interface GatewayDeps {
 
 export interface Gateway {
   app: FastifyInstance;
+  /** Every route the gateway declared (proxied prefixes included), in the order declared. */
+  routes: ServedRoute[];
   start(): Promise<string>;
   stop(): Promise<void>;
 }
@@ -107,6 +110,10 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
     return503OnClosing: true,
   });
   app.decorateRequest('caller', null);
+  const routes: ServedRoute[] = [];
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routes.push({ method, path: route.url });
+  });
 
   app.setErrorHandler((error: { statusCode?: number; code?: string; message: string }, request, reply) => {
     const status = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500;
@@ -292,6 +299,7 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
   let subscription: Subscription | undefined;
   return {
     app,
+    routes,
     async start() {
       if (deps.bus) {
         subscription = await deps.bus.subscribe({

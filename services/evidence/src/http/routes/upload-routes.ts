@@ -141,8 +141,12 @@ export function uploadRoutes(deps: UploadRouteDeps): { router: Router; cleanUp: 
         .catch(next);
     },
   );
-  router.all([UPLOADS_PATH, `${UPLOADS_PATH}/{*rest}`], (req, res) => {
-    void tus.handle(req, res);
-  });
+  // Exactly the methods tus answers (POST, HEAD, PATCH, DELETE, OPTIONS, GET); any other method
+  // falls through to the JSON 404 of the evidence routes.
+  for (const method of Object.keys(tus.handlers)) {
+    router[method.toLowerCase() as 'get' | 'head' | 'options' | 'patch' | 'post' | 'delete']([UPLOADS_PATH, `${UPLOADS_PATH}/{*rest}`], (req, res) => {
+      void tus.handle(req, res);
+    });
+  }
   return { router, cleanUp: () => tus.cleanUpExpiredUploads() };
 }
