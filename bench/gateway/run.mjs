@@ -9,22 +9,36 @@
 //
 // It builds nothing: run `npm run build` (or `npx tsc -b`) first. All traffic goes to 127.0.0.1.
 // See bench/README.md for how to read the result.
-import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join, relative, resolve as resolvePath } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
+import { pathToFileURL } from 'node:url';
 import { formatProfile, summarizeProfile } from './profile-top.mjs';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const RESULTS_DIR = join(ROOT, 'bench', 'results');
-const GUARD = join(ROOT, 'bench', 'gateway', 'child-guard.mjs');
-const HOST = '127.0.0.1';
-const ADMIN = { username: 'benchadmin', email: 'benchadmin@example.org', password: 'bench-admin-pass-1' };
+import { freePort, getJson, login as loginAs, waitFor } from '../lib/http.mjs';
+import { cannon, cannonFigures, cpuMeter, cpuPerRequest } from '../lib/measure.mjs';
+import { ADMIN } from '../lib/portal.mjs';
+import {
+  HOST,
+  RESULTS_DIR,
+  ROOT,
+  UsageError,
+  checkBuilt,
+  describeMachine,
+  envFlag,
+  failure,
+  gitDescribe,
+  intOption as int,
+  machineInfo,
+  makeTempDir,
+  parseOptions,
+  printTable,
+  runBench,
+  stampOf,
+  startChild,
+  startWatchdog,
+  stopChildren,
+  writeResult,
+} from '../lib/runner.mjs';
 
 // --- settings --------------------------------------------------------------------------------
 
@@ -60,48 +74,30 @@ either way. The result is also written to bench/results/gateway-<timestamp>.json
 Build first: npm run build (or npx tsc -b).`;
 
 function settingsFromArgs() {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      options: {
-        connections: { type: 'string', short: 'c' },
-        duration: { type: 'string', short: 'd' },
-        warmup: { type: 'string', short: 'w' },
-        rounds: { type: 'string', short: 'r' },
-        'all-in-one': { type: 'boolean' },
-        stub: { type: 'boolean' },
-        'compare-gateway': { type: 'string' },
-        'rate-limit': { type: 'string' },
-        profile: { type: 'boolean' },
-        label: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-    });
-  } catch (error) {
-    throw new UsageError(`${error.message} (see --help)`);
-  }
-  const { values } = parsed;
-  if (values.help) {
-    console.log(HELP);
-    process.exit(0);
-  }
+  const values = parseOptions(
+    {
+      connections: { type: 'string', short: 'c' },
+      duration: { type: 'string', short: 'd' },
+      warmup: { type: 'string', short: 'w' },
+      rounds: { type: 'string', short: 'r' },
+      'all-in-one': { type: 'boolean' },
+      stub: { type: 'boolean' },
+      'compare-gateway': { type: 'string' },
+      'rate-limit': { type: 'string' },
+      profile: { type: 'boolean' },
+      label: { type: 'string' },
+    },
+    HELP,
+  );
   if (values.stub && values['all-in-one']) throw new UsageError('--stub and --all-in-one do not go together (the all-in-one process has no stand-in)');
   const env = process.env;
-  const int = (name, raw, fallback, min, max) => {
-    const value = raw === undefined || raw === '' ? fallback : Number(raw);
-    if (!Number.isInteger(value) || value < min || value > max) {
-      throw new UsageError(`--${name} must be a whole number from ${min} to ${max} (got ${raw})`);
-    }
-    return value;
-  };
   return {
     connections: int('connections', values.connections ?? env.BENCH_CONNECTIONS, 20, 1, 1000),
     duration: int('duration', values.duration ?? env.BENCH_DURATION, 10, 1, 300),
     warmup: int('warmup', values.warmup ?? env.BENCH_WARMUP, 3, 0, 60),
     rounds: int('rounds', values.rounds ?? env.BENCH_ROUNDS, 1, 1, 10),
-    allInOne: values['all-in-one'] ?? ['1', 'true', 'yes'].includes(env.BENCH_ALL_IN_ONE ?? ''),
-    stub: values.stub ?? ['1', 'true', 'yes'].includes(env.BENCH_STUB ?? ''),
+    allInOne: values['all-in-one'] ?? envFlag(env.BENCH_ALL_IN_ONE),
+    stub: values.stub ?? envFlag(env.BENCH_STUB),
     compareGateway: values['compare-gateway'] ? resolvePath(values['compare-gateway']) : undefined,
     rateLimit: int('rate-limit', values['rate-limit'] ?? env.BENCH_RATE_LIMIT, 0, 0, 1e12),
     profile: values.profile ?? false,
@@ -109,262 +105,21 @@ function settingsFromArgs() {
   };
 }
 
-class UsageError extends Error {}
-class Interrupted extends Error {}
-
-// --- child processes ---------------------------------------------------------------------------
-
-/** Every process this bench started, until it has exited. */
-const children = new Set();
-let stopping = false;
-let currentCannon = null;
-let tempDir;
-
-function checkBuilt() {
-  const needed = [
-    'packages/contracts/dist/index.js',
-    'packages/platform/dist/index.js',
-    'services/identity/dist/main.js',
-    'services/gateway/dist/main.js',
-    'packages/all-in-one/dist/main.js',
-  ];
-  const missing = needed.filter((file) => !existsSync(join(ROOT, file)));
-  if (missing.length > 0) {
-    throw new UsageError(
-      `The services are not built (missing ${missing.join(', ')}).\nRun \`npm run build\` (or \`npx tsc -b\`) in ${ROOT} first.`,
-    );
-  }
-}
-
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, HOST, () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/**
- * Starts one service as a child process. Its output goes to a log file (not through this
- * process, which must stay free for the load generator); stdin is a pipe the child guard watches.
- */
-function startChild(name, script, env, { profileDir } = {}) {
-  const logFile = join(tempDir, `${name}.log`);
-  const log = openSync(logFile, 'a');
-  const args = ['--import', pathToFileURL(GUARD).href];
-  if (profileDir) args.push('--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`);
-  args.push(join(ROOT, script));
-  const child = spawn(process.execPath, args, {
-    cwd: ROOT,
-    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', ...env },
-    stdio: ['pipe', log, log],
-    detached: true, // its own process group: Ctrl-C reaches the bench, which stops the children in order
-  });
-  closeSync(log);
-  const entry = { name, child, logFile, exited: null };
-  entry.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  children.add(entry);
-  void entry.exited.then(({ code, signal }) => {
-    children.delete(entry);
-    if (!stopping) fail(new Error(`${name} exited unexpectedly (code ${code}, signal ${signal}); its log:\n${tail(logFile)}`));
-  });
-  child.stdin.on('error', () => {});
-  return entry;
-}
-
-function tail(file, lines = 25) {
-  try {
-    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).map((line) => `    ${line}`).join('\n');
-  } catch {
-    return '    (no log)';
-  }
-}
-
-async function stopChildren() {
-  stopping = true;
-  currentCannon?.stop();
-  await Promise.all(
-    [...children].map(async ({ child, exited }) => {
-      try {
-        child.kill('SIGTERM');
-      } catch {
-        // already gone
-      }
-      const timer = setTimeout(() => {
-        try {
-          child.kill('SIGKILL');
-        } catch {
-          // already gone
-        }
-      }, 8000);
-      await exited;
-      clearTimeout(timer);
-    }),
-  );
-}
-
-// Last resort: whatever way this process ends, no child stays behind.
-process.on('exit', () => {
-  for (const { child } of children) {
-    try {
-      child.kill('SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-  if (tempDir) rmSync(tempDir, { recursive: true, force: true });
-});
-
-let rejectRun;
-const failure = new Promise((_resolve, reject) => {
-  rejectRun = reject;
-});
-failure.catch(() => {});
-function fail(error) {
-  rejectRun(error);
-}
-
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
-  process.on(signal, () => {
-    if (stopping) process.exit(130);
-    console.error(`\n${signal}: stopping the services...`);
-    fail(new Interrupted(`interrupted by ${signal}`));
-  });
-}
-
-// --- HTTP helpers (loopback only) --------------------------------------------------------------
-
-async function waitFor(url, what, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  while (Date.now() < deadline) {
-    try {
-      const response = await fetch(url, { signal: AbortSignal.timeout(1000) });
-      await response.arrayBuffer();
-      if (response.ok) return;
-      last = `answered ${response.status}`;
-    } catch (error) {
-      last = error.cause?.code ?? error.message;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`${what} did not become ready at ${url} within ${timeoutMs / 1000} s (${last})`);
-}
-
-async function login(baseUrl) {
-  const response = await fetch(`${baseUrl}/api/user/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ username: ADMIN.username, password: ADMIN.password }),
-    signal: AbortSignal.timeout(10_000),
-  });
-  const body = await response.text();
-  if (response.status !== 200) throw new Error(`login at ${baseUrl} answered ${response.status}: ${body}`);
-  const cookie = response.headers.getSetCookie().map((line) => line.split(';')[0]).find((pair) => pair.includes('='));
-  if (!cookie) throw new Error(`login at ${baseUrl} set no cookie`);
-  return cookie;
-}
-
-async function getJson(url, headers) {
-  const response = await fetch(url, { headers, signal: AbortSignal.timeout(10_000) });
-  const text = await response.text();
-  if (response.status !== 200) throw new Error(`GET ${url} answered ${response.status}: ${text}`);
-  return JSON.parse(text);
-}
+const login = (baseUrl) => loginAs(baseUrl, ADMIN);
 
 // --- measuring ---------------------------------------------------------------------------------
 
-const CLOCK_TICKS = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-/** CPU seconds used so far by a process (Linux /proc); null where that is not available. */
-function cpuSeconds(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-  } catch {
-    return null;
-  }
-}
-
-/** Busy CPU seconds of the whole machine so far (Linux /proc/stat); null elsewhere. */
-function machineBusySeconds() {
-  try {
-    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-    // user nice system idle iowait irq softirq steal: everything but idle and iowait is busy
-    const busy = fields[0] + fields[1] + fields[2] + fields[5] + fields[6] + (fields[7] ?? 0);
-    return busy / CLOCK_TICKS;
-  } catch {
-    return null;
-  }
-}
-
-function cannon(options) {
-  return new Promise((resolve, reject) => {
-    currentCannon = autocannon(options, (error, result) => {
-      currentCannon = null;
-      if (error) reject(error);
-      else resolve(result);
-    });
-  });
-}
-
 /** One autocannon run against a target, with the CPU each process used meanwhile. */
 async function measure(target, settings, seconds, processes) {
-  const before = processes.map(({ child }) => cpuSeconds(child.pid));
-  const benchBefore = process.cpuUsage();
-  const machineBefore = machineBusySeconds();
-  const started = process.hrtime.bigint();
+  const meter = cpuMeter(processes);
   const result = await Promise.race([
-    cannon({
-      url: target.url,
-      method: 'GET',
-      headers: target.headers,
-      connections: settings.connections,
-      duration: seconds,
-      timeout: 10,
-    }),
+    cannon({ url: target.url, method: 'GET', headers: target.headers, connections: settings.connections, duration: seconds, timeout: 10 }),
     failure,
   ]);
-  const wall = Number(process.hrtime.bigint() - started) / 1e9;
-  const benchUsed = process.cpuUsage(benchBefore);
-  const cpu = {};
-  processes.forEach(({ name, child }, i) => {
-    const after = cpuSeconds(child.pid);
-    cpu[name] = after === null || before[i] === null ? null : (after - before[i]) / wall;
-  });
-  cpu.bench = (benchUsed.user + benchUsed.system) / 1e6 / wall;
-  // Whatever else kept the machine busy meanwhile (other programs, kernel network work not
-  // charged to a process): when this is high, the run was disturbed.
-  const machineAfter = machineBusySeconds();
-  const ours = Object.values(cpu).reduce((sum, share) => sum + (share ?? 0), 0);
-  const other = machineBefore === null || machineAfter === null ? null : Math.max(0, (machineAfter - machineBefore) / wall - ours);
+  const used = meter.stop();
+  const figures = cannonFigures(result);
   // CPU time per answered request (µs): what tuning a process moves, whatever the machine's load.
-  const answered = result.requests.total || 1;
-  const cpuPerRequestUs = Object.fromEntries(Object.entries(cpu).map(([name, share]) => [name, share === null ? null : (share * wall * 1e6) / answered]));
-  return {
-    rps: result.requests.mean,
-    rpsStddev: result.requests.stddev,
-    requests: result.requests.total,
-    latency: { mean: result.latency.mean, p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
-    ok2xx: result['2xx'],
-    non2xx: result.non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
-    cpu,
-    cpuPerRequestUs,
-    otherCpu: other,
-  };
+  return { ...figures, cpu: used.cpu, cpuPerRequestUs: cpuPerRequest(used, figures.requests), otherCpu: used.otherCpu };
 }
 
 function average(runs) {
@@ -392,14 +147,20 @@ function average(runs) {
 
 async function main() {
   const settings = settingsFromArgs();
-  checkBuilt();
+  checkBuilt([
+    'packages/contracts/dist/index.js',
+    'packages/platform/dist/index.js',
+    'services/identity/dist/main.js',
+    'services/gateway/dist/main.js',
+    'packages/all-in-one/dist/main.js',
+  ]);
   const { IdentityTokens, IDENTITY_HEADER, SERVICE_TOKEN_HEADER } = await import(
     pathToFileURL(join(ROOT, 'packages/platform/dist/index.js')).href
   );
 
   const startedAt = new Date();
-  const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
-  tempDir = mkdtempSync(join(tmpdir(), 'portal-bench-gateway-'));
+  const stamp = stampOf(startedAt);
+  const tempDir = makeTempDir('portal-bench-gateway-');
   const profileDir = settings.profile ? join(RESULTS_DIR, `profiles-${stamp}`) : undefined;
   if (profileDir) mkdirSync(profileDir, { recursive: true });
 
@@ -408,18 +169,10 @@ async function main() {
   }
   const targetsCount = 2 + (settings.allInOne ? 1 : 0) + (settings.compareGateway ? 1 : 0);
   const budgetS = 90 + settings.rounds * targetsCount * (settings.duration + 2) + targetsCount * (settings.warmup + 2) + (settings.allInOne ? 30 : 0);
-  const watchdog = setTimeout(() => fail(new Error(`the run took longer than its budget of ${budgetS} s`)), budgetS * 1000);
-  watchdog.unref();
+  const stopWatchdog = startWatchdog(budgetS);
 
-  const machine = {
-    cpus: cpus().length,
-    cpuModel: cpus()[0]?.model ?? 'unknown',
-    memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
-    platform: `${platform()} ${release()}`,
-    node: process.version,
-    loadAverageAtStart: loadavg().map((v) => Math.round(v * 100) / 100),
-  };
-  console.log(`gateway bench: ${machine.cpus} cores (${machine.cpuModel}), node ${machine.node}, load average ${machine.loadAverageAtStart.join(' ')}`);
+  const machine = machineInfo();
+  console.log(describeMachine('gateway', machine));
   console.log(
     `  ${settings.connections} connections, ${settings.warmup} s warm-up + ${settings.duration} s measured per target, ${settings.rounds} round(s)` +
       `, gateway rate limit ${settings.rateLimit > 0 ? `${settings.rateLimit}/min` : 'off'}${settings.profile ? ', CPU profiles on' : ''}` +
@@ -461,7 +214,8 @@ async function main() {
     },
     { profileDir },
   );
-  await Promise.race([waitFor(`${gatewayUrl}/readyz`, 'gateway'), failure]);
+  // /healthz, not /readyz: readiness also asks the evidence service, which this bench does not start.
+  await Promise.race([waitFor(`${gatewayUrl}/healthz`, 'gateway'), failure]);
 
   let compare;
   let compareUrl;
@@ -474,7 +228,7 @@ async function main() {
       { DATA_DIR: dataDir, INTERNAL_SECRET: internalSecret, HOST, PORT: String(port), IDENTITY_URL: identityUrl, RATE_LIMIT_PER_MINUTE: String(settings.rateLimit), WEB_DIST: join(tempDir, 'no-web') },
       { profileDir },
     );
-    await Promise.race([waitFor(`${compareUrl}/readyz`, 'the gateway to compare'), failure]);
+    await Promise.race([waitFor(`${compareUrl}/healthz`, 'the gateway to compare'), failure]);
   }
 
   let allInOne;
@@ -558,7 +312,7 @@ async function main() {
       console.log(` ${Math.round(run.rps)} req/s`);
     }
   }
-  clearTimeout(watchdog);
+  stopWatchdog();
 
   const results = Object.fromEntries(targets.map((t) => [t.key, { title: t.title, url: t.url, ...average(runs[t.key]), rounds: runs[t.key] }]));
   const ratio = results.proxied.rps / results.direct.rps;
@@ -567,7 +321,7 @@ async function main() {
 
   await stopChildren();
 
-  printTable(targets, results, { ratio, ratioAllInOne, ratioCompare }, machine, upstreamName);
+  printResults(targets, results, { ratio, ratioAllInOne, ratioCompare }, machine, upstreamName);
 
   let profiles;
   if (profileDir) {
@@ -580,8 +334,6 @@ async function main() {
     }
   }
 
-  mkdirSync(RESULTS_DIR, { recursive: true });
-  const file = join(RESULTS_DIR, `gateway-${stamp}.json`);
   const report = {
     bench: 'gateway',
     label: settings.label,
@@ -596,21 +348,10 @@ async function main() {
     results,
     ...(profiles ? { profiles } : {}),
   };
-  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
-  console.log(`\nresult written to ${relative(ROOT, file)}`);
+  writeResult('gateway', stamp, report);
 }
 
-function gitDescribe() {
-  try {
-    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'services', 'packages'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    return dirty ? `${head} (with uncommitted changes in services/ or packages/)` : head;
-  } catch {
-    return 'unknown';
-  }
-}
-
-function printTable(targets, results, { ratio, ratioAllInOne, ratioCompare }, machine, upstreamName) {
+function printResults(targets, results, { ratio, ratioAllInOne, ratioCompare }, machine, upstreamName) {
   const cpuNames = Object.keys(results.direct.cpu);
   const header = ['target', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', ...cpuNames.map((n) => `CPU ${n}`), 'CPU other'];
   const rows = targets.map((t) => {
@@ -626,13 +367,7 @@ function printTable(targets, results, { ratio, ratioAllInOne, ratioCompare }, ma
       r.otherCpu === null ? '-' : `${Math.round(r.otherCpu * 100)}%`,
     ];
   });
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
-  const line = (cells) => `  ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')}`;
-  console.log('');
-  console.log(line(header));
-  console.log(line(widths.map((w) => '-'.repeat(w))));
-  for (const row of rows) console.log(line(row));
-  console.log('');
+  printTable(header, rows);
   console.log(`  proxied / direct = ${ratio.toFixed(2)}   (goal: >= 0.50; a ratio within this run, not an absolute figure)`);
   if (ratioCompare !== undefined) console.log(`  compared gateway / direct = ${ratioCompare.toFixed(2)}`);
   if (ratioAllInOne !== undefined) console.log(`  all-in-one / direct = ${ratioAllInOne.toFixed(2)}`);
@@ -656,18 +391,4 @@ function printTable(targets, results, { ratio, ratioAllInOne, ratioCompare }, ma
   if (bad.length > 0) console.log(`  WARNING: errors or non-2xx answers for ${bad.map((t) => t.title).join(', ')}: the figures are not comparable`);
 }
 
-try {
-  await Promise.race([main(), failure]);
-} catch (error) {
-  process.exitCode = error instanceof UsageError ? 2 : error instanceof Interrupted ? 130 : 1;
-  console.error(`\n${error instanceof UsageError || error instanceof Interrupted ? '' : 'gateway bench failed: '}${error.message}`);
-  if (!(error instanceof UsageError || error instanceof Interrupted)) {
-    for (const { name, logFile } of children) console.error(`\n  last lines of ${name}'s log:\n${tail(logFile, 10)}`);
-  }
-} finally {
-  await stopChildren();
-  if (tempDir) rmSync(tempDir, { recursive: true, force: true });
-  tempDir = undefined;
-  // Nothing else should keep the process alive; make sure of it (open sockets of fetch etc.).
-  setTimeout(() => process.exit(), 500).unref();
-}
+await runBench('gateway', main);

@@ -1,4 +1,4 @@
-// Preloaded into every process the gateway bench starts (node --import): the bench holds the
+// Preloaded into every process a bench starts (node --import): the bench holds the
 // other end of this process's stdin, so when the bench goes away by any means (even SIGKILL)
 // stdin ends and this process shuts down by itself instead of lingering on its port.
 process.stdin.on('data', () => {});

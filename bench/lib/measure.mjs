@@ -1,0 +1,146 @@
+// Measuring on Linux without extra tools: CPU time and memory of processes from /proc, the whole
+// machine's busy time, latency percentiles, and autocannon (its programmatic API) in this process.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
+import { onStop } from './runner.mjs';
+
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** CPU seconds used so far by a process (Linux /proc); null where that is not available. */
+export function cpuSeconds(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+
+/** Resident memory of a process in bytes (VmRSS from /proc); null where that is not available. */
+export function rssBytes(pid) {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Busy CPU seconds of the whole machine so far (Linux /proc/stat); null elsewhere. */
+export function machineBusySeconds() {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal: everything but idle and iowait is busy
+    const busy = fields[0] + fields[1] + fields[2] + fields[5] + fields[6] + (fields[7] ?? 0);
+    return busy / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU used by named processes (and by this one, as "bench") between start() and stop(), as a
+ * share of one core, plus whatever else kept the machine busy meanwhile ("other").
+ */
+export function cpuMeter(processes) {
+  const before = processes.map(({ child }) => cpuSeconds(child.pid));
+  const benchBefore = process.cpuUsage();
+  const machineBefore = machineBusySeconds();
+  const started = process.hrtime.bigint();
+  return {
+    stop() {
+      const wall = Number(process.hrtime.bigint() - started) / 1e9;
+      const benchUsed = process.cpuUsage(benchBefore);
+      const cpu = {};
+      processes.forEach(({ name, child }, i) => {
+        const after = cpuSeconds(child.pid);
+        cpu[name] = after === null || before[i] === null ? null : (after - before[i]) / wall;
+      });
+      cpu.bench = (benchUsed.user + benchUsed.system) / 1e6 / wall;
+      const machineAfter = machineBusySeconds();
+      const ours = Object.values(cpu).reduce((sum, share) => sum + (share ?? 0), 0);
+      const other = machineBefore === null || machineAfter === null ? null : Math.max(0, (machineAfter - machineBefore) / wall - ours);
+      return { wall, cpu, otherCpu: other };
+    },
+  };
+}
+
+/** Samples the resident memory of processes every intervalMs; stop() answers start, peak, end per name. */
+export function rssSampler(processes, intervalMs = 100) {
+  const stats = Object.fromEntries(
+    processes.map(({ name, child }) => {
+      const now = rssBytes(child.pid);
+      return [name, { start: now, peak: now, end: now, samples: [] }];
+    }),
+  );
+  const started = Date.now();
+  const sample = () => {
+    for (const { name, child } of processes) {
+      const now = rssBytes(child.pid);
+      if (now === null) continue;
+      const entry = stats[name];
+      entry.peak = Math.max(entry.peak ?? 0, now);
+      entry.end = now;
+      entry.samples.push([Date.now() - started, now]);
+    }
+  };
+  const timer = setInterval(sample, intervalMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample();
+      return stats;
+    },
+  };
+}
+
+/** The p-th percentile (0-100) of numbers, nearest rank; null for none. */
+export function percentile(values, p) {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+/** One autocannon run (stopped early if the bench stops). */
+export function cannon(options) {
+  return new Promise((resolve, reject) => {
+    let instance = null;
+    const remove = onStop(() => instance?.stop());
+    instance = autocannon(options, (error, result) => {
+      remove();
+      if (error) reject(error);
+      else resolve(result);
+    });
+  });
+}
+
+/** The figures of an autocannon result the benches keep. */
+export function cannonFigures(result) {
+  return {
+    rps: result.requests.mean,
+    rpsStddev: result.requests.stddev,
+    requests: result.requests.total,
+    latency: { mean: result.latency.mean, p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
+    ok2xx: result['2xx'],
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+  };
+}
+
+/** CPU time per answered request (µs) per process, from a cpuMeter's figures. */
+export function cpuPerRequest({ cpu, wall }, answered) {
+  return Object.fromEntries(Object.entries(cpu).map(([name, share]) => [name, share === null ? null : (share * wall * 1e6) / (answered || 1)]));
+}
+
+export function mb(bytes) {
+  return bytes / 1e6;
+}

@@ -1,0 +1,102 @@
+// The all-in-one portal as a child process of a bench, its participants (registered and signed
+// in through the API, as a phone does) and the media they send (made with sharp and ffmpeg).
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { freePort, login, waitFor } from './http.mjs';
+import { HOST, ROOT, orFail, startChild } from './runner.mjs';
+
+export const ADMIN = { username: 'benchadmin', email: 'benchadmin@example.org', password: 'bench-admin-pass-1' };
+
+/** What a bench needs built to start the all-in-one portal. */
+export const ALL_IN_ONE_BUILT = ['packages/contracts/dist/index.js', 'packages/platform/dist/index.js', 'packages/all-in-one/dist/main.js'];
+
+/**
+ * Starts the all-in-one portal (packages/all-in-one/dist/main.js) with its data in a folder of
+ * the bench's temporary folder. The evidence service listens on a known loopback port, so that
+ * the bench can read its Prometheus metrics (the media queue's depth) at /metrics.
+ */
+export async function startAllInOne(tempDir, env = {}, { name = 'portal', profileDir } = {}) {
+  const dataDir = join(tempDir, `${name}-data`);
+  mkdirSync(dataDir, { recursive: true });
+  const [port, evidencePort] = [await freePort(), await freePort()];
+  const entry = startChild(
+    name,
+    'packages/all-in-one/dist/main.js',
+    {
+      DATA_DIR: dataDir,
+      HOST,
+      PORT: String(port),
+      IDENTITY_PORT: '0',
+      EVIDENCE_PORT: String(evidencePort),
+      WEB_DIST: join(tempDir, 'no-web'), // the benches need the API only
+      INTERNAL_SECRET: randomBytes(32).toString('base64url'),
+      ADMIN_USERNAME: ADMIN.username,
+      ADMIN_EMAIL: ADMIN.email,
+      ADMIN_PASSWORD: ADMIN.password,
+      ...env,
+    },
+    { profileDir },
+  );
+  const url = `http://${HOST}:${port}`;
+  await orFail(waitFor(`${url}/readyz`, 'all-in-one portal', 60_000));
+  return { entry, url, dataDir, evidenceUrl: `http://${HOST}:${evidencePort}` };
+}
+
+/** Registers a participant (multipart, with the face photo) and signs them in; answers their session cookie. */
+export async function registerParticipant(url, username, facePhoto) {
+  const password = 'bench-participant-1';
+  const form = new FormData();
+  const fields = {
+    username,
+    password,
+    email: `${username}@example.org`,
+    usernameOrEmail: `${username}@example.org`,
+    phone_number: '5551234567',
+    full_name: `Bench ${username}`,
+    pronouns: 'They/Them',
+    role: '1',
+  };
+  for (const [key, value] of Object.entries(fields)) form.append(key, value);
+  form.append('verification_photo', new Blob([facePhoto], { type: 'image/jpeg' }), 'face.jpg');
+  const response = await fetch(`${url}/api/user/register`, { method: 'POST', body: form, signal: AbortSignal.timeout(60_000) });
+  const text = await response.text();
+  if (response.status !== 201) throw new Error(`registering ${username} answered ${response.status}: ${text}`);
+  return { username, cookie: await login(url, { username, password }) };
+}
+
+/** The worker's own processing functions and the ffmpeg it uses (from the build). */
+export async function mediaTools() {
+  const platform = await import(pathToFileURL(join(ROOT, 'packages/platform/dist/index.js')).href);
+  return { platform, ffmpeg: platform.locateFfmpeg().ffmpeg };
+}
+
+const run = promisify(execFile);
+
+/** A JPEG like a phone's camera makes (noise compresses like a real photo does: badly). */
+export async function noisyJpeg(width, height, quality = 85) {
+  const sharp = (await import('sharp')).default;
+  return sharp({ create: { width, height, channels: 3, noise: { type: 'gaussian', mean: 128, sigma: 40 } } })
+    .jpeg({ quality })
+    .toBuffer();
+}
+
+/** A recording like the browser's recorder makes: WebM/Opus at 128 kbit/s. */
+export async function opusRecording(ffmpeg, file, seconds) {
+  await run(ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', `sine=frequency=300:duration=${seconds}`, '-c:a', 'libopus', '-b:a', '128k', file]);
+  return file;
+}
+
+/** A short phone-like MP4 (H.264 + AAC) with its index in front (+faststart). */
+export async function smallMp4(ffmpeg, file, { seconds = 2, size = '640x360' } = {}) {
+  await run(ffmpeg, [
+    '-v', 'error', '-y',
+    '-f', 'lavfi', '-i', `testsrc2=size=${size}:rate=30:duration=${seconds}`,
+    '-f', 'lavfi', '-i', `sine=frequency=300:duration=${seconds}`,
+    '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', '-movflags', '+faststart', file,
+  ]);
+  return file;
+}
