@@ -7,7 +7,7 @@ import { TEST_ADMIN } from './portal.js';
 let counter = 0;
 
 /** Registers and logs in a new participant; answers a client holding their session. */
-export async function newParticipant(baseUrl: string, overrides: Record<string, string> = {}) {
+export async function newParticipant(baseUrl: string, overrides: Record<string, string> = {}, photo?: Buffer) {
   counter += 1;
   const tag = `${Date.now().toString(36)}${counter}`;
   const fields = {
@@ -17,7 +17,7 @@ export async function newParticipant(baseUrl: string, overrides: Record<string, 
     ...overrides,
   };
   const client = new ApiClient(baseUrl);
-  const registered = await client.postForm('/api/user/register', registrationForm(fields, { bytes: await phoneJpeg() }));
+  const registered = await client.postForm('/api/user/register', registrationForm(fields, { bytes: photo ?? (await phoneJpeg()) }));
   if (registered.status !== 201) throw new Error(`registration failed: ${registered.status} ${registered.text}`);
   const login = await client.post('/api/user/login', { username: fields.username, password: fields.password });
   if (login.status !== 200) throw new Error(`login failed: ${login.status} ${login.text}`);

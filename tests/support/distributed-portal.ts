@@ -88,7 +88,7 @@ export async function startDistributedPortal(env: Record<string, string> = {}): 
     ...env,
   };
   const perService: Record<ServiceName, Record<string, string>> = {
-    identity: { IDENTITY_HOST: '127.0.0.1', IDENTITY_PORT: String(ports.identity) },
+    identity: { IDENTITY_HOST: '127.0.0.1', IDENTITY_PORT: String(ports.identity), EVIDENCE_URL: `http://127.0.0.1:${ports.evidence}` },
     evidence: { EVIDENCE_HOST: '127.0.0.1', EVIDENCE_PORT: String(ports.evidence) },
     'media-worker': { HEALTH_HOST: '127.0.0.1', HEALTH_PORT: String(ports['media-worker']) },
     notifier: { HEALTH_HOST: '127.0.0.1', HEALTH_PORT: String(ports.notifier) },

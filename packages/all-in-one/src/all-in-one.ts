@@ -81,19 +81,20 @@ export async function startAllInOne(
   };
 
   try {
-    const identity = await createIdentityService(
-      { ...identitySettingsFromEnv({ ...shared, IDENTITY_HOST: '127.0.0.1', IDENTITY_PORT: String(base.IDENTITY_PORT) }) },
-      { bus, blobs, infrastructure, logger: loggerFor('identity'), ...(options.clock ? { clock: options.clock } : {}) },
-    );
-    const identityUrl = await identity.start();
-    stops.push(() => identity.stop());
-
+    // Evidence first: identity's participant export asks it for their items.
     const evidence = await createEvidenceService(
       evidenceSettingsFromEnv({ ...shared, EVIDENCE_HOST: '127.0.0.1', EVIDENCE_PORT: String(base.EVIDENCE_PORT) }),
       { bus, jobs, blobs, infrastructure, logger: loggerFor('evidence') },
     );
     const evidenceUrl = await evidence.start();
     stops.push(() => evidence.stop());
+
+    const identity = await createIdentityService(
+      { ...identitySettingsFromEnv({ ...shared, IDENTITY_HOST: '127.0.0.1', IDENTITY_PORT: String(base.IDENTITY_PORT), EVIDENCE_URL: evidenceUrl }) },
+      { bus, blobs, infrastructure, logger: loggerFor('identity'), ...(options.clock ? { clock: options.clock } : {}) },
+    );
+    const identityUrl = await identity.start();
+    stops.push(() => identity.stop());
 
     if (base.MEDIA_WORKER_ENABLED) {
       const worker = createMediaWorker(mediaWorkerSettingsFromEnv(shared), { bus, jobs, blobs, logger: loggerFor('media-worker') });

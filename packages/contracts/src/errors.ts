@@ -25,6 +25,7 @@ export const ERROR_CODES = [
   'unsupported_media_type',
   'rate_limited',
   'cross_site_request',
+  'service_unavailable',
   'internal',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -149,3 +149,21 @@ export const mediaJobSchema = z.object({
   outputPrefix: z.string(),
 });
 export type MediaJob = z.infer<typeof mediaJobSchema>;
+
+// --- internal: a participant's data export -------------------------------------------------
+
+/** One file of an item in a participant's data export. */
+export const exportedFileSchema = z.object({
+  variant: z.enum(['original', 'display', 'thumb', 'poster']),
+  /** The file's name inside the item's folder of the archive, e.g. original.mp4. */
+  name: z.string(),
+  contentType: z.string(),
+  size: z.number().int(),
+});
+export type ExportedFile = z.infer<typeof exportedFileSchema>;
+
+/** GET /internal/users/{id}/evidence (evidence → identity): every stored field of every item. */
+export const evidenceExportSchema = z.object({
+  items: z.array(z.object({ record: z.looseObject({ id: z.string() }), files: z.array(exportedFileSchema) })),
+});
+export type EvidenceExport = z.infer<typeof evidenceExportSchema>;

@@ -202,6 +202,27 @@ const paths: ZodOpenApiPathsObject = {
       responses: { '200': { description: 'WebP image', content: { 'image/webp': { schema: binary } } }, '404': error('No avatar') },
     }),
   },
+  '/api/user/{id}/export': {
+    get: op({
+      summary: 'Everything the portal holds on one user, as one zip archive (administrators)',
+      description:
+        'profile.json (every field of the account except the password hash, the e-mail verified state, a pending reset code), ' +
+        'the verification photo and avatar, evidence.json (every stored field of every item) and each item\'s files ' +
+        '(the original and every derivative) under evidence/<id>/. The archive is streamed as it is made.',
+      tags: ['administration'],
+      security: [sessionCookie],
+      requestParams: { path: userIdPath },
+      responses: {
+        '200': {
+          description: 'A zip archive (Content-Disposition: attachment)',
+          content: { 'application/zip': { schema: binary } },
+        },
+        ...adminOnly,
+        '404': error('No such user'),
+        '503': error('The evidence service did not answer; nothing was sent'),
+      },
+    }),
+  },
   '/api/user/{id}/verification-photo': {
     get: op({
       summary: "A user's verification photo (its owner and administrators only)",

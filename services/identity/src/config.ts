@@ -15,6 +15,8 @@ export interface IdentitySettings {
   resetCodeTtlMs: number;
   /** Abuse limits on sign-in and reset routes (turn off only for load tests). */
   authRateLimits: boolean;
+  /** Where the evidence service listens (the participant data export asks it for their items). */
+  evidenceUrl: string;
   /** The first administrator, created at start when it does not exist. */
   admin?: NewAdmin;
 }
@@ -30,6 +32,7 @@ export const identityEnvSchema = z.object({
   PHOTO_MAX_BYTES: envBytes.default(15 * 1024 * 1024),
   RESET_CODE_TTL_MINUTES: z.coerce.number().positive().default(15),
   AUTH_RATE_LIMITS: envBoolean.default(true),
+  EVIDENCE_URL: z.url({ error: 'must be a URL such as http://evidence:4002' }).default('http://127.0.0.1:4002'),
   ADMIN_USERNAME: z.string().optional(),
   ADMIN_EMAIL: z.string().optional(),
   ADMIN_PASSWORD: z.string().optional(),
@@ -48,6 +51,7 @@ export function identitySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): I
     photoMaxBytes: parsed.PHOTO_MAX_BYTES,
     resetCodeTtlMs: parsed.RESET_CODE_TTL_MINUTES * 60_000,
     authRateLimits: parsed.AUTH_RATE_LIMITS,
+    evidenceUrl: parsed.EVIDENCE_URL,
     admin: adminFromEnv(env),
   };
 }

@@ -21,6 +21,8 @@ import {
 } from '@portal/platform';
 import { adminUserUpdateSchema, registerRequestSchema } from '@portal/contracts';
 import { createIdentityApp } from './http/app.js';
+import { HttpEvidenceSource } from './clients/evidence-client.js';
+import { ParticipantExporter } from './domain/participant-export.js';
 import { identityDatabaseFile, type IdentitySettings } from './config.js';
 import { PasswordHasher } from './domain/passwords.js';
 import { PhotoProcessor } from './domain/photo-processor.js';
@@ -165,6 +167,14 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
     namespace: runtime.infrastructure.namespace,
     sessions,
     userRepository: stores.users,
+    exporter: new ParticipantExporter({
+      users: stores.users,
+      resetCodes: stores.resetCodes,
+      blobs,
+      evidence: new HttpEvidenceSource(settings.evidenceUrl, tokens),
+      logger,
+      ...(runtime.clock ? { clock: runtime.clock } : {}),
+    }),
     blobs,
     cookie: { name: settings.cookieName, secure: settings.cookieSecure, maxAgeMs: settings.sessionIdleDays * 24 * 3600_000 },
     uploads: { tmpDir: join(settings.dataDir, 'tmp', 'identity-uploads'), maxBytes: settings.photoMaxBytes },

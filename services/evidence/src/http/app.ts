@@ -17,6 +17,7 @@ import type { EvidenceRepository } from '../repositories/evidence-repository.js'
 import { evidenceRoutes } from './routes/evidence-routes.js';
 import { mediaRoutes } from './routes/media-routes.js';
 import { uploadRoutes } from './routes/upload-routes.js';
+import { internalRoutes } from './routes/internal-routes.js';
 import type { UploadStorage } from './upload-storage.js';
 
 export interface EvidenceAppDeps {
@@ -39,6 +40,7 @@ export function createEvidenceApp(deps: EvidenceAppDeps): { app: Express; cleanU
   app.use(requestLogging(deps.logger));
   healthRoutes(app, deps.readiness);
   metricsRoute(app, deps.metrics);
+  app.use(internalRoutes({ tokens: deps.tokens, repository: deps.repository, blobs: deps.blobs }));
   app.use(callerIdentity(deps.tokens));
   const uploads = uploadRoutes({
     evidence: deps.evidence,

@@ -25,6 +25,7 @@ import { accountRoutes } from './routes/account-routes.js';
 import { adminRoutes } from './routes/admin-routes.js';
 import { pictureRoutes } from './routes/picture-routes.js';
 import { internalRoutes } from './routes/internal-routes.js';
+import type { ParticipantExporter } from '../domain/participant-export.js';
 
 export interface IdentityAppDeps {
   logger: Logger;
@@ -37,6 +38,7 @@ export interface IdentityAppDeps {
   namespace: string;
   sessions: SessionService;
   userRepository: UserRepository;
+  exporter: ParticipantExporter;
   blobs: BlobStore;
   cookie: SessionCookieSettings;
   uploads: PhotoUploadSettings;
@@ -59,7 +61,7 @@ export function createIdentityApp(deps: IdentityAppDeps): Express {
   const limits = authRateLimits(deps.rateLimits, deps.redis ? redisRateLimitStore(deps.redis, deps.namespace) : undefined);
   app.use(accountRoutes({ users: deps.users, cookie: deps.cookie, uploads: deps.uploads, limits }));
   app.use(passwordResetRoutes({ resets: deps.resets, users: deps.users, limits }));
-  app.use(adminRoutes({ users: deps.users }));
+  app.use(adminRoutes({ users: deps.users, exporter: deps.exporter }));
   app.use(pictureRoutes({ users: deps.users, blobs: deps.blobs }));
   app.use(notFoundHandler());
   app.use(errorHandler(deps.logger));

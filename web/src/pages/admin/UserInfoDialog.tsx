@@ -169,6 +169,10 @@ export function UserInfoDialog({ user, onClose, onSaved }: { user: User; onClose
               <Button key="close" onClick={onClose}>
                 Close
               </Button>
+              {/* A plain download link: the browser streams the archive to disk and shows its progress. */}
+              <Button key="export" component="a" href={`/api/user/${encodeURIComponent(user.id)}/export`} download>
+                Export data
+              </Button>
               {/* Keys keep this button from becoming the submit button while its click is handled. */}
               <Button
                 key="edit"

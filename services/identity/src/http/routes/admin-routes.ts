@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { MESSAGES, adminUserUpdateSchema, pageQuerySchema } from '@portal/contracts';
 import { parseInput, uuidParam, requestId, requireAdmin, route, setNextLink } from '@portal/platform';
 import type { UserService } from '../../domain/user-service.js';
+import type { ParticipantExporter } from '../../domain/participant-export.js';
 import { toUserResponse } from '../../domain/user-record.js';
 
 export function userIdParam(value: unknown): string {
@@ -9,7 +10,7 @@ export function userIdParam(value: unknown): string {
 }
 
 /** Administrators only: every check is here, on the server. */
-export function adminRoutes({ users }: { users: UserService }): Router {
+export function adminRoutes({ users, exporter }: { users: UserService; exporter: ParticipantExporter }): Router {
   const router = Router();
 
   router.get(
@@ -31,6 +32,22 @@ export function adminRoutes({ users }: { users: UserService }): Router {
       const id = userIdParam(req.params.id);
       const user = await users.adminUpdate(id, parseInput(adminUserUpdateSchema, req.body), requestId(req));
       res.json(toUserResponse(user));
+    }),
+  );
+
+  /** Everything held on one participant, as one zip archive streamed as it is made. */
+  router.get(
+    '/api/user/:id/export',
+    route(async (req, res) => {
+      requireAdmin(req);
+      const prepared = await exporter.prepare(userIdParam(req.params.id));
+      res.status(200).set({
+        'Content-Type': 'application/zip',
+        'Content-Disposition': `attachment; filename="${prepared.fileName}"`,
+        'Cache-Control': 'private, no-store',
+      });
+      // A failure half-way is logged and breaks the download off: the browser reports it failed.
+      await prepared.writeTo(res).catch(() => undefined);
     }),
   );
 

@@ -1,0 +1,55 @@
+import { Router } from 'express';
+import { MESSAGES } from '@portal/contracts';
+import { notFound, requireServiceToken, route, uuidParam, type BlobStore, type IdentityTokens } from '@portal/platform';
+import type { MediaVariant } from '../../domain/evidence-record.js';
+import type { EvidenceRepository } from '../../repositories/evidence-repository.js';
+import { exportedFiles, type ExportedItem } from '../../domain/evidence-export.js';
+
+const VARIANTS = new Set<MediaVariant>(['display', 'thumb', 'poster', 'original']);
+const PAGE = 100;
+
+/**
+ * Routes for the other services only (a service token is required; the gateway never proxies
+ * /internal): what identity needs to export everything held on one participant.
+ */
+export function internalRoutes(deps: { tokens: IdentityTokens; repository: EvidenceRepository; blobs: BlobStore }): Router {
+  const router = Router();
+  router.use('/internal', requireServiceToken(deps.tokens));
+
+  /** Every item of one participant, every stored field, and the files each has (oldest first). */
+  router.get(
+    '/internal/users/:userId/evidence',
+    route(async (req, res) => {
+      const userId = uuidParam(req.params.userId, MESSAGES.userNotFound);
+      const items: ExportedItem[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await deps.repository.list({ ownerId: userId }, PAGE, cursor);
+        for (const record of page.items) items.push({ record, files: await exportedFiles(record, deps.blobs) });
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor);
+      res.set('Cache-Control', 'no-store');
+      res.json({ items: items.reverse() });
+    }),
+  );
+
+  /** One file of an item, whole, streamed from the blob store. */
+  router.get(
+    '/internal/evidence/:id/files/:variant',
+    route(async (req, res) => {
+      const id = uuidParam(req.params.id, MESSAGES.evidenceNotFound);
+      const variant = String(req.params.variant) as MediaVariant;
+      if (!VARIANTS.has(variant)) throw notFound();
+      const record = await deps.repository.findById(id);
+      if (!record) throw notFound(MESSAGES.evidenceNotFound);
+      const key = { display: record.display_key, thumb: record.thumb_key, poster: record.poster_key, original: record.original_key }[variant];
+      const object = key ? await deps.blobs.get(key) : null;
+      if (!object) throw notFound('This item has no such file');
+      res.set({ 'Content-Type': object.info.contentType, 'Content-Length': String(object.info.size), 'Cache-Control': 'no-store' });
+      object.body.on('error', (error) => res.destroy(error));
+      res.on('close', () => object.body.destroy());
+      object.body.pipe(res);
+    }),
+  );
+  return router;
+}
