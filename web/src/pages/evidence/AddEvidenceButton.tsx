@@ -33,8 +33,10 @@ export function AddEvidenceButton() {
         ariaLabel="Add evidence"
         open={open}
         onOpen={(_event, reason) => {
-          // Opened by a tap or a key, not by the pointer passing over it (phones have no hover).
-          if (reason !== 'mouseEnter') setOpen(true);
+          // Opened by a tap, a click or Enter/Space only ('toggle'): not by the pointer passing
+          // over it (phones have no hover), and not by focus, which a tap also gives — on a busy
+          // phone the focus opened it first and the tap's click then closed it again.
+          if (reason === 'toggle') setOpen(true);
         }}
         onClose={(_event, reason) => {
           if (reason !== 'mouseLeave') setOpen(false);
