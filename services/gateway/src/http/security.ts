@@ -47,9 +47,37 @@ export function helmetOptions(config: PublicConfig): HelmetOptions {
     crossOriginEmbedderPolicy: false,
     crossOriginResourcePolicy: { policy: 'same-site' },
     referrerPolicy: { policy: 'strict-origin-when-cross-origin' },
-    hsts: { maxAge: 15_552_000, includeSubDomains: false },
+    // The same answer as frame-ancestors 'none', for browsers that only know the older header.
+    xFrameOptions: { action: 'deny' },
+    // Sent only over HTTPS (below): RFC 6797 forbids it on plain HTTP, where it means nothing.
+    hsts: false,
   };
 }
+
+/** HSTS, for answers that went out over HTTPS (directly, or through a trusted TLS proxy). */
+export const HSTS = 'max-age=15552000';
+
+/**
+ * What the page may use: the camera (selfie, photos, video), the microphone (recordings) and
+ * the position (an item's location), from our own origin only; nothing else a page could ask for.
+ */
+export const PERMISSIONS_POLICY = [
+  'camera=(self)',
+  'microphone=(self)',
+  'geolocation=(self)',
+  'fullscreen=(self)',
+  'accelerometer=()',
+  'gyroscope=()',
+  'magnetometer=()',
+  'payment=()',
+  'usb=()',
+  'serial=()',
+  'bluetooth=()',
+  'hid=()',
+  'midi=()',
+  'display-capture=()',
+  'browsing-topics=()',
+].join(', ');
 
 /**
  * The security headers, on every response (every route, the 404 handler included), set on the raw
@@ -61,6 +89,9 @@ export function helmetOptions(config: PublicConfig): HelmetOptions {
 export function securityHeaders(config: PublicConfig): onRequestHookHandler {
   const apply = helmet(helmetOptions(config));
   return function securityHeadersHook(request, reply, done) {
+    reply.raw.setHeader('permissions-policy', PERMISSIONS_POLICY);
+    // request.protocol honours X-Forwarded-Proto only when TRUST_PROXY is on.
+    if (request.protocol === 'https') reply.raw.setHeader('strict-transport-security', HSTS);
     apply(request.raw, reply.raw, (error) => done(error as Error | undefined));
   };
 }
