@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
+import { createLogger } from '@portal/platform';
 import { startAllInOne, type AllInOneOptions, type RunningPortal } from '@portal/all-in-one';
 import { startDistributedPortal } from './distributed-portal.js';
 
@@ -45,7 +45,8 @@ export async function startTestPortal(env: Record<string, string> = {}, dataDir?
       PRODUCT_NAME: 'Operation Test',
       ...env,
     },
-    (service) => pino({ level, base: { service } }),
+    // The production logger (its redaction included), silent unless asked for.
+    (service) => createLogger({ service, level }),
     options,
   );
   return {

@@ -13,6 +13,7 @@ import {
 import { HttpError, forbidden, unauthenticated } from './http-error.js';
 import type { ServiceMetrics } from '../observability/metrics.js';
 import { runReadinessChecks, type HealthCheck } from '../runtime/health-server.js';
+import { redactUrl } from '../logging/logger.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -38,7 +39,7 @@ export function requestLogging(logger: Logger): RequestHandler {
     },
     customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
     serializers: {
-      req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+      req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }),
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
     },
   });

@@ -21,6 +21,7 @@ import {
   IDENTITY_HEADER,
   IdentityTokens,
   SERVICE_TOKEN_HEADER,
+  redactUrl,
   type EventBus,
   type Logger,
   type ServedRoute,
@@ -141,7 +142,7 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
     // Most answers are 2xx, logged at debug, which production does not write: skip building the line.
     if (isLevelEnabled(request.log, level)) {
       request.log[level](
-        { req: { id: request.id, method: request.method, url: request.url }, status: reply.statusCode, ms: reply.elapsedTime },
+        { req: { id: request.id, method: request.method, url: redactUrl(request.url) }, status: reply.statusCode, ms: reply.elapsedTime },
         'request',
       );
     }
