@@ -15,7 +15,7 @@ import { join, relative, resolve as resolvePath } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { formatProfile, summarizeProfile } from './profile-top.mjs';
 import { freePort, getJson, login as loginAs, waitFor } from '../lib/http.mjs';
-import { cannon, cannonFigures, cpuMeter, cpuPerRequest } from '../lib/measure.mjs';
+import { CANNON_HEADER, averageRuns, cannonCells, cannonWarnings, measureRounds } from '../lib/measure.mjs';
 import { ADMIN } from '../lib/portal.mjs';
 import {
   HOST,
@@ -106,42 +106,6 @@ function settingsFromArgs() {
 }
 
 const login = (baseUrl) => loginAs(baseUrl, ADMIN);
-
-// --- measuring ---------------------------------------------------------------------------------
-
-/** One autocannon run against a target, with the CPU each process used meanwhile. */
-async function measure(target, settings, seconds, processes) {
-  const meter = cpuMeter(processes);
-  const result = await Promise.race([
-    cannon({ url: target.url, method: 'GET', headers: target.headers, connections: settings.connections, duration: seconds, timeout: 10 }),
-    failure,
-  ]);
-  const used = meter.stop();
-  const figures = cannonFigures(result);
-  // CPU time per answered request (µs): what tuning a process moves, whatever the machine's load.
-  return { ...figures, cpu: used.cpu, cpuPerRequestUs: cpuPerRequest(used, figures.requests), otherCpu: used.otherCpu };
-}
-
-function average(runs) {
-  const mean = (pick) => runs.reduce((sum, run) => sum + pick(run), 0) / runs.length;
-  const sum = (pick) => runs.reduce((total, run) => total + pick(run), 0);
-  const cpuNames = Object.keys(runs[0].cpu);
-  return {
-    rps: mean((r) => r.rps),
-    rpsRounds: runs.map((r) => r.rps),
-    requests: sum((r) => r.requests),
-    latency: { mean: mean((r) => r.latency.mean), p50: mean((r) => r.latency.p50), p90: mean((r) => r.latency.p90), p99: mean((r) => r.latency.p99), max: Math.max(...runs.map((r) => r.latency.max)) },
-    ok2xx: sum((r) => r.ok2xx),
-    non2xx: sum((r) => r.non2xx),
-    errors: sum((r) => r.errors),
-    timeouts: sum((r) => r.timeouts),
-    cpu: Object.fromEntries(cpuNames.map((name) => [name, runs.some((r) => r.cpu[name] === null) ? null : mean((r) => r.cpu[name])])),
-    otherCpu: runs.some((r) => r.otherCpu === null) ? null : mean((r) => r.otherCpu),
-    cpuPerRequestUs: Object.fromEntries(
-      cpuNames.map((name) => [name, runs.some((r) => r.cpuPerRequestUs[name] === null) ? null : mean((r) => r.cpuPerRequestUs[name])]),
-    ),
-  };
-}
 
 // --- the run -----------------------------------------------------------------------------------
 
@@ -294,27 +258,10 @@ async function main() {
   }
   const processes = [identity, gateway, ...(compare ? [compare] : []), ...(allInOne ? [allInOne] : [])];
 
-  for (const target of targets) {
-    if (settings.warmup > 0) {
-      process.stdout.write(`  warm-up: ${target.title}...`);
-      const warm = await measure(target, settings, settings.warmup, processes);
-      console.log(` ${Math.round(warm.rps)} req/s`);
-    }
-  }
-  const runs = Object.fromEntries(targets.map((t) => [t.key, []]));
-  for (let round = 0; round < settings.rounds; round += 1) {
-    // Alternate the order so that neither target always runs on the warmer (or noisier) side.
-    const order = round % 2 === 0 ? targets : [...targets].reverse();
-    for (const target of order) {
-      process.stdout.write(`  round ${round + 1}/${settings.rounds}: ${target.title}...`);
-      const run = await measure(target, settings, settings.duration, processes);
-      runs[target.key].push(run);
-      console.log(` ${Math.round(run.rps)} req/s`);
-    }
-  }
+  const runs = await measureRounds(targets, settings, processes);
   stopWatchdog();
 
-  const results = Object.fromEntries(targets.map((t) => [t.key, { title: t.title, url: t.url, ...average(runs[t.key]), rounds: runs[t.key] }]));
+  const results = Object.fromEntries(targets.map((t) => [t.key, { title: t.title, url: t.url, ...averageRuns(runs[t.key]), rounds: runs[t.key] }]));
   const ratio = results.proxied.rps / results.direct.rps;
   const ratioAllInOne = results.allInOne ? results.allInOne.rps / results.direct.rps : undefined;
   const ratioCompare = results.compare ? results.compare.rps / results.direct.rps : undefined;
@@ -353,20 +300,8 @@ async function main() {
 
 function printResults(targets, results, { ratio, ratioAllInOne, ratioCompare }, machine, upstreamName) {
   const cpuNames = Object.keys(results.direct.cpu);
-  const header = ['target', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', ...cpuNames.map((n) => `CPU ${n}`), 'CPU other'];
-  const rows = targets.map((t) => {
-    const r = results[t.key];
-    return [
-      t.title,
-      Math.round(r.rps).toString(),
-      r.latency.p50.toFixed(1),
-      r.latency.p99.toFixed(1),
-      String(r.errors + r.timeouts),
-      String(r.non2xx),
-      ...cpuNames.map((n) => (r.cpu[n] === null ? '-' : `${Math.round(r.cpu[n] * 100)}%`)),
-      r.otherCpu === null ? '-' : `${Math.round(r.otherCpu * 100)}%`,
-    ];
-  });
+  const header = ['target', ...CANNON_HEADER, ...cpuNames.map((n) => `CPU ${n}`), 'CPU other'];
+  const rows = targets.map((t) => [t.title, ...cannonCells(results[t.key], cpuNames)]);
   printTable(header, rows);
   console.log(`  proxied / direct = ${ratio.toFixed(2)}   (goal: >= 0.50; a ratio within this run, not an absolute figure)`);
   if (ratioCompare !== undefined) console.log(`  compared gateway / direct = ${ratioCompare.toFixed(2)}`);
@@ -383,12 +318,7 @@ function printResults(targets, results, { ratio, ratioAllInOne, ratioCompare }, 
       `; load generator ${perRequest('proxied', 'bench')} (proxied)`,
   );
   console.log(`  CPU = share of one core used during the measurement (${machine.cpus} cores in all; the load generator is "bench")`);
-  const disturbed = targets.filter((t) => (results[t.key].otherCpu ?? 0) > 0.25);
-  if (disturbed.length > 0) {
-    console.log(`  NOTE: other work used over 25% of a core during ${disturbed.map((t) => t.title).join(', ')}: the machine was not quiet; repeat the run (--rounds 3)`);
-  }
-  const bad = targets.filter((t) => results[t.key].errors + results[t.key].timeouts + results[t.key].non2xx > 0);
-  if (bad.length > 0) console.log(`  WARNING: errors or non-2xx answers for ${bad.map((t) => t.title).join(', ')}: the figures are not comparable`);
+  cannonWarnings(targets, results);
 }
 
 await runBench('gateway', main);

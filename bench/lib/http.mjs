@@ -78,3 +78,18 @@ export async function eachLimited(items, limit, work) {
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
   return results;
 }
+
+/** Every item of a paginated list (GET path?limit=100, then each Link rel="next"). */
+export async function listAll(baseUrl, path, cookie) {
+  const items = [];
+  let next = `${baseUrl}${path}${path.includes('?') ? '&' : '?'}limit=100`;
+  while (next) {
+    const response = await fetch(next, { headers: cookie ? { cookie } : {}, signal: AbortSignal.timeout(30_000) });
+    const text = await response.text();
+    if (response.status !== 200) throw new Error(`GET ${next} answered ${response.status}: ${text}`);
+    items.push(...JSON.parse(text));
+    const link = /<([^>]+)>;\s*rel="next"/.exec(response.headers.get('link') ?? '');
+    next = link ? new URL(link[1], baseUrl).href : null;
+  }
+  return items;
+}

@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
-import { onStop } from './runner.mjs';
+import { failure, onStop } from './runner.mjs';
 
 const CLOCK_TICKS = (() => {
   try {
@@ -143,4 +143,97 @@ export function cpuPerRequest({ cpu, wall }, answered) {
 
 export function mb(bytes) {
   return bytes / 1e6;
+}
+
+/**
+ * One autocannon run against a target ({ url, headers, method? }), with the CPU each process
+ * used meanwhile and the CPU time per answered request.
+ */
+export async function measureTarget(target, settings, seconds, processes) {
+  const meter = cpuMeter(processes);
+  const result = await Promise.race([
+    cannon({ url: target.url, method: target.method ?? 'GET', headers: target.headers, connections: settings.connections, duration: seconds, timeout: 10 }),
+    failure,
+  ]);
+  const used = meter.stop();
+  const figures = cannonFigures(result);
+  // CPU time per answered request (µs): what tuning a process moves, whatever the machine's load.
+  return { ...figures, cpu: used.cpu, cpuPerRequestUs: cpuPerRequest(used, figures.requests), otherCpu: used.otherCpu };
+}
+
+/**
+ * A warm-up per target, then settings.rounds rounds of settings.duration seconds per target, the
+ * order alternating each round so that neither target always runs on the warmer (or noisier)
+ * side. Answers the runs per target key.
+ */
+export async function measureRounds(targets, settings, processes) {
+  for (const target of targets) {
+    if (settings.warmup > 0) {
+      process.stdout.write(`  warm-up: ${target.title}...`);
+      const warm = await measureTarget(target, settings, settings.warmup, processes);
+      console.log(` ${Math.round(warm.rps)} req/s`);
+    }
+  }
+  const runs = Object.fromEntries(targets.map((t) => [t.key, []]));
+  for (let round = 0; round < settings.rounds; round += 1) {
+    const order = round % 2 === 0 ? targets : [...targets].reverse();
+    for (const target of order) {
+      process.stdout.write(`  round ${round + 1}/${settings.rounds}: ${target.title}...`);
+      const run = await measureTarget(target, settings, settings.duration, processes);
+      runs[target.key].push(run);
+      console.log(` ${Math.round(run.rps)} req/s`);
+    }
+  }
+  return runs;
+}
+
+/** The mean of the rounds of one target (sums for counts, the worst for the maximum latency). */
+export function averageRuns(runs) {
+  const mean = (pick) => runs.reduce((sum, run) => sum + pick(run), 0) / runs.length;
+  const sum = (pick) => runs.reduce((total, run) => total + pick(run), 0);
+  const cpuNames = Object.keys(runs[0].cpu);
+  return {
+    rps: mean((r) => r.rps),
+    rpsRounds: runs.map((r) => r.rps),
+    requests: sum((r) => r.requests),
+    latency: { mean: mean((r) => r.latency.mean), p50: mean((r) => r.latency.p50), p90: mean((r) => r.latency.p90), p99: mean((r) => r.latency.p99), max: Math.max(...runs.map((r) => r.latency.max)) },
+    ok2xx: sum((r) => r.ok2xx),
+    non2xx: sum((r) => r.non2xx),
+    errors: sum((r) => r.errors),
+    timeouts: sum((r) => r.timeouts),
+    cpu: Object.fromEntries(cpuNames.map((name) => [name, runs.some((r) => r.cpu[name] === null) ? null : mean((r) => r.cpu[name])])),
+    otherCpu: runs.some((r) => r.otherCpu === null) ? null : mean((r) => r.otherCpu),
+    cpuPerRequestUs: Object.fromEntries(
+      cpuNames.map((name) => [name, runs.some((r) => r.cpuPerRequestUs[name] === null) ? null : mean((r) => r.cpuPerRequestUs[name])]),
+    ),
+  };
+}
+
+/** A CPU share as a percentage cell ("-" when unknown). */
+export function percentCell(share) {
+  return share === null || share === undefined ? '-' : `${Math.round(share * 100)}%`;
+}
+
+/** The columns every autocannon table shows, for one averaged target. */
+export function cannonCells(r, cpuNames) {
+  return [
+    Math.round(r.rps).toString(),
+    r.latency.p50.toFixed(1),
+    r.latency.p99.toFixed(1),
+    String(r.errors + r.timeouts),
+    String(r.non2xx),
+    ...cpuNames.map((n) => percentCell(r.cpu[n])),
+    percentCell(r.otherCpu),
+  ];
+}
+export const CANNON_HEADER = ['req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx'];
+
+/** The notes every autocannon comparison prints under its table. */
+export function cannonWarnings(targets, results) {
+  const disturbed = targets.filter((t) => (results[t.key].otherCpu ?? 0) > 0.25);
+  if (disturbed.length > 0) {
+    console.log(`  NOTE: other work used over 25% of a core during ${disturbed.map((t) => t.title).join(', ')}: the machine was not quiet; repeat the run (--rounds 3)`);
+  }
+  const bad = targets.filter((t) => results[t.key].errors + results[t.key].timeouts + results[t.key].non2xx > 0);
+  if (bad.length > 0) console.log(`  WARNING: errors or non-2xx answers for ${bad.map((t) => t.title).join(', ')}: the figures are not comparable`);
 }

@@ -1,0 +1,47 @@
+// Resumable uploads the way the web app sends them: tus-js-client (the web app's own dependency,
+// resolved from web/ so that the benches use the very same client) in 5 MiB chunks.
+import { createReadStream } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { ROOT } from './runner.mjs';
+
+const { Upload } = createRequire(join(ROOT, 'web', 'package.json'))('tus-js-client');
+
+/** The web app's chunk size (web/src/evidence/upload.ts). */
+export const WEB_CHUNK_SIZE = 5 * 1024 * 1024;
+
+/**
+ * One upload, without retries (a failure is reported, not hidden). input: a file path or a
+ * Buffer. Answers the time it took, the final answer's status and body, and per chunk the time
+ * (ms since the start) its PATCH was answered. Rejects with { status, body, message } on failure.
+ */
+export function tusUpload({ endpoint, input, headers = {}, metadata = {}, chunkSize = WEB_CHUNK_SIZE }) {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const chunks = [];
+    let upload = null;
+    upload = new Upload(typeof input === 'string' ? createReadStream(input) : input, {
+      endpoint,
+      headers,
+      metadata,
+      chunkSize,
+      retryDelays: null,
+      storeFingerprintForResuming: false,
+      onChunkComplete: (_size, accepted) => chunks.push([performance.now() - started, accepted]),
+      onSuccess: ({ lastResponse }) =>
+        resolve({
+          ms: performance.now() - started,
+          status: lastResponse.getStatus(),
+          body: lastResponse.getBody(),
+          evidenceId: lastResponse.getHeader('X-Evidence-Id') ?? null,
+          url: upload.url,
+          chunks,
+        }),
+      onError: (error) => {
+        const response = error.originalResponse ?? null;
+        reject(Object.assign(new Error(error.message), { status: response ? response.getStatus() : 0, body: response ? response.getBody() : null, ms: performance.now() - started }));
+      },
+    });
+    upload.start();
+  });
+}
