@@ -1,11 +1,12 @@
 import { join } from 'node:path';
 import { hasAudioTrack, type ProbeResult } from '@portal/platform';
-import { ffmpegCommand, runFfmpeg } from './ffmpeg-runner.js';
+import { ffmpegCommand, probedSeconds, runFfmpeg } from './ffmpeg-runner.js';
 import { UnprocessableMediaError } from './media-error.js';
 
 /**
  * Any recording (Chrome's WebM/Opus, Safari's MP4/AAC, phone M4A, MP3, WAV...) → AAC in an M4A
  * file with the index at the front: the one format both Chrome and Safari play. No metadata.
+ * Returns the file and its length as ffmpeg reports having written it.
  */
 export async function transcodeAudio(input: string, probe: ProbeResult, workDir: string, onProgress: (percent: number) => void) {
   if (!hasAudioTrack(probe)) throw new UnprocessableMediaError('The file has no sound track');
@@ -22,6 +23,6 @@ export async function transcodeAudio(input: string, probe: ProbeResult, workDir:
     ])
     .format('ipod')
     .output(output);
-  await runFfmpeg(command, onProgress);
-  return output;
+  const { writtenSeconds } = await runFfmpeg(command, { durationSeconds: probedSeconds(probe.format.duration), onProgress });
+  return { output, durationSeconds: writtenSeconds };
 }

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { hasVideoTrack, type ProbeResult } from '@portal/platform';
-import { ffmpegCommand, runFfmpeg } from './ffmpeg-runner.js';
+import { ffmpegCommand, probedSeconds, runFfmpeg } from './ffmpeg-runner.js';
 import { UnprocessableMediaError } from './media-error.js';
 
 /**
@@ -29,7 +29,7 @@ export async function transcodeVideo(input: string, probe: ProbeResult, workDir:
       '-threads', '2',
     ])
     .output(output);
-  await runFfmpeg(command, onProgress);
+  await runFfmpeg(command, { durationSeconds: probedSeconds(probe.format.duration), onProgress });
   return output;
 }
 
