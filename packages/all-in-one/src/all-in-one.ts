@@ -20,7 +20,7 @@ import {
 import { createIdentityService, identitySettingsFromEnv } from '@portal/identity';
 import { MEDIA_QUEUE, createEvidenceService, evidenceSettingsFromEnv, jobsDatabaseFile } from '@portal/evidence';
 import { createMediaWorker, mediaWorkerSettingsFromEnv } from '@portal/media-worker';
-import { createNotifier, notifierSettingsFromEnv, type MailJob } from '@portal/notifier';
+import { MAIL_KEEP_SENT_MS, createNotifier, notifierSettingsFromEnv, type MailJob } from '@portal/notifier';
 import { createGateway, gatewaySettingsFromEnv } from '@portal/gateway';
 
 export interface RunningPortal {
@@ -63,15 +63,21 @@ export async function startAllInOne(
   const shared = { ...env, DATA_DIR: base.DATA_DIR, INTERNAL_SECRET: internalSecret };
 
   // All-in-one means the embedded adapters, whatever addresses the environment may hold.
-  const infrastructure = { ...infrastructureFromEnv({ DATA_DIR: base.DATA_DIR }), kafkaBrokers: null, redisUrl: null, mongoUrl: null, s3: null };
-  const bus = new SqliteEventBus({ file: join(base.DATA_DIR, 'bus.sqlite'), logger: loggerFor('bus') });
+  const infrastructure = {
+    ...infrastructureFromEnv({ DATA_DIR: base.DATA_DIR, ...(env.BUS_PRUNE_AFTER_MS ? { BUS_PRUNE_AFTER_MS: env.BUS_PRUNE_AFTER_MS } : {}) }),
+    kafkaBrokers: null,
+    redisUrl: null,
+    mongoUrl: null,
+    s3: null,
+  };
+  const bus = new SqliteEventBus({ file: join(base.DATA_DIR, 'bus.sqlite'), logger: loggerFor('bus'), pruneAfterMs: infrastructure.busPruneAfterMs });
   const blobs = new FsBlobStore(join(base.DATA_DIR, 'blobs'));
   const jobs = new SqliteJobQueue<MediaJob>({ file: jobsDatabaseFile(base.DATA_DIR), queue: MEDIA_QUEUE, logger: loggerFor('jobs') });
   const mail = new SqliteJobQueue<MailJob>({
     file: jobsDatabaseFile(base.DATA_DIR),
     queue: 'mail',
     logger: loggerFor('jobs'),
-    keepCompletedMs: 7 * 24 * 3600_000,
+    keepCompletedMs: MAIL_KEEP_SENT_MS,
   });
   const stops: (() => Promise<void>)[] = [() => bus.close(), () => jobs.close(), () => mail.close()];
   const stop = async () => {

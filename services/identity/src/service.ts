@@ -117,6 +117,7 @@ export function buildUserService(parts: UserServiceParts): { users: UserService;
   const sessions = new SessionService(parts.stores.sessions, { idleMs: parts.sessionIdleDays * 24 * 3600_000 });
   const users = new UserService({
     users: parts.stores.users,
+    resetCodes: parts.stores.resetCodes,
     sessions,
     passwords: new PasswordHasher(),
     photos: new PhotoProcessor(),

@@ -12,7 +12,7 @@ import {
 } from '@portal/platform';
 import { notifierSettingsFromEnv } from './config.js';
 import type { MailJob } from './emails/mail-job.js';
-import { createNotifier } from './service.js';
+import { MAIL_KEEP_SENT_MS, createNotifier } from './service.js';
 
 // The notifier as a process of its own; adapters chosen by the environment alone.
 const logger = createLogger({ service: 'notifier' });
@@ -20,7 +20,7 @@ const settings = notifierSettingsFromEnv();
 const infrastructure = infrastructureFromEnv();
 logger.info(describeInfrastructure(infrastructure), 'infrastructure');
 const bus = createEventBus(infrastructure, 'notifier', logger);
-const mail = createJobQueue<MailJob>(infrastructure, 'mail', logger, { keepCompletedMs: 7 * 24 * 3600_000 });
+const mail = createJobQueue<MailJob>(infrastructure, 'mail', logger, { keepCompletedMs: MAIL_KEEP_SENT_MS });
 const notifier = createNotifier(settings, { bus, mail, logger });
 await notifier.start();
 const health = await serveHealthAndMetrics(envPort.parse(process.env.HEALTH_PORT ?? '4004'), process.env.HEALTH_HOST ?? '0.0.0.0', [

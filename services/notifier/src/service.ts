@@ -19,6 +19,13 @@ import type { MailJob } from './emails/mail-job.js';
 import { mailSender } from './emails/mail-sender.js';
 import { subscribeIdentityEvents } from './consumers/identity-events.js';
 
+/**
+ * How long a sent e-mail's job is kept: long enough that an event delivered again (at least
+ * once) does not send the e-mail twice, short enough that addresses do not pile up. A deleted
+ * account's jobs go at once.
+ */
+export const MAIL_KEEP_SENT_MS = 3600_000;
+
 export interface NotifierRuntime {
   bus: EventBus;
   /** The mail queue: e-mails wait here until the mail server takes them. */
@@ -65,7 +72,7 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
         }))),
         { concurrency: 2, lockDurationMs: 60_000 },
       );
-      subscription = await subscribeIdentityEvents(runtime.bus, runtime.mail, runtime.logger);
+      subscription = await subscribeIdentityEvents(runtime.bus, runtime.mail, mailer, runtime.logger);
       runtime.logger.info({ transport: settings.smtpUrl ? 'smtp' : 'outbox' }, 'notifier started');
     },
     async stop() {

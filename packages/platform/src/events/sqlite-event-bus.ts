@@ -29,6 +29,8 @@ const MIGRATIONS = [
      offset INTEGER NOT NULL,
      PRIMARY KEY (group_id, topic)
    );`,
+  // When the group was last seen consuming: a group gone for long no longer holds messages back.
+  `ALTER TABLE consumer_offsets ADD COLUMN seen_at INTEGER NOT NULL DEFAULT 0;`,
 ];
 
 interface MessageRow {
@@ -46,14 +48,27 @@ export interface SqliteEventBusOptions {
   logger: Logger;
   /** How often idle consumers look for messages written by another process (ms). */
   pollIntervalMs?: number;
-  /** Messages older than this are deleted (ms; default 7 days, like Kafka's default retention). */
+  /** Messages older than this are deleted in any case (ms; default 7 days, like Kafka's default retention). */
   retentionMs?: number;
+  /**
+   * A message every consumer group of its topic has handled is deleted once it is this old (ms;
+   * default 1 minute). Messages of a topic no group reads go after this long too; dead letters are
+   * kept for the retention period.
+   */
+  pruneAfterMs?: number;
+  /** A group not seen consuming for this long no longer holds messages back (ms; default 1 hour). */
+  groupGoneAfterMs?: number;
 }
 
 /**
  * The embedded event bus: a durable, Kafka-shaped log in one SQLite file. Topics are one ordered
  * log each, consumer groups keep a committed offset per topic, and a message is committed only
  * after its handler finished, so nothing is lost when the process stops mid-way.
+ *
+ * Retention: a message stays until every consumer group of its topic has handled it (plus a
+ * short grace period), and never longer than retentionMs. Events name people (ids, and some carry
+ * addresses for e-mails), so the log keeps nothing it no longer needs; with secure_delete and
+ * the WAL scrub of openDatabase the bytes are gone from the file as well.
  */
 export class SqliteEventBus implements EventBus {
   private readonly db: SqliteDatabase;
@@ -61,14 +76,15 @@ export class SqliteEventBus implements EventBus {
   private readonly consumers = new Set<GroupConsumer>();
   private readonly pollIntervalMs: number;
   private readonly retentionTimer: NodeJS.Timeout;
+  private readonly openedAt = Date.now();
   private closed = false;
 
   constructor(private readonly options: SqliteEventBusOptions) {
     this.db = openDatabase(options.file, MIGRATIONS);
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
     this.wakeups.setMaxListeners(0);
-    const retentionMs = options.retentionMs ?? 7 * 24 * 3600 * 1000;
-    this.retentionTimer = setInterval(() => this.deleteOlderThan(Date.now() - retentionMs), 3600 * 1000);
+    const pruneAfterMs = options.pruneAfterMs ?? 60_000;
+    this.retentionTimer = setInterval(() => this.prune(), Math.max(250, Math.min(pruneAfterMs, 10_000)));
     this.retentionTimer.unref();
   }
 
@@ -161,10 +177,15 @@ export class SqliteEventBus implements EventBus {
   commit(groupId: string, topic: string, offset: number): void {
     this.db
       .prepare(
-        `INSERT INTO consumer_offsets (group_id, topic, offset) VALUES (?, ?, ?)
-         ON CONFLICT (group_id, topic) DO UPDATE SET offset = MAX(offset, excluded.offset)`,
+        `INSERT INTO consumer_offsets (group_id, topic, offset, seen_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (group_id, topic) DO UPDATE SET offset = MAX(offset, excluded.offset), seen_at = excluded.seen_at`,
       )
-      .run(groupId, topic, offset);
+      .run(groupId, topic, offset, Date.now());
+  }
+
+  /** @internal A live group says it is still there (even with nothing to consume). */
+  touch(groupId: string, topic: string): void {
+    this.db.prepare('UPDATE consumer_offsets SET seen_at = ? WHERE group_id = ? AND topic = ?').run(Date.now(), groupId, topic);
   }
 
   /** @internal */
@@ -195,9 +216,26 @@ export class SqliteEventBus implements EventBus {
     return this.closed;
   }
 
-  private deleteOlderThan(cutoff: number): void {
+  /**
+   * Deletes what no one needs any more: messages every group of their topic has handled (or of
+   * topics nobody reads) once older than the grace period, dead letters and everything else after
+   * the retention period. A group not seen for groupGoneAfterMs (a replaced instance) is forgotten,
+   * but only once this bus has been open that long, so groups of a process that was down are not.
+   */
+  prune(): void {
     if (this.closed) return;
-    this.db.prepare('DELETE FROM messages WHERE timestamp < ?').run(cutoff);
+    const now = Date.now();
+    const goneAfter = this.options.groupGoneAfterMs ?? 3600_000;
+    this.db.transaction(() => {
+      if (now - this.openedAt > goneAfter) this.db.prepare('DELETE FROM consumer_offsets WHERE seen_at < ?').run(now - goneAfter);
+      this.db
+        .prepare(
+          `DELETE FROM messages WHERE timestamp < ? AND topic NOT LIKE '%.dead-letter'
+             AND offset <= COALESCE((SELECT MIN(o.offset) FROM consumer_offsets o WHERE o.topic = messages.topic), offset)`,
+        )
+        .run(now - (this.options.pruneAfterMs ?? 60_000));
+      this.db.prepare('DELETE FROM messages WHERE timestamp < ?').run(now - (this.options.retentionMs ?? 7 * 24 * 3600_000));
+    })();
   }
 
   private assertOpen(): void {
@@ -216,6 +254,7 @@ class GroupConsumer {
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
   private readonly abort = new AbortController();
+  private lastTouch = 0;
 
   constructor(
     private readonly bus: SqliteEventBus,
@@ -263,8 +302,11 @@ class GroupConsumer {
   private async drainOnce(): Promise<boolean> {
     const fromBeginning = this.options.fromBeginning ?? true;
     const batch: BusMessage[] = [];
+    const touch = Date.now() - this.lastTouch > 60_000;
+    if (touch) this.lastTouch = Date.now();
     for (const topic of this.topics) {
       const committed = this.bus.committedOffset(this.groupId, topic, fromBeginning);
+      if (touch) this.bus.touch(this.groupId, topic);
       batch.push(...this.bus.readAfter(topic, committed, 100));
     }
     batch.sort((a, b) => Number(a.offset) - Number(b.offset));

@@ -136,6 +136,19 @@ export class BullMqJobQueue<T = unknown> implements JobQueue<T> {
     };
   }
 
+  async removeJobs(match: (job: JobInfo<T>) => boolean): Promise<number> {
+    let removed = 0;
+    for (const state of ['waiting', 'prioritized', 'delayed', 'paused', 'completed', 'failed'] as const) {
+      for (const job of await this.queue.getJobs([state])) {
+        if (!job?.id) continue;
+        if (!match(await toInfo(job as Job<T>, state))) continue;
+        // A job a worker took in the meantime is locked and cannot be removed; it is left alone.
+        removed += await job.remove().then(() => 1, () => 0);
+      }
+    }
+    return removed;
+  }
+
   async ping(): Promise<void> {
     // A real round trip to Redis.
     await this.queue.getJobCounts('waiting');

@@ -61,6 +61,11 @@ export interface JobQueue<T = unknown> {
   getJob(id: string): Promise<JobInfo<T> | null>;
   counts(): Promise<Record<JobState, number>>;
   work(handler: JobHandler<T>, options?: WorkOptions): Promise<JobWorker>;
+  /**
+   * Removes every job that is not running and matches (waiting, delayed, completed or failed):
+   * what a deleted person leaves in a queue. Answers how many went.
+   */
+  removeJobs(match: (job: JobInfo<T>) => boolean): Promise<number>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

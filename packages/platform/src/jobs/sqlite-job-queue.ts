@@ -132,6 +132,14 @@ export class SqliteJobQueue<T = unknown> implements JobQueue<T> {
     };
   }
 
+  async removeJobs(match: (job: JobInfo<T>) => boolean): Promise<number> {
+    this.assertOpen();
+    const rows = this.db.prepare(`SELECT * FROM jobs WHERE queue = ? AND state <> 'active'`).all(this.name) as JobRow[];
+    const ids = rows.filter((row) => match(toInfo<T>(row))).map((row) => row.id);
+    const remove = this.db.prepare(`DELETE FROM jobs WHERE queue = ? AND id = ? AND state <> 'active'`);
+    return this.db.transaction(() => ids.reduce((count, id) => count + remove.run(this.name, id).changes, 0))();
+  }
+
   async ping(): Promise<void> {
     this.assertOpen();
     this.db.prepare('SELECT 1').get();
@@ -199,7 +207,7 @@ export class SqliteJobQueue<T = unknown> implements JobQueue<T> {
       )
       .run(JSON.stringify(returnValue ?? null), now, this.name, id, token);
     this.db
-      .prepare(`DELETE FROM jobs WHERE queue = ? AND state = 'completed' AND finished_at < ?`)
+      .prepare(`DELETE FROM jobs WHERE queue = ? AND state = 'completed' AND finished_at <= ?`)
       .run(this.name, now - (this.options.keepCompletedMs ?? 24 * 3600_000));
   }
 

@@ -8,6 +8,8 @@ export interface MailMessage {
    * mail, so that a resent duplicate is recognisable as the same message.
    */
   messageId?: string;
+  /** The account the message is for, so that it can be forgotten with the account. */
+  recipientId?: string;
 }
 
 export interface SentMail {
@@ -21,6 +23,12 @@ export interface SentMail {
  */
 export interface Mailer {
   send(message: MailMessage): Promise<SentMail>;
+  /**
+   * Removes what this mailer kept of the messages sent to an account (the outbox's copies).
+   * A message handed to a mail server has left the portal: nothing to remove here. Answers how
+   * many messages were removed.
+   */
+  forget(recipientId: string): Promise<number>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -24,6 +24,11 @@ export class SmtpMailer implements Mailer {
     return { messageId: String(info.messageId).replace(/^<|>$/g, '') };
   }
 
+  /** The mail server has the message now; the portal keeps no copy. */
+  async forget(): Promise<number> {
+    return 0;
+  }
+
   async ping(): Promise<void> {
     await this.transport.verify();
   }

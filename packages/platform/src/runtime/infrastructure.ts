@@ -27,6 +27,8 @@ export interface InfrastructureSettings {
   namespace: string;
   /** This process, for consumer groups that every instance needs on its own (cache eviction). */
   instanceId: string;
+  /** The embedded bus deletes a message this long after every consumer group handled it (ms). */
+  busPruneAfterMs?: number;
 }
 
 const infrastructureEnvSchema = z.object({
@@ -43,6 +45,7 @@ const infrastructureEnvSchema = z.object({
   S3_PREFIX: z.string().optional(),
   DEPLOYMENT_NAMESPACE: z.string().regex(/^[a-z0-9-]+$/).default('portal'),
   INSTANCE_ID: z.string().optional(),
+  BUS_PRUNE_AFTER_MS: z.coerce.number().int().min(0).default(60_000),
 });
 
 export function infrastructureFromEnv(env: NodeJS.ProcessEnv = process.env): InfrastructureSettings {
@@ -65,13 +68,14 @@ export function infrastructureFromEnv(env: NodeJS.ProcessEnv = process.env): Inf
       : null,
     namespace: parsed.DEPLOYMENT_NAMESPACE,
     instanceId: parsed.INSTANCE_ID ?? hostname(),
+    busPruneAfterMs: parsed.BUS_PRUNE_AFTER_MS,
   };
 }
 
 export function createEventBus(settings: InfrastructureSettings, clientId: string, logger: Logger): EventBus {
   return settings.kafkaBrokers
     ? new KafkaEventBus({ brokers: settings.kafkaBrokers, clientId, logger, namespace: settings.namespace })
-    : new SqliteEventBus({ file: join(settings.dataDir, 'bus.sqlite'), logger });
+    : new SqliteEventBus({ file: join(settings.dataDir, 'bus.sqlite'), logger, ...(settings.busPruneAfterMs !== undefined ? { pruneAfterMs: settings.busPruneAfterMs } : {}) });
 }
 
 export function createBlobStore(settings: InfrastructureSettings): BlobStore {

@@ -44,6 +44,21 @@ export function jobQueueContract(name: string, options: JobQueueContractOptions)
       expect(done.attemptsMade).toBe(1);
     });
 
+    it('removes the jobs that match, in every state but running, and only those', async () => {
+      const queue = await connect();
+      await queue.add('first', { n: 1 }, { jobId: 'done-1' });
+      workers.push(await queue.work(async (job) => ({ n: job.data.n })));
+      await waitFor(async () => (await queue.getJob('done-1'))?.state === 'completed', { timeoutMs, what: 'completion' });
+      await workers.pop()!.close();
+      await queue.add('later', { n: 1 }, { jobId: 'waiting-1' });
+      await queue.add('later', { n: 1 }, { jobId: 'delayed-1', delay: 60_000 });
+      await queue.add('later', { n: 2 }, { jobId: 'other-2' });
+      expect(await queue.removeJobs((job) => job.data.n === 1)).toBe(3);
+      for (const id of ['done-1', 'waiting-1', 'delayed-1']) expect(await queue.getJob(id), id).toBeNull();
+      expect((await queue.getJob('other-2'))?.data).toEqual({ n: 2 });
+      expect(await queue.removeJobs((job) => job.data.n === 1)).toBe(0);
+    });
+
     it('adds a job only once per job id', async () => {
       const queue = await connect();
       let runs = 0;

@@ -36,10 +36,12 @@ import { avatarUrl, pictureVersion, type UserChanges, type UserRecord } from './
 import type { PasswordHasher } from './passwords.js';
 import type { SessionService } from './session-service.js';
 import { NotAnImageError, type PhotoProcessor, type ProcessedImage } from './photo-processor.js';
-import { DuplicateUserError, type PendingEvent, type UserPage, type UserRepository } from '../repositories/user-repository.js';
+import { DuplicateUserError, type PendingEvent, type ResetCodeStore, type UserPage, type UserRepository } from '../repositories/user-repository.js';
 
 export interface UserServiceDeps {
   users: UserRepository;
+  /** Reset codes go with the account (SQLite cascades; Redis needs telling). */
+  resetCodes: ResetCodeStore;
   sessions: SessionService;
   passwords: PasswordHasher;
   photos: PhotoProcessor;
@@ -215,7 +217,8 @@ export class UserService {
     return this.applyUpdate(userId, changes, requestId);
   }
 
-  async deleteUser(caller: CallerIdentity, userId: string, requestId?: string): Promise<void> {
+  /** Deletes the account and its pictures; answers what it was (to forget its rate-limit counters). */
+  async deleteUser(caller: CallerIdentity, userId: string, requestId?: string): Promise<UserRecord> {
     if (caller.userId === userId) throw badRequest(MESSAGES.cannotDeleteSelf);
     const user = await this.deps.users.findById(userId);
     if (!user) throw notFound(MESSAGES.userNotFound);
@@ -229,8 +232,10 @@ export class UserService {
     ]);
     if (!existed) throw notFound(MESSAGES.userNotFound);
     this.deps.onEventsCommitted();
+    await this.deps.resetCodes.delete(userId);
     await this.deps.blobs.deletePrefix(`users/${userId}/`);
     this.deps.logger.info({ userId, sessionsEnded: sessionIds.length }, 'user deleted');
+    return user;
   }
 
   /** Who may see a user's pictures: the verification photo only its owner and administrators. */

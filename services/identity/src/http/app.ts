@@ -61,7 +61,7 @@ export function createIdentityApp(deps: IdentityAppDeps): Express {
   const limits = authRateLimits(deps.rateLimits, deps.redis ? redisRateLimitStore(deps.redis, deps.namespace) : undefined);
   app.use(accountRoutes({ users: deps.users, cookie: deps.cookie, uploads: deps.uploads, limits }));
   app.use(passwordResetRoutes({ resets: deps.resets, users: deps.users, limits }));
-  app.use(adminRoutes({ users: deps.users, exporter: deps.exporter }));
+  app.use(adminRoutes({ users: deps.users, exporter: deps.exporter, limits }));
   app.use(pictureRoutes({ users: deps.users, blobs: deps.blobs }));
   app.use(notFoundHandler());
   app.use(errorHandler(deps.logger));

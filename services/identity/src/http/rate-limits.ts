@@ -11,6 +11,8 @@ export interface AuthRateLimits {
   checkEmail: RequestHandler[];
   sendCode: RequestHandler[];
   checkCode: RequestHandler[];
+  /** Drops the per-account counters of a deleted account (they hold its username and address). */
+  forgetAccount(account: { username: string; email: string }): Promise<void>;
 }
 
 const MINUTE = 60_000;
@@ -31,7 +33,7 @@ export function redisRateLimitStore(redis: Redis, namespace: string): (name: str
 
 export function authRateLimits(enabled: boolean, store?: (name: string) => Options['store']): AuthRateLimits {
   const none: RequestHandler[] = [];
-  if (!enabled) return { login: none, check: none, checkEmail: none, sendCode: none, checkCode: none };
+  if (!enabled) return { login: none, check: none, checkEmail: none, sendCode: none, checkCode: none, forgetAccount: async () => undefined };
   const limiter = (name: string, windowMs: number, limit: number, key?: (req: Request) => string, onlyFailures = false) =>
     rateLimit({
       windowMs,
@@ -49,13 +51,26 @@ export function authRateLimits(enabled: boolean, store?: (name: string) => Optio
     const value = Array.isArray(body) ? body.find((item) => typeof item === 'string' && item.includes('@')) : (body as { email?: unknown })?.email;
     return String(value ?? '').trim().toLowerCase();
   };
+  const perAccount = {
+    login: limiter('login-account', 15 * MINUTE, 10, account('username'), true),
+    send: limiter('send-account', 60 * MINUTE, 5, email),
+    checkCode: limiter('check-code-account', 15 * MINUTE, 20, email),
+  };
   return {
     // Ten failed logins per account in 15 minutes; 300 attempts per address.
-    login: [limiter('login-address', 15 * MINUTE, 300), limiter('login-account', 15 * MINUTE, 10, account('username'), true)],
+    login: [limiter('login-address', 15 * MINUTE, 300), perAccount.login],
     check: [limiter('check-address', 15 * MINUTE, 200)],
     checkEmail: [limiter('check-email-address', 15 * MINUTE, 60)],
     // Five codes per account an hour; 50 per address.
-    sendCode: [limiter('send-address', 60 * MINUTE, 50), limiter('send-account', 60 * MINUTE, 5, email)],
-    checkCode: [limiter('check-code-address', 15 * MINUTE, 100), limiter('check-code-account', 15 * MINUTE, 20, email)],
+    sendCode: [limiter('send-address', 60 * MINUTE, 50), perAccount.send],
+    checkCode: [limiter('check-code-address', 15 * MINUTE, 100), perAccount.checkCode],
+    async forgetAccount({ username, email: address }) {
+      const logins = [username, address].map((value) => value.trim().toLowerCase());
+      await Promise.all([
+        ...logins.map((login) => perAccount.login.resetKey(`login-account:${login}`)),
+        perAccount.send.resetKey(`send-account:${address.toLowerCase()}`),
+        perAccount.checkCode.resetKey(`check-code-account:${address.toLowerCase()}`),
+      ]);
+    },
   };
 }

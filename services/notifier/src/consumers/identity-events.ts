@@ -1,5 +1,5 @@
 import { TOPICS, passwordResetEventSchema, userEventSchema } from '@portal/contracts';
-import type { EventBus, JobQueue, Logger, Subscription } from '@portal/platform';
+import type { EventBus, JobQueue, Logger, Mailer, Subscription } from '@portal/platform';
 import type { MailJob } from '../emails/mail-job.js';
 
 /** Mail jobs keep the event's id as their job id: the same event delivered twice queues one e-mail. */
@@ -7,8 +7,11 @@ export const mailJobId = (eventId: string) => `mail.${eventId}`;
 
 const MAIL_JOB_OPTIONS = { attempts: 10, backoff: { type: 'exponential' as const, delay: 15_000 } };
 
-/** Turns identity's events into queued e-mails. */
-export function subscribeIdentityEvents(bus: EventBus, mail: JobQueue<MailJob>, logger: Logger): Promise<Subscription> {
+/**
+ * Turns identity's events into queued e-mails, and forgets a deleted account's e-mails: those
+ * still queued (or kept as sent or failed) and the outbox's copies.
+ */
+export function subscribeIdentityEvents(bus: EventBus, mail: JobQueue<MailJob>, mailer: Mailer, logger: Logger): Promise<Subscription> {
   return bus.subscribe({
     groupId: 'notifier',
     topics: [TOPICS.users, TOPICS.passwordResets],
@@ -18,7 +21,7 @@ export function subscribeIdentityEvents(bus: EventBus, mail: JobQueue<MailJob>, 
         const { data, id } = reset.data;
         await mail.add(
           'reset-code',
-          { kind: 'reset-code', eventId: id, to: data.email, fullName: data.full_name, sealedCode: data.sealedCode, expiresAt: data.expiresAt },
+          { kind: 'reset-code', eventId: id, userId: data.userId, to: data.email, fullName: data.full_name, sealedCode: data.sealedCode, expiresAt: data.expiresAt },
           { jobId: mailJobId(id), ...MAIL_JOB_OPTIONS },
         );
         return;
@@ -28,9 +31,16 @@ export function subscribeIdentityEvents(bus: EventBus, mail: JobQueue<MailJob>, 
         const { data, id } = user.data;
         await mail.add(
           'verify-email',
-          { kind: 'verify-email', eventId: id, to: data.email, fullName: data.full_name, sealedToken: data.sealedToken, reason: data.reason },
+          { kind: 'verify-email', eventId: id, userId: data.userId, to: data.email, fullName: data.full_name, sealedToken: data.sealedToken, reason: data.reason },
           { jobId: mailJobId(id), ...MAIL_JOB_OPTIONS },
         );
+        return;
+      }
+      if (user.success && user.data.type === 'user.deleted') {
+        const { userId } = user.data.data;
+        const jobs = await mail.removeJobs((job) => job.data.userId === userId);
+        const copies = await mailer.forget(userId);
+        logger.info({ userId, jobs, copies }, "forgot a deleted account's e-mail");
         return;
       }
       if (!user.success && message.topic === TOPICS.passwordResets) {

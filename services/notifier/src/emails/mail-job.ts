@@ -5,6 +5,8 @@ export const mailJobSchema = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('reset-code'),
     eventId: z.string(),
+    /** The account it is for: its mail is forgotten when the account is deleted. */
+    userId: z.string().optional(),
     to: z.string(),
     fullName: z.string(),
     sealedCode: z.string(),
@@ -13,6 +15,7 @@ export const mailJobSchema = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('verify-email'),
     eventId: z.string(),
+    userId: z.string().optional(),
     to: z.string(),
     fullName: z.string(),
     sealedToken: z.string(),

@@ -25,7 +25,12 @@ export function mailSender(deps: MailSenderDeps) {
       deps.logger.error({ eventId: mail.eventId, err: error }, 'e-mail dropped: its secret could not be opened');
       return { dropped: 'sealed secret could not be opened' };
     }
-    const sent = await deps.mailer.send({ to: mail.to, ...content, messageId: `${mail.eventId}@portal.invalid` });
+    const sent = await deps.mailer.send({
+      to: mail.to,
+      ...content,
+      messageId: `${mail.eventId}@portal.invalid`,
+      ...(mail.userId ? { recipientId: mail.userId } : {}),
+    });
     deps.logger.info({ eventId: mail.eventId, kind: mail.kind, to: mail.to, attempt: job.attemptsMade + 1 }, 'e-mail sent');
     return { messageId: sent.messageId };
   };

@@ -3,6 +3,7 @@ import { MESSAGES, adminUserUpdateSchema, pageQuerySchema } from '@portal/contra
 import { parseInput, uuidParam, requestId, requireAdmin, route, setNextLink } from '@portal/platform';
 import type { UserService } from '../../domain/user-service.js';
 import type { ParticipantExporter } from '../../domain/participant-export.js';
+import type { AuthRateLimits } from '../rate-limits.js';
 import { toUserResponse } from '../../domain/user-record.js';
 
 export function userIdParam(value: unknown): string {
@@ -10,7 +11,7 @@ export function userIdParam(value: unknown): string {
 }
 
 /** Administrators only: every check is here, on the server. */
-export function adminRoutes({ users, exporter }: { users: UserService; exporter: ParticipantExporter }): Router {
+export function adminRoutes({ users, exporter, limits }: { users: UserService; exporter: ParticipantExporter; limits: AuthRateLimits }): Router {
   const router = Router();
 
   router.get(
@@ -55,7 +56,8 @@ export function adminRoutes({ users, exporter }: { users: UserService; exporter:
     '/api/user/:id',
     route(async (req, res) => {
       const caller = requireAdmin(req);
-      await users.deleteUser(caller, userIdParam(req.params.id), requestId(req));
+      const deleted = await users.deleteUser(caller, userIdParam(req.params.id), requestId(req));
+      await limits.forgetAccount(deleted);
       res.json({ ok: true, message: MESSAGES.userDeleted });
     }),
   );

@@ -1,0 +1,71 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@portal/platform/testing';
+import { ApiClient } from '../support/api-client.js';
+import { adminClient } from '../support/accounts.js';
+import { searchDataDir, type Finding } from '../support/data-dir-search.js';
+import { waitForMail } from '../support/outbox.js';
+import { populatedParticipant, readZip, sha256 } from '../support/participant-data.js';
+import { startTestPortal, type TestPortal } from '../support/portal.js';
+
+let portal: TestPortal;
+let scratch: string;
+
+beforeAll(async () => {
+  scratch = mkdtempSync(join(tmpdir(), 'participant-erasure-'));
+  // The bus keeps handled events a minute by default; the test need not wait that long.
+  portal = await startTestPortal({ BUS_PRUNE_AFTER_MS: '1000' });
+}, 60_000);
+afterAll(async () => {
+  await portal?.dispose();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+describe('deleting a participant', () => {
+  it('leaves nothing of theirs anywhere under DATA_DIR', async () => {
+    const someone = await populatedParticipant(portal.url, scratch, '5557770123');
+    // A password reset: a code in the reset store, an e-mail in the outbox.
+    expect((await new ApiClient(portal.url).post('/api/email/send', { email: someone.user.email })).status).toBe(200);
+    await waitForMail(portal.dataDir, someone.user.email, { subject: /code|reset/i });
+    await waitForMail(portal.dataDir, someone.user.email, { subject: /verif|confirm/i });
+    const admin = (await adminClient(portal.url)).client;
+
+    // Every file the portal holds of theirs (pictures, originals, derivatives) and what they sent.
+    const exported = await readZip((await admin.bytes(`/api/user/${someone.user.id}/export`)).body);
+    const hashes: Record<string, string> = {};
+    for (const [name, bytes] of exported) if (name !== 'profile.json' && name !== 'evidence.json') hashes[name] = sha256(bytes);
+    for (const [name, bytes] of Object.entries(someone.uploads)) hashes[`uploaded ${name}`] = sha256(bytes);
+    expect(Object.keys(hashes).length).toBeGreaterThanOrEqual(4 + 7);
+    const needles = {
+      'user id': someone.user.id,
+      username: someone.user.username,
+      'e-mail address': someone.user.email,
+      'phone number': someone.user.phone_number,
+    };
+    // The search does find them while the account exists (so that an empty result means something).
+    const before = searchDataDir(portal.dataDir, needles, hashes);
+    for (const what of ['user id', 'username', 'e-mail address', 'phone number', `sha256 of uploaded photo`]) {
+      expect(before.map((finding) => finding.what), what).toContain(what);
+    }
+
+    const deleted = await admin.delete(`/api/user/${someone.user.id}`);
+    expect(deleted.status).toBe(200);
+    expect((await someone.client.get('/api/user')).status).toBe(401);
+
+    let left: Finding[] = [];
+    await waitFor(
+      () => {
+        left = searchDataDir(portal.dataDir, needles, hashes);
+        return left.length === 0 ? true : null;
+      },
+      { timeoutMs: 30_000, intervalMs: 500, what: 'every trace of the deleted participant to go' },
+    ).catch(() => undefined);
+    expect(left, 'what is still there').toEqual([]);
+
+    // The portal still works for everyone else.
+    expect((await admin.get('/api/user/users')).status).toBe(200);
+    expect((await admin.get(`/api/user/${someone.user.id}/export`)).status).toBe(404);
+  }, 180_000);
+});
