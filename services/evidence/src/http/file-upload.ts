@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
-import type { RequestHandler } from 'express';
+import { rm } from 'node:fs/promises';
+import type { Request, RequestHandler, Response } from 'express';
 import multer from 'multer';
-import { formatBytes, payloadTooLarge } from '@portal/platform';
+import { formatBytes, payloadTooLarge, route } from '@portal/platform';
 
 /**
  * Multipart forms with at most one evidence file (field "file"): the file streams to a temporary
@@ -11,6 +12,10 @@ export function evidenceFileUpload(tmpDir: string, maxBytes: number): RequestHan
   mkdirSync(tmpDir, { recursive: true });
   const upload = multer({
     dest: tmpDir,
+    // Files get random names in tmpDir; the client's name is never used for storage. Keeping it
+    // whole (not cut to its last segment) only means that a name such as "." or "dir/" still
+    // counts as a file, instead of the file being dropped without a word and a note filed.
+    preservePath: true,
     limits: { fileSize: maxBytes, files: 1, fields: 10, fieldSize: 64 * 1024, parts: 12 },
   }).single('file');
   return (req, res, next) => {
@@ -21,4 +26,19 @@ export function evidenceFileUpload(tmpDir: string, maxBytes: number): RequestHan
       next(error);
     });
   };
+}
+
+/**
+ * A route that receives a file: whatever happens, the temporary file is gone when it ends. The
+ * service removes a file it took over itself; this catches a request refused before that (no
+ * session, a missing title, an unknown item), whose file would otherwise stay on disk.
+ */
+export function routeWithFile(handler: (req: Request, res: Response) => Promise<unknown>): RequestHandler {
+  return route(async (req, res) => {
+    try {
+      await handler(req, res);
+    } finally {
+      if (req.file) await rm(req.file.path, { force: true });
+    }
+  });
 }

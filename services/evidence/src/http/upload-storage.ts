@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream, mkdirSync } from 'node:fs';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -14,16 +15,43 @@ export interface UploadStorage {
   datastore: DataStore;
   /** A local file with the finished upload's bytes (the service removes it when done). */
   localCopy(upload: Upload): Promise<string>;
+  /** Removes everything kept of an upload (its bytes, whatever is left of them, and its info). */
+  discard(upload: Upload): Promise<void>;
+  /** Removes what a crash may leave behind: parts of uploads without their partner, once expired. */
+  sweepOrphans(): Promise<number>;
 }
 
 /** Unfinished uploads as files under a folder (all-in-one, or a single evidence replica). */
 export function fileUploadStorage(directory: string, expireAfterMs: number): UploadStorage {
+  const datastore = new FileStore({ directory, expirationPeriodInMilliseconds: expireAfterMs });
   return {
-    datastore: new FileStore({ directory, expirationPeriodInMilliseconds: expireAfterMs }),
+    datastore,
     async localCopy(upload) {
       const path = upload.storage?.path;
       if (!path) throw new Error(`upload ${upload.id} has no file`);
       return path;
+    },
+    // FileStore.remove gives up (keeping the .json) when the bytes are gone already, which they
+    // are once the service has taken the finished file over: each part is removed on its own.
+    async discard(upload) {
+      await rm(join(directory, upload.id), { force: true });
+      await rm(join(directory, `${upload.id}.json`), { force: true });
+    },
+    // An upload is two files, <id> and <id>.json; tus lists (and so expires) only complete pairs.
+    // A process killed between writing one and the other leaves half a pair, removed here.
+    async sweepOrphans() {
+      const names = new Set(await readdir(directory).catch(() => [] as string[]));
+      let removed = 0;
+      for (const name of names) {
+        const partner = name.endsWith('.json') ? name.slice(0, -'.json'.length) : `${name}.json`;
+        if (names.has(partner)) continue;
+        const path = join(directory, name);
+        const stats = await stat(path).catch(() => null);
+        if (!stats?.isFile() || Date.now() - stats.mtimeMs < expireAfterMs) continue;
+        await rm(path, { force: true });
+        removed += 1;
+      }
+      return removed;
     },
   };
 }
@@ -43,9 +71,17 @@ export function s3UploadStorage(s3: S3BlobStoreOptions, tmpDir: string, expireAf
   };
   const client = new S3Client(clientConfig);
   mkdirSync(tmpDir, { recursive: true });
+  // Tags are not used: several self-hosted S3 servers do not support object tagging.
+  const datastore = new S3Store({ partSize: 8 * 1024 * 1024, useTags: false, expirationPeriodInMilliseconds: expireAfterMs, s3ClientConfig: { ...clientConfig, bucket: s3.bucket } });
   return {
-    // Tags are not used: several self-hosted S3 servers do not support object tagging.
-    datastore: new S3Store({ partSize: 8 * 1024 * 1024, useTags: false, expirationPeriodInMilliseconds: expireAfterMs, s3ClientConfig: { ...clientConfig, bucket: s3.bucket } }),
+    datastore,
+    async discard(upload) {
+      await datastore.remove(upload.id);
+    },
+    // S3Store keeps an upload's parts under its multipart upload; its own expiry removes them.
+    async sweepOrphans() {
+      return 0;
+    },
     async localCopy(upload) {
       const path = join(tmpDir, `${randomUUID()}.upload`);
       const object = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: upload.id }));

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { hostname } from 'node:os';
+import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import fastifyHttpProxy from '@fastify/http-proxy';
@@ -94,6 +95,28 @@ function upstreams(settings: GatewaySettings) {
   ];
 }
 
+/**
+ * A request Node cannot read (a body shorter than its Content-Length when the client stops, bytes
+ * after the body that are no request, headers too large, too slow) is answered on the socket in
+ * the portal's error shape, as fastify's own handler does in its own, and the connection closed.
+ */
+function answerUnreadableRequest(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, label, message] =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'Request Timeout', 'The request took too long to arrive']
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Request Header Fields Too Large', 'The request headers are too large']
+        : [400, 'Bad Request', 'The request could not be read: it was cut off or malformed'];
+  const body = JSON.stringify({ code: status === 400 ? 'validation_failed' : 'bad_request', message });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${label}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
 export async function createGateway(settings: GatewaySettings, deps: GatewayDeps): Promise<Gateway> {
   const tokens = new IdentityTokens(settings.internalSecret);
   const resolver = new SessionResolver(settings.identityUrl, tokens, settings.sessionCacheTtlMs);
@@ -109,6 +132,7 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
     },
     bodyLimit: 64 * 1024,
     return503OnClosing: true,
+    clientErrorHandler: answerUnreadableRequest,
   });
   app.decorateRequest('caller', null);
   const routes: ServedRoute[] = [];

@@ -1,4 +1,5 @@
 import sharp from 'sharp';
+import { payloadTooLarge } from '@portal/platform';
 
 export class NotAnImageError extends Error {
   override name = 'NotAnImageError';
@@ -38,14 +39,22 @@ export class PhotoProcessor {
     let format: string | undefined;
     try {
       format = (await sharp(path, { limitInputPixels: this.maxInputPixels }).metadata()).format;
-    } catch {
-      throw new NotAnImageError('not an image');
+    } catch (error) {
+      throw this.refusal(error, 'not an image');
     }
     if (!format || !ACCEPTED_FORMATS.has(format)) throw new NotAnImageError(`unsupported format ${format ?? 'unknown'}`);
     try {
       return await encode(sharp(path, { limitInputPixels: this.maxInputPixels, animated: false }).rotate()).toBuffer();
-    } catch {
-      throw new NotAnImageError('the image could not be decoded');
+    } catch (error) {
+      throw this.refusal(error, 'the image could not be decoded');
     }
+  }
+
+  /** A decompression bomb (a small file declaring a huge picture) is stopped by its header alone. */
+  private refusal(error: unknown, reason: string): Error {
+    if (/pixel limit/i.test((error as Error | undefined)?.message ?? '')) {
+      return payloadTooLarge(`The picture has too many pixels (at most ${Math.floor(this.maxInputPixels / 1_000_000)} megapixels)`);
+    }
+    return new NotAnImageError(reason);
   }
 }

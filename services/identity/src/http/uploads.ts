@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
-import type { RequestHandler } from 'express';
+import { rm } from 'node:fs/promises';
+import type { Request, RequestHandler, Response } from 'express';
 import multer from 'multer';
-import { formatBytes, payloadTooLarge } from '@portal/platform';
+import { formatBytes, payloadTooLarge, route } from '@portal/platform';
 
 export interface PhotoUploadSettings {
   /** Where multipart files wait while they are checked (removed afterwards). */
@@ -41,4 +42,20 @@ export function uploadedFile(
     if (file) return { path: file.path };
   }
   return undefined;
+}
+
+/**
+ * A route that receives pictures: whatever happens, the temporary files are gone when it ends.
+ * The service removes a file it took over itself; this catches a request refused before that (an
+ * invalid field, no session), whose file would otherwise stay on disk.
+ */
+export function routeWithFiles(handler: (req: Request, res: Response) => Promise<unknown>): RequestHandler {
+  return route(async (req, res) => {
+    try {
+      await handler(req, res);
+    } finally {
+      const files = !req.files ? [] : Array.isArray(req.files) ? req.files : Object.values(req.files).flat();
+      await Promise.all(files.map((file) => rm(file.path, { force: true })));
+    }
+  });
 }

@@ -18,7 +18,7 @@ import {
 import type { EvidenceService } from '../../domain/evidence-service.js';
 import { toEvidenceResponse } from '../../domain/evidence-record.js';
 import type { EvidencePage } from '../../repositories/evidence-repository.js';
-import { evidenceFileUpload } from '../file-upload.js';
+import { evidenceFileUpload, routeWithFile } from '../file-upload.js';
 
 export interface EvidenceRouteDeps {
   evidence: EvidenceService;
@@ -41,7 +41,7 @@ export function evidenceRoutes({ evidence, tmpDir }: EvidenceRouteDeps): Router 
   router.post(
     '/api/evidence',
     upload,
-    route(async (req, res) => {
+    routeWithFile(async (req, res) => {
       const caller = requireCaller(req);
       const input = parseInput(createEvidenceSchema, req.body);
       const record = req.file
@@ -100,7 +100,7 @@ export function evidenceRoutes({ evidence, tmpDir }: EvidenceRouteDeps): Router 
   router.put(
     '/api/evidence/update/:id',
     upload,
-    route(async (req, res) => {
+    routeWithFile(async (req, res) => {
       const caller = requireCaller(req);
       const id = evidenceId(req);
       const input = parseInput(updateEvidenceSchema, req.body);

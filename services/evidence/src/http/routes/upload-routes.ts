@@ -101,7 +101,7 @@ export function uploadRoutes(deps: UploadRouteDeps): { router: Router; cleanUp: 
         if (httpError.status >= 500) deps.logger.error({ err: error, uploadId: upload.id }, 'finishing an upload failed');
         throw { status_code: httpError.status, body: JSON.stringify(httpError.toJSON()) };
       } finally {
-        await datastore.remove(upload.id).catch(() => undefined);
+        await deps.storage.discard(upload).catch((error: unknown) => deps.logger.warn({ err: error, uploadId: upload.id }, 'removing a finished upload failed'));
       }
     },
     async onResponseError(_req, error) {
@@ -148,5 +148,6 @@ export function uploadRoutes(deps: UploadRouteDeps): { router: Router; cleanUp: 
       void tus.handle(req, res);
     });
   }
-  return { router, cleanUp: () => tus.cleanUpExpiredUploads() };
+  const cleanUp = async () => (await tus.cleanUpExpiredUploads()) + (await deps.storage.sweepOrphans());
+  return { router, cleanUp };
 }

@@ -9,7 +9,7 @@ import { parseInput, requestId, requireCaller, route } from '@portal/platform';
 import type { UserService } from '../../domain/user-service.js';
 import { toUserResponse } from '../../domain/user-record.js';
 import { clearSessionCookie, setSessionCookie, type SessionCookieSettings } from '../session-cookie.js';
-import { photoUpload, uploadedFile, type PhotoUploadSettings } from '../uploads.js';
+import { photoUpload, routeWithFiles, uploadedFile, type PhotoUploadSettings } from '../uploads.js';
 import type { AuthRateLimits } from '../rate-limits.js';
 
 export interface AccountRouteDeps {
@@ -26,7 +26,7 @@ export function accountRoutes({ users, cookie, uploads, limits }: AccountRouteDe
   router.post(
     '/api/user/register',
     photoUpload(uploads, ['verification_photo'], 'The photo'),
-    route(async (req, res) => {
+    routeWithFiles(async (req, res) => {
       const request = parseInput(registerRequestSchema, req.body);
       const user = await users.register(request, uploadedFile(req.files, ['verification_photo']), requestId(req));
       res.status(201).json(toUserResponse(user));
@@ -72,7 +72,7 @@ export function accountRoutes({ users, cookie, uploads, limits }: AccountRouteDe
   router.put(
     '/api/evidence/user',
     photoUpload(uploads, ['file', 'avatar'], 'The avatar'),
-    route(async (req, res) => {
+    routeWithFiles(async (req, res) => {
       const caller = requireCaller(req);
       const update = parseInput(profileUpdateSchema, req.body);
       const user = await users.updateProfile(caller, update, uploadedFile(req.files, ['file', 'avatar']), requestId(req));
