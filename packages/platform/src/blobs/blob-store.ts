@@ -32,6 +32,12 @@ export interface BlobObject {
  */
 export interface BlobStore {
   put(key: string, body: Readable | Uint8Array, options: { contentType: string }): Promise<BlobInfo>;
+  /**
+   * Stores the bytes of a local file (a finished upload) under key, with put's guarantees. The
+   * file stays where it is, for the caller to remove, and must not be written to afterwards: the
+   * file adapter links it into place instead of copying it (no second write of a 1 GB video).
+   */
+  putFile(key: string, path: string, options: { contentType: string }): Promise<BlobInfo>;
   get(key: string, range?: ByteRange): Promise<BlobObject | null>;
   stat(key: string): Promise<BlobInfo | null>;
   delete(key: string): Promise<void>;

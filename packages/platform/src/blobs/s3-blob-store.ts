@@ -1,3 +1,4 @@
+import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import {
   DeleteObjectCommand,
@@ -55,6 +56,10 @@ export class S3BlobStore implements BlobStore {
 
   get bucket(): string {
     return this.options.bucket;
+  }
+
+  putFile(key: string, path: string, options: { contentType: string }): Promise<BlobInfo> {
+    return this.put(key, createReadStream(path), options);
   }
 
   async put(key: string, body: Readable | Uint8Array, options: { contentType: string }): Promise<BlobInfo> {

@@ -1,4 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { describe, expect, it } from 'vitest';
@@ -52,6 +55,30 @@ export function blobStoreContract(name: string, options: BlobStoreContractOption
       const store = await options.create();
       expect(await store.get(key('missing'))).toBeNull();
       expect(await store.stat(key('missing'))).toBeNull();
+    });
+
+    it('stores a local file with putFile, leaves the file to the caller, and changes the etag on a second putFile', async () => {
+      const store = await options.create();
+      const dir = await mkdtemp(join(tmpdir(), 'blob-contract-'));
+      try {
+        const first = join(dir, 'first.bin');
+        const second = join(dir, 'second.bin');
+        const bytes = randomBytes(3 * 1024 * 1024 + 17);
+        await writeFile(first, bytes);
+        await writeFile(second, Buffer.from('a second version'));
+        const info = await store.putFile(key('file.bin'), first, { contentType: 'video/mp4' });
+        expect(info).toMatchObject({ key: key('file.bin'), size: bytes.length, contentType: 'video/mp4' });
+        expect((await readFile(first)).equals(bytes)).toBe(true);
+        // The caller removes its file; the object stays whole.
+        await rm(first);
+        const object = await store.get(key('file.bin'));
+        expect(createHash('sha256').update(await buffer(object!.body)).digest('hex')).toBe(createHash('sha256').update(bytes).digest('hex'));
+        const replaced = await store.putFile(key('file.bin'), second, { contentType: 'text/plain' });
+        expect(replaced.etag).not.toBe(info.etag);
+        expect((await buffer((await store.get(key('file.bin')))!.body)).toString()).toBe('a second version');
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
     });
 
     it('replaces an object on a second put and changes its etag', async () => {

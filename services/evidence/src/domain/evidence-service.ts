@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
 import {
   MEDIA_TYPES,
@@ -306,7 +305,8 @@ export class EvidenceService {
 
   private async storeOriginal(id: string, revision: number, file: ReceivedFile, classified: ClassifiedFile, size: number): Promise<EvidenceChanges> {
     const key = `evidence/${id}/r${revision}/original`;
-    await this.deps.blobs.put(key, createReadStream(file.path), { contentType: classified.contentType });
+    // putFile: the file store links the received file into place rather than copying it.
+    await this.deps.blobs.putFile(key, file.path, { contentType: classified.contentType });
     return {
       media_type: classified.media_type,
       media_status: 'processing',
