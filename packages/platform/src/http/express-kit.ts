@@ -120,6 +120,16 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   };
 }
 
+/** What busboy (under multer) throws for a form it cannot read, in words for the person sending it. */
+const FORM_PARSER_ERRORS = new Map<string, string>([
+  ['Malformed part header', 'The upload was cut off or malformed'],
+  ['Unexpected end of form', 'The upload was cut off or malformed'],
+  ['Unexpected end of file', 'The upload was cut off or malformed'],
+  ['Multipart: Boundary not found', 'The form could not be read: its Content-Type names no multipart boundary'],
+  ['Malformed content type', 'The form could not be read: its Content-Type is malformed'],
+  ['Malformed urlencoded form', 'The form could not be read: it is malformed'],
+]);
+
 export function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
   const parserError = error as BodyParserError;
@@ -136,9 +146,8 @@ export function toHttpError(error: unknown): HttpError {
     }
     return new HttpError(400, 'validation_failed', 'The upload could not be read');
   }
-  if ((error as Error | undefined)?.message === 'Malformed part header' || (error as Error | undefined)?.message === 'Unexpected end of form') {
-    return new HttpError(400, 'validation_failed', 'The upload was cut off or malformed');
-  }
+  const formProblem = FORM_PARSER_ERRORS.get((error as Error | undefined)?.message ?? '');
+  if (formProblem) return new HttpError(400, 'validation_failed', formProblem);
   if (typeof parserError?.status === 'number' && parserError.status >= 400 && parserError.status < 500 && parserError.expose) {
     return new HttpError(parserError.status, 'validation_failed', (error as Error).message);
   }
