@@ -25,7 +25,9 @@ import {
   checkCodeResponseSchema,
   checkEmailRequestSchema,
   checkEmailResponseSchema,
+  passwordUpdateBodySchema,
   resendCodeRequestSchema,
+  sendCodeBodySchema,
 } from './password-reset.js';
 
 const json = <S extends z.ZodType>(schema: S) => ({ content: { 'application/json': { schema } } });
@@ -245,6 +247,11 @@ const evidencePage = (description: string) => ({ description, headers: z.object(
 const tusHeaders = {
   'Tus-Resumable': z.literal('1.0.0'),
 };
+const tusErrors = {
+  ...signedIn,
+  '400': error('A tus header (Upload-Offset, Upload-Length, Upload-Metadata, Content-Type) is malformed, or the metadata breaks a rule'),
+  '412': error('The Tus-Resumable: 1.0.0 header is missing or names another version'),
+};
 const multipartEvidence = createEvidenceSchema.extend({
   file: binary.optional().meta({ description: 'A photo, video or audio recording; its type is decided from its bytes. Without a file the item is a note (type 1).' }),
 });
@@ -294,7 +301,7 @@ const evidencePaths: ZodOpenApiPathsObject = {
       tags: ['administration'],
       security: [sessionCookie],
       requestParams: { path: userIdPath, query: evidenceListQuerySchema },
-      responses: { '200': evidencePage('One page of items'), ...adminOnly },
+      responses: { '200': evidencePage('One page of items'), ...adminOnly, '404': error('No such user (the id is not a user id)') },
     }),
   },
   '/api/evidence/item/{id}': {
@@ -377,7 +384,7 @@ const evidencePaths: ZodOpenApiPathsObject = {
       },
       responses: {
         '201': { description: 'Created; the upload URL is in Location', headers: z.object({ Location: z.string() }) },
-        ...signedIn,
+        ...tusErrors,
         '413': error('Larger than the largest file allowed'),
       },
     }),
@@ -387,9 +394,10 @@ const evidencePaths: ZodOpenApiPathsObject = {
       summary: 'How many bytes of an upload the server has (the participant who started it only)',
       tags: ['evidence'],
       security: [sessionCookie],
-      requestParams: { path: z.object({ uploadId: z.string() }) },
+      requestParams: { path: z.object({ uploadId: z.string() }), header: z.object(tusHeaders) },
       responses: {
         '200': { description: 'Upload-Offset and Upload-Length headers; X-Evidence-Id once finished' },
+        ...tusErrors,
         '403': error("Someone else's upload"),
         '404': error('No such upload (expired after 24 hours without progress)'),
       },
@@ -403,7 +411,9 @@ const evidencePaths: ZodOpenApiPathsObject = {
       responses: {
         '200': { description: 'The last bytes arrived: the new item', ...json(evidenceSchema) },
         '204': { description: 'Bytes stored; Upload-Offset tells how many the server has' },
+        ...tusErrors,
         '403': error("Someone else's upload"),
+        '404': error('No such upload (expired after 24 hours without progress)'),
         '409': error('Upload-Offset does not match what the server has'),
         '413': error('The file is over the limit of its type'),
         '415': error('Not a photo, video or audio recording the portal can read'),
@@ -444,7 +454,7 @@ const resetPaths: ZodOpenApiPathsObject = {
       summary: 'E-mail a new six-digit reset code (valid 15 minutes, replaces any earlier one)',
       description: 'Also accepts the legacy body [code, email]; a code sent by the client is ignored.',
       tags: ['password reset'],
-      requestBody: json(z.object({ email: z.string() }).meta({ id: 'SendCodeRequest' })),
+      requestBody: json(sendCodeBodySchema),
       responses: { '200': { description: 'A code is on its way', ...json(okResponseSchema) }, ...commonErrors, '404': error('No account has that e-mail address') },
     }),
   },
@@ -469,7 +479,7 @@ const resetPaths: ZodOpenApiPathsObject = {
       summary: 'Set a new password with the e-mailed code; ends every session of the account',
       description: 'Body { email, code, password }, or that object inside an array (legacy).',
       tags: ['password reset'],
-      requestBody: json(z.object({ email: z.string(), code: z.string(), password: z.string() }).meta({ id: 'PasswordUpdateRequest' })),
+      requestBody: json(passwordUpdateBodySchema),
       responses: { '200': { description: 'Password updated', ...json(okResponseSchema) }, ...commonErrors },
     }),
   },

@@ -20,10 +20,12 @@ export const checkEmailRequestSchema = z.object({ email: emailField }).meta({ id
 export const checkEmailResponseSchema = z.object({ exists: z.boolean() }).meta({ id: 'CheckEmailResponse' });
 
 /** POST /api/email/send: { email }, or the legacy array [code, email] whose code is ignored. */
-export const sendCodeRequestSchema = legacyArray(
-  z.object({ email: emailField }).meta({ id: 'SendCodeRequest', description: 'A code sent by a client is ignored: the server makes its own' }),
-  (items) => ({ email: items.find((item) => typeof item === 'string' && item.includes('@')) }),
-);
+export const sendCodeBodySchema = z
+  .object({ email: emailField })
+  .meta({ id: 'SendCodeRequest', description: 'A code sent by a client is ignored: the server makes its own' });
+export const sendCodeRequestSchema = legacyArray(sendCodeBodySchema, (items) => ({
+  email: items.find((item) => typeof item === 'string' && item.includes('@')),
+}));
 
 /** PUT /api/email/reset-code: a fresh code ('request another code'). A code in the body is ignored. */
 export const resendCodeRequestSchema = z.object({ email: emailField }).meta({ id: 'ResendCodeRequest' });
@@ -32,10 +34,10 @@ export const checkCodeRequestSchema = z.object({ email: emailField, code: codeFi
 export const checkCodeResponseSchema = z.object({ codeMatches: z.boolean() }).meta({ id: 'CheckCodeResponse' });
 
 /** PUT /api/user/passwordupdated: { email, code, password }, or that object inside an array. */
-export const passwordUpdateRequestSchema = legacyArray(
-  z.object({ email: emailField, code: codeField, password: passwordField }).meta({ id: 'PasswordUpdateRequest' }),
-  (items) => items[0],
-);
+export const passwordUpdateBodySchema = z
+  .object({ email: emailField, code: codeField, password: passwordField })
+  .meta({ id: 'PasswordUpdateRequest' });
+export const passwordUpdateRequestSchema = legacyArray(passwordUpdateBodySchema, (items) => items[0]);
 
 /** The new-password screen in the browser. */
 export const newPasswordFormSchema = z

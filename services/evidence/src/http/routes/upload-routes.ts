@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { Server, type Upload } from '@tus/server';
+import { ERRORS, Server, TUS_RESUMABLE, TUS_VERSION, type CancellationContext, type Upload } from '@tus/server';
 import { MESSAGES, createEvidenceSchema } from '@portal/contracts';
 import {
   IDENTITY_HEADER,
@@ -28,6 +28,32 @@ export interface UploadRouteDeps {
 /** What tus sends back for an error: our JSON error body with its status. */
 function tusError(status: number, code: string, message: string): { status_code: number; body: string } {
   return { status_code: status, body: JSON.stringify({ code, message }) };
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * @tus/server writes every answer through write(). Its errors carry the portal's JSON bodies (the
+ * hooks and onResponseError below make them), except two it writes before any hook runs: a missing
+ * Tus-Resumable header (412) and malformed tus headers (400), which say so in plain text. Here
+ * those become JSON errors too, and every JSON error says it is JSON.
+ */
+class JsonErrorsTusServer extends Server {
+  override write(context: CancellationContext, headers: Headers, status: number, body = '') {
+    if (status >= 400 && !body.startsWith('{')) {
+      const text = body.trim();
+      const message =
+        status === 412
+          ? `Resumable uploads need the header Tus-Resumable: ${TUS_RESUMABLE}`
+          : text.startsWith('Invalid ')
+            ? `This resumable upload request has an invalid header: ${text.slice('Invalid '.length).split(' ').join(', ')}`
+            : text || 'The resumable upload request was refused';
+      body = JSON.stringify({ code: status === 404 ? 'not_found' : 'validation_failed', message });
+    }
+    if (status === 412) headers.set('Tus-Version', TUS_VERSION.join(','));
+    if (status >= 400) headers.set('Content-Type', JSON_TYPE);
+    return super.write(context, headers, status, body);
+  }
 }
 
 /**
@@ -63,7 +89,7 @@ export function uploadRoutes(deps: UploadRouteDeps): { router: Router; cleanUp: 
     return parsed.data;
   }
 
-  const tus = new Server({
+  const tus = new JsonErrorsTusServer({
     path: UPLOADS_PATH,
     datastore,
     relativeLocation: true,
@@ -111,6 +137,10 @@ export function uploadRoutes(deps: UploadRouteDeps): { router: Router; cleanUp: 
         return tusError(413, 'payload_too_large', `The file is too large (at most ${formatBytes(deps.evidence.largestUpload)})`);
       }
       if (status === 404 || status === 410) return tusError(status, 'not_found', MESSAGES.uploadNotFound);
+      // tus answers 403 for a PATCH without Upload-Offset or the tus Content-Type: bad input, so a 400 here.
+      if (error === ERRORS.MISSING_OFFSET || error === ERRORS.INVALID_CONTENT_TYPE) {
+        return tusError(400, 'validation_failed', `A PATCH of a resumable upload needs the headers Upload-Offset and Content-Type: application/offset+octet-stream`);
+      }
       if (status >= 500) deps.logger.error({ err: error }, 'resumable upload failed');
       const body = 'body' in error && typeof error.body === 'string' ? error.body.trim() : (error as Error).message;
       return tusError(status, status >= 500 ? 'internal' : 'validation_failed', status >= 500 ? MESSAGES.internal : body);
