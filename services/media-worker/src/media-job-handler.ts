@@ -108,11 +108,10 @@ async function process(
     };
   }
 
-  const probe = await probeMedia(original).catch(() => {
-    throw new UnprocessableMediaError('the file is not a recording ffprobe can read');
-  });
-
   if (job.media_type === MEDIA_TYPES.video) {
+    const probe = await probeMedia(original).catch(() => {
+      throw new UnprocessableMediaError('the file is not a recording ffprobe can read');
+    });
     const video = await transcodeVideo(original, probe, workDir, onProgress);
     const output = await probeMedia(video);
     const duration = durationOf(output);
@@ -129,9 +128,9 @@ async function process(
     };
   }
 
-  // A recording's length is what ffmpeg reports having written: probing the output again would
-  // cost a second ffprobe process, about a tenth of the whole job for a minute of voice.
-  const audio = await transcodeAudio(original, probe, workDir, onProgress);
+  // A recording is one ffmpeg process (see transcodeAudio); its length is what ffmpeg reports
+  // having written.
+  const audio = await transcodeAudio(original, workDir, onProgress);
   return {
     display: await put('display.m4a', audio.output, 'audio/mp4'),
     thumbnail: null,

@@ -120,6 +120,12 @@ describe('media worker', () => {
     expect(result.duration).toBeLessThan(2.5);
   });
 
+  it('reports a recording without a sound track as failed, with that reason', async () => {
+    const { result } = await runJob(fixtures.jpegWithGps, 4);
+    expect(result).toMatchObject({ status: 'failed', media_type: 4, display: null, duration: null });
+    expect(result.error).toBe('The file could not be processed: The file has no sound track');
+  });
+
   it('reports a truncated video as failed, with a reason, instead of retrying forever', async () => {
     const { result } = await runJob(fixtures.truncatedMp4, 3);
     expect(result.status).toBe('failed');

@@ -17,8 +17,9 @@ export function ffmpegCommand(input: string): ffmpeg.FfmpegCommand {
 }
 
 export interface RunOptions {
-  /** The input's length (from the probe the worker already made): turns progress into a percentage. */
+  /** The input's length if already known; otherwise taken from ffmpeg's own `Duration:` line. */
   durationSeconds?: number | null;
+  /** 0-99 while ffmpeg works, when the input's length is known. */
   onProgress?: (percent: number) => void;
 }
 
@@ -28,26 +29,31 @@ export interface RunOutcome {
 }
 
 const TIME_MARK = /time=(\d+):(\d{2}):(\d{2}(?:\.\d+)?)/;
+const INPUT_DURATION = /^\s*Duration: (\d+):(\d{2}):(\d{2}(?:\.\d+)?)/;
+const seconds = (mark: RegExpExecArray) => Number(mark[1]) * 3600 + Number(mark[2]) * 60 + Number(mark[3]);
 
 /**
  * Runs a command to completion; ffmpeg's own complaint becomes an UnprocessableMediaError.
  *
- * Progress is read from ffmpeg's stderr lines (`time=`) against the duration the worker already
- * knows. fluent-ffmpeg's own 'progress' event is not used: listening to it makes fluent-ffmpeg
- * start an ffprobe of the input beside every ffmpeg run, just for the percentage, which cost
- * about a fifth of a minute of voice's whole processing time (bench/transcode).
+ * Progress is read from ffmpeg's stderr lines (`time=`) against the input's duration. fluent-ffmpeg's
+ * own 'progress' event is not used: listening to it makes fluent-ffmpeg start an ffprobe of the
+ * input beside every ffmpeg run, only for the percentage, which was about a fifth of the whole
+ * processing time of a minute of voice (bench/transcode).
  */
-export function runFfmpeg(command: ffmpeg.FfmpegCommand, { durationSeconds, onProgress }: RunOptions = {}): Promise<RunOutcome> {
+export function runFfmpeg(command: ffmpeg.FfmpegCommand, { durationSeconds = null, onProgress }: RunOptions = {}): Promise<RunOutcome> {
+  let duration = durationSeconds;
   let writtenSeconds: number | null = null;
   return new Promise((resolve, reject) => {
     command
       .on('stderr', (line: string) => {
+        if (duration === null) {
+          const input = INPUT_DURATION.exec(line);
+          if (input) duration = seconds(input) || null;
+        }
         const mark = TIME_MARK.exec(line);
         if (!mark) return;
-        writtenSeconds = Number(mark[1]) * 3600 + Number(mark[2]) * 60 + Number(mark[3]);
-        if (onProgress && durationSeconds && durationSeconds > 0) {
-          onProgress(Math.max(0, Math.min(99, (writtenSeconds / durationSeconds) * 100)));
-        }
+        writtenSeconds = seconds(mark);
+        if (onProgress && duration) onProgress(Math.max(0, Math.min(99, (writtenSeconds / duration) * 100)));
       })
       .on('end', () => resolve({ writtenSeconds }))
       .on('error', (error: Error, _stdout: string | null, stderr: string | null) => {
@@ -60,6 +66,6 @@ export function runFfmpeg(command: ffmpeg.FfmpegCommand, { durationSeconds, onPr
 
 /** A probe's duration in seconds, or null when the container does not say (e.g. a browser's WebM recording). */
 export function probedSeconds(duration: string | undefined): number | null {
-  const seconds = Number(duration);
-  return Number.isFinite(seconds) && seconds > 0 ? seconds : null;
+  const value = Number(duration);
+  return Number.isFinite(value) && value > 0 ? value : null;
 }
