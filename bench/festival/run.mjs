@@ -112,7 +112,9 @@ async function bareProcessing(files, rounds) {
     times.photo.push(performance.now() - start);
     const out = await mkdtemp(join(files.dir, 'bare-'));
     start = performance.now();
-    await transcodeAudio(files.audio, await platform.probeMedia(files.audio), out, () => {});
+    // (input, probe, workDir, onProgress) in older builds, (input, workDir, onProgress) since the probe moved inside.
+    if (transcodeAudio.length >= 4) await transcodeAudio(files.audio, await platform.probeMedia(files.audio), out, () => {});
+    else await transcodeAudio(files.audio, out, () => {});
     times.audio.push(performance.now() - start);
     await rm(out, { recursive: true, force: true });
   }

@@ -223,7 +223,7 @@ async function main() {
   console.log(`  portal / bare = ${ratio.toFixed(2)}   (goal: >= ${GOAL_RATIO}; a ratio within this run, not an absolute figure)`);
   console.log(`  portal memory growth during the upload: ${results.portal.rssGrowthMB.toFixed(1)} MB   (goal: < ${GOAL_RSS_MB} MB)`);
   console.log('  "last PATCH s": the last request, answered once the server has the whole file: the portal checks the type (ffprobe),');
-  console.log('  stores the original in the blob store (copy, checksum, fsync) and commits the item; the bare server only fsyncs.');
+  console.log('  links the file into the blob store, fsyncs it and commits the item; the bare server only fsyncs.');
   if (targets.some((t) => results[t.key].otherCpu > 0.25)) console.log('  NOTE: other work used over 25% of a core meanwhile: the machine was not quiet; repeat the run (--rounds 3)');
 
   writeResult('upload', stamp, {
