@@ -1,6 +1,8 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '@portal/contracts/openapi';
 import { ApiClient } from '../support/api-client.js';
@@ -8,12 +10,30 @@ import { startTestPortal, type TestPortal } from '../support/portal.js';
 
 let portal: TestPortal;
 let webDist: string;
+const APP_JS = `export const words = ${JSON.stringify('evidence '.repeat(400))};\n`;
+
+/** A GET with exactly these request headers, the body as sent (fetch would decompress it). */
+function rawGet(url: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    get(url, { headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }));
+      response.on('error', reject);
+    }).on('error', reject);
+  });
+}
 beforeAll(async () => {
   // A stand-in for the built app, so that these tests do not depend on a web build.
   webDist = mkdtempSync(join(tmpdir(), 'portal-web-'));
   mkdirSync(join(webDist, 'assets'));
   writeFileSync(join(webDist, 'index.html'), '<!doctype html><title>app</title><div id="root"></div>');
   writeFileSync(join(webDist, 'assets', 'index-abc123.js'), 'console.log("app")');
+  // The build writes compressed twins of its text files (web/vite.config.ts); so does this one.
+  writeFileSync(join(webDist, 'assets', 'app-def456.js'), APP_JS);
+  writeFileSync(join(webDist, 'assets', 'app-def456.js.gz'), gzipSync(APP_JS));
+  writeFileSync(join(webDist, 'assets', 'app-def456.js.br'), brotliCompressSync(APP_JS));
+  writeFileSync(join(webDist, 'index.html.gz'), gzipSync(readFileSync(join(webDist, 'index.html'))));
   writeFileSync(join(webDist, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
   portal = await startTestPortal({ WEB_DIST: webDist, PRODUCT_NAME: 'Night Watch', STREET_CORNER: 'Elm and 5th', ONBOARDING_VIDEO_URL: 'https://videos.example.net/intro.mp4' });
 });
@@ -52,6 +72,38 @@ describe('the web app', () => {
     const icon = await fetch(`${portal.url}/favicon.svg`);
     expect(icon.headers.get('cache-control')).toBe('no-cache');
     expect((await fetch(`${portal.url}/assets/missing-123.js`)).status).toBe(404);
+  });
+
+  it('sends the precompressed copy a browser accepts (brotli, else gzip), the plain file otherwise', async () => {
+    const url = `${portal.url}/assets/app-def456.js`;
+    const brotli = await rawGet(url, { 'accept-encoding': 'gzip, deflate, br' });
+    expect(brotli.status).toBe(200);
+    expect(brotli.headers['content-encoding']).toBe('br');
+    expect(brotliDecompressSync(brotli.body).toString()).toBe(APP_JS);
+    const gzip = await rawGet(url, { 'accept-encoding': 'gzip, deflate' });
+    expect(gzip.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gzip.body).toString()).toBe(APP_JS);
+    const plain = await rawGet(url, {});
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.body.toString()).toBe(APP_JS);
+    for (const response of [brotli, gzip, plain]) {
+      expect(response.headers['content-type']).toMatch(/javascript/);
+      expect(response.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+      expect(String(response.headers.vary)).toMatch(/accept-encoding/i);
+    }
+    expect(brotli.body.length).toBeLessThan(APP_JS.length / 10);
+    // A file without compressed twins is sent as it is, whatever the browser accepts.
+    const lone = await rawGet(`${portal.url}/assets/index-abc123.js`, { 'accept-encoding': 'gzip, br' });
+    expect(lone.headers['content-encoding']).toBeUndefined();
+    expect(lone.body.toString()).toBe('console.log("app")');
+    // The app's page, for every client route, the same way.
+    for (const path of ['/', '/home', '/no/such/page']) {
+      const page = await rawGet(`${portal.url}${path}`, { 'accept-encoding': 'gzip' });
+      expect(page.headers['content-encoding'], path).toBe('gzip');
+      expect(gunzipSync(page.body).toString()).toContain('<div id="root">');
+      expect(String(page.headers.vary)).toMatch(/accept-encoding/i);
+      expect(page.headers['cache-control']).toBe('no-cache');
+    }
   });
 });
 

@@ -270,8 +270,14 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
       root: webRoot,
       prefix: '/',
       index: false,
+      // The build has .br and .gz beside each text file (web/vite.config.ts): sent as such to a
+      // browser that accepts them (Vary: accept-encoding), the plain file to any other.
+      preCompressed: true,
       cacheControl: false,
       setHeaders: (res, path) => {
+        // @fastify/static picks the encoding from Accept-Encoding but does not say so: caches
+        // between the gateway and the browser must keep one copy per encoding.
+        res.setHeader('vary', 'accept-encoding');
         // Hashed file names never change content: cache them for a year. Everything else is
         // revalidated, so a new deployment reaches phones at once.
         // The bundled onboarding video changes only with a release: phones may keep it a day.
