@@ -1,5 +1,5 @@
 import CssBaseline from '@mui/material/CssBaseline';
-import { ThemeProvider } from '@mui/material/styles';
+import { ThemeProvider } from '@mui/system';
 import { QueryClientProvider } from '@tanstack/react-query';
 import { useState } from 'react';
 import { BrowserRouter } from 'react-router';
@@ -8,6 +8,12 @@ import { AppRoutes } from './AppRoutes';
 import { createQueryClient } from './query-client';
 import { theme } from './theme';
 
+/**
+ * The theme is a plain one (no CSS variables, one colour scheme), so it is provided the way
+ * Material UI's own ThemeProvider does for such a theme (its ThemeProviderNoVars: the system
+ * provider). Material UI's ThemeProvider would also bring its CSS-variables provider (colour
+ * scheme storage, the init script: about 4 KB gzipped) to every first load.
+ */
 export function App() {
   const [queryClient] = useState(createQueryClient);
   return (

@@ -5,7 +5,7 @@ import Box from '@mui/material/Box';
 import IconButton from '@mui/material/IconButton';
 import Toolbar from '@mui/material/Toolbar';
 import Typography from '@mui/material/Typography';
-import { Suspense, lazy, useEffect, useId, useState } from 'react';
+import { Suspense, lazy, useId, useState } from 'react';
 import { useNavigate } from 'react-router';
 import { MESSAGES } from '@portal/contracts';
 import { useSignOut } from '../auth/session';
@@ -15,21 +15,6 @@ import { useNotify } from '../notifications/notify-context';
 import { LOGO_URL, navigationPictureOf } from './pictures';
 
 const NavMenu = lazy(() => import('./NavMenu'));
-
-/** Loads the menu's code when the browser is idle after the first paint, or at the first tap. */
-function useMenuWanted(): [boolean, () => void] {
-  const [wanted, setWanted] = useState(false);
-  useEffect(() => {
-    const want = () => setWanted(true);
-    if (typeof window.requestIdleCallback === 'function') {
-      const id = window.requestIdleCallback(want, { timeout: 3000 });
-      return () => window.cancelIdleCallback(id);
-    }
-    const id = window.setTimeout(want, 1500);
-    return () => window.clearTimeout(id);
-  }, []);
-  return [wanted, () => setWanted(true)];
-}
 
 /**
  * Logo, the user's picture (to /user) and the menu. A participant who has not watched the
@@ -43,7 +28,11 @@ export function NavBar() {
   const notify = useNotify();
   const menuId = useId();
   const [anchor, setAnchor] = useState<HTMLElement | null>(null);
-  const [menuWanted, wantMenu] = useMenuWanted();
+  // The menu's code loads at the first sign the user is going for it (pointer over or down on
+  // the button, keyboard focus): a page that is only read never downloads it, and by the click
+  // that opens the menu the small chunk is usually there.
+  const [menuWanted, setMenuWanted] = useState(false);
+  const wantMenu = () => setMenuWanted(true);
   const locked = user !== null && !user.video_watched;
 
   const warnLocked = () => notify({ message: MESSAGES.mustWatchVideo, severity: 'warning' });
@@ -75,6 +64,9 @@ export function NavBar() {
             aria-controls={anchor ? menuId : undefined}
             aria-expanded={anchor ? 'true' : undefined}
             disabled={locked}
+            onPointerEnter={wantMenu}
+            onPointerDown={wantMenu}
+            onFocus={wantMenu}
             onClick={(event) => {
               wantMenu();
               setAnchor(event.currentTarget);

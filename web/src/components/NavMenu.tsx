@@ -19,8 +19,8 @@ interface LinkItem {
 }
 
 /**
- * The dropdown of the navigation bar, in the order of SPEC section 2. Loaded after the first
- * paint (it brings the menu components and the role rule of the shared contracts).
+ * The dropdown of the navigation bar, in the order of SPEC section 2. Loaded when the user goes
+ * for the menu button (it brings the menu components and the role rule of the shared contracts).
  */
 export default function NavMenu({ id, anchor, onClose, user, productName, spyOnUrl, onLogout }: NavMenuProps) {
   const links: LinkItem[] = user

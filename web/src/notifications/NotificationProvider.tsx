@@ -1,55 +1,37 @@
-import Alert, { type AlertColor } from '@mui/material/Alert';
-import Portal from '@mui/material/Portal';
-import Snackbar, { type SnackbarCloseReason } from '@mui/material/Snackbar';
-import { useCallback, useMemo, useState, type ReactNode, type SyntheticEvent } from 'react';
+import { Suspense, lazy, useCallback, useMemo, useState, type ReactNode } from 'react';
 import { NotifyContext, type Notification } from './notify-context';
-
-interface Shown extends Required<Notification> {
-  key: number;
-}
+import type { Shown } from './Toast';
 
 const DEFAULT_HIDE_MS = 6000;
 
+// The toast's components (Snackbar, its transition, the click-away listener) load with the first
+// notification: most page views show none, and the first load stays smaller.
+const Toast = lazy(() => import('./Toast'));
+
 /**
  * One toast at a time above every page, so that a message survives the navigation that often
- * follows it ('New User Created!' and then /user). It is rendered into <body>, outside the app's
- * root: while a dialog is open MUI hides the root from assistive technology (aria-hidden), and a
- * toast inside it would be seen but never announced.
+ * follows it ('New User Created!' and then /user).
  */
 export function NotificationProvider({ children }: { children: ReactNode }) {
   const [shown, setShown] = useState<Shown | null>(null);
   const [open, setOpen] = useState(false);
+  const [used, setUsed] = useState(false);
 
   const notify = useCallback((notification: Notification) => {
     setShown({ severity: 'info', autoHideMs: DEFAULT_HIDE_MS, ...notification, key: Date.now() });
     setOpen(true);
+    setUsed(true);
   }, []);
-
-  const close = (_event: SyntheticEvent | Event, reason?: SnackbarCloseReason) => {
-    if (reason === 'clickaway') return;
-    setOpen(false);
-  };
 
   const value = useMemo(() => ({ notify }), [notify]);
   return (
     <NotifyContext value={value}>
       {children}
-      <Portal>
-        <Snackbar
-          key={shown?.key}
-          open={open}
-          autoHideDuration={shown?.autoHideMs ?? DEFAULT_HIDE_MS}
-          onClose={close}
-          anchorOrigin={{ vertical: 'top', horizontal: 'center' }}
-          slotProps={{ transition: { onExited: () => setShown(null) } }}
-        >
-          {shown ? (
-            <Alert severity={shown.severity as AlertColor} variant="filled" onClose={() => setOpen(false)} sx={{ width: '100%' }}>
-              {shown.message}
-            </Alert>
-          ) : undefined}
-        </Snackbar>
-      </Portal>
+      {used ? (
+        <Suspense fallback={null}>
+          <Toast shown={shown} open={open} onClose={() => setOpen(false)} onExited={() => setShown(null)} />
+        </Suspense>
+      ) : null}
     </NotifyContext>
   );
 }

@@ -2,7 +2,7 @@ import Alert from '@mui/material/Alert';
 import Box from '@mui/material/Box';
 import Button from '@mui/material/Button';
 import Typography from '@mui/material/Typography';
-import { useState } from 'react';
+import { Suspense, lazy, useState } from 'react';
 import { MESSAGES, type MediaType } from '@portal/contracts';
 import { Page } from '../../components/Page';
 import { PageLoading } from '../../components/PageLoading';
@@ -10,7 +10,10 @@ import { FilterToggle } from '../../evidence/FilterToggle';
 import { LoadMore } from '../../evidence/LoadMore';
 import { useEvidenceList } from '../../evidence/queries';
 import { ArchiveCard, ARCHIVE_CARD_WIDTH } from './ArchiveCard';
-import { ArchiveDialog } from './ArchiveDialog';
+
+// The item dialog (MUI's Dialog, the media player) loads when a visitor first opens an item, and
+// then stays mounted so that it can close with its transition.
+const ArchiveDialog = lazy(() => import('./ArchiveDialog').then((module) => ({ default: module.ArchiveDialog })));
 
 const PUBLIC = { kind: 'public' } as const;
 
@@ -18,6 +21,7 @@ const PUBLIC = { kind: 'public' } as const;
 export default function ArchivePage() {
   const [type, setType] = useState<MediaType | null>(null);
   const [openId, setOpenId] = useState<string | null>(null);
+  const [dialogUsed, setDialogUsed] = useState(false);
   const list = useEvidenceList(PUBLIC, type);
   const opened = list.items.find((item) => item.id === openId) ?? null;
 
@@ -51,7 +55,14 @@ export default function ArchivePage() {
         sx={{ display: 'grid', gridTemplateColumns: `repeat(auto-fill, ${ARCHIVE_CARD_WIDTH}px)`, gap: 2, justifyContent: 'center', p: 0, m: 0 }}
       >
         {list.items.map((item) => (
-          <ArchiveCard key={item.id} item={item} onOpen={() => setOpenId(item.id)} />
+          <ArchiveCard
+            key={item.id}
+            item={item}
+            onOpen={() => {
+              setDialogUsed(true);
+              setOpenId(item.id);
+            }}
+          />
         ))}
       </Box>
     );
@@ -62,7 +73,11 @@ export default function ArchivePage() {
       <FilterToggle value={type} onChange={setType} />
       {content}
       <LoadMore hasMore={list.hasNextPage} loading={list.isFetchingNextPage} onLoadMore={() => void list.fetchNextPage()} />
-      <ArchiveDialog item={opened} onClose={() => setOpenId(null)} />
+      {dialogUsed ? (
+        <Suspense fallback={null}>
+          <ArchiveDialog item={opened} onClose={() => setOpenId(null)} />
+        </Suspense>
+      ) : null}
     </Page>
   );
 }
