@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Express } from 'express';
 import { TOPICS, type MediaJob } from '@portal/contracts';
@@ -72,6 +73,8 @@ export interface EvidenceServiceHandle {
 }
 
 const RECONCILE_EVERY_MS = 60_000;
+/** How old a note of blobs being written or deleted must be before another process settles it. */
+const BLOB_INTENT_GRACE_MS = 3600_000;
 
 /** Wires the evidence service; the same code runs alone or in the all-in-one process. */
 export async function createEvidenceService(settings: EvidenceSettings, runtime: EvidenceRuntime): Promise<EvidenceServiceHandle> {
@@ -93,6 +96,9 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
   metrics.watchQueue(jobs);
   metrics.watchConsumerLag(bus, 'evidence', [TOPICS.users]);
   metrics.watchConsumerLag(bus, 'evidence.media-results', [TOPICS.media]);
+  // This process's temporary folders (emptied at start): received multipart files, and finished
+  // resumable uploads read back from S3 for inspection.
+  const tmpDirs = [join(settings.dataDir, 'tmp', 'evidence-uploads'), join(settings.dataDir, 'tmp', 'finished-uploads')];
   const { app, cleanUpUploads } = createEvidenceApp({
     metrics,
     logger,
@@ -100,9 +106,9 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
     evidence,
     repository,
     blobs,
-    tmpDir: join(settings.dataDir, 'tmp', 'evidence-uploads'),
+    tmpDir: tmpDirs[0]!,
     uploads: infrastructure.s3
-      ? s3UploadStorage(infrastructure.s3, join(settings.dataDir, 'tmp', 'finished-uploads'), settings.uploadExpiryMs)
+      ? s3UploadStorage(infrastructure.s3, tmpDirs[1]!, settings.uploadExpiryMs)
       : fileUploadStorage(join(settings.dataDir, 'uploads'), settings.uploadExpiryMs),
     readiness: [
       { name: 'evidence', check: () => repository.ping() },
@@ -117,6 +123,9 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
   let timer: NodeJS.Timeout | undefined;
   const housekeeping = () => {
     evidence.reconcile().catch((error: unknown) => logger.warn({ err: error }, 'reconciling media jobs failed'));
+    evidence
+      .sweepBlobIntents(new Date(Date.now() - BLOB_INTENT_GRACE_MS))
+      .catch((error: unknown) => logger.warn({ err: error }, 'settling interrupted blob writes failed'));
     cleanUpUploads().catch((error: unknown) => logger.warn({ err: error }, 'removing expired uploads failed'));
   };
 
@@ -129,6 +138,13 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
       subscriptions = await subscribeEvidenceConsumers(bus, evidence, logger);
       // Work left by a previous run (committed items whose job was never added) is picked up now.
       await evidence.reconcile();
+      // What a previous run of this process was doing when it died. The embedded (SQLite) store
+      // belongs to this process alone, so every note of blobs in writing is from a dead run; a
+      // shared database may hold notes of live replicas, settled only once old enough.
+      await evidence.sweepBlobIntents(infrastructure.mongoUrl ? new Date(Date.now() - BLOB_INTENT_GRACE_MS) : new Date());
+      // Received files of requests that were cut off by the end of the previous run.
+      for (const dir of tmpDirs) await rm(dir, { recursive: true, force: true }).then(() => mkdir(dir, { recursive: true }));
+      await cleanUpUploads().catch((error: unknown) => logger.warn({ err: error }, 'removing expired uploads failed'));
       timer = setInterval(housekeeping, RECONCILE_EVERY_MS);
       timer.unref();
       server = app.listen(settings.port, settings.host);

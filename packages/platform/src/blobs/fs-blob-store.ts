@@ -20,17 +20,21 @@ export class FsBlobStore implements BlobStore {
   private readonly dataRoot: string;
   private readonly metaRoot: string;
   private readonly tmpRoot: string;
+  /** Temporary files of writes cut short by the death of their process, being removed. */
+  private readonly tidied: Promise<void>;
 
   constructor(root: string) {
     this.dataRoot = join(root, 'data');
     this.metaRoot = join(root, 'meta');
     this.tmpRoot = join(root, 'tmp');
+    this.tidied = removeAbandonedWrites(this.tmpRoot).catch(() => undefined);
   }
 
   async put(key: string, body: Readable | Uint8Array, options: { contentType: string }): Promise<BlobInfo> {
     assertValidBlobKey(key);
+    await this.tidied;
     await mkdir(this.tmpRoot, { recursive: true });
-    const tmp = join(this.tmpRoot, randomUUID());
+    const tmp = join(this.tmpRoot, tmpName());
     const hash = createHash('sha256');
     let size = 0;
     const source = body instanceof Readable ? body : Readable.from([Buffer.from(body)]);
@@ -63,8 +67,9 @@ export class FsBlobStore implements BlobStore {
    */
   async putFile(key: string, path: string, options: { contentType: string }): Promise<BlobInfo> {
     assertValidBlobKey(key);
+    await this.tidied;
     await mkdir(this.tmpRoot, { recursive: true });
-    const tmp = join(this.tmpRoot, randomUUID());
+    const tmp = join(this.tmpRoot, tmpName());
     try {
       await link(path, tmp);
     } catch (error) {
@@ -163,6 +168,35 @@ export class FsBlobStore implements BlobStore {
       if (isNotFound(error)) return null;
       throw error;
     }
+  }
+}
+
+/** A temporary file's name says which process writes it: <pid>-<random>. */
+const tmpName = () => `${process.pid}-${randomUUID()}`;
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * A write in progress lives in tmp/ until it is renamed into place; if its process was killed,
+ * the file stays there. Removed here: files of processes no longer running, and files with this
+ * process's id made before it started (a restarted container has the same id every time).
+ */
+async function removeAbandonedWrites(tmpRoot: string): Promise<void> {
+  const started = Date.now() - process.uptime() * 1000;
+  for (const name of await readdir(tmpRoot).catch(() => [] as string[])) {
+    const pid = Number(/^(\d+)-/.exec(name)?.[1]);
+    const path = join(tmpRoot, name);
+    const stats = await stat(path).catch(() => null);
+    if (!stats) continue;
+    const abandoned = Number.isInteger(pid) ? (pid === process.pid ? stats.mtimeMs < started : !isAlive(pid)) : Date.now() - stats.mtimeMs > 24 * 3600_000;
+    if (abandoned) await rm(path, { force: true });
   }
 }
 

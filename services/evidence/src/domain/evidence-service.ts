@@ -68,6 +68,11 @@ export function jobIdFor(evidenceId: string, revision: number): string {
   return `${evidenceId}.r${revision}`;
 }
 
+/** Where an item's blobs are: all of them, and those of one revision of its media. */
+const itemPrefix = (id: string) => `evidence/${id}/`;
+const revisionPrefix = (id: string, revision: number) => `evidence/${id}/r${revision}/`;
+const INTENT_PREFIX = /^evidence\/([^/]+)\/(?:r(\d+)\/)?$/;
+
 /** The evidence use cases. Ownership and roles are checked here, on the server. */
 export class EvidenceService {
   constructor(private readonly deps: EvidenceServiceDeps) {}
@@ -103,11 +108,18 @@ export class EvidenceService {
       const { size, classified } = await this.inspect(file);
       const record = await this.newRecord(caller, input, classified.media_type);
       Object.assign(record, await this.storeOriginal(record.id, 1, file, classified, size));
-      await this.deps.evidence.create(
-        record,
-        [this.changedEvent('evidence.created', record, options.requestId)],
-        options.uploadId ? { uploadId: options.uploadId, evidenceId: record.id, size } : undefined,
-      );
+      await this.deps.evidence
+        .create(
+          record,
+          [this.changedEvent('evidence.created', record, options.requestId)],
+          options.uploadId ? { uploadId: options.uploadId, evidenceId: record.id, size } : undefined,
+        )
+        .catch(async (error: unknown) => {
+          await this.removeBlobs(revisionPrefix(record.id, 1));
+          throw error;
+        });
+      // The item refers to its original now: the note made before writing it is done with.
+      await this.deps.evidence.removeBlobIntent(revisionPrefix(record.id, 1));
       this.deps.onEventsCommitted();
       await this.enqueue(record);
       return record;
@@ -149,17 +161,33 @@ export class EvidenceService {
           throw badRequest(message, { file: message });
         }
         const revision = current.media_revision + 1;
+        // The old revision's blobs go once the new one is filed; noted first, so that a crash in
+        // between cannot leave them behind (the sweep keeps whichever revision the item is at).
+        await this.deps.evidence.addBlobIntent(revisionPrefix(id, current.media_revision));
         Object.assign(changes, await this.storeOriginal(current.id, revision, file, classified, size));
         replaced = { revision: current.media_revision };
       }
-      const updated = await this.deps.evidence.update(id, changes, [
-        this.changedEvent('evidence.updated', { ...current, ...changes }, requestId),
-      ]);
-      if (!updated) throw notFound(MESSAGES.evidenceNotFound);
+      // If the change is not filed, the new revision's blobs go and the old ones stay.
+      const abandon = async () => {
+        if (!replaced) return;
+        await this.removeBlobs(revisionPrefix(id, replaced.revision + 1));
+        await this.deps.evidence.removeBlobIntent(revisionPrefix(id, replaced.revision));
+      };
+      const updated = await this.deps.evidence
+        .update(id, changes, [this.changedEvent('evidence.updated', { ...current, ...changes }, requestId)])
+        .catch(async (error: unknown) => {
+          await abandon();
+          throw error;
+        });
+      if (!updated) {
+        await abandon();
+        throw notFound(MESSAGES.evidenceNotFound);
+      }
       this.deps.onEventsCommitted();
       if (replaced) {
+        await this.deps.evidence.removeBlobIntent(revisionPrefix(id, replaced.revision + 1));
         await this.enqueue(updated);
-        await this.deps.blobs.deletePrefix(`evidence/${id}/r${replaced.revision}/`);
+        await this.removeBlobs(revisionPrefix(id, replaced.revision));
       }
       return updated;
     } finally {
@@ -170,12 +198,17 @@ export class EvidenceService {
   async delete(caller: CallerIdentity, id: string, requestId?: string): Promise<void> {
     const current = await this.ownedOrAdministered(caller, id);
     const data: EvidenceDeletedData = { evidenceId: id, userId: current.user_id };
+    // Noted before the item goes, so that its blobs go too even if the process dies right after.
+    await this.deps.evidence.addBlobIntent(itemPrefix(id));
     const deleted = await this.deps.evidence.delete(id, [
       { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.deleted', key: id, data, requestId }) },
     ]);
-    if (!deleted) throw notFound(MESSAGES.evidenceNotFound);
+    if (!deleted) {
+      await this.deps.evidence.removeBlobIntent(itemPrefix(id));
+      throw notFound(MESSAGES.evidenceNotFound);
+    }
     this.deps.onEventsCommitted();
-    await this.deps.blobs.deletePrefix(`evidence/${id}/`);
+    await this.removeBlobs(itemPrefix(id));
   }
 
   async toggleVisibility(id: string, requestId?: string): Promise<EvidenceRecord> {
@@ -246,7 +279,14 @@ export class EvidenceService {
           }
         : { media_status: 'failed', media_error: result.error ?? 'The file could not be processed' };
     const updated = await this.deps.evidence.applyMediaResult(result.evidenceId, result.revision, changes);
-    if (updated) this.deps.logger.info({ evidenceId: result.evidenceId, revision: result.revision, status: result.status }, 'media result applied');
+    if (updated) {
+      this.deps.logger.info({ evidenceId: result.evidenceId, revision: result.revision, status: result.status }, 'media result applied');
+      return;
+    }
+    // The item was deleted, or its file replaced, while the worker made these: nobody refers to
+    // them (the deletion or replacement removed what was there when it happened).
+    const current = await this.deps.evidence.findById(result.evidenceId);
+    if (current?.media_revision !== result.revision) await this.deps.blobs.deletePrefix(revisionPrefix(result.evidenceId, result.revision));
   }
 
   async onUserChanged(data: Pick<UserUpdatedData, 'userId' | 'username' | 'avatar_AWS_URL'>): Promise<void> {
@@ -256,6 +296,16 @@ export class EvidenceService {
 
   /** A deleted participant's items and their files go too. Idempotent. */
   async onUserDeleted(userId: string): Promise<void> {
+    // Each item is noted before the deletion, so that its blobs go even if the process dies after
+    // it (the event comes again then, but finds no item left to name the blobs).
+    const owned: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.deps.evidence.list({ ownerId: userId }, 500, cursor);
+      owned.push(...page.items.map((record) => record.id));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    for (const id of owned) await this.deps.evidence.addBlobIntent(itemPrefix(id));
     const deleted = await this.deps.evidence.deleteByOwner(userId, (records) =>
       records.map((record) => {
         const data: EvidenceDeletedData = { evidenceId: record.id, userId };
@@ -263,7 +313,7 @@ export class EvidenceService {
       }),
     );
     if (deleted.length > 0) this.deps.onEventsCommitted();
-    for (const record of deleted) await this.deps.blobs.deletePrefix(`evidence/${record.id}/`);
+    for (const id of new Set([...owned, ...deleted.map((record) => record.id)])) await this.removeBlobs(itemPrefix(id));
     await this.deps.authors.remove(userId);
     this.deps.logger.info({ userId, items: deleted.length }, "deleted a removed user's evidence");
   }
@@ -285,7 +335,38 @@ export class EvidenceService {
     }
   }
 
+  /**
+   * Blobs are written before the item that refers to them is filed, and deleted after the item
+   * goes; each such prefix is noted first (addBlobIntent) and the note removed when done. A note
+   * left by a process that died is settled here: the blobs stay if an item refers to them (the
+   * item, or its current revision), and go otherwise. Notes made before `before` are settled:
+   * at the start of the only process using the store that is all of them; otherwise only notes
+   * old enough that no request can still be working on them.
+   */
+  async sweepBlobIntents(before: Date): Promise<number> {
+    let removed = 0;
+    for (;;) {
+      const intents = await this.deps.evidence.blobIntents(before.toISOString(), 100);
+      if (intents.length === 0) return removed;
+      for (const { prefix } of intents) {
+        const match = INTENT_PREFIX.exec(prefix);
+        const item = match ? await this.deps.evidence.findById(match[1]!) : null;
+        const referred = item !== null && (match![2] === undefined || item.media_revision === Number(match![2]));
+        if (match && !referred) removed += await this.deps.blobs.deletePrefix(prefix);
+        await this.deps.evidence.removeBlobIntent(prefix);
+      }
+      this.deps.logger.info({ prefixes: intents.length, blobs: removed }, 'settled blobs left by an interrupted write or deletion');
+    }
+  }
+
   // --- helpers -----------------------------------------------------------------------------
+
+  /** Deletes the blobs under a prefix, noted first so that a crash midway is finished later. */
+  private async removeBlobs(prefix: string): Promise<void> {
+    await this.deps.evidence.addBlobIntent(prefix);
+    await this.deps.blobs.deletePrefix(prefix);
+    await this.deps.evidence.removeBlobIntent(prefix);
+  }
 
   private async ownedOrAdministered(caller: CallerIdentity, id: string): Promise<EvidenceRecord> {
     const record = await this.deps.evidence.findById(id);
@@ -304,7 +385,9 @@ export class EvidenceService {
   }
 
   private async storeOriginal(id: string, revision: number, file: ReceivedFile, classified: ClassifiedFile, size: number): Promise<EvidenceChanges> {
-    const key = `evidence/${id}/r${revision}/original`;
+    const key = `${revisionPrefix(id, revision)}original`;
+    // Noted before the write: if the process dies before the item is filed, the blob is found.
+    await this.deps.evidence.addBlobIntent(revisionPrefix(id, revision));
     // putFile: the file store links the received file into place rather than copying it.
     await this.deps.blobs.putFile(key, file.path, { contentType: classified.contentType });
     return {

@@ -20,6 +20,12 @@ export interface EvidencePage {
   nextCursor: string | null;
 }
 
+/** Blobs under a prefix that are being written or deleted: see EvidenceService.sweepBlobIntents. */
+export interface BlobIntent {
+  prefix: string;
+  created_at: string;
+}
+
 export interface FinishedUpload {
   uploadId: string;
   evidenceId: string;
@@ -47,6 +53,14 @@ export interface EvidenceRepository {
   /** Items still waiting for their media, oldest first. */
   findProcessing(limit: number): Promise<EvidenceRecord[]>;
   findFinishedUpload(uploadId: string): Promise<FinishedUpload | null>;
+  /**
+   * Notes, before blobs are written or deleted, the prefix they are under; the note is removed
+   * when the work is done. What a crash leaves noted is garbage unless an item refers to it.
+   */
+  addBlobIntent(prefix: string): Promise<void>;
+  removeBlobIntent(prefix: string): Promise<void>;
+  /** Intents noted before a time (ISO 8601), oldest first. */
+  blobIntents(before: string, limit: number): Promise<BlobIntent[]>;
   readonly outbox: OutboxStore;
   ping(): Promise<void>;
 }

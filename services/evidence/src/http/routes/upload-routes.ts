@@ -79,6 +79,33 @@ export function uploadRoutes(deps: UploadRouteDeps): { router: Router; cleanUp: 
     }
   }
 
+  /** Uploads being filed as items right now (so that a HEAD meanwhile does not file one twice). */
+  const filing = new Set<string>();
+
+  /** Files a complete upload as an item; whatever the outcome, the upload itself is removed. */
+  async function fileUpload(caller: CallerIdentity, upload: Upload) {
+    filing.add(upload.id);
+    try {
+      const path = await deps.storage.localCopy(upload);
+      return await deps.evidence.createFromFile(caller, { path }, metadataInput(upload), { uploadId: upload.id });
+    } finally {
+      await deps.storage.discard(upload).catch((error: unknown) => deps.logger.warn({ err: error, uploadId: upload.id }, 'removing a finished upload failed'));
+      filing.delete(upload.id);
+    }
+  }
+
+  /**
+   * An upload whose last byte was stored but which the process did not live to file as an item
+   * (it died in between): with nothing left to send, its client could never finish it. It is
+   * filed when its owner asks about it.
+   */
+  async function fileIfComplete(caller: CallerIdentity | undefined, uploadId: string) {
+    if (!caller || filing.has(uploadId)) return null;
+    const upload = await datastore.getUpload(uploadId).catch(() => null);
+    if (!upload || upload.size === undefined || upload.offset !== upload.size || upload.metadata?.owner !== caller.userId) return null;
+    return { record: await fileUpload(caller, upload), size: upload.size };
+  }
+
   function metadataInput(upload: Upload) {
     const parsed = createEvidenceSchema.safeParse({
       title: upload.metadata?.title ?? undefined,
@@ -115,8 +142,7 @@ export function uploadRoutes(deps: UploadRouteDeps): { router: Router; cleanUp: 
     async onUploadFinish(req, upload) {
       const caller = await callerOf(req);
       try {
-        const path = await deps.storage.localCopy(upload);
-        const record = await deps.evidence.createFromFile(caller, { path }, metadataInput(upload), { uploadId: upload.id });
+        const record = await fileUpload(caller, upload);
         return {
           status_code: 200,
           headers: { 'Content-Type': 'application/json', 'X-Evidence-Id': record.id },
@@ -126,8 +152,6 @@ export function uploadRoutes(deps: UploadRouteDeps): { router: Router; cleanUp: 
         const httpError = toHttpError(error);
         if (httpError.status >= 500) deps.logger.error({ err: error, uploadId: upload.id }, 'finishing an upload failed');
         throw { status_code: httpError.status, body: JSON.stringify(httpError.toJSON()) };
-      } finally {
-        await deps.storage.discard(upload).catch((error: unknown) => deps.logger.warn({ err: error, uploadId: upload.id }, 'removing a finished upload failed'));
       }
     },
     async onResponseError(_req, error) {
@@ -155,7 +179,8 @@ export function uploadRoutes(deps: UploadRouteDeps): { router: Router; cleanUp: 
     (req, res, next) => {
       deps.repository
         .findFinishedUpload(String(req.params.uploadId))
-        .then(async (finished) => {
+        .then(async (known) => {
+          const finished = known ?? (await fileIfComplete(req.caller, String(req.params.uploadId)).then((filed) => filed && { evidenceId: filed.record.id, size: filed.size }));
           if (!finished) return next();
           const record = await deps.repository.findById(finished.evidenceId);
           if (!record || record.user_id !== req.caller?.userId) return next();

@@ -10,7 +10,7 @@ import {
   type EmbeddedEvent,
 } from '@portal/platform';
 import type { EvidenceChanges, EvidenceRecord } from '../../domain/evidence-record.js';
-import type { EvidenceFilter, EvidencePage, EvidenceRepository, FinishedUpload, PendingEvent } from '../evidence-repository.js';
+import type { BlobIntent, EvidenceFilter, EvidencePage, EvidenceRepository, FinishedUpload, PendingEvent } from '../evidence-repository.js';
 
 interface EvidenceDocument extends Omit<EvidenceRecord, 'id'> {
   _id: string;
@@ -62,6 +62,14 @@ evidenceSchema.index({ is_public: 1, date_posted: -1, _id: -1 }, { name: 'by_vis
 evidenceSchema.index({ media_status: 1, updated_at: 1 }, { name: 'by_media_status' });
 evidenceSchema.index({ upload_id: 1 }, { name: 'by_upload' });
 
+interface BlobIntentDocument {
+  _id: string;
+  created_at: string;
+}
+
+const blobIntentSchema = new Schema<BlobIntentDocument>({ _id: String, created_at: String }, { versionKey: false });
+blobIntentSchema.index({ created_at: 1 }, { name: 'by_age' });
+
 interface AuthorDocument {
   _id: string;
   username: string;
@@ -80,14 +88,17 @@ function toRecord(document: EvidenceDocument | null): EvidenceRecord | null {
 export class MongoEvidenceRepository implements EvidenceRepository {
   readonly outbox: MongoOutboxStore;
   private readonly items: Model<EvidenceDocument>;
+  private readonly intents: Model<BlobIntentDocument>;
 
   constructor(private readonly connection: Connection) {
     this.items = connection.model<EvidenceDocument>('Evidence', evidenceSchema, 'evidence');
+    this.intents = connection.model<BlobIntentDocument>('BlobIntent', blobIntentSchema, 'blob_intents');
     this.outbox = new MongoOutboxStore(connection, [this.items], 'outbox');
   }
 
   async ensureIndexes(): Promise<void> {
     await this.items.createIndexes();
+    await this.intents.createIndexes();
   }
 
   async create(record: EvidenceRecord, events: PendingEvent[], finishedUpload?: FinishedUpload): Promise<void> {
@@ -183,6 +194,19 @@ export class MongoEvidenceRepository implements EvidenceRepository {
   async findFinishedUpload(uploadId: string): Promise<FinishedUpload | null> {
     const document = await this.items.findOne({ upload_id: uploadId, ...LIVE }, { upload_id: 1, upload_size: 1 }).lean<EvidenceDocument>();
     return document ? { uploadId, evidenceId: document._id, size: document.upload_size ?? 0 } : null;
+  }
+
+  async addBlobIntent(prefix: string): Promise<void> {
+    await this.intents.updateOne({ _id: prefix }, { $setOnInsert: { created_at: new Date().toISOString() } }, { upsert: true });
+  }
+
+  async removeBlobIntent(prefix: string): Promise<void> {
+    await this.intents.deleteOne({ _id: prefix });
+  }
+
+  async blobIntents(before: string, limit: number): Promise<BlobIntent[]> {
+    const documents = await this.intents.find({ created_at: { $lt: before } }).sort({ created_at: 1 }).limit(limit).lean<BlobIntentDocument[]>();
+    return documents.map((document) => ({ prefix: document._id, created_at: document.created_at }));
   }
 
   async ping(): Promise<void> {

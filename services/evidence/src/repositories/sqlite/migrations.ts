@@ -43,4 +43,10 @@ export const EVIDENCE_MIGRATIONS = [
      avatar_url TEXT
    );
    ${OUTBOX_TABLE_SQL}`,
+  // Prefixes of blobs being written or deleted (EvidenceService.sweepBlobIntents).
+  `CREATE TABLE blob_intents (
+     prefix TEXT PRIMARY KEY,
+     created_at TEXT NOT NULL
+   );
+   CREATE INDEX blob_intents_by_age ON blob_intents (created_at);`,
 ];
