@@ -272,14 +272,14 @@ describe('a crash (kill -9) while an administrator makes everything public', () 
     const walSize = () => statSync(wal, { throwIfNoEntry: false })?.size ?? 0;
     await waitFor(() => walSize() === 0, { timeoutMs: 10_000, what: 'the write-ahead log emptied' });
 
-    // The request goes out; the process dies as soon as the database takes the change (its log
-    // grows), or else when the answer arrives.
+    // The request goes out; the process dies once the database is writing the change (pages of
+    // it in the log, not committed yet), or else when the answer arrives.
     let answered = false;
     const request = admin.put('/api/evidence/makeAllPublic').then(
       (response) => ((answered = response.status === 200), response),
       () => null,
     );
-    await waitFor(() => answered || walSize() > 0, { timeoutMs: 30_000, intervalMs: 1, what: 'the change to begin' });
+    await waitFor(() => answered || walSize() > 64 * 1024, { timeoutMs: 30_000, intervalMs: 1, what: 'the change to be written' });
     const landed = answered ? 'after the answer' : `while the change was written (log at ${walSize()} bytes), before the answer`;
     await first.kill();
     await request;
