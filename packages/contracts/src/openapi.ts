@@ -32,12 +32,14 @@ import {
 
 const json = <S extends z.ZodType>(schema: S) => ({ content: { 'application/json': { schema } } });
 const error = (description: string) => ({ description, ...json(apiErrorSchema) });
+/** A JSON request body; every route that takes one needs it. */
+const body = <S extends z.ZodType>(schema: S) => ({ required: true, ...json(schema) });
 
 const binary = z.string().meta({ format: 'binary' });
 const sessionCookie = { cookieAuth: [] };
 const userIdPath = z.object({ id: z.string().meta({ description: 'User id (UUID)' }) });
 const nextLink = {
-  Link: z.string().meta({
+  Link: z.string().optional().meta({
     description: 'RFC 8288 link to the next page, present while there is one: </path?limit=50&cursor=...>; rel="next"',
   }),
 };
@@ -66,6 +68,7 @@ const paths: ZodOpenApiPathsObject = {
       summary: 'Register a participant (role 1) with a face photo',
       tags: ['users'],
       requestBody: {
+        required: true,
         content: {
           'multipart/form-data': {
             schema: registerRequestSchema.extend({
@@ -89,7 +92,7 @@ const paths: ZodOpenApiPathsObject = {
     post: op({
       summary: 'Is a username or e-mail address taken?',
       tags: ['users'],
-      requestBody: json(checkRequestSchema),
+      requestBody: body(checkRequestSchema),
       responses: { '200': { description: 'Whether an account exists', ...json(checkResponseSchema) }, ...commonErrors },
     }),
   },
@@ -97,7 +100,7 @@ const paths: ZodOpenApiPathsObject = {
     post: op({
       summary: 'Log in with username or e-mail; sets the httpOnly session cookie',
       tags: ['users'],
-      requestBody: json(loginRequestSchema),
+      requestBody: body(loginRequestSchema),
       responses: {
         '200': { description: 'Logged in; a new session cookie is set', ...json(userSchema) },
         ...commonErrors,
@@ -126,6 +129,7 @@ const paths: ZodOpenApiPathsObject = {
       tags: ['users'],
       security: [sessionCookie],
       requestBody: {
+        required: true,
         content: {
           'multipart/form-data': {
             schema: profileUpdateSchema.extend({ file: binary.optional().meta({ description: 'New avatar image' }) }),
@@ -174,7 +178,7 @@ const paths: ZodOpenApiPathsObject = {
       tags: ['administration'],
       security: [sessionCookie],
       requestParams: { path: userIdPath },
-      requestBody: json(adminUserUpdateSchema),
+      requestBody: body(adminUserUpdateSchema),
       responses: {
         '200': { description: 'The updated user; role and video_watched unchanged', ...json(userSchema) },
         ...adminOnly,
@@ -262,7 +266,7 @@ const evidencePaths: ZodOpenApiPathsObject = {
       summary: 'Add evidence: a note, or a file sent whole (use the resumable upload for large files)',
       tags: ['evidence'],
       security: [sessionCookie],
-      requestBody: { content: { 'multipart/form-data': { schema: multipartEvidence }, 'application/json': { schema: createEvidenceSchema } } },
+      requestBody: { required: true, content: { 'multipart/form-data': { schema: multipartEvidence }, 'application/json': { schema: createEvidenceSchema } } },
       responses: {
         '201': { description: 'The new item; media items start as processing', ...json(evidenceSchema) },
         ...signedIn,
@@ -319,6 +323,7 @@ const evidencePaths: ZodOpenApiPathsObject = {
       security: [sessionCookie],
       requestParams: { path: evidenceIdPath },
       requestBody: {
+        required: true,
         content: {
           'multipart/form-data': { schema: updateEvidenceSchema.extend({ file: binary.optional() }) },
           'application/json': { schema: updateEvidenceSchema },
@@ -377,7 +382,7 @@ const evidencePaths: ZodOpenApiPathsObject = {
       security: [sessionCookie],
       requestParams: {
         header: z.object({
-          'Upload-Length': z.string().meta({ description: 'Total size in bytes' }),
+          'Upload-Length': z.string().regex(/^\d+$/).meta({ description: 'Total size in bytes' }),
           'Upload-Metadata': z.string().meta({ description: 'tus metadata: comma-separated "key base64(value)" pairs' }),
           ...tusHeaders,
         }),
@@ -406,7 +411,7 @@ const evidencePaths: ZodOpenApiPathsObject = {
       summary: 'Send bytes from Upload-Offset (application/offset+octet-stream)',
       tags: ['evidence'],
       security: [sessionCookie],
-      requestParams: { path: z.object({ uploadId: z.string() }), header: z.object({ 'Upload-Offset': z.string(), ...tusHeaders }) },
+      requestParams: { path: z.object({ uploadId: z.string() }), header: z.object({ 'Upload-Offset': z.string().regex(/^\d+$/).meta({ description: 'Bytes the server has (from HEAD)' }), ...tusHeaders }) },
       requestBody: { content: { 'application/offset+octet-stream': { schema: binary } } },
       responses: {
         '200': { description: 'The last bytes arrived: the new item', ...json(evidenceSchema) },
@@ -445,7 +450,7 @@ const resetPaths: ZodOpenApiPathsObject = {
     post: op({
       summary: 'Is there an account with this e-mail address?',
       tags: ['password reset'],
-      requestBody: json(checkEmailRequestSchema),
+      requestBody: body(checkEmailRequestSchema),
       responses: { '200': { description: 'Whether it exists', ...json(checkEmailResponseSchema) }, ...commonErrors },
     }),
   },
@@ -454,7 +459,7 @@ const resetPaths: ZodOpenApiPathsObject = {
       summary: 'E-mail a new six-digit reset code (valid 15 minutes, replaces any earlier one)',
       description: 'Also accepts the legacy body [code, email]; a code sent by the client is ignored.',
       tags: ['password reset'],
-      requestBody: json(sendCodeBodySchema),
+      requestBody: body(sendCodeBodySchema),
       responses: { '200': { description: 'A code is on its way', ...json(okResponseSchema) }, ...commonErrors, '404': error('No account has that e-mail address') },
     }),
   },
@@ -462,7 +467,7 @@ const resetPaths: ZodOpenApiPathsObject = {
     put: op({
       summary: 'E-mail another code (request another code)',
       tags: ['password reset'],
-      requestBody: json(resendCodeRequestSchema),
+      requestBody: body(resendCodeRequestSchema),
       responses: { '200': { description: 'A new code is on its way', ...json(okResponseSchema) }, ...commonErrors, '404': error('No account has that e-mail address') },
     }),
   },
@@ -470,7 +475,7 @@ const resetPaths: ZodOpenApiPathsObject = {
     post: op({
       summary: 'Is this the live code? A wrong code spends one of five attempts',
       tags: ['password reset'],
-      requestBody: json(checkCodeRequestSchema),
+      requestBody: body(checkCodeRequestSchema),
       responses: { '200': { description: 'Whether it matches', ...json(checkCodeResponseSchema) }, ...commonErrors },
     }),
   },
@@ -479,7 +484,7 @@ const resetPaths: ZodOpenApiPathsObject = {
       summary: 'Set a new password with the e-mailed code; ends every session of the account',
       description: 'Body { email, code, password }, or that object inside an array (legacy).',
       tags: ['password reset'],
-      requestBody: json(passwordUpdateBodySchema),
+      requestBody: body(passwordUpdateBodySchema),
       responses: { '200': { description: 'Password updated', ...json(okResponseSchema) }, ...commonErrors },
     }),
   },
