@@ -139,12 +139,24 @@ describe('a crash (kill -9) during 50 concurrent uploads', () => {
       }
     });
 
+    // A registration with a large face photo is on its way too.
+    const face = await sharp(randomBytes(1200 * 1000 * 3), { raw: { width: 1200, height: 1000, channels: 3 } }).jpeg({ quality: 95 }).toBuffer();
+    const registration = multipartBody(
+      { username: 'late_registrant', password: 'password1', email: 'late@example.org', usernameOrEmail: 'late@example.org', phone_number: '5551234567', full_name: 'Late', pronouns: '', role: '1' },
+      { field: 'verification_photo', filename: 'face.jpg', type: 'image/jpeg', bytes: face },
+    );
+    const registering = pacedRequest(new URL('/api/user/register', first.url).href, 'POST', { 'content-type': registration.contentType }, registration.body).then(
+      (answer) => answer.status,
+      () => 0,
+    );
+
     // Once some uploads are acknowledged, the others are somewhere in their transfer or filing.
     await waitFor(() => attempts.filter((attempt) => attempt.state === 'acknowledged').length >= 8, { timeoutMs: 60_000, what: '8 acknowledged uploads' });
     const inFlight = attempts.filter((attempt) => attempt.state === 'sending').length;
     const midTransfer = attempts.filter((attempt) => attempt.state === 'sending' && !attempt.sent).length;
     await first.kill();
     await Promise.all(settled);
+    const registered = await registering;
     expect(midTransfer, 'uploads in the middle of their transfer when the process died').toBeGreaterThanOrEqual(10);
     const acknowledged = attempts.filter((attempt) => attempt.state === 'acknowledged');
 
@@ -222,6 +234,9 @@ describe('a crash (kill -9) during 50 concurrent uploads', () => {
       expect(exists.get(id!), `the item of blob ${key}`).toBe(true);
       expect(revision, key).toBe('r1');
     }
+    // The registration cut off by the crash made no account (or, had it been answered, a whole one).
+    const check = await new ApiClient(url).post('/api/user/check', { username: 'late_registrant' });
+    expect(check.data.exists).toBe(registered === 201);
     const temporary = [...storageFiles(dataDir)].filter((path) => path.startsWith('blobs/tmp/') || path.startsWith('tmp/evidence-uploads/') || path.startsWith('tmp/identity-uploads/'));
     expect(temporary, 'temporary files of the dead process').toEqual([]);
     await second.stop();

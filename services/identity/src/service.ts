@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
@@ -158,6 +159,8 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
     onEventsCommitted: () => relay.kick(),
   });
   const tokens = new IdentityTokens(settings.internalSecret);
+  // Where received pictures wait while they are checked (this process's alone: emptied at start).
+  const uploadsTmpDir = join(settings.dataDir, 'tmp', 'identity-uploads');
   const app = createIdentityApp({
     logger,
     tokens,
@@ -178,7 +181,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
     }),
     blobs,
     cookie: { name: settings.cookieName, secure: settings.cookieSecure, maxAgeMs: settings.sessionIdleDays * 24 * 3600_000 },
-    uploads: { tmpDir: join(settings.dataDir, 'tmp', 'identity-uploads'), maxBytes: settings.photoMaxBytes },
+    uploads: { tmpDir: uploadsTmpDir, maxBytes: settings.photoMaxBytes },
     metrics: new ServiceMetrics('identity'),
     readiness: [
       { name: 'users', check: () => stores.users.ping() },
@@ -194,6 +197,8 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
     relay,
     app,
     async start() {
+      // Pictures of requests cut off by the end of the previous run of this process.
+      await rm(uploadsTmpDir, { recursive: true, force: true }).then(() => mkdir(uploadsTmpDir, { recursive: true }));
       if (settings.admin) {
         const admin = settings.admin;
         // The same rules as everyone else's account, so that the first admin can log in.
