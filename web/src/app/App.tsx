@@ -1,11 +1,9 @@
 import CssBaseline from '@mui/material/CssBaseline';
 import { ThemeProvider } from '@mui/system';
-import { QueryClientProvider } from '@tanstack/react-query';
-import { useState } from 'react';
+import { QueryClientProvider, type QueryClient } from '@tanstack/react-query';
 import { BrowserRouter } from 'react-router';
 import { NotificationProvider } from '../notifications/NotificationProvider';
 import { AppRoutes } from './AppRoutes';
-import { createQueryClient } from './query-client';
 import { theme } from './theme';
 
 /**
@@ -14,8 +12,7 @@ import { theme } from './theme';
  * provider). Material UI's ThemeProvider would also bring its CSS-variables provider (colour
  * scheme storage, the init script: about 4 KB gzipped) to every first load.
  */
-export function App() {
-  const [queryClient] = useState(createQueryClient);
+export function App({ queryClient }: { queryClient: QueryClient }) {
   return (
     <QueryClientProvider client={queryClient}>
       <ThemeProvider theme={theme}>

@@ -1,19 +1,22 @@
-import { useQuery, type QueryClient } from '@tanstack/react-query';
+import { queryOptions, useQuery, type QueryClient } from '@tanstack/react-query';
 import type { User } from '@portal/contracts';
 import { fetchCurrentUser } from '../api/session';
 
 export const CURRENT_USER_KEY = ['current-user'] as const;
+
+/** GET /api/user as a query (also started before the first render, see main.tsx). */
+export const currentUserQuery = queryOptions({
+  queryKey: CURRENT_USER_KEY,
+  queryFn: ({ signal }) => fetchCurrentUser(signal),
+  staleTime: 30_000,
+});
 
 /**
  * The signed-in user (GET /api/user). `user` is null when nobody is signed in (401);
  * `isPending` is true only before the first answer.
  */
 export function useCurrentUser() {
-  const query = useQuery({
-    queryKey: CURRENT_USER_KEY,
-    queryFn: ({ signal }) => fetchCurrentUser(signal),
-    staleTime: 30_000,
-  });
+  const query = useQuery(currentUserQuery);
   return { ...query, user: query.data ?? null };
 }
 
