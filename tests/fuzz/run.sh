@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # API fuzzing of the all-in-one portal from its OpenAPI document (schemathesis; see README.md here).
-# Needs the build (npm run build) and Python 3.10+ with venv. Installs schemathesis from
-# requirements.txt into a virtual environment of its own, made again when requirements.txt changes:
-#   FUZZ_VENV (default ${XDG_CACHE_HOME:-$HOME/.cache}/evidence-portal/fuzz-venv), PYTHON (python3).
-# The run's settings (FUZZ_MAX_EXAMPLES, FUZZ_SEED, FUZZ_RUNS, FUZZ_REPORT_DIR) are in run.mjs.
+# Needs the build (npm run build) and Python 3.11+ with venv (Debian: python3-venv). Installs
+# schemathesis from requirements.txt into a virtual environment of its own, made again when
+# requirements.txt changes: FUZZ_VENV (default ${XDG_CACHE_HOME:-$HOME/.cache}/evidence-portal/
+# fuzz-venv), made with PYTHON (python3). The run's settings are described in README.md here.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 here=tests/fuzz

@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminClient, newParticipant } from '../support/accounts.js';
 import { ApiClient } from '../support/api-client.js';
@@ -81,4 +82,42 @@ describe('resumable upload requests that break the tus protocol', () => {
 it("a participant's evidence under an id that is no user id: 404", async () => {
   const response = await admin.get('/api/user/not-a-user/evidence');
   expectJsonError(response, 404);
+});
+
+describe('a visitor sending a file where a session is needed', () => {
+  /** Starts a large multipart upload, sends only its first bytes, and waits for the answer. */
+  function partialUpload(method: string, path: string): Promise<{ status: number; body: string }> {
+    const boundary = 'visitor-boundary';
+    const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+    return new Promise((resolve, reject) => {
+      const req = request(new URL(path, portal.url), {
+        method,
+        headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(200 * 1024 * 1024) },
+      });
+      req.on('response', (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => {
+          req.destroy();
+          resolve({ status: res.statusCode ?? 0, body });
+        });
+      });
+      req.on('error', reject);
+      // The rest of the 200 MB never comes: the answer must not wait for it.
+      req.write(head + 'x'.repeat(1024));
+    });
+  }
+
+  for (const [method, path] of [
+    ['POST', '/api/evidence'],
+    ['PUT', '/api/evidence/update/00000000-0000-4000-8000-000000000000'],
+    ['PUT', '/api/evidence/user'],
+  ] as const) {
+    it(`${method} ${path} is refused with a 401 before the body is read`, async () => {
+      const response = await partialUpload(method, path);
+      expect(response.status).toBe(401);
+      expect(JSON.parse(response.body)).toEqual(expect.objectContaining({ code: 'unauthenticated' }));
+    });
+  }
 });

@@ -70,6 +70,14 @@ export function requireCaller(req: Request): CallerIdentity {
   return req.caller;
 }
 
+/**
+ * Refuses a visitor before the request body is read: nobody streams a file to the server's disk
+ * only to be told to log in afterwards.
+ */
+export function signedInOnly(): RequestHandler {
+  return (req, _res, next) => next(req.caller ? undefined : unauthenticated());
+}
+
 export function requireAdmin(req: Request): CallerIdentity {
   const caller = requireCaller(req);
   if (!isAdmin(caller)) throw forbidden();

@@ -13,6 +13,7 @@ import {
   requireCaller,
   route,
   setNextLink,
+  signedInOnly,
   uuidParam,
 } from '@portal/platform';
 import type { EvidenceService } from '../../domain/evidence-service.js';
@@ -40,6 +41,7 @@ export function evidenceRoutes({ evidence, tmpDir }: EvidenceRouteDeps): Router 
 
   router.post(
     '/api/evidence',
+    signedInOnly(),
     upload,
     routeWithFile(async (req, res) => {
       const caller = requireCaller(req);
@@ -99,6 +101,7 @@ export function evidenceRoutes({ evidence, tmpDir }: EvidenceRouteDeps): Router 
 
   router.put(
     '/api/evidence/update/:id',
+    signedInOnly(),
     upload,
     routeWithFile(async (req, res) => {
       const caller = requireCaller(req);

@@ -5,7 +5,7 @@ import {
   profileUpdateSchema,
   registerRequestSchema,
 } from '@portal/contracts';
-import { parseInput, requestId, requireCaller, route } from '@portal/platform';
+import { parseInput, requestId, requireCaller, route, signedInOnly } from '@portal/platform';
 import type { UserService } from '../../domain/user-service.js';
 import { toUserResponse } from '../../domain/user-record.js';
 import { clearSessionCookie, setSessionCookie, type SessionCookieSettings } from '../session-cookie.js';
@@ -71,6 +71,7 @@ export function accountRoutes({ users, cookie, uploads, limits }: AccountRouteDe
 
   router.put(
     '/api/evidence/user',
+    signedInOnly(),
     photoUpload(uploads, ['file', 'avatar'], 'The avatar'),
     routeWithFiles(async (req, res) => {
       const caller = requireCaller(req);
