@@ -17,6 +17,8 @@ export interface GatewaySettings {
   sessionCacheTtlMs: number;
   /** Requests per minute per client address on /api (0 turns the limit off). */
   rateLimitPerMinute: number;
+  /** How long public API answers (archive pages) are kept in memory at most (ms; 0 turns the cache off). */
+  publicCacheTtlMs: number;
   /** Honour X-Forwarded-* from a load balancer or ingress in front. */
   trustProxy: boolean;
   publicConfig: PublicConfig;
@@ -32,6 +34,7 @@ const gatewayEnvSchema = z.object({
   SESSION_COOKIE_NAME: z.string().regex(/^[A-Za-z0-9_-]+$/).default('portal_session'),
   SESSION_CACHE_TTL_MS: z.coerce.number().int().min(0).default(10_000),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(3000),
+  PUBLIC_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
   TRUST_PROXY: envBoolean.default(false),
 });
 
@@ -80,6 +83,7 @@ export function gatewaySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ga
     cookieName: parsed.SESSION_COOKIE_NAME,
     sessionCacheTtlMs: parsed.SESSION_CACHE_TTL_MS,
     rateLimitPerMinute: parsed.RATE_LIMIT_PER_MINUTE,
+    publicCacheTtlMs: parsed.PUBLIC_CACHE_TTL_MS,
     trustProxy: parsed.TRUST_PROXY,
     publicConfig: publicConfigFromEnv(env),
   };

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { hostname } from 'node:os';
-import type { Duplex } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import fastifyHttpProxy from '@fastify/http-proxy';
@@ -15,6 +15,7 @@ import {
   CLIENT_ROUTES,
   MESSAGES,
   TOPICS,
+  eventEnvelopeSchema,
   sessionEventSchema,
   userEventSchema,
 } from '@portal/contracts';
@@ -32,10 +33,13 @@ import {
 import type { GatewaySettings } from '../config.js';
 import { IdentityUnavailableError, SessionResolver, type ResolvedCaller } from '../sessions/session-resolver.js';
 import { isCrossSiteWrite, securityHeaders } from './security.js';
+import { PublicCache, readBody, withoutHopByHop, type CachedAnswer, type CacheTicket } from './public-cache.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     caller: ResolvedCaller | null;
+    /** This request's part in the public cache, when it leads the upstream request for its key. */
+    publicCacheTicket: CacheTicket | null;
   }
 }
 
@@ -59,6 +63,13 @@ export interface Gateway {
   routes: ServedRoute[];
   start(): Promise<string>;
   stop(): Promise<void>;
+}
+
+/** A proxied service's answer as @fastify/reply-from hands it over. */
+interface UpstreamAnswer {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  stream: Readable;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
@@ -135,6 +146,13 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
     clientErrorHandler: answerUnreadableRequest,
   });
   app.decorateRequest('caller', null);
+  app.decorateRequest('publicCacheTicket', null);
+  const publicCache = settings.publicCacheTtlMs > 0 ? new PublicCache({ ttlMs: settings.publicCacheTtlMs }) : null;
+  const cacheOutcomes = deps.metrics?.counter(
+    'portal_gateway_public_cache_total',
+    'Public API answers by how the gateway cache served them: hit, coalesced (waited for another request), miss (stored), pass',
+    ['outcome'],
+  );
   const routes: ServedRoute[] = [];
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) routes.push({ method, path: route.url });
@@ -189,6 +207,59 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
       });
     }
 
+    if (publicCache) {
+      // Before the session is resolved: a public answer is the same for every caller.
+      api.addHook('onRequest', (request, reply, done) => {
+        const found = publicCache.lookup(request);
+        switch (found.kind) {
+          case 'hit':
+            cacheOutcomes?.inc({ outcome: 'hit' });
+            sendCached(reply, found.answer);
+            return;
+          case 'wait':
+            void PublicCache.wait(found.answer).then((answer) => {
+              if (answer && !reply.sent) {
+                cacheOutcomes?.inc({ outcome: 'coalesced' });
+                sendCached(reply, answer);
+              } else {
+                done();
+              }
+            });
+            return;
+          case 'lead':
+            request.publicCacheTicket = found.ticket;
+            done();
+            return;
+          default:
+            done();
+        }
+      });
+      // A request that led and ended without a storable answer (an error, a private answer, a
+      // client gone) lets its waiters go upstream themselves.
+      api.addHook('onResponse', (request, _reply, done) => {
+        request.publicCacheTicket?.settle?.(null);
+        done();
+      });
+      api.addHook('onRequestAbort', (request, done) => {
+        request.publicCacheTicket?.settle?.(null);
+        done();
+      });
+      // A write through this gateway empties the cache before its answer leaves, so whoever made
+      // the change sees it in their very next request. A resumable upload's chunks (PATCH) change
+      // nothing anyone sees; the item they make announces itself on the bus. A change to a user
+      // (a rename, an avatar, a deletion: PUT or DELETE to identity) reaches the archive through
+      // evidence's consumer a moment later: no answer is stored until that has settled.
+      api.addHook('onSend', (request, _reply, payload, done) => {
+        const method = request.method;
+        if (method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS' && method !== 'PATCH') {
+          const url = request.url;
+          const userChange = (method === 'PUT' || method === 'DELETE') && (url.startsWith('/api/user/') || url.startsWith('/api/evidence/user'));
+          publicCache.clear({ settle: userChange });
+        }
+        done(null, payload);
+      });
+    }
+
     api.addHook('onRequest', async (request, reply) => {
       if (isCrossSiteWrite(request.method, request.headers, request.host)) {
         return reply.status(403).send({ code: 'cross_site_request', message: MESSAGES.crossSite });
@@ -227,7 +298,14 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
         undici: { connections: 64, pipelining: 1, keepAliveTimeout: 30_000 },
         // One log line per request is written by the onResponse hook above.
         disableRequestLogging: true,
-        replyOptions: { rewriteRequestHeaders: (request, headers) => inwardHeaders(request, headers) },
+        replyOptions: {
+          rewriteRequestHeaders: (request, headers) => inwardHeaders(request, headers),
+          // The services' keep-alive and framing headers describe the loopback connection, not the client's.
+          rewriteHeaders: (headers) => withoutHopByHop(headers),
+          // reply-from's types name a server response; what it passes is undici's answer (status, headers, body stream).
+          onResponse: (request, reply, response) =>
+            answerFromUpstream(request as FastifyRequest, reply as FastifyReply, response as unknown as UpstreamAnswer),
+        },
       });
     }
 
@@ -309,6 +387,37 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
     return reply.status(CLIENT_ROUTE_SET.has(path) ? 200 : 404).sendFile('index.html');
   });
 
+  function sendCached(reply: FastifyReply, answer: CachedAnswer): void {
+    void reply.code(answer.status).headers(answer.headers).header('age', publicCache!.ageOf(answer)).send(answer.body);
+  }
+
+  /**
+   * The upstream answer of a proxied request: streamed on as it comes, unless this request leads
+   * its key in the public cache and the answer may be shared, then read whole, kept and sent.
+   */
+  function answerFromUpstream(request: FastifyRequest, reply: FastifyReply, response: UpstreamAnswer): void {
+    const ticket = request.publicCacheTicket;
+    const ttlMs = ticket && publicCache ? publicCache.storableForMs(response.statusCode, response.headers) : 0;
+    if (!ticket || !publicCache || ttlMs === 0) {
+      if (ticket) cacheOutcomes?.inc({ outcome: 'pass' });
+      ticket?.settle?.(null);
+      void reply.send(response.stream);
+      return;
+    }
+    readBody(response.stream, Number(response.headers['content-length'])).then(
+      (body) => {
+        cacheOutcomes?.inc({ outcome: 'miss' });
+        publicCache.store(ticket, response.statusCode, response.headers, body, ttlMs);
+        void reply.send(body);
+      },
+      (error: Error) => {
+        ticket.settle?.(null);
+        request.log.warn({ err: error }, 'upstream answer cut off');
+        if (!reply.sent) void reply.code(502).send({ code: 'internal', message: 'The service is not answering right now. Please try again shortly.' });
+      },
+    );
+  }
+
   function inwardHeaders(
     request: Pick<FastifyRequest, 'id' | 'ip' | 'protocol' | 'host' | 'caller'>,
     headers: Record<string, string | string[] | undefined>) {
@@ -335,9 +444,17 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
       if (deps.bus) {
         subscription = await deps.bus.subscribe({
           groupId: `gateway.${deps.instanceId ?? hostname()}`,
-          topics: [TOPICS.sessions, TOPICS.users],
+          topics: publicCache ? [TOPICS.sessions, TOPICS.users, TOPICS.evidence, TOPICS.media] : [TOPICS.sessions, TOPICS.users],
           fromBeginning: false,
           handler: async (message) => {
+            if (publicCache && message.topic !== TOPICS.sessions) {
+              const type = eventEnvelopeSchema.safeParse(message.value).data?.type;
+              // Evidence announces its own changes once made. A media result and a renamed or
+              // deleted user reach the archive through evidence's consumers, a moment later.
+              if (message.topic === TOPICS.evidence) publicCache.clear();
+              else if (message.topic === TOPICS.media || type === 'user.updated' || type === 'user.deleted') publicCache.clear({ settle: true });
+            }
+            if (message.topic === TOPICS.evidence || message.topic === TOPICS.media) return;
             const session = sessionEventSchema.safeParse(message.value);
             if (session.success) {
               const { userId, sessionIds } = session.data.data;
