@@ -58,6 +58,10 @@ describe('PhotoProcessor', () => {
 
   it('refuses an image with more pixels than allowed (decompression bombs)', async () => {
     const small = new PhotoProcessor(1000);
-    await expect(small.avatar(await file('wide.png', sharp({ create: { width: 100, height: 100, channels: 3, background: '#000' } }).png().toBuffer()))).rejects.toBeInstanceOf(NotAnImageError);
+    // Refused from its header alone, with a 413 that says why (not 'not an image').
+    await expect(small.avatar(await file('wide.png', sharp({ create: { width: 100, height: 100, channels: 3, background: '#000' } }).png().toBuffer()))).rejects.toMatchObject({
+      status: 413,
+      message: expect.stringContaining('too many pixels'),
+    });
   });
 });
