@@ -14,7 +14,7 @@ if (!root) throw new Error('index.html has no #root element');
 const queryClient = createQueryClient();
 void queryClient.prefetchQuery(currentUserQuery);
 void queryClient.prefetchQuery(publicConfigQuery);
-preloadPage(window.location.pathname, queryClient);
+preloadPage(window.location.pathname);
 
 // The first render as a transition: React renders it in slices and lets the browser breathe in
 // between, instead of one long task that blocks a phone's main thread (Lighthouse's TBT).

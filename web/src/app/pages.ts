@@ -1,4 +1,3 @@
-import type { QueryClient } from '@tanstack/react-query';
 import { lazy } from 'react';
 
 /**
@@ -66,12 +65,9 @@ const PAGE_OF_ROUTE: Record<string, () => Promise<unknown>> = {
 /**
  * Starts downloading the page of the address the app opens at, before the first render: its
  * chunk then arrives beside the shell's first API calls instead of after them (the page renders
- * only once the signed-in user is known). A page module may export `prefetch(client)` to ask for
- * its own first data the moment its code is there. A failure is left to the page's own load.
+ * only once the signed-in user is known). A failure is left to the page's own load.
  */
-export function preloadPage(pathname: string, client: QueryClient): void {
+export function preloadPage(pathname: string): void {
   const page = PAGE_OF_ROUTE[pathname] ?? load.notFound;
-  page()
-    .then((module) => (module as { prefetch?: (client: QueryClient) => void }).prefetch?.(client))
-    .catch(() => {});
+  page().catch(() => {});
 }

@@ -1,4 +1,4 @@
-import { infiniteQueryOptions, queryOptions, useInfiniteQuery, useQueries, useQueryClient, type InfiniteData, type QueryClient } from '@tanstack/react-query';
+import { queryOptions, useInfiniteQuery, useQueries, useQueryClient, type InfiniteData, type QueryClient } from '@tanstack/react-query';
 import { useEffect, useMemo } from 'react';
 import type { Evidence, MediaType } from '@portal/contracts';
 import { fetchEvidenceItem, fetchListPage, firstPageUrl, type EvidenceScope, type ListPage } from '../api/evidence';
@@ -22,22 +22,18 @@ export function evidenceListKey(scope: EvidenceScope, type: MediaType | null) {
 
 type EvidencePages = InfiniteData<ListPage<Evidence>, string>;
 
-/** The query of one list (also used to start the archive's first page early, see ArchivePage). */
-export function evidenceListQuery(scope: EvidenceScope, type: MediaType | null) {
-  return infiniteQueryOptions({
-    queryKey: evidenceListKey(scope, type),
-    queryFn: ({ pageParam, signal }) => fetchListPage<Evidence>(pageParam, signal),
-    initialPageParam: firstPageUrl(scope, type),
-    getNextPageParam: (last) => last.next ?? undefined,
-  });
-}
-
 /**
  * One list of evidence, a page at a time (newest first): the next page's URL comes from the Link
  * header of the previous answer.
  */
 export function useEvidenceList(scope: EvidenceScope, type: MediaType | null, options: { enabled?: boolean } = {}) {
-  const query = useInfiniteQuery({ ...evidenceListQuery(scope, type), enabled: options.enabled ?? true });
+  const query = useInfiniteQuery({
+    queryKey: evidenceListKey(scope, type),
+    queryFn: ({ pageParam, signal }) => fetchListPage<Evidence>(pageParam, signal),
+    initialPageParam: firstPageUrl(scope, type),
+    getNextPageParam: (last) => last.next ?? undefined,
+    enabled: options.enabled ?? true,
+  });
   const items = useMemo(() => query.data?.pages.flatMap((page) => page.items) ?? [], [query.data]);
   useFollowProcessing(items);
   return { ...query, items };

@@ -2,14 +2,13 @@ import Alert from '@mui/material/Alert';
 import Box from '@mui/material/Box';
 import Button from '@mui/material/Button';
 import Typography from '@mui/material/Typography';
-import type { QueryClient } from '@tanstack/react-query';
 import { Suspense, lazy, useState } from 'react';
 import { MESSAGES, type MediaType } from '@portal/contracts';
 import { Page } from '../../components/Page';
 import { PageLoading } from '../../components/PageLoading';
 import { FilterToggle } from '../../evidence/FilterToggle';
 import { LoadMore } from '../../evidence/LoadMore';
-import { evidenceListQuery, useEvidenceList } from '../../evidence/queries';
+import { useEvidenceList } from '../../evidence/queries';
 import { ArchiveCard, ARCHIVE_CARD_WIDTH } from './ArchiveCard';
 
 // The item dialog (MUI's Dialog, the media player) loads when a visitor first opens an item, and
@@ -17,11 +16,6 @@ import { ArchiveCard, ARCHIVE_CARD_WIDTH } from './ArchiveCard';
 const ArchiveDialog = lazy(() => import('./ArchiveDialog').then((module) => ({ default: module.ArchiveDialog })));
 
 const PUBLIC = { kind: 'public' } as const;
-
-/** Asks for the archive's first page as soon as this code arrives, before the page renders (app/pages.ts). */
-export function prefetch(client: QueryClient): void {
-  void client.prefetchInfiniteQuery(evidenceListQuery(PUBLIC, null));
-}
 
 /** /archive: the declassified evidence, open to everyone; more loads as the visitor scrolls. */
 export default function ArchivePage() {
