@@ -1,0 +1,164 @@
+// bench/image: what processing a phone photo through the media worker costs, against the same
+// sharp operations in a bare script, measured side by side in the same run (see bench/README.md).
+//   worker: the job handler as in production (original fetched from the blob store, display copy,
+//           thumbnail and ThumbHash placeholder, derivatives stored, result event published).
+//   bare:   the display copy and the thumbnail with the same sharp calls, file to file.
+// Usage: npm run build && npm run bench:image [-- --rounds 15 --warmup 3 --label text]
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { assertBuilt, fmt, gitDescribe, interleavedRounds, machine, pct, startChild, summarize, writeResults } from '../media/lib.mjs';
+
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '15' },
+    warmup: { type: 'string', default: '3' },
+    label: { type: 'string', default: '' },
+    'compare-worker': { type: 'string', default: '' },
+    keep: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (values.help) {
+  console.log('npm run bench:image -- [--rounds 15] [--warmup 3] [--label text] [--compare-worker <dist folder of another build>] [--keep (leave the temporary folder)]');
+  process.exit(0);
+}
+const rounds = Math.min(50, Math.max(1, Number(values.rounds)));
+const warmup = Math.min(10, Math.max(0, Number(values.warmup)));
+const TARGET = 1.2;
+const IMAGE = 2; // MEDIA_TYPES.image
+
+assertBuilt();
+const sharp = (await import('sharp')).default;
+const dir = mkdtempSync(join(tmpdir(), 'portal-bench-image-'));
+const children = [];
+const watchdog = setTimeout(() => {
+  console.error('bench:image: watchdog (10 min) expired, stopping');
+  process.exit(2);
+}, 10 * 60_000);
+watchdog.unref();
+
+try {
+  // A 12-megapixel phone photo: 4032x3024, detail and sensor-like noise (compresses like a real
+  // photo; a flat picture would flatter the decoder), JPEG quality 92, EXIF orientation 6 (taken
+  // upright, stored sideways, as phones do), so the worker's rotate() has work to do.
+  const photo = join(dir, 'photo.jpg');
+  const pattern = await sharp({ create: { width: 1008, height: 756, channels: 3, background: '#000' } })
+    .composite([{ input: Buffer.from(svgScene(1008, 756)), top: 0, left: 0 }])
+    .png()
+    .toBuffer();
+  const noise = await sharp({ create: { width: 4032, height: 3024, channels: 3, noise: { type: 'gaussian', mean: 128, sigma: 18 } } })
+    .png()
+    .toBuffer();
+  await sharp(pattern)
+    .resize(4032, 3024, { kernel: 'cubic' })
+    .composite([{ input: noise, blend: 'overlay' }])
+    .jpeg({ quality: 92 })
+    .withMetadata({ orientation: 6 })
+    .toFile(photo);
+  const photoInfo = await sharp(photo).metadata();
+  console.log(`photo: ${photoInfo.width}x${photoInfo.height} JPEG, ${(statSync(photo).size / 1e6).toFixed(1)} MB, EXIF orientation ${photoInfo.orientation}`);
+
+  const worker = await startChild('worker-harness.mjs', {
+    env: { DATA_DIR: join(dir, 'data'), MEDIA_WORK_ROOT: join(dir, 'work'), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info' },
+    logFile: join(dir, 'worker.log'),
+  });
+  children.push(worker);
+  const bare = await startChild('bare-harness.mjs', { logFile: join(dir, 'bare.log') });
+  children.push(bare);
+
+  let compare;
+  if (values['compare-worker']) {
+    compare = await startChild('worker-harness.mjs', {
+      env: { DATA_DIR: join(dir, 'data-compare'), MEDIA_WORK_ROOT: join(dir, 'work-compare'), WORKER_DIST: values['compare-worker'], LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info' },
+      logFile: join(dir, 'worker-compare.log'),
+    });
+    children.push(compare);
+  }
+
+  let copies = 0;
+  const throughWorker = (child) => ({
+    pid: () => child.pid,
+    run: async () => {
+      const answer = await child.call({ op: 'job', file: photo, mediaType: IMAGE });
+      if (answer.result.status !== 'ready') throw new Error(`the worker did not process the photo: ${answer.result.error}`);
+      return { seconds: answer.seconds, detail: { output: `${answer.result.width}x${answer.result.height}` } };
+    },
+  });
+  const targets = {
+    worker: throughWorker(worker),
+    ...(compare ? { compare: throughWorker(compare) } : {}),
+    bare: {
+      pid: () => bare.pid,
+      run: async () => {
+        // Its own copy each time, as the worker gets its own copy of the original from the blob store.
+        const own = join(dir, `bare-${++copies}`);
+        mkdirSync(own);
+        copyFileSync(photo, join(own, 'photo.jpg'));
+        const answer = await bare.call({ op: 'sharp', file: join(own, 'photo.jpg'), outDir: own });
+        rmSync(own, { recursive: true, force: true });
+        return { seconds: answer.seconds };
+      },
+    },
+  };
+  const keys = Object.keys(targets);
+
+  process.stdout.write(`warm-up: ${warmup} round(s)`);
+  for (let i = 0; i < warmup; i++) {
+    for (const key of keys) await targets[key].run();
+    process.stdout.write('.');
+  }
+  console.log(`\nmeasuring: ${rounds} rounds of ${keys.join(', ')}, in a rotating order`);
+  const measured = await interleavedRounds(rounds, targets, (row) => {
+    console.log(
+      `  round ${String(row.round).padStart(2)}  ${keys.map((key) => `${key} ${fmt(row[key])} s`).join('  ')}  worker/bare ${(row.worker / row.bare).toFixed(3)}  CPU other ${keys.map((key) => pct(row[`${key}Cpu`].other)).join(' / ')}`,
+    );
+  });
+  const summary = summarize(measured, keys, 'bare');
+  const ratio = summary.ratios.worker;
+  console.log('');
+  console.log(`  median  ${keys.map((key) => `${key} ${fmt(summary.medians[key])} s`).join('   ')}`);
+  console.log(`  worker / bare = ${ratio.toFixed(3)} (median of the per-round ratios ${summary.ratiosOfRounds.worker.toFixed(3)})   target <= ${TARGET}: ${ratio <= TARGET ? 'met' : 'NOT met'}`);
+  if (compare) console.log(`  compare / bare = ${summary.ratios.compare.toFixed(3)} (${values['compare-worker']})`);
+  console.log('  (ratios of medians measured side by side in this run; the seconds themselves vary with the machine)');
+  if (summary.otherCpuMax > 0.25) console.log(`  note: other work used up to ${pct(summary.otherCpuMax)} of the machine during a measurement; the ratio is noisier than on a quiet machine (more --rounds help).`);
+
+  const file = writeResults('image', {
+    bench: 'image',
+    label: values.label,
+    date: new Date().toISOString(),
+    commit: gitDescribe(),
+    machine: machine(),
+    settings: { rounds, warmup, logLevel: process.env.BENCH_LOG_LEVEL ?? 'info' },
+    input: { width: photoInfo.width, height: photoInfo.height, bytes: statSync(photo).size, orientation: photoInfo.orientation },
+    target: TARGET,
+    compareWorker: values['compare-worker'] || null,
+    medians: summary.medians,
+    ratio,
+    ratios: summary.ratios,
+    ratiosOfRounds: summary.ratiosOfRounds,
+    met: ratio <= TARGET,
+    rounds: measured,
+  });
+  console.log(`\nresults: ${file}`);
+} finally {
+  for (const child of children) await child.stop().catch(() => {});
+  if (values.keep) console.log(`kept: ${dir}`);
+  else rmSync(dir, { recursive: true, force: true });
+}
+
+/** A street-like scene (sky, buildings, windows, text) for the photo's detail. */
+function svgScene(width, height) {
+  let shapes = '';
+  for (let i = 0; i < 40; i++) {
+    const x = (i * 97) % width;
+    const h = 150 + ((i * 53) % 400);
+    shapes += `<rect x="${x}" y="${height - h}" width="${60 + (i % 5) * 15}" height="${h}" fill="hsl(${(i * 37) % 360},35%,${25 + (i % 4) * 10}%)"/>`;
+    for (let w = 0; w < 6; w++) shapes += `<rect x="${x + 8 + (w % 2) * 25}" y="${height - h + 12 + w * 22}" width="14" height="12" fill="#f4e7b0"/>`;
+  }
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">
+    <defs><linearGradient id="sky" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-color="#6fa3d8"/><stop offset="1" stop-color="#f3d9b1"/></linearGradient></defs>
+    <rect width="100%" height="100%" fill="url(#sky)"/>${shapes}
+    <text x="40" y="80" font-size="48" font-family="sans-serif" fill="#222">Main Street &amp; First Avenue</text></svg>`;
+}

@@ -1,0 +1,213 @@
+// bench/transcode: what transcoding a phone video and a voice recording through the media worker
+// costs, against the same ffmpeg command run alone, side by side in the same run (bench/README.md).
+//   worker: the job handler as in production: original fetched from the blob store, probed,
+//           transcoded (fluent-ffmpeg), output probed, poster frame and its WebP copies (video),
+//           derivatives stored, result event published.
+//   bare:   the worker's own transcoding ffmpeg command (recorded from the worker's warm-up
+//           job: same binary, same arguments), spawned directly on a copy of the same file.
+// Usage: npm run build && npm run bench:transcode [-- --seconds 60 --rounds 3 --voice-rounds 7]
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs, promisify } from 'node:util';
+import { assertBuilt, fmt, gitDescribe, interleavedRounds, machine, median, pct, ROOT, startChild, summarize, writeResults } from '../media/lib.mjs';
+
+const run = promisify(execFile);
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '60' },
+    rounds: { type: 'string', default: '3' },
+    'voice-rounds': { type: 'string', default: '7' },
+    only: { type: 'string', default: '' },
+    'compare-worker': { type: 'string', default: '' },
+    label: { type: 'string', default: '' },
+    keep: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (values.help) {
+  console.log(`npm run bench:transcode -- [--seconds 60] [--rounds 3 (video)] [--voice-rounds 7] [--only video|voice] [--compare-worker <dist folder of another build>] [--label text] [--keep]`);
+  process.exit(0);
+}
+const seconds = Math.min(600, Math.max(5, Number(values.seconds)));
+const videoRounds = Math.min(20, Math.max(1, Number(values.rounds)));
+const voiceRounds = Math.min(50, Math.max(1, Number(values['voice-rounds'])));
+const kinds = values.only ? [values.only] : ['video', 'voice'];
+if (!kinds.every((kind) => kind === 'video' || kind === 'voice')) {
+  console.error('--only is video or voice');
+  process.exit(1);
+}
+const TARGET = 1.1;
+const MEDIA = { video: 3, voice: 4 }; // MEDIA_TYPES.video, MEDIA_TYPES.audio
+
+assertBuilt();
+const { locateFfmpeg } = await import(join(ROOT, 'packages/platform/dist/index.js'));
+const { ffmpeg } = locateFfmpeg();
+const dir = mkdtempSync(join(tmpdir(), 'portal-bench-transcode-'));
+const children = [];
+const watchdog = setTimeout(() => {
+  console.error('bench:transcode: watchdog (60 min) expired, stopping');
+  process.exit(2);
+}, 60 * 60_000);
+watchdog.unref();
+
+/** The clips: what a phone sends (1080p30 H.264 + AAC, ~12 Mbit/s) and what Chrome records (Opus in WebM). */
+async function makeClips(length, suffix) {
+  const video = join(dir, `phone${suffix}.mp4`);
+  const voice = join(dir, `voice${suffix}.webm`);
+  if (kinds.includes('video')) await run(ffmpeg, [
+    '-v', 'error', '-y',
+    '-f', 'lavfi', '-i', `testsrc2=size=1920x1080:rate=30:duration=${length}`,
+    '-f', 'lavfi', '-i', `sine=frequency=440:beep_factor=4:duration=${length}`,
+    '-c:v', 'libx264', '-preset', 'veryfast', '-profile:v', 'high', '-b:v', '12M', '-maxrate', '14M', '-bufsize', '16M', '-pix_fmt', 'yuv420p',
+    '-c:a', 'aac', '-b:a', '128k', '-ac', '2', '-shortest', video,
+  ]);
+  // A voice-like signal: a tone with a syllable-rate tremolo over quiet pink noise, mono, 48 kHz.
+  if (kinds.includes('voice')) await run(ffmpeg, [
+    '-v', 'error', '-y',
+    '-f', 'lavfi', '-i', `sine=frequency=180:duration=${length},tremolo=f=4:d=0.8`,
+    '-f', 'lavfi', '-i', `anoisesrc=color=pink:amplitude=0.05:duration=${length}`,
+    '-filter_complex', 'amix=inputs=2:duration=shortest', '-ar', '48000', '-ac', '1',
+    '-c:a', 'libopus', '-b:a', '48k', voice,
+  ]);
+  return { video, voice };
+}
+
+try {
+  console.log(`making the clips: ${seconds} s 1080p30 H.264/AAC and a ${seconds} s Opus voice recording (and 3 s ones for the warm-up)...`);
+  const warmClips = await makeClips(3, '-warm');
+  const clips = await makeClips(seconds, '');
+  for (const kind of kinds) console.log(`  ${kind}: ${(statSync(clips[kind]).size / 1e6).toFixed(1)} MB`);
+
+  const workRoot = join(dir, 'work');
+  const worker = await startChild('worker-harness.mjs', {
+    env: { DATA_DIR: join(dir, 'data'), MEDIA_WORK_ROOT: workRoot, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info' },
+    logFile: join(dir, 'worker.log'),
+  });
+  children.push(worker);
+  const bare = await startChild('bare-harness.mjs', { logFile: join(dir, 'bare.log') });
+  children.push(bare);
+  let compare;
+  if (values['compare-worker']) {
+    compare = await startChild('worker-harness.mjs', {
+      env: { DATA_DIR: join(dir, 'data-compare'), MEDIA_WORK_ROOT: join(dir, 'work-compare'), WORKER_DIST: values['compare-worker'], LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info' },
+      logFile: join(dir, 'worker-compare.log'),
+    });
+    children.push(compare);
+  }
+
+  const report = {
+    bench: 'transcode',
+    label: values.label,
+    date: new Date().toISOString(),
+    commit: gitDescribe(),
+    machine: machine(),
+    settings: { seconds, videoRounds, voiceRounds, compareWorker: values['compare-worker'] || null, logLevel: process.env.BENCH_LOG_LEVEL ?? 'info', ffmpeg },
+    target: TARGET,
+    results: {},
+  };
+
+  for (const kind of kinds) {
+    // Warm-up job on the short clip: loads everything, and shows which ffmpeg command the worker runs.
+    const warm = await worker.call({ op: 'job', file: warmClips[kind], mediaType: MEDIA[kind] });
+    if (warm.result.status !== 'ready') throw new Error(`the worker failed the ${kind} warm-up: ${warm.result.error}`);
+    const output = kind === 'video' ? 'display.mp4' : 'display.m4a';
+    const transcode = warm.processes.find((p) => p.command === ffmpeg && p.args.some((arg) => String(arg).endsWith(`/${output}`)));
+    if (!transcode) throw new Error(`no ffmpeg command writing ${output} was seen in the worker's job`);
+    const jobDir = transcode.args.find((arg) => String(arg).endsWith(`/${output}`)).slice(0, -output.length - 1);
+    console.log(`\n${kind}: the worker's transcoding command (run alone as the baseline):\n  ffmpeg ${transcode.args.map((arg) => String(arg).replace(jobDir, '<job>')).join(' ')}`);
+
+    if (compare) await compare.call({ op: 'job', file: warmClips[kind], mediaType: MEDIA[kind] });
+
+    let copies = 0;
+    const throughWorker = (child) => ({
+      pid: () => child.pid,
+      run: async () => {
+        const answer = await child.call({ op: 'job', file: clips[kind], mediaType: MEDIA[kind] });
+        if (answer.result.status !== 'ready') throw new Error(`the worker did not process the ${kind}: ${answer.result.error}`);
+        return { seconds: answer.seconds, detail: { duration: answer.result.duration, processes: answer.processes } };
+      },
+    });
+    const targets = {
+      worker: throughWorker(worker),
+      ...(compare ? { compare: throughWorker(compare) } : {}),
+      bare: {
+        pid: () => bare.pid,
+        run: async () => {
+          const own = join(dir, `bare-${++copies}`);
+          mkdirSync(own);
+          copyFileSync(clips[kind], join(own, 'original'));
+          const args = transcode.args.map(String).map((arg) => (arg.startsWith(jobDir) ? own + arg.slice(jobDir.length) : arg));
+          const answer = await bare.call({ op: 'command', command: ffmpeg, args });
+          rmSync(own, { recursive: true, force: true });
+          return { seconds: answer.seconds };
+        },
+      },
+    };
+    const keys = Object.keys(targets);
+    const rounds = kind === 'video' ? videoRounds : voiceRounds;
+    console.log(`measuring: ${rounds} rounds of ${keys.join(', ')}, in a rotating order`);
+    const measured = await interleavedRounds(rounds, targets, (row) => {
+      console.log(
+        `  round ${String(row.round).padStart(2)}  ${keys.map((key) => `${key} ${fmt(row[key])} s`).join('  ')}  worker/bare ${(row.worker / row.bare).toFixed(3)}  CPU other ${keys.map((key) => pct(row[`${key}Cpu`].other)).join(' / ')}`,
+      );
+    });
+    const summary = summarize(measured, keys, 'bare');
+    const ratio = summary.ratios.worker;
+    console.log(`  median  ${keys.map((key) => `${key} ${fmt(summary.medians[key])} s`).join('   ')}   (${(seconds / summary.medians.worker).toFixed(1)}x realtime through the worker)`);
+    console.log(`  ${kind}: worker / bare = ${ratio.toFixed(3)} (median of the per-round ratios ${summary.ratiosOfRounds.worker.toFixed(3)})   target <= ${TARGET}: ${ratio <= TARGET ? 'met' : 'NOT met'}`);
+    if (compare) console.log(`  ${kind}: compare / bare = ${summary.ratios.compare.toFixed(3)} (${values['compare-worker']})`);
+    // The same question, less exposed to other work on the machine: what the worker spends
+    // outside its transcoding ffmpeg (fetching, probing, poster, storing, publishing), added to
+    // the bare command's median.
+    const outside = {};
+    for (const key of keys.filter((k) => k !== 'bare')) {
+      outside[key] = median(
+        measured.map((row) => {
+          const main = row[`${key}Detail`].processes.find((p) => p.command === ffmpeg && p.args.some((arg) => String(arg).endsWith(`/${output}`)));
+          return row[key] - (main?.seconds ?? 0);
+        }),
+      );
+      console.log(
+        `  ${key}: ${fmt(outside[key])} s outside the transcoding command (median); (bare + that) / bare = ${((summary.medians.bare + outside[key]) / summary.medians.bare).toFixed(3)}`,
+      );
+    }
+    for (const key of keys.filter((k) => k !== 'bare')) {
+      console.log(`  ${key}'s last job, process by process (s from the job's start):`);
+      for (const p of measured.at(-1)[`${key}Detail`].processes) {
+        console.log(`    at ${p.atSeconds.toFixed(3).padStart(7)}  ${(p.seconds ?? NaN).toFixed(3).padStart(7)} s  ${describe(p, ffmpeg)}`);
+      }
+    }
+    if (summary.otherCpuMax > 0.25) console.log(`  note: other work used up to ${pct(summary.otherCpuMax)} of the machine during a measurement; the ratio is noisier than on a quiet machine.`);
+    for (const row of measured) {
+      for (const key of keys.filter((k) => k !== 'bare')) {
+        row[`${key}Detail`].processes = row[`${key}Detail`].processes.map((p) => ({ what: describe(p, ffmpeg), atSeconds: p.atSeconds, seconds: p.seconds }));
+      }
+    }
+    report.results[kind] = {
+      input: { bytes: statSync(clips[kind]).size, seconds },
+      command: transcode.args.map((arg) => String(arg).replace(jobDir, '<job>')),
+      medians: summary.medians,
+      ratio,
+      ratios: summary.ratios,
+      ratiosOfRounds: summary.ratiosOfRounds,
+      secondsOutsideTranscode: outside,
+      met: ratio <= TARGET,
+      rounds: measured,
+    };
+  }
+  console.log('\n  (ratios of medians measured side by side in this run; the seconds themselves vary with the machine)');
+  console.log(`\nresults: ${writeResults('transcode', report)}`);
+} finally {
+  for (const child of children) await child.stop().catch(() => {});
+  if (values.keep) console.log(`kept: ${dir}`);
+  else rmSync(dir, { recursive: true, force: true });
+}
+
+function describe(p, ffmpegPath) {
+  const name = p.command === ffmpegPath ? 'ffmpeg' : p.command.split('/').pop();
+  const args = p.args.map((arg) => String(arg).replace(/^.*\/bench-\d+\.r1\//, '<job>/'));
+  const text = `${name} ${args.join(' ')}`;
+  return text.length > 110 ? `${text.slice(0, 107)}...` : text;
+}
