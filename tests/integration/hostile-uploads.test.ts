@@ -265,6 +265,19 @@ describe('lying requests to resumable uploads', () => {
     expect(response.status).toBe(201);
     return response.headers.get('location')!;
   }
+  /** A PATCH of `body` at `offset`, its Content-Length set by fetch. */
+  const patchAt = (location: string, offset: number, body: Uint8Array<ArrayBuffer>) =>
+    fetch(new URL(location, portal.url), {
+      method: 'PATCH',
+      headers: { ...TUS, 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream', cookie: cookieOf(participant) },
+      body,
+    });
+  /** Sends the rest of the photo from `offset`: the item comes out ready, its original the photo's bytes. */
+  async function resumeToTheEnd(location: string, offset: number, photo: Buffer, before: ReturnType<typeof storageFiles>): Promise<void> {
+    const rest = await patchAt(location, offset, new Uint8Array(photo.subarray(offset)));
+    const item = await expectItem(await answerOf(rest), before, 'ready');
+    expect(Buffer.compare((await participant.bytes(`/media/evidence/${item.id}/original`)).body, photo)).toBe(0);
+  }
   const patchHead = (location: string, offset: number, length: number) => [
     `PATCH ${location} HTTP/1.1`,
     `Host: ${new URL(portal.url).host}`,
@@ -285,13 +298,7 @@ describe('lying requests to resumable uploads', () => {
     expect(head.status).toBe(200);
     const offset = Number(head.headers.get('upload-offset'));
     expect(offset).toBeLessThanOrEqual(half);
-    const rest = await fetch(new URL(location, portal.url), {
-      method: 'PATCH',
-      headers: { ...TUS, 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream', cookie: cookieOf(participant) },
-      body: new Uint8Array(photo.subarray(offset)),
-    });
-    const item = await expectItem(await answerOf(rest), before, 'ready');
-    expect(Buffer.compare((await participant.bytes(`/media/evidence/${item.id}/original`)).body, photo)).toBe(0);
+    await resumeToTheEnd(location, offset, photo, before);
   });
 
   it('a PATCH whose Content-Length is shorter than its body: a 400 for the bytes after it; the upload resumes from what was kept', async () => {
@@ -304,23 +311,13 @@ describe('lying requests to resumable uploads', () => {
     expect(exchange.statuses.every((status) => status === 204 || status === 400)).toBe(true);
     const offset = Number((await participant.request('HEAD', location, { headers: TUS })).headers.get('upload-offset'));
     expect(offset).toBeLessThanOrEqual(1000);
-    const rest = await fetch(new URL(location, portal.url), {
-      method: 'PATCH',
-      headers: { ...TUS, 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream', cookie: cookieOf(participant) },
-      body: new Uint8Array(photo.subarray(offset)),
-    });
-    const item = await expectItem(await answerOf(rest), before, 'ready');
-    expect(Buffer.compare((await participant.bytes(`/media/evidence/${item.id}/original`)).body, photo)).toBe(0);
+    await resumeToTheEnd(location, offset, photo, before);
   });
 
   it('an unfinished upload the participant gives up is removed with everything it stored', async () => {
     const before = storageFiles(portal.dataDir);
     const location = await created(files.goodJpeg.length);
-    const patch = await fetch(new URL(location, portal.url), {
-      method: 'PATCH',
-      headers: { ...TUS, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream', cookie: cookieOf(participant) },
-      body: new Uint8Array(files.goodJpeg.subarray(0, 1000)),
-    });
+    const patch = await patchAt(location, 0, new Uint8Array(files.goodJpeg.subarray(0, 1000)));
     expect(patch.status).toBe(204);
     expect((await participant.request('DELETE', location, { headers: TUS })).status).toBe(204);
     await expectNothingLeft(portal.dataDir, before);
@@ -330,18 +327,10 @@ describe('lying requests to resumable uploads', () => {
   it('a PATCH at the wrong offset, or past the announced length: a 409 or 400, and nothing written', async () => {
     const before = storageFiles(portal.dataDir);
     const location = await created(100);
-    const wrongOffset = await fetch(new URL(location, portal.url), {
-      method: 'PATCH',
-      headers: { ...TUS, 'upload-offset': '50', 'content-type': 'application/offset+octet-stream', cookie: cookieOf(participant) },
-      body: new Uint8Array(50),
-    });
+    const wrongOffset = await patchAt(location, 50, new Uint8Array(50));
     expect(wrongOffset.status).toBe(409);
     expect(await wrongOffset.json()).toMatchObject({ code: expect.any(String), message: expect.any(String) });
-    const tooLong = await fetch(new URL(location, portal.url), {
-      method: 'PATCH',
-      headers: { ...TUS, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream', cookie: cookieOf(participant) },
-      body: new Uint8Array(500),
-    });
+    const tooLong = await patchAt(location, 0, new Uint8Array(500));
     expect(tooLong.status).toBe(413);
     expect(await tooLong.json()).toMatchObject({ code: expect.any(String), message: expect.any(String) });
     expect((await participant.request('HEAD', location, { headers: TUS })).headers.get('upload-offset')).toBe('0');
@@ -356,11 +345,7 @@ describe('lying requests to resumable uploads', () => {
     });
     expect(response.status).toBe(201);
     const location = response.headers.get('location')!;
-    const patch = await fetch(new URL(location, portal.url), {
-      method: 'PATCH',
-      headers: { ...TUS, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream', cookie: cookieOf(participant) },
-      body: new Uint8Array(1100 * 1024),
-    });
+    const patch = await patchAt(location, 0, new Uint8Array(1100 * 1024));
     expect(patch.status).toBe(413);
     expect(await patch.json()).toMatchObject({ code: 'payload_too_large', message: 'The file is too large (at most 1 MB)' });
     expect((await participant.request('DELETE', location, { headers: TUS })).status).toBe(204);
