@@ -1,5 +1,3 @@
-import Alert from '@mui/material/Alert';
-import Button from '@mui/material/Button';
 import Typography from '@mui/material/Typography';
 import { useState } from 'react';
 import { MESSAGES, type Evidence, type MediaType } from '@portal/contracts';
@@ -8,6 +6,7 @@ import { LoadMore } from '../../evidence/LoadMore';
 import { useEvidenceList } from '../../evidence/queries';
 import { EvidenceRows } from './EvidenceRows';
 import { EvidenceViewerDialog } from './EvidenceViewerDialog';
+import { LoadFailedAlert } from '../../components/LoadFailedAlert';
 
 const ALL = { kind: 'admin' } as const;
 
@@ -21,18 +20,7 @@ export default function AdminEvidenceList() {
   let content;
   if (list.isPending) content = <Typography role="status">Loading...</Typography>;
   else if (list.isError && list.items.length === 0)
-    content = (
-      <Alert
-        severity="error"
-        action={
-          <Button color="inherit" size="small" onClick={() => void list.refetch()}>
-            Try again
-          </Button>
-        }
-      >
-        {MESSAGES.evidenceLoadFailed}
-      </Alert>
-    );
+    content = <LoadFailedAlert onRetry={() => void list.refetch()}>{MESSAGES.evidenceLoadFailed}</LoadFailedAlert>;
   else if (list.items.length === 0) content = <Typography>No evidence yet.</Typography>;
   else content = <EvidenceRows items={list.items} label="All evidence" onOpen={setViewing} />;
 

@@ -1,4 +1,3 @@
-import Alert from '@mui/material/Alert';
 import Avatar from '@mui/material/Avatar';
 import Button from '@mui/material/Button';
 import List from '@mui/material/List';
@@ -18,6 +17,7 @@ import { useNotify } from '../../notifications/notify-context';
 import { UserEvidenceDialog } from './UserEvidenceDialog';
 import { UserInfoDialog, roleName } from './UserInfoDialog';
 import { ADMIN_USERS_KEY, useAdminUsers } from './users-query';
+import { LoadFailedAlert } from '../../components/LoadFailedAlert';
 
 type Shown = { dialog: 'info' | 'evidence' | 'delete'; user: User } | null;
 
@@ -50,18 +50,7 @@ export default function AdminUserList() {
   let content;
   if (list.isPending) content = <Typography role="status">Loading...</Typography>;
   else if (list.isError && list.users.length === 0)
-    content = (
-      <Alert
-        severity="error"
-        action={
-          <Button color="inherit" size="small" onClick={() => void list.refetch()}>
-            Try again
-          </Button>
-        }
-      >
-        The users could not be loaded.
-      </Alert>
-    );
+    content = <LoadFailedAlert onRetry={() => void list.refetch()}>The users could not be loaded.</LoadFailedAlert>;
   else
     content = (
       <List aria-label="Users" disablePadding>

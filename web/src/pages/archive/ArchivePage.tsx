@@ -1,6 +1,4 @@
-import Alert from '@mui/material/Alert';
 import Box from '@mui/material/Box';
-import Button from '@mui/material/Button';
 import Typography from '@mui/material/Typography';
 import { Suspense, lazy, useState } from 'react';
 import { MESSAGES, type MediaType } from '@portal/contracts';
@@ -10,6 +8,7 @@ import { FilterToggle } from '../../evidence/FilterToggle';
 import { LoadMore } from '../../evidence/LoadMore';
 import { useEvidenceList } from '../../evidence/queries';
 import { ArchiveCard, ARCHIVE_CARD_WIDTH } from './ArchiveCard';
+import { LoadFailedAlert } from '../../components/LoadFailedAlert';
 
 // The item dialog (MUI's Dialog, the media player) loads when a visitor first opens an item, and
 // then stays mounted so that it can close with its transition.
@@ -29,18 +28,7 @@ export default function ArchivePage() {
   if (list.isPending) {
     content = <PageLoading label="Loading the archive…" />;
   } else if (list.isError && list.items.length === 0) {
-    content = (
-      <Alert
-        severity="error"
-        action={
-          <Button color="inherit" size="small" onClick={() => void list.refetch()}>
-            Try again
-          </Button>
-        }
-      >
-        {MESSAGES.evidenceLoadFailed}
-      </Alert>
-    );
+    content = <LoadFailedAlert onRetry={() => void list.refetch()}>{MESSAGES.evidenceLoadFailed}</LoadFailedAlert>;
   } else if (list.items.length === 0) {
     content = (
       <Typography variant="h2" component="p" sx={{ textAlign: 'center', py: 6 }}>

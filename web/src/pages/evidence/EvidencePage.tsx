@@ -1,6 +1,5 @@
 import Alert from '@mui/material/Alert';
 import Box from '@mui/material/Box';
-import Button from '@mui/material/Button';
 import Tab from '@mui/material/Tab';
 import Tabs from '@mui/material/Tabs';
 import Typography from '@mui/material/Typography';
@@ -18,6 +17,7 @@ import { useNotify } from '../../notifications/notify-context';
 import { AddEvidenceButton } from './AddEvidenceButton';
 import { EvidenceCard } from './EvidenceCard';
 import { EvidenceDetailDialog } from './EvidenceDetailDialog';
+import { LoadFailedAlert } from '../../components/LoadFailedAlert';
 
 /** The table view and the edit form load only when asked for. */
 const EvidenceTable = lazy(() => import('./EvidenceTable'));
@@ -85,18 +85,7 @@ export default function EvidencePage() {
   if (list.isPending) {
     content = <PageLoading label="Loading evidence…" />;
   } else if (list.isError && list.items.length === 0) {
-    content = (
-      <Alert
-        severity="error"
-        action={
-          <Button color="inherit" size="small" onClick={() => void list.refetch()}>
-            Try again
-          </Button>
-        }
-      >
-        {MESSAGES.evidenceLoadFailed}
-      </Alert>
-    );
+    content = <LoadFailedAlert onRetry={() => void list.refetch()}>{MESSAGES.evidenceLoadFailed}</LoadFailedAlert>;
   } else if (list.items.length === 0) {
     content = type === null ? <Welcome /> : <Typography>No evidence of this kind yet.</Typography>;
   } else if (tab === 'table') {

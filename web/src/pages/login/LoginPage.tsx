@@ -1,7 +1,5 @@
 import { zodResolver } from '@hookform/resolvers/zod';
-import Alert from '@mui/material/Alert';
 import Button from '@mui/material/Button';
-import CircularProgress from '@mui/material/CircularProgress';
 import Stack from '@mui/material/Stack';
 import TextField from '@mui/material/TextField';
 import { useState } from 'react';
@@ -9,6 +7,7 @@ import { useForm } from 'react-hook-form';
 import { Link as RouterLink, useNavigate } from 'react-router';
 import { MESSAGES, loginRequestSchema } from '@portal/contracts';
 import { loginErrorMessage, useSignIn } from '../../auth/session';
+import { FormError, SubmitButton } from '../../components/FormParts';
 import { Page } from '../../components/Page';
 
 /** /login, and the page shown in place of a protected page to someone not signed in. */
@@ -39,11 +38,7 @@ export default function LoginPage() {
 
   return (
     <Page title="Login">
-      {error ? (
-        <Alert severity="error" sx={{ mb: 1 }}>
-          {error}
-        </Alert>
-      ) : null}
+      <FormError>{error}</FormError>
       <form onSubmit={onValid} noValidate>
         <TextField
           label="Username or Email"
@@ -55,15 +50,9 @@ export default function LoginPage() {
         />
         <TextField label="Password" type="password" autoComplete="current-password" required {...register('password')} />
         <Stack spacing={1.5} sx={{ mt: 2 }}>
-          <Button
-            type="submit"
-            variant="contained"
-            size="large"
-            disabled={isSubmitting}
-            startIcon={isSubmitting ? <CircularProgress size={20} color="inherit" aria-hidden="true" /> : undefined}
-          >
+          <SubmitButton submitting={isSubmitting}>
             Login
-          </Button>
+          </SubmitButton>
           <Button component={RouterLink} to="/reset-password-email" variant="text">
             Reset Password
           </Button>

@@ -3,7 +3,6 @@ import UploadIcon from '@mui/icons-material/Upload';
 import Alert from '@mui/material/Alert';
 import Avatar from '@mui/material/Avatar';
 import Button from '@mui/material/Button';
-import CircularProgress from '@mui/material/CircularProgress';
 import Stack from '@mui/material/Stack';
 import TextField from '@mui/material/TextField';
 import Typography from '@mui/material/Typography';
@@ -15,6 +14,7 @@ import { MESSAGES, PRONOUN_OPTIONS, fullNameField, profileUpdateSchema, type Use
 import { ApiRequestError } from '../../api/http';
 import { updateProfile } from '../../api/account';
 import { reloadCurrentUser } from '../../auth/useCurrentUser';
+import { SubmitButton } from '../../components/FormParts';
 import { FilePickButton } from '../../components/FilePickButton';
 import { useObjectUrl } from '../../components/useObjectUrl';
 
@@ -110,16 +110,9 @@ export function ProfileEditForm({ user, onCancel, onSaved }: { user: User; onCan
         </Alert>
       ) : null}
       <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1.5} sx={{ mt: 3 }}>
-        <Button
-          type="submit"
-          variant="contained"
-          size="large"
-          fullWidth
-          disabled={isSubmitting}
-          startIcon={isSubmitting ? <CircularProgress size={20} color="inherit" aria-hidden="true" /> : undefined}
-        >
+        <SubmitButton submitting={isSubmitting} fullWidth>
           Save Changes
-        </Button>
+        </SubmitButton>
         <Button variant="outlined" size="large" fullWidth onClick={onCancel} disabled={isSubmitting}>
           Cancel
         </Button>

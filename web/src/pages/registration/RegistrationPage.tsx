@@ -1,7 +1,4 @@
 import { zodResolver } from '@hookform/resolvers/zod';
-import Alert from '@mui/material/Alert';
-import Button from '@mui/material/Button';
-import CircularProgress from '@mui/material/CircularProgress';
 import TextField from '@mui/material/TextField';
 import { useState } from 'react';
 import { useForm, type FieldErrors } from 'react-hook-form';
@@ -9,6 +6,7 @@ import { useNavigate } from 'react-router';
 import type { z } from 'zod';
 import { MESSAGES, PRONOUN_OPTIONS, registrationFormSchema, type RegistrationForm } from '@portal/contracts';
 import { checkAvailability } from '../../api/account';
+import { FormError, SubmitButton } from '../../components/FormParts';
 import { Page } from '../../components/Page';
 import { PhotoDialog } from './PhotoDialog';
 import { useRegisterWithPhoto } from './useRegisterWithPhoto';
@@ -82,11 +80,7 @@ export default function RegistrationPage() {
 
   return (
     <Page title="Register User">
-      {formError ? (
-        <Alert severity="error" sx={{ mb: 1 }}>
-          {formError}
-        </Alert>
-      ) : null}
+      <FormError>{formError}</FormError>
       <form onSubmit={handleSubmit(onValid, onInvalid)} noValidate>
         <TextField label="Full Name" autoComplete="name" required {...field('full_name')} />
         <TextField label="Username" autoComplete="username" autoCapitalize="none" spellCheck={false} required {...field('username')} />
@@ -121,17 +115,9 @@ export default function RegistrationPage() {
         />
         <TextField label="Password" type="password" autoComplete="new-password" required {...field('password')} />
         <TextField label="Confirm Password" type="password" autoComplete="new-password" required {...field('confirm_password')} />
-        <Button
-          type="submit"
-          variant="contained"
-          size="large"
-          fullWidth
-          disabled={isSubmitting}
-          startIcon={isSubmitting ? <CircularProgress size={20} color="inherit" aria-hidden="true" /> : undefined}
-          sx={{ mt: 3 }}
-        >
+        <SubmitButton submitting={isSubmitting} fullWidth sx={{ mt: 3 }}>
           Register
-        </Button>
+        </SubmitButton>
       </form>
       <PhotoDialog
         open={checked !== null}

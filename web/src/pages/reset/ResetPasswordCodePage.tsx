@@ -1,7 +1,6 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import Alert from '@mui/material/Alert';
 import Button from '@mui/material/Button';
-import CircularProgress from '@mui/material/CircularProgress';
 import Link from '@mui/material/Link';
 import Stack from '@mui/material/Stack';
 import TextField from '@mui/material/TextField';
@@ -13,6 +12,7 @@ import type { z } from 'zod';
 import { MESSAGES, checkCodeRequestSchema, checkEmailRequestSchema } from '@portal/contracts';
 import { messageOf } from '../../api/http';
 import { checkResetCode, requestAnotherResetCode } from '../../api/password-reset';
+import { EmailField, SubmitButton } from '../../components/FormParts';
 import { Page } from '../../components/Page';
 import { readResetProgress, saveResetProgress } from './reset-progress';
 
@@ -105,17 +105,7 @@ export default function ResetPasswordCodePage() {
         </Alert>
       ) : null}
       <form onSubmit={check} noValidate>
-        <TextField
-          label="Email"
-          type="email"
-          autoComplete="email"
-          autoCapitalize="none"
-          spellCheck={false}
-          required
-          {...register('email')}
-          error={Boolean(errors.email)}
-          helperText={errors.email?.message}
-        />
+        <EmailField {...register('email')} error={Boolean(errors.email)} helperText={errors.email?.message} />
         <TextField
           label="Code"
           autoComplete="one-time-code"
@@ -139,15 +129,9 @@ export default function ResetPasswordCodePage() {
           </Link>
         </Typography>
         <Stack spacing={1.5} sx={{ mt: 3 }}>
-          <Button
-            type="submit"
-            variant="contained"
-            size="large"
-            disabled={busy}
-            startIcon={isSubmitting ? <CircularProgress size={20} color="inherit" aria-hidden="true" /> : undefined}
-          >
+          <SubmitButton submitting={isSubmitting} disabled={busy}>
             Check Code
-          </Button>
+          </SubmitButton>
           <Button component={RouterLink} to="/login" variant="text">
             Back to Login
           </Button>

@@ -1,9 +1,6 @@
 import { zodResolver } from '@hookform/resolvers/zod';
-import Alert from '@mui/material/Alert';
 import Button from '@mui/material/Button';
-import CircularProgress from '@mui/material/CircularProgress';
 import Stack from '@mui/material/Stack';
-import TextField from '@mui/material/TextField';
 import Typography from '@mui/material/Typography';
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
@@ -12,6 +9,7 @@ import type { z } from 'zod';
 import { MESSAGES, checkEmailRequestSchema } from '@portal/contracts';
 import { messageOf } from '../../api/http';
 import { checkResetEmail, sendResetCode } from '../../api/password-reset';
+import { EmailField, FormError, SubmitButton } from '../../components/FormParts';
 import { Page } from '../../components/Page';
 import { readResetProgress, saveResetProgress } from './reset-progress';
 
@@ -53,33 +51,13 @@ export default function ResetPasswordEmailPage() {
       <Typography sx={{ mb: 1 }}>
         Enter the email address of your account. We will email you a six-digit code to reset your password.
       </Typography>
-      {error ? (
-        <Alert severity="error" sx={{ my: 1 }}>
-          {error}
-        </Alert>
-      ) : null}
+      <FormError sx={{ my: 1 }}>{error}</FormError>
       <form onSubmit={send} noValidate>
-        <TextField
-          label="Email"
-          type="email"
-          autoComplete="email"
-          autoCapitalize="none"
-          spellCheck={false}
-          required
-          {...register('email')}
-          error={Boolean(errors.email)}
-          helperText={errors.email?.message}
-        />
+        <EmailField {...register('email')} error={Boolean(errors.email)} helperText={errors.email?.message} />
         <Stack spacing={1.5} sx={{ mt: 2 }}>
-          <Button
-            type="submit"
-            variant="contained"
-            size="large"
-            disabled={isSubmitting}
-            startIcon={isSubmitting ? <CircularProgress size={20} color="inherit" aria-hidden="true" /> : undefined}
-          >
+          <SubmitButton submitting={isSubmitting}>
             Send Code
-          </Button>
+          </SubmitButton>
           <Button component={RouterLink} to="/reset-password-code" variant="text">
             I already have a code
           </Button>

@@ -1,7 +1,6 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import Alert from '@mui/material/Alert';
 import Button from '@mui/material/Button';
-import CircularProgress from '@mui/material/CircularProgress';
 import Stack from '@mui/material/Stack';
 import TextField from '@mui/material/TextField';
 import Typography from '@mui/material/Typography';
@@ -14,6 +13,7 @@ import { MESSAGES, PASSWORD_MIN_LENGTH, newPasswordFormSchema } from '@portal/co
 import { ApiRequestError, messageOf } from '../../api/http';
 import { requestAnotherResetCode, updatePasswordWithCode } from '../../api/password-reset';
 import { reloadCurrentUser } from '../../auth/useCurrentUser';
+import { FormError, SubmitButton } from '../../components/FormParts';
 import { Page } from '../../components/Page';
 import { useNotify } from '../../notifications/notify-context';
 import { clearResetProgress, readResetProgress, saveResetProgress } from './reset-progress';
@@ -100,11 +100,7 @@ function NewPasswordForm({ email, code }: { email: string; code: string }) {
   return (
     <Page title="Reset Password">
       <Typography sx={{ mb: 1, overflowWrap: 'anywhere' }}>{`Choose a new password for ${email}.`}</Typography>
-      {error ? (
-        <Alert severity="error" sx={{ my: 1 }}>
-          {error}
-        </Alert>
-      ) : null}
+      <FormError sx={{ my: 1 }}>{error}</FormError>
       {codeSpent ? (
         <Button variant="outlined" onClick={() => void requestAnother()} disabled={resending} sx={{ mb: 1 }}>
           Request another code
@@ -128,17 +124,9 @@ function NewPasswordForm({ email, code }: { email: string; code: string }) {
           {...register('confirm_password')}
           error={Boolean(errors.confirm_password)}
         />
-        <Button
-          type="submit"
-          variant="contained"
-          size="large"
-          fullWidth
-          disabled={isSubmitting}
-          startIcon={isSubmitting ? <CircularProgress size={20} color="inherit" aria-hidden="true" /> : undefined}
-          sx={{ mt: 3 }}
-        >
+        <SubmitButton submitting={isSubmitting} fullWidth sx={{ mt: 3 }}>
           Update Password
-        </Button>
+        </SubmitButton>
       </form>
     </Page>
   );

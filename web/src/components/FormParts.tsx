@@ -1,0 +1,42 @@
+import Alert from '@mui/material/Alert';
+import Button, { type ButtonProps } from '@mui/material/Button';
+import CircularProgress from '@mui/material/CircularProgress';
+import TextField, { type TextFieldProps } from '@mui/material/TextField';
+import type { SxProps, Theme } from '@mui/material/styles';
+import type { ReactNode } from 'react';
+
+/** A form's error line above its fields; nothing while there is no error. */
+export function FormError({ children, sx = { mb: 1 } }: { children: ReactNode; sx?: SxProps<Theme> }) {
+  if (children === null || children === undefined || children === false || children === '') return null;
+  return (
+    <Alert severity="error" sx={sx}>
+      {children}
+    </Alert>
+  );
+}
+
+interface SubmitButtonProps extends Omit<ButtonProps, 'type' | 'variant' | 'size' | 'startIcon'> {
+  /** The form is being sent: the button shows a spinner (and is disabled unless `disabled` says otherwise). */
+  submitting: boolean;
+}
+
+/** A form's main (submit) button, with a spinner while the form is being sent. */
+export function SubmitButton({ submitting, disabled = submitting, children, ...rest }: SubmitButtonProps) {
+  return (
+    <Button
+      type="submit"
+      variant="contained"
+      size="large"
+      disabled={disabled}
+      startIcon={submitting ? <CircularProgress size={20} color="inherit" aria-hidden="true" /> : undefined}
+      {...rest}
+    >
+      {children}
+    </Button>
+  );
+}
+
+/** The e-mail address field of the reset pages (spread react-hook-form's `register('email')` into it). */
+export function EmailField(props: TextFieldProps) {
+  return <TextField label="Email" type="email" autoComplete="email" autoCapitalize="none" spellCheck={false} required {...props} />;
+}
