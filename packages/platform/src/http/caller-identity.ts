@@ -1,4 +1,6 @@
+import { webcrypto } from 'node:crypto';
 import { jwtVerify, SignJWT } from 'jose';
+import { LRUCache } from 'lru-cache';
 import { isAdminRole } from '@portal/contracts';
 
 /** The header through which the gateway tells a service who is calling. */
@@ -30,10 +32,25 @@ const SERVICE_AUDIENCE = 'portal-internal';
  */
 export class IdentityTokens {
   private readonly key: Uint8Array;
+  /** The secret as a WebCrypto key, imported once (jose imports a raw secret again on every call). */
+  private cryptoKey: Promise<webcrypto.CryptoKey> | undefined;
+  /**
+   * Caller tokens already verified, by their exact text, until they expire. The gateway signs one
+   * token per session and reuses it for about 30 s, so a participant's requests (every 5 MiB chunk
+   * of an upload, every page) carry the same token: its signature and claims are checked once.
+   * A token that verified is valid until its expiry whatever happens meanwhile, so remembering
+   * the outcome changes nothing of what is accepted; a different byte is a different key.
+   */
+  private readonly verified = new LRUCache<string, CallerIdentity>({ max: 10_000 });
 
   constructor(secret: string) {
     if (secret.length < 32) throw new Error('INTERNAL_SECRET must be at least 32 characters long');
     this.key = new TextEncoder().encode(secret);
+  }
+
+  private hmacKey(): Promise<webcrypto.CryptoKey> {
+    this.cryptoKey ??= webcrypto.subtle.importKey('raw', this.key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+    return this.cryptoKey;
   }
 
   async signCaller(identity: CallerIdentity, ttlSeconds = 60): Promise<string> {
@@ -44,11 +61,13 @@ export class IdentityTokens {
       .setAudience(CALLER_AUDIENCE)
       .setIssuedAt()
       .setExpirationTime(`${ttlSeconds}s`)
-      .sign(this.key);
+      .sign(await this.hmacKey());
   }
 
   async verifyCaller(token: string): Promise<CallerIdentity> {
-    const { payload } = await jwtVerify(token, this.key, { issuer: ISSUER, audience: CALLER_AUDIENCE, algorithms: ['HS256'] });
+    const known = this.verified.get(token);
+    if (known) return { ...known };
+    const { payload } = await jwtVerify(token, await this.hmacKey(), { issuer: ISSUER, audience: CALLER_AUDIENCE, algorithms: ['HS256'] });
     if (
       typeof payload.sub !== 'string' ||
       typeof payload.role !== 'number' ||
@@ -57,7 +76,11 @@ export class IdentityTokens {
     ) {
       throw new Error('Identity token is missing claims');
     }
-    return { userId: payload.sub, role: payload.role, username: payload.username, sessionId: payload.sid };
+    const identity = { userId: payload.sub, role: payload.role, username: payload.username, sessionId: payload.sid };
+    // Kept until the token's own expiry (jose has just checked that it has one in the future, if any).
+    const ttl = typeof payload.exp === 'number' ? payload.exp * 1000 - Date.now() : 0;
+    if (ttl > 0) this.verified.set(token, identity, { ttl });
+    return { ...identity };
   }
 
   async signService(service: string, ttlSeconds = 300): Promise<string> {
@@ -68,11 +91,11 @@ export class IdentityTokens {
       .setAudience(SERVICE_AUDIENCE)
       .setIssuedAt()
       .setExpirationTime(`${ttlSeconds}s`)
-      .sign(this.key);
+      .sign(await this.hmacKey());
   }
 
   async verifyService(token: string): Promise<string> {
-    const { payload } = await jwtVerify(token, this.key, { issuer: ISSUER, audience: SERVICE_AUDIENCE, algorithms: ['HS256'] });
+    const { payload } = await jwtVerify(token, await this.hmacKey(), { issuer: ISSUER, audience: SERVICE_AUDIENCE, algorithms: ['HS256'] });
     if (typeof payload.sub !== 'string') throw new Error('Service token has no subject');
     return payload.sub;
   }
