@@ -12,13 +12,16 @@ export const WEB_CHUNK_SIZE = 5 * 1024 * 1024;
 
 /**
  * One upload, without retries (a failure is reported, not hidden). input: a file path or a
- * Buffer. Answers the time it took, the final answer's status and body, and per chunk the time
- * (ms since the start) its PATCH was answered. Rejects with { status, body, message } on failure.
+ * Buffer. Answers the time it took, the final answer's status and body, per chunk the time
+ * (ms since the start) its PATCH was answered, and per request its method and how long it took
+ * from sending to the answer (ms). Rejects with { status, body, message } on failure.
  */
 export function tusUpload({ endpoint, input, headers = {}, metadata = {}, chunkSize = WEB_CHUNK_SIZE }) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const chunks = [];
+    const requests = [];
+    const sentAt = new WeakMap();
     let upload = null;
     upload = new Upload(typeof input === 'string' ? createReadStream(input) : input, {
       endpoint,
@@ -28,6 +31,12 @@ export function tusUpload({ endpoint, input, headers = {}, metadata = {}, chunkS
       retryDelays: null,
       storeFingerprintForResuming: false,
       onChunkComplete: (_size, accepted) => chunks.push([performance.now() - started, accepted]),
+      onBeforeRequest: (request) => {
+        sentAt.set(request, performance.now());
+      },
+      onAfterResponse: (request) => {
+        requests.push({ method: request.getMethod(), ms: performance.now() - (sentAt.get(request) ?? started) });
+      },
       onSuccess: ({ lastResponse }) =>
         resolve({
           ms: performance.now() - started,
@@ -36,6 +45,7 @@ export function tusUpload({ endpoint, input, headers = {}, metadata = {}, chunkS
           evidenceId: lastResponse.getHeader('X-Evidence-Id') ?? null,
           url: upload.url,
           chunks,
+          requests,
         }),
       onError: (error) => {
         const response = error.originalResponse ?? null;

@@ -7,15 +7,18 @@
 //   npm run bench:upload -- [--size 1GB] [--rounds 1] [--label text]
 //
 // It builds nothing: run `npm run build` first. All traffic goes to 127.0.0.1.
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, writeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
+import { formatProfile, summarizeProfile } from '../gateway/profile-top.mjs';
 import { expectStatus, freePort, waitFor } from '../lib/http.mjs';
 import { cpuMeter, mb, percentCell, rssSampler } from '../lib/measure.mjs';
 import { ALL_IN_ONE_BUILT, mediaTools, noisyJpeg, registerParticipant, smallMp4, startAllInOne } from '../lib/portal.mjs';
 import {
   HOST,
+  RESULTS_DIR,
+  ROOT,
   UsageError,
   checkBuilt,
   describeMachine,
@@ -47,6 +50,7 @@ into a file; reports MB/s of both, the ratio, and the portal's memory (RSS) grow
 Options:
       --size <size>       the video's size, e.g. 1GB (default), 200MB, 512MiB (8MB to 4000MB)
   -r, --rounds <n>        rounds (targets alternate order each round)  default 1
+      --profile           start the portal with node --cpu-prof and print the top of its profile
       --label <text>      a note stored in the JSON result
   -h, --help              this text
 
@@ -64,10 +68,11 @@ function parseSize(raw) {
 }
 
 function settingsFromArgs() {
-  const values = parseOptions({ size: { type: 'string' }, rounds: { type: 'string', short: 'r' }, label: { type: 'string' } }, HELP);
+  const values = parseOptions({ size: { type: 'string' }, rounds: { type: 'string', short: 'r' }, profile: { type: 'boolean' }, label: { type: 'string' } }, HELP);
   return {
     size: parseSize(values.size ?? process.env.BENCH_UPLOAD_SIZE),
     rounds: int('rounds', values.rounds, 1, 1, 5),
+    profile: values.profile ?? false,
     label: values.label ?? process.env.BENCH_LABEL ?? '',
   };
 }
@@ -121,7 +126,9 @@ async function main() {
   const warmVideo = await paddedMp4(ffmpeg, tempDir, 'warm', 16e6);
   console.log(' done');
 
-  const portal = await startAllInOne(tempDir, { MEDIA_WORKER_ENABLED: 'false' });
+  const profileDir = settings.profile ? join(RESULTS_DIR, `profiles-${stamp}`) : undefined;
+  if (profileDir) mkdirSync(profileDir, { recursive: true });
+  const portal = await startAllInOne(tempDir, { MEDIA_WORKER_ENABLED: 'false' }, { profileDir });
   const { cookie } = await registerParticipant(portal.url, 'upload_informant', await noisyJpeg(320, 320));
   const barePort = await freePort();
   const bareDir = join(tempDir, 'bare-files');
@@ -226,6 +233,17 @@ async function main() {
   console.log('  links the file into the blob store, fsyncs it and commits the item; the bare server only fsyncs.');
   if (targets.some((t) => results[t.key].otherCpu > 0.25)) console.log('  NOTE: other work used over 25% of a core meanwhile: the machine was not quiet; repeat the run (--rounds 3)');
 
+  let profiles;
+  if (profileDir) {
+    profiles = {};
+    for (const file of readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'))) {
+      const path = join(profileDir, file);
+      profiles[file] = relative(ROOT, path);
+      console.log(`\nCPU profile ${relative(ROOT, path)} (whole process life, sign-up and warm-up included):`);
+      console.log(formatProfile(summarizeProfile(path), 25));
+    }
+  }
+
   writeResult('upload', stamp, {
     bench: 'upload',
     label: settings.label,
@@ -238,6 +256,7 @@ async function main() {
     ratio,
     goals: { ratio: GOAL_RATIO, rssGrowthMB: GOAL_RSS_MB },
     results,
+    profiles,
   });
 }
 
