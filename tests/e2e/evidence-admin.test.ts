@@ -6,12 +6,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '@portal/contracts';
 import type { ApiClient } from '../support/api-client.js';
 import { adminClient, newParticipant } from '../support/accounts.js';
-import { CHROMIUM_MISSING_REASON, chromiumMissing, desktopContext, launchBrowser, phoneContext, watchPage } from '../support/browser.js';
+import { CHROMIUM_MISSING_REASON, OpenPages, chromiumMissing, launchBrowser } from '../support/browser.js';
 import { uploadEvidence, waitForMedia, type EvidenceItem } from '../support/evidence.js';
 import { phoneJpeg } from '../support/media.js';
 import { TEST_ADMIN, startTestPortal, type TestPortal } from '../support/portal.js';
@@ -23,8 +23,7 @@ let admin: ApiClient;
 let informant: { client: ApiClient; user: { id: string; username: string; email: string } };
 let photo: EvidenceItem;
 let note: EvidenceItem;
-const contexts: BrowserContext[] = [];
-const watched: { errors: string[] }[] = [];
+const pages = new OpenPages(() => ({ browser, url: portal.url }));
 
 beforeAll(async () => {
   workDir = mkdtempSync(join(tmpdir(), 'evidence-admin-e2e-'));
@@ -60,19 +59,13 @@ afterAll(async () => {
 });
 
 afterEach(async () => {
-  for (const context of contexts.splice(0)) await context.close();
-  const errors = watched.splice(0).flatMap((watch) => watch.errors);
+  const errors = await pages.closeAll();
   // Refusals the test provokes on purpose are answered 4xx (the browser logs them as failed loads).
   expect(errors.filter((error) => !/Failed to load resource/.test(error))).toEqual([]);
 });
 
-async function openPage(kind: 'admin' | 'visitor'): Promise<Page> {
-  const context = kind === 'admin' ? await desktopContext(browser, portal.url) : await phoneContext(browser, portal.url);
-  contexts.push(context);
-  if (kind === 'admin') await context.addCookies([{ name: 'portal_session', value: admin.cookies.get('portal_session')!, url: portal.url }]);
-  const page = await context.newPage();
-  watched.push(watchPage(page));
-  return page;
+function openPage(kind: 'admin' | 'visitor'): Promise<Page> {
+  return kind === 'admin' ? pages.open('desktop', admin.cookies.get('portal_session')!) : pages.open('phone');
 }
 
 async function openAdministration(page: Page): Promise<void> {

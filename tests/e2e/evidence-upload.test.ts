@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_EVIDENCE_TITLE, MESSAGES } from '@portal/contracts';
 import type { ApiClient } from '../support/api-client.js';
 import { newParticipant } from '../support/accounts.js';
-import { CHROMIUM_MISSING_REASON, chromiumMissing, launchBrowser, phoneContext, watchPage } from '../support/browser.js';
+import { CHROMIUM_MISSING_REASON, OpenPages, chromiumMissing, launchBrowser } from '../support/browser.js';
 import type { EvidenceItem } from '../support/evidence.js';
 import { startTestPortal, type TestPortal } from '../support/portal.js';
 
@@ -26,8 +26,7 @@ let workDir: string;
 let bigPhoto: string;
 let bigPhotoSize: number;
 let notMedia: string;
-const contexts: BrowserContext[] = [];
-const watched: { errors: string[] }[] = [];
+const pages = new OpenPages(() => ({ browser, url: portal.url }));
 
 beforeAll(async () => {
   workDir = mkdtempSync(join(tmpdir(), 'evidence-e2e-'));
@@ -49,10 +48,9 @@ afterAll(async () => {
 });
 
 afterEach(async () => {
-  for (const context of contexts.splice(0)) await context.close();
   // Nothing broke in the pages (a refused upload and a refused microphone are logged on purpose,
   // and so are the failed requests the tests provoke).
-  const errors = watched.splice(0).flatMap((watch) => watch.errors);
+  const errors = await pages.closeAll();
   expect(errors.filter((error) => !/evidence entry failed|microphone denied|Failed to load resource|ERR_INTERNET_DISCONNECTED|net::/.test(error))).toEqual([]);
 });
 
@@ -65,12 +63,8 @@ interface Participant {
 async function signedInPhone(): Promise<{ page: Page; context: BrowserContext; participant: Participant }> {
   const participant = await newParticipant(portal.url);
   await participant.client.put(`/api/user/watched/${participant.user.id}`);
-  const context = await phoneContext(browser, portal.url);
-  contexts.push(context);
-  await context.addCookies([{ name: 'portal_session', value: participant.client.cookies.get('portal_session')!, url: portal.url }]);
-  const page = await context.newPage();
-  watched.push(watchPage(page));
-  return { page, context, participant };
+  const page = await pages.open('phone', participant.client.cookies.get('portal_session')!);
+  return { page, context: page.context(), participant };
 }
 
 async function ownItems(client: ApiClient): Promise<EvidenceItem[]> {

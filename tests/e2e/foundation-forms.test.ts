@@ -5,11 +5,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '@portal/contracts';
 import { newParticipant } from '../support/accounts.js';
-import { CHROMIUM_MISSING_REASON, chromiumMissing, launchBrowser, phoneContext, watchPage } from '../support/browser.js';
+import { CHROMIUM_MISSING_REASON, OpenPages, alertWith, chromiumMissing, logIn, startWithBrowser } from '../support/browser.js';
 import { phoneJpeg } from '../support/media.js';
 import { TEST_ADMIN, startTestPortal, type TestPortal } from '../support/portal.js';
 
@@ -21,27 +21,9 @@ let browser: Browser;
 let workDir: string;
 let photoPath: string;
 let textPath: string;
-const contexts: BrowserContext[] = [];
-const watched: { errors: string[] }[] = [];
+const pages = new OpenPages(() => ({ browser, url: portal.url }));
 
-async function openPage(): Promise<Page> {
-  const context = await phoneContext(browser, portal.url);
-  contexts.push(context);
-  const page = await context.newPage();
-  watched.push(watchPage(page));
-  return page;
-}
-
-async function logIn(page: Page, username: string, password: string): Promise<void> {
-  await page.goto('/login');
-  await page.getByRole('textbox', { name: 'Username or Email' }).fill(username);
-  await page.getByRole('textbox', { name: 'Password' }).fill(password);
-  await page.getByRole('button', { name: 'Login', exact: true }).click();
-}
-
-function alertWith(page: Page, text: string) {
-  return page.getByRole('alert').filter({ hasText: text });
-}
+const openPage = () => pages.open();
 
 /** The text of the element that describes a form field (its warning under the field). */
 function descriptionOf(field: Locator): Promise<string> {
@@ -82,13 +64,7 @@ describe.skipIf(chromiumMissing)(chromiumMissing ? `foundation forms (skipped: $
     writeFileSync(photoPath, await phoneJpeg({ orientation: 1 }));
     textPath = join(workDir, 'notes.txt');
     writeFileSync(textPath, 'not a picture');
-    const [started, launched] = await Promise.allSettled([
-      startTestPortal({ PRODUCT_NAME: PRODUCT, STREET_CORNER }),
-      launchBrowser(),
-    ]);
-    if (started.status === 'fulfilled') portal = started.value;
-    if (launched.status === 'fulfilled') browser = launched.value;
-    for (const outcome of [started, launched]) if (outcome.status === 'rejected') throw outcome.reason;
+    ({ portal, browser } = await startWithBrowser(startTestPortal({ PRODUCT_NAME: PRODUCT, STREET_CORNER })));
   });
 
   afterAll(async () => {
@@ -98,8 +74,7 @@ describe.skipIf(chromiumMissing)(chromiumMissing ? `foundation forms (skipped: $
   });
 
   afterEach(async () => {
-    await Promise.all(contexts.splice(0).map((context) => context.close()));
-    const errors = watched.splice(0).flatMap((page) => page.errors).filter((error) => !error.includes('Failed to load resource'));
+    const errors = (await pages.closeAll()).filter((error) => !error.includes('Failed to load resource'));
     expect(errors).toEqual([]);
   });
 

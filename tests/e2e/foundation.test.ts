@@ -6,18 +6,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '@portal/contracts';
 import { newParticipant } from '../support/accounts.js';
-import {
-  CHROMIUM_MISSING_REASON,
-  chromiumMissing,
-  desktopContext,
-  launchBrowser,
-  phoneContext,
-  watchPage,
-} from '../support/browser.js';
+import { CHROMIUM_MISSING_REASON, OpenPages, alertWith, chromiumMissing, logIn, startWithBrowser } from '../support/browser.js';
 import { phoneJpeg } from '../support/media.js';
 import { TEST_ADMIN, startTestPortal, type TestPortal } from '../support/portal.js';
 
@@ -28,17 +21,10 @@ let portal: TestPortal;
 let browser: Browser;
 let workDir: string;
 let photoPath: string;
-const contexts: BrowserContext[] = [];
-const watched: { errors: string[] }[] = [];
+const pages = new OpenPages(() => ({ browser, url: portal.url }));
 
 /** A page of a new phone (or desktop) context, closed after the test; its errors are collected. */
-async function openPage(kind: 'phone' | 'desktop' = 'phone'): Promise<Page> {
-  const context = kind === 'phone' ? await phoneContext(browser, portal.url) : await desktopContext(browser, portal.url);
-  contexts.push(context);
-  const page = await context.newPage();
-  watched.push(watchPage(page));
-  return page;
-}
+const openPage = (kind: 'phone' | 'desktop' = 'phone') => pages.open(kind);
 
 let counter = 0;
 function uniqueName(prefix: string): string {
@@ -72,13 +58,6 @@ function serverUser(page: Page): Promise<{ username: string; video_watched: bool
   });
 }
 
-async function logIn(page: Page, username: string, password: string): Promise<void> {
-  await page.goto('/login');
-  await page.getByRole('textbox', { name: 'Username or Email' }).fill(username);
-  await page.getByRole('textbox', { name: 'Password' }).fill(password);
-  await page.getByRole('button', { name: 'Login', exact: true }).click();
-}
-
 /** A participant who has watched the onboarding video (registered through the API). */
 async function watchedParticipant() {
   const participant = await newParticipant(portal.url);
@@ -108,30 +87,14 @@ function effectiveOpacity(page: Page, selector: Parameters<Page['locator']>[0]):
   });
 }
 
-/** After a failure: where each page of the test was, what it showed and what it reported. */
-async function reportPages(openContexts: BrowserContext[], pageErrors: { errors: string[] }[]): Promise<void> {
-  const pages = openContexts.flatMap((context) => context.pages());
-  for (const [index, page] of pages.entries()) {
-    const text = await page.locator('body').innerText({ timeout: 2000 }).catch(() => '(no text)');
-    console.error(`page ${index + 1}: ${page.url()}\n${text.slice(0, 1500)}\nerrors: ${JSON.stringify(pageErrors[index]?.errors ?? [])}`);
-  }
-}
-
-function alertWith(page: Page, text: string) {
-  return page.getByRole('alert').filter({ hasText: text });
-}
-
 // A browser test waits on a real browser and a real portal: more time than the default on a busy 2-core machine.
 describe.skipIf(chromiumMissing)(chromiumMissing ? `foundation screens (skipped: ${CHROMIUM_MISSING_REASON})` : 'foundation screens', { timeout: 60_000 }, () => {
   beforeAll(async () => {
     workDir = mkdtempSync(join(tmpdir(), 'portal-e2e-'));
     photoPath = join(workDir, 'face.jpg');
     writeFileSync(photoPath, await phoneJpeg());
-    // Both at once; whichever started is stopped in afterAll even if the other failed.
-    const [started, launched] = await Promise.allSettled([startTestPortal({ PRODUCT_NAME: PRODUCT, SPY_ON_URL }), launchBrowser()]);
-    if (started.status === 'fulfilled') portal = started.value;
-    if (launched.status === 'fulfilled') browser = launched.value;
-    for (const outcome of [started, launched]) if (outcome.status === 'rejected') throw outcome.reason;
+    // Both at once; if one fails, the other is stopped.
+    ({ portal, browser } = await startWithBrowser(startTestPortal({ PRODUCT_NAME: PRODUCT, SPY_ON_URL })));
   });
 
   afterAll(async () => {
@@ -141,11 +104,10 @@ describe.skipIf(chromiumMissing)(chromiumMissing ? `foundation screens (skipped:
   });
 
   afterEach(async ({ task }) => {
-    if (task.result?.state === 'fail') await reportPages(contexts, watched);
-    await Promise.all(contexts.splice(0).map((context) => context.close()));
+    if (task.result?.state === 'fail') await pages.report();
     // Failed loads are expected (401 for a visitor's GET /api/user, the 404 page, an aborted
     // request); anything else the page reports is a bug.
-    const errors = watched.splice(0).flatMap((page) => page.errors).filter((error) => !error.includes('Failed to load resource'));
+    const errors = (await pages.closeAll()).filter((error) => !error.includes('Failed to load resource'));
     expect(errors).toEqual([]);
   });
 

@@ -1,40 +1,20 @@
 // The password reset in Chromium, from the Login page's Reset Password button to a login with
 // the new password, reading the codes from the portal's outbox; and the e-mail confirmation link.
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '@portal/contracts';
 import { newParticipant } from '../support/accounts.js';
-import { CHROMIUM_MISSING_REASON, chromiumMissing, launchBrowser, phoneContext, watchPage } from '../support/browser.js';
+import { CHROMIUM_MISSING_REASON, OpenPages, alertWith, chromiumMissing, startWithBrowser } from '../support/browser.js';
 import { codeIn, waitForMail } from '../support/outbox.js';
 import { startTestPortal, type TestPortal } from '../support/portal.js';
 
 let portal: TestPortal;
 let browser: Browser;
-const contexts: BrowserContext[] = [];
-const watched: { errors: string[] }[] = [];
+const pages = new OpenPages(() => ({ browser, url: portal.url }));
 
-async function openPage(): Promise<Page> {
-  const context = await phoneContext(browser, portal.url);
-  contexts.push(context);
-  const page = await context.newPage();
-  watched.push(watchPage(page));
-  return page;
-}
+const openPage = () => pages.open();
 
 const resetMail = (email: string, count = 1) => waitForMail(portal.dataDir, email, { count, subject: /reset code/ });
-
-/** After a failure: where each page of the test was, what it showed and what it reported. */
-async function reportPages(openContexts: BrowserContext[], pageErrors: { errors: string[] }[]): Promise<void> {
-  const pages = openContexts.flatMap((context) => context.pages());
-  for (const [index, page] of pages.entries()) {
-    const text = await page.locator('body').innerText({ timeout: 2000 }).catch(() => '(no text)');
-    console.error(`page ${index + 1}: ${page.url()}\n${text.slice(0, 1500)}\nerrors: ${JSON.stringify(pageErrors[index]?.errors ?? [])}`);
-  }
-}
-
-function alertWith(page: Page, text: string) {
-  return page.getByRole('alert').filter({ hasText: text });
-}
 
 /** A wrong code that is surely not the right one. */
 function wrongCodeFor(code: string): string {
@@ -44,10 +24,7 @@ function wrongCodeFor(code: string): string {
 // A browser test waits on a real browser and a real portal: more time than the default on a busy 2-core machine.
 describe.skipIf(chromiumMissing)(chromiumMissing ? `password reset (skipped: ${CHROMIUM_MISSING_REASON})` : 'password reset', { timeout: 60_000 }, () => {
   beforeAll(async () => {
-    const [started, launched] = await Promise.allSettled([startTestPortal(), launchBrowser()]);
-    if (started.status === 'fulfilled') portal = started.value;
-    if (launched.status === 'fulfilled') browser = launched.value;
-    for (const outcome of [started, launched]) if (outcome.status === 'rejected') throw outcome.reason;
+    ({ portal, browser } = await startWithBrowser(startTestPortal()));
   });
 
   afterAll(async () => {
@@ -56,9 +33,8 @@ describe.skipIf(chromiumMissing)(chromiumMissing ? `password reset (skipped: ${C
   });
 
   afterEach(async ({ task }) => {
-    if (task.result?.state === 'fail') await reportPages(contexts, watched);
-    await Promise.all(contexts.splice(0).map((context) => context.close()));
-    const errors = watched.splice(0).flatMap((page) => page.errors).filter((error) => !error.includes('Failed to load resource'));
+    if (task.result?.state === 'fail') await pages.report();
+    const errors = (await pages.closeAll()).filter((error) => !error.includes('Failed to load resource'));
     expect(errors).toEqual([]);
   });
 

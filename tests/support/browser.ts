@@ -79,3 +79,66 @@ export function watchPage(page: Page): { errors: string[] } {
   });
   return { errors };
 }
+
+/**
+ * The browser contexts a test file opens, each page's errors collected: `open` a page, `report`
+ * where each page was after a failure, `closeAll` after each test (answers the pages' errors).
+ */
+export class OpenPages {
+  private readonly contexts: BrowserContext[] = [];
+  private readonly watched: { errors: string[] }[] = [];
+
+  /** `target` answers the browser and the portal's address once the file's beforeAll has them. */
+  constructor(private readonly target: () => { browser: Browser; url: string }) {}
+
+  /** A page of a new phone (or desktop) context, its session cookie set when one is given. */
+  async open(kind: 'phone' | 'desktop' = 'phone', session?: string): Promise<Page> {
+    const { browser, url } = this.target();
+    const context = kind === 'phone' ? await phoneContext(browser, url) : await desktopContext(browser, url);
+    this.contexts.push(context);
+    if (session !== undefined) await context.addCookies([{ name: 'portal_session', value: session, url }]);
+    const page = await context.newPage();
+    this.watched.push(watchPage(page));
+    return page;
+  }
+
+  /** After a failure: where each page of the test was, what it showed and what it reported. */
+  async report(): Promise<void> {
+    const pages = this.contexts.flatMap((context) => context.pages());
+    for (const [index, page] of pages.entries()) {
+      const text = await page.locator('body').innerText({ timeout: 2000 }).catch(() => '(no text)');
+      console.error(`page ${index + 1}: ${page.url()}\n${text.slice(0, 1500)}\nerrors: ${JSON.stringify(this.watched[index]?.errors ?? [])}`);
+    }
+  }
+
+  /** Closes every context opened since the last call; answers what their pages reported. */
+  async closeAll(): Promise<string[]> {
+    await Promise.all(this.contexts.splice(0).map((context) => context.close()));
+    return this.watched.splice(0).flatMap((watch) => watch.errors);
+  }
+}
+
+/** The alert on the page that shows the text. */
+export function alertWith(page: Page, text: string) {
+  return page.getByRole('alert').filter({ hasText: text });
+}
+
+/** Signs in through the Login page's form. */
+export async function logIn(page: Page, username: string, password: string): Promise<void> {
+  await page.goto('/login');
+  await page.getByRole('textbox', { name: 'Username or Email' }).fill(username);
+  await page.getByRole('textbox', { name: 'Password' }).fill(password);
+  await page.getByRole('button', { name: 'Login', exact: true }).click();
+}
+
+/**
+ * Starts the portal and launches the browser at the same time. Answers both; if either fails,
+ * whichever did start is stopped and the failure thrown.
+ */
+export async function startWithBrowser<P extends { dispose(): Promise<void> }>(starting: Promise<P>): Promise<{ portal: P; browser: Browser }> {
+  const [started, launched] = await Promise.allSettled([starting, launchBrowser()]);
+  if (started.status === 'fulfilled' && launched.status === 'fulfilled') return { portal: started.value, browser: launched.value };
+  if (started.status === 'fulfilled') await started.value.dispose();
+  if (launched.status === 'fulfilled') await launched.value.close();
+  throw started.status === 'rejected' ? started.reason : (launched as PromiseRejectedResult).reason;
+}
