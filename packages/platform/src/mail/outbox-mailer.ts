@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import type { Logger } from 'pino';
 import type { MailMessage, Mailer, SentMail } from './mailer.js';
+import { nodemailerMessage } from './nodemailer-message.js';
 
 /**
  * The embedded mailer: every message is composed by nodemailer exactly as it would go over SMTP,
@@ -18,14 +19,7 @@ export class OutboxMailer implements Mailer {
   ) {}
 
   async send(message: MailMessage): Promise<SentMail> {
-    const info = (await this.composer.sendMail({
-      from: this.from,
-      to: message.to,
-      subject: message.subject,
-      text: message.text,
-      html: message.html,
-      ...(message.messageId ? { messageId: `<${message.messageId}>` } : {}),
-    })) as { messageId: string; message: Buffer };
+    const info = (await this.composer.sendMail(nodemailerMessage(this.from, message))) as { messageId: string; message: Buffer };
     await mkdir(this.directory, { recursive: true });
     // The account's id in the name lets forget() find its messages without opening any file.
     const recipient = message.recipientId ? `${message.recipientId.replace(/[^A-Za-z0-9-]/g, '')}~` : '';

@@ -1,5 +1,6 @@
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { MailMessage, Mailer, SentMail } from './mailer.js';
+import { nodemailerMessage } from './nodemailer-message.js';
 
 /** Mail over SMTP (nodemailer), from a URL such as smtp://user:pass@mail.example.org:587. */
 export class SmtpMailer implements Mailer {
@@ -13,14 +14,7 @@ export class SmtpMailer implements Mailer {
   }
 
   async send(message: MailMessage): Promise<SentMail> {
-    const info = await this.transport.sendMail({
-      from: this.from,
-      to: message.to,
-      subject: message.subject,
-      text: message.text,
-      html: message.html,
-      ...(message.messageId ? { messageId: `<${message.messageId}>` } : {}),
-    });
+    const info = await this.transport.sendMail(nodemailerMessage(this.from, message));
     return { messageId: String(info.messageId).replace(/^<|>$/g, '') };
   }
 
