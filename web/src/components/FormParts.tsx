@@ -4,6 +4,7 @@ import CircularProgress from '@mui/material/CircularProgress';
 import TextField, { type TextFieldProps } from '@mui/material/TextField';
 import type { SxProps, Theme } from '@mui/material/styles';
 import type { ReactNode } from 'react';
+import { PRONOUN_OPTIONS } from '@portal/contracts';
 
 /** A form's error line above its fields; nothing while there is no error. */
 export function FormError({ children, sx = { mb: 1 } }: { children: ReactNode; sx?: SxProps<Theme> }) {
@@ -39,4 +40,31 @@ export function SubmitButton({ submitting, disabled = submitting, children, ...r
 /** The e-mail address field of the reset pages (spread react-hook-form's `register('email')` into it). */
 export function EmailField(props: TextFieldProps) {
   return <TextField label="Email" type="email" autoComplete="email" autoCapitalize="none" spellCheck={false} required {...props} />;
+}
+
+/** A ten-digit phone number field (spread the form's registration of the field into it). */
+export function PhoneField({ label = 'Phone Number', ...props }: TextFieldProps) {
+  return (
+    <TextField
+      label={label}
+      type="tel"
+      autoComplete="tel-national"
+      required
+      {...props}
+      slotProps={{ htmlInput: { inputMode: 'numeric', minLength: 10, maxLength: 10 } }}
+    />
+  );
+}
+
+/** The pronouns, chosen from the fixed list ('' is 'Prefer not to say'). */
+export function PronounsField(props: TextFieldProps) {
+  return (
+    <TextField select label="Pronouns" {...props} slotProps={{ select: { native: true }, inputLabel: { shrink: true } }}>
+      {PRONOUN_OPTIONS.map((option) => (
+        <option key={option} value={option}>
+          {option === '' ? 'Prefer not to say' : option}
+        </option>
+      ))}
+    </TextField>
+  );
 }

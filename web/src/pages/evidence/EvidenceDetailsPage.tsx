@@ -18,6 +18,7 @@ import { z } from 'zod';
 import { DEFAULT_EVIDENCE_TITLE, MESSAGES, notesField, titleField } from '@portal/contracts';
 import { createNote } from '../../api/evidence';
 import { messageOf } from '../../api/http';
+import { FormError } from '../../components/FormParts';
 import { Page } from '../../components/Page';
 import { currentPosition } from '../../evidence/location';
 import { refreshEvidence } from '../../evidence/queries';
@@ -160,11 +161,7 @@ export default function EvidenceDetailsPage() {
     <Page title="Evidence Details">
       {media ? <MediaPreview file={media} /> : null}
       <form onSubmit={submit} noValidate aria-label="Evidence details">
-        {failure ? (
-          <Alert severity="error" sx={{ mb: 1 }}>
-            {failure}
-          </Alert>
-        ) : null}
+        <FormError>{failure}</FormError>
         <TextField
           label="Title"
           required

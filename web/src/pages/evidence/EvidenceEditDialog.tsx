@@ -1,6 +1,5 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import UploadIcon from '@mui/icons-material/Upload';
-import Alert from '@mui/material/Alert';
 import Button from '@mui/material/Button';
 import CircularProgress from '@mui/material/CircularProgress';
 import Dialog from '@mui/material/Dialog';
@@ -16,6 +15,7 @@ import type { z } from 'zod';
 import { updateEvidenceSchema, type Evidence } from '@portal/contracts';
 import { updateEvidence } from '../../api/evidence';
 import { messageOf } from '../../api/http';
+import { FormError } from '../../components/FormParts';
 import { FilePickButton } from '../../components/FilePickButton';
 import { evidenceItemKey, refreshEvidence, replaceCachedItem } from '../../evidence/queries';
 
@@ -68,11 +68,7 @@ export default function EvidenceEditDialog({ item, onClose }: { item: Evidence; 
       <form onSubmit={save} noValidate>
         <DialogTitle id={titleId}>Edit Evidence</DialogTitle>
         <DialogContent>
-          {failure ? (
-            <Alert severity="error" sx={{ mb: 1 }}>
-              {failure}
-            </Alert>
-          ) : null}
+          <FormError>{failure}</FormError>
           <TextField
             label="Title"
             required

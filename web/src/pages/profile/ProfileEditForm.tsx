@@ -14,7 +14,7 @@ import { MESSAGES, PRONOUN_OPTIONS, fullNameField, profileUpdateSchema, type Use
 import { ApiRequestError } from '../../api/http';
 import { updateProfile } from '../../api/account';
 import { reloadCurrentUser } from '../../auth/useCurrentUser';
-import { SubmitButton } from '../../components/FormParts';
+import { PhoneField, PronounsField, SubmitButton } from '../../components/FormParts';
 import { FilePickButton } from '../../components/FilePickButton';
 import { useObjectUrl } from '../../components/useObjectUrl';
 
@@ -66,21 +66,8 @@ export function ProfileEditForm({ user, onCancel, onSaved }: { user: User; onCan
       ) : null}
       <TextField label="Full Name" autoComplete="name" required {...field('full_name')} />
       <TextField label="Email" type="email" autoComplete="email" autoCapitalize="none" required {...field('email')} />
-      <TextField
-        label="Phone Number"
-        type="tel"
-        autoComplete="tel-national"
-        required
-        {...field('phone_number')}
-        slotProps={{ htmlInput: { inputMode: 'numeric', minLength: 10, maxLength: 10 } }}
-      />
-      <TextField select label="Pronouns" {...field('pronouns')} slotProps={{ select: { native: true }, inputLabel: { shrink: true } }}>
-        {PRONOUN_OPTIONS.map((option) => (
-          <option key={option} value={option}>
-            {option === '' ? 'Prefer not to say' : option}
-          </option>
-        ))}
-      </TextField>
+      <PhoneField {...field('phone_number')} />
+      <PronounsField {...field('pronouns')} />
       <Stack direction="row" spacing={2} alignItems="center" sx={{ mt: 2 }}>
         {preview ? <Avatar src={preview} alt="Your new avatar" sx={{ width: 56, height: 56 }} /> : null}
         <FilePickButton

@@ -4,9 +4,9 @@ import { useState } from 'react';
 import { useForm, type FieldErrors } from 'react-hook-form';
 import { useNavigate } from 'react-router';
 import type { z } from 'zod';
-import { MESSAGES, PRONOUN_OPTIONS, registrationFormSchema, type RegistrationForm } from '@portal/contracts';
+import { MESSAGES, registrationFormSchema, type RegistrationForm } from '@portal/contracts';
 import { checkAvailability } from '../../api/account';
-import { FormError, SubmitButton } from '../../components/FormParts';
+import { FormError, PhoneField, PronounsField, SubmitButton } from '../../components/FormParts';
 import { Page } from '../../components/Page';
 import { PhotoDialog } from './PhotoDialog';
 import { useRegisterWithPhoto } from './useRegisterWithPhoto';
@@ -84,35 +84,10 @@ export default function RegistrationPage() {
       <form onSubmit={handleSubmit(onValid, onInvalid)} noValidate>
         <TextField label="Full Name" autoComplete="name" required {...field('full_name')} />
         <TextField label="Username" autoComplete="username" autoCapitalize="none" spellCheck={false} required {...field('username')} />
-        <TextField
-          select
-          label="Pronouns"
-          {...field('pronouns')}
-          slotProps={{ select: { native: true }, inputLabel: { shrink: true } }}
-        >
-          {PRONOUN_OPTIONS.map((option) => (
-            <option key={option} value={option}>
-              {option === '' ? 'Prefer not to say' : option}
-            </option>
-          ))}
-        </TextField>
+        <PronounsField {...field('pronouns')} />
         <TextField label="Email" type="email" autoComplete="email" autoCapitalize="none" required {...field('email')} />
-        <TextField
-          label="Phone Number"
-          type="tel"
-          autoComplete="tel-national"
-          required
-          {...field('phone_number')}
-          slotProps={{ htmlInput: { inputMode: 'numeric', minLength: 10, maxLength: 10 } }}
-        />
-        <TextField
-          label="Confirm Phone Number"
-          type="tel"
-          autoComplete="tel-national"
-          required
-          {...field('confirm_phone_number')}
-          slotProps={{ htmlInput: { inputMode: 'numeric', minLength: 10, maxLength: 10 } }}
-        />
+        <PhoneField {...field('phone_number')} />
+        <PhoneField label="Confirm Phone Number" {...field('confirm_phone_number')} />
         <TextField label="Password" type="password" autoComplete="new-password" required {...field('password')} />
         <TextField label="Confirm Password" type="password" autoComplete="new-password" required {...field('confirm_password')} />
         <SubmitButton submitting={isSubmitting} fullWidth sx={{ mt: 3 }}>
