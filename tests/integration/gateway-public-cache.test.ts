@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import { get } from 'node:http';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IDENTITY_HEADER, IdentityTokens } from '@portal/platform';
 import { waitFor } from '@portal/platform/testing';
 import { ApiClient } from '../support/api-client.js';
 import { adminClient, newParticipant } from '../support/accounts.js';
 import type { EvidenceItem } from '../support/evidence.js';
+import { freePort } from '../support/free-port.js';
 import { startTestPortal, type TestPortal } from '../support/portal.js';
 
 // The gateway keeps public API answers (the archive) in memory. What reaches the evidence and
@@ -19,15 +18,6 @@ const INTERNAL_SECRET = randomBytes(32).toString('base64url');
 let portal: TestPortal;
 let evidenceUrl: string;
 let identityUrl: string;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** How many GETs of this route (template) with this status a service has answered. */
 async function answered(serviceUrl: string, route: string, status = 200): Promise<number> {

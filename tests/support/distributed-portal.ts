@@ -2,11 +2,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { waitFor } from '@portal/platform/testing';
+import { freePort } from './free-port.js';
 
 export type ServiceName = 'identity' | 'evidence' | 'media-worker' | 'notifier' | 'gateway';
 
@@ -18,15 +18,6 @@ const MAIN: Record<ServiceName, string> = {
   notifier: 'services/notifier/dist/main.js',
   gateway: 'services/gateway/dist/main.js',
 };
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 export interface DistributedPortal {
   url: string;
