@@ -31,6 +31,21 @@ export interface EvidenceRecord {
   duration: number | null;
 }
 
+/** What processing derives from an item's original file: nothing yet (a new file clears it). */
+export const NO_PROCESSED_MEDIA = {
+  display_key: null,
+  display_type: null,
+  thumb_key: null,
+  poster_key: null,
+  placeholder: null,
+  width: null,
+  height: null,
+  duration: null,
+} as const satisfies Partial<EvidenceRecord>;
+
+/** The media fields of an item without a file (a note, or an item before its file is stored). */
+export const NO_MEDIA = { original_key: null, original_type: null, original_size: null, ...NO_PROCESSED_MEDIA } as const satisfies Partial<EvidenceRecord>;
+
 export type EvidenceChanges = Partial<Omit<EvidenceRecord, 'id' | 'user_id' | 'date_posted'>>;
 
 export type MediaVariant = 'display' | 'thumb' | 'poster' | 'original';

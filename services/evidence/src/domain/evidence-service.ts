@@ -26,7 +26,7 @@ import {
   type JobQueue,
   type Logger,
 } from '@portal/platform';
-import type { EvidenceChanges, EvidenceRecord, MediaVariant } from './evidence-record.js';
+import { NO_MEDIA, NO_PROCESSED_MEDIA, type EvidenceChanges, type EvidenceRecord, type MediaVariant } from './evidence-record.js';
 import { classifyMediaFile, type ClassifiedFile } from './media-classifier.js';
 import type { AuthorDirectory } from '../repositories/author-directory.js';
 import type { EvidenceFilter, EvidencePage, EvidenceRepository, PendingEvent } from '../repositories/evidence-repository.js';
@@ -398,14 +398,7 @@ export class EvidenceService {
       original_key: key,
       original_type: classified.contentType,
       original_size: size,
-      display_key: null,
-      display_type: null,
-      thumb_key: null,
-      poster_key: null,
-      placeholder: null,
-      width: null,
-      height: null,
-      duration: null,
+      ...NO_PROCESSED_MEDIA,
     };
   }
 
@@ -442,17 +435,7 @@ export class EvidenceService {
       media_status: media_type === MEDIA_TYPES.note ? 'none' : 'processing',
       media_error: null,
       media_revision: 0,
-      original_key: null,
-      original_type: null,
-      original_size: null,
-      display_key: null,
-      display_type: null,
-      thumb_key: null,
-      poster_key: null,
-      placeholder: null,
-      width: null,
-      height: null,
-      duration: null,
+      ...NO_MEDIA,
     };
   }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createEvent } from '@portal/platform';
-import type { EvidenceRecord } from '../../src/domain/evidence-record.js';
+import { NO_MEDIA, type EvidenceRecord } from '../../src/domain/evidence-record.js';
 import type { AuthorDirectory } from '../../src/repositories/author-directory.js';
 import type { EvidenceRepository } from '../../src/repositories/evidence-repository.js';
 
@@ -22,17 +22,7 @@ export function sampleEvidence(overrides: Partial<EvidenceRecord> = {}): Evidenc
     media_status: 'none',
     media_error: null,
     media_revision: 0,
-    original_key: null,
-    original_type: null,
-    original_size: null,
-    display_key: null,
-    display_type: null,
-    thumb_key: null,
-    poster_key: null,
-    placeholder: null,
-    width: null,
-    height: null,
-    duration: null,
+    ...NO_MEDIA,
     ...overrides,
   };
 }
