@@ -4,11 +4,11 @@
 //           thumbnail and ThumbHash placeholder, derivatives stored, result event published).
 //   bare:   the display copy and the thumbnail with the same sharp calls, file to file.
 // Usage: npm run build && npm run bench:image [-- --rounds 15 --warmup 3 --label text]
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { assertBuilt, fmt, gitDescribe, interleavedRounds, machine, pct, startChild, summarize, writeResults } from '../media/lib.mjs';
+import { assertBuilt, fmt, gitDescribe, interleavedRounds, machine, pct, startHarnesses, summarize, withOwnCopy, writeResults } from '../media/lib.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -60,24 +60,8 @@ try {
   const photoInfo = await sharp(photo).metadata();
   console.log(`photo: ${photoInfo.width}x${photoInfo.height} JPEG, ${(statSync(photo).size / 1e6).toFixed(1)} MB, EXIF orientation ${photoInfo.orientation}`);
 
-  const worker = await startChild('worker-harness.mjs', {
-    env: { DATA_DIR: join(dir, 'data'), MEDIA_WORK_ROOT: join(dir, 'work'), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info' },
-    logFile: join(dir, 'worker.log'),
-  });
-  children.push(worker);
-  const bare = await startChild('bare-harness.mjs', { logFile: join(dir, 'bare.log') });
-  children.push(bare);
+  const { worker, bare, compare } = await startHarnesses({ dir, compareWorker: values['compare-worker'], children });
 
-  let compare;
-  if (values['compare-worker']) {
-    compare = await startChild('worker-harness.mjs', {
-      env: { DATA_DIR: join(dir, 'data-compare'), MEDIA_WORK_ROOT: join(dir, 'work-compare'), WORKER_DIST: values['compare-worker'], LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info' },
-      logFile: join(dir, 'worker-compare.log'),
-    });
-    children.push(compare);
-  }
-
-  let copies = 0;
   const throughWorker = (child) => ({
     pid: () => child.pid,
     run: async () => {
@@ -91,15 +75,11 @@ try {
     ...(compare ? { compare: throughWorker(compare) } : {}),
     bare: {
       pid: () => bare.pid,
-      run: async () => {
-        // Its own copy each time, as the worker gets its own copy of the original from the blob store.
-        const own = join(dir, `bare-${++copies}`);
-        mkdirSync(own);
-        copyFileSync(photo, join(own, 'photo.jpg'));
-        const answer = await bare.call({ op: 'sharp', file: join(own, 'photo.jpg'), outDir: own });
-        rmSync(own, { recursive: true, force: true });
-        return { seconds: answer.seconds };
-      },
+      run: () =>
+        withOwnCopy(dir, photo, 'photo.jpg', async (own) => {
+          const answer = await bare.call({ op: 'sharp', file: join(own, 'photo.jpg'), outDir: own });
+          return { seconds: answer.seconds };
+        }),
     },
   };
   const keys = Object.keys(targets);

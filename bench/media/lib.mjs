@@ -1,7 +1,7 @@
 // Shared by bench/image and bench/transcode: the two child processes (the worker and the bare
 // baseline), interleaved rounds, medians, the results file.
 import { execFileSync, fork } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 
@@ -67,6 +67,49 @@ export async function startChild(script, { env = {}, logFile }) {
       clearTimeout(timer);
     },
   };
+}
+
+/**
+ * The worker harness (its data and work folders in `dir`), the bare baseline, and with
+ * `compareWorker` (the dist folder of another build) a second worker harness running that build.
+ * Each is added to `children` as it starts, so that a failure further on still stops it.
+ */
+export async function startHarnesses({ dir, workRoot = join(dir, 'work'), compareWorker, children }) {
+  const logLevel = process.env.BENCH_LOG_LEVEL ?? 'info';
+  const worker = await startChild('worker-harness.mjs', {
+    env: { DATA_DIR: join(dir, 'data'), MEDIA_WORK_ROOT: workRoot, LOG_LEVEL: logLevel },
+    logFile: join(dir, 'worker.log'),
+  });
+  children.push(worker);
+  const bare = await startChild('bare-harness.mjs', { logFile: join(dir, 'bare.log') });
+  children.push(bare);
+  let compare;
+  if (compareWorker) {
+    compare = await startChild('worker-harness.mjs', {
+      env: { DATA_DIR: join(dir, 'data-compare'), MEDIA_WORK_ROOT: join(dir, 'work-compare'), WORKER_DIST: compareWorker, LOG_LEVEL: logLevel },
+      logFile: join(dir, 'worker-compare.log'),
+    });
+    children.push(compare);
+  }
+  return { worker, bare, compare };
+}
+
+let copies = 0;
+
+/**
+ * Runs `use(folder)` on a fresh copy of `file`, named `name`, in a folder of its own under `dir`
+ * (removed afterwards): the bare baseline gets its own copy each time, as the worker gets its own
+ * copy of the original from the blob store.
+ */
+export async function withOwnCopy(dir, file, name, use) {
+  const own = join(dir, `bare-${++copies}`);
+  mkdirSync(own);
+  copyFileSync(file, join(own, name));
+  try {
+    return await use(own);
+  } finally {
+    rmSync(own, { recursive: true, force: true });
+  }
 }
 
 function tail(file) {

@@ -7,11 +7,11 @@
 //           job: same binary, same arguments), spawned directly on a copy of the same file.
 // Usage: npm run build && npm run bench:transcode [-- --seconds 60 --rounds 3 --voice-rounds 7]
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { assertBuilt, fmt, gitDescribe, interleavedRounds, machine, median, pct, ROOT, startChild, summarize, writeResults } from '../media/lib.mjs';
+import { assertBuilt, fmt, gitDescribe, interleavedRounds, machine, median, pct, ROOT, startHarnesses, summarize, withOwnCopy, writeResults } from '../media/lib.mjs';
 
 const run = promisify(execFile);
 const { values } = parseArgs({
@@ -81,21 +81,7 @@ try {
   for (const kind of kinds) console.log(`  ${kind}: ${(statSync(clips[kind]).size / 1e6).toFixed(1)} MB`);
 
   const workRoot = join(dir, 'work');
-  const worker = await startChild('worker-harness.mjs', {
-    env: { DATA_DIR: join(dir, 'data'), MEDIA_WORK_ROOT: workRoot, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info' },
-    logFile: join(dir, 'worker.log'),
-  });
-  children.push(worker);
-  const bare = await startChild('bare-harness.mjs', { logFile: join(dir, 'bare.log') });
-  children.push(bare);
-  let compare;
-  if (values['compare-worker']) {
-    compare = await startChild('worker-harness.mjs', {
-      env: { DATA_DIR: join(dir, 'data-compare'), MEDIA_WORK_ROOT: join(dir, 'work-compare'), WORKER_DIST: values['compare-worker'], LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info' },
-      logFile: join(dir, 'worker-compare.log'),
-    });
-    children.push(compare);
-  }
+  const { worker, bare, compare } = await startHarnesses({ dir, workRoot, compareWorker: values['compare-worker'], children });
 
   const report = {
     bench: 'transcode',
@@ -120,7 +106,6 @@ try {
 
     if (compare) await compare.call({ op: 'job', file: warmClips[kind], mediaType: MEDIA[kind] });
 
-    let copies = 0;
     const throughWorker = (child) => ({
       pid: () => child.pid,
       run: async () => {
@@ -134,15 +119,12 @@ try {
       ...(compare ? { compare: throughWorker(compare) } : {}),
       bare: {
         pid: () => bare.pid,
-        run: async () => {
-          const own = join(dir, `bare-${++copies}`);
-          mkdirSync(own);
-          copyFileSync(clips[kind], join(own, 'original'));
-          const args = transcode.args.map(String).map((arg) => (arg.startsWith(jobDir) ? own + arg.slice(jobDir.length) : arg));
-          const answer = await bare.call({ op: 'command', command: ffmpeg, args });
-          rmSync(own, { recursive: true, force: true });
-          return { seconds: answer.seconds };
-        },
+        run: () =>
+          withOwnCopy(dir, clips[kind], 'original', async (own) => {
+            const args = transcode.args.map(String).map((arg) => (arg.startsWith(jobDir) ? own + arg.slice(jobDir.length) : arg));
+            const answer = await bare.call({ op: 'command', command: ffmpeg, args });
+            return { seconds: answer.seconds };
+          }),
       },
     };
     const keys = Object.keys(targets);
