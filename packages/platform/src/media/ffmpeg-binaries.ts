@@ -1,10 +1,7 @@
-import { execFile } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { createRequire } from 'node:module';
 import { delimiter, join } from 'node:path';
-import { promisify } from 'node:util';
-
-const run = promisify(execFile);
+import { execFileOffThread } from './off-thread-exec.js';
 
 export interface FfmpegBinaries {
   ffmpeg: string;
@@ -87,7 +84,8 @@ export interface ProbeResult {
 
 /** Runs ffprobe on a file; rejects when ffprobe cannot read it. */
 export async function probeMedia(path: string, timeoutMs = 30_000): Promise<ProbeResult> {
-  const { stdout } = await run(locateFfprobe(), ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', path], {
+  // From a worker thread: starting a process blocks the calling thread (see off-thread-exec.ts).
+  const stdout = await execFileOffThread(locateFfprobe(), ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', path], {
     timeout: timeoutMs,
     maxBuffer: 8 * 1024 * 1024,
   });
