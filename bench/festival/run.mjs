@@ -12,12 +12,15 @@
 //   npm run bench:festival -- [--participants 200] [--seconds 120] [--think 5] [--sample 3]
 //
 // It builds nothing: run `npm run build` first. All traffic goes to 127.0.0.1.
+import { mkdirSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
+import { formatProfile, summarizeProfile } from '../gateway/profile-top.mjs';
 import { eachLimited, listAll, login } from '../lib/http.mjs';
 import { cpuMeter, percentCell, percentile } from '../lib/measure.mjs';
 import { ADMIN, ALL_IN_ONE_BUILT, mediaTools, noisyJpeg, opusRecording, registerParticipant, startAllInOne } from '../lib/portal.mjs';
 import {
+  RESULTS_DIR,
   ROOT,
   checkBuilt,
   describeMachine,
@@ -50,6 +53,7 @@ Options:
       --drain <s>         the longest wait for the backlog to drain afterwards      default 900
       --photo <WxH>       the photos' size (noisy JPEG, like a phone camera's)      default 2000x1500
       --audio <s>         the recordings' length (WebM/Opus at 128 kbit/s)          default 10
+      --profile           start the portal with node --cpu-prof and print the top of its profile
       --label <text>      a note stored in the JSON result
   -h, --help              this text
 
@@ -65,6 +69,7 @@ function settingsFromArgs() {
       drain: { type: 'string' },
       photo: { type: 'string' },
       audio: { type: 'string' },
+      profile: { type: 'boolean' },
       label: { type: 'string' },
     },
     HELP,
@@ -80,23 +85,33 @@ function settingsFromArgs() {
     drain: int('drain', values.drain, 900, 10, 3600),
     photo: { width, height },
     audioSeconds: int('audio', values.audio, 10, 1, 120),
+    profile: values.profile ?? false,
     label: values.label ?? process.env.BENCH_LABEL ?? '',
   };
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The media queue's jobs by state, from the evidence service's Prometheus metrics. */
+/**
+ * The media queue's jobs by state, from the evidence service's Prometheus metrics, and the
+ * process's event-loop delay since the previous scrape (prom-client's default metrics: its delay
+ * histogram is reset at every scrape; in the all-in-one portal that is the one process's loop).
+ */
 async function mediaQueue(evidenceUrl) {
   const response = await fetch(`${evidenceUrl}/metrics`, { signal: AbortSignal.timeout(10_000) });
   const text = await response.text();
   const counts = { waiting: 0, delayed: 0, active: 0, completed: 0, failed: 0 };
+  let loopP99Ms = null;
+  let loopMaxMs = null;
   for (const line of text.split('\n')) {
     const match = /^portal_jobs_media\{([^}]*)\}\s+(\S+)/.exec(line);
     const state = match && /state="([^"]+)"/.exec(match[1])?.[1];
     if (state) counts[state] = Number(match[2]);
+    const lag = /^nodejs_eventloop_lag_(p99|max)_seconds(?:\{[^}]*\})?\s+(\S+)/.exec(line);
+    if (lag?.[1] === 'p99') loopP99Ms = Number(lag[2]) * 1000;
+    if (lag?.[1] === 'max') loopMaxMs = Number(lag[2]) * 1000;
   }
-  return { ...counts, backlog: counts.waiting + counts.delayed + counts.active };
+  return { ...counts, backlog: counts.waiting + counts.delayed + counts.active, loopP99Ms, loopMaxMs };
 }
 
 /** The worker's own processing of the same files, one after the other: the bare baseline. */
@@ -153,7 +168,9 @@ async function main() {
 
   // One loopback address stands for hundreds of phones (at a festival, many carrier addresses):
   // the per-address limits of the gateway and of sign-in would otherwise refuse most of them.
-  const portal = await startAllInOne(tempDir, { RATE_LIMIT_PER_MINUTE: '0', AUTH_RATE_LIMITS: 'false' });
+  const profileDir = settings.profile ? join(RESULTS_DIR, `profiles-${stamp}`) : undefined;
+  if (profileDir) mkdirSync(profileDir, { recursive: true });
+  const portal = await startAllInOne(tempDir, { RATE_LIMIT_PER_MINUTE: '0', AUTH_RATE_LIMITS: 'false' }, { profileDir });
 
   process.stdout.write(`  registering ${settings.participants} participants through the API...`);
   const registeredAt = performance.now();
@@ -203,7 +220,8 @@ async function main() {
               metadata: { title: `${kind === 'photo' ? 'Photo' : 'Recording'} ${n}`, notes: '', location: '', filename: kind === 'photo' ? 'photo.jpg' : 'memo.webm', filetype: kind === 'photo' ? 'image/jpeg' : 'audio/webm' },
             });
             const item = JSON.parse(result.body);
-            uploads.push({ kind, at, ms: result.ms, status: result.status, id: item.id });
+            const methodMs = (method) => result.requests.filter((r) => r.method === method).reduce((sum, r) => sum + r.ms, 0);
+            uploads.push({ kind, at, ms: result.ms, postMs: methodMs('POST'), patchMs: methodMs('PATCH'), status: result.status, id: item.id });
           } catch (error) {
             uploads.push({ kind, at, ms: error.ms ?? null, status: error.status ?? 0, id: null, error: error.message.slice(0, 200) });
           }
@@ -268,8 +286,10 @@ async function main() {
 
   console.log('\n  media backlog over time (waiting + active jobs; sampled from the evidence service\'s /metrics):');
   printTable(
-    ['t s', 'acknowledged', 'backlog', 'waiting', 'active', 'completed', 'failed'],
-    samples.filter((s) => !s.error).map((s) => [s.t.toFixed(0), s.acknowledged, s.backlog, s.waiting, s.active, s.completed, s.failed]),
+    ['t s', 'acknowledged', 'backlog', 'waiting', 'active', 'completed', 'failed', 'loop delay p99/max ms'],
+    samples
+      .filter((s) => !s.error)
+      .map((s) => [s.t.toFixed(0), s.acknowledged, s.backlog, s.waiting, s.active, s.completed, s.failed, s.loopP99Ms === null ? '-' : `${s.loopP99Ms.toFixed(0)}/${s.loopMaxMs.toFixed(0)}`]),
   );
   printTable(
     ['uploads', 'acknowledged', 'uploads/s', 'errors', 'p50 ms', 'p99 ms', 'photo p50/p99 ms', 'audio p50/p99 ms', 'CPU portal', 'CPU bench', 'CPU other'],
@@ -289,6 +309,13 @@ async function main() {
       ],
     ],
   );
+  const phase = (key) => acknowledged.map((u) => u[key]).filter((ms) => ms !== undefined);
+  const p5099 = (list) => `${percentile(list, 50)?.toFixed(0) ?? '-'} / ${percentile(list, 99)?.toFixed(0) ?? '-'} ms`;
+  console.log(`  upload latency by request, p50 / p99: creation (POST) ${p5099(phase('postMs'))}, bytes and filing (PATCH) ${p5099(phase('patchMs'))}`);
+  const loops = samples.filter((s) => typeof s.loopMaxMs === 'number' && s.t <= uploadSeconds);
+  if (loops.length) {
+    console.log(`  the portal's event-loop delay while uploading: p99 per ${settings.sample} s sample, median ${percentile(loops.map((s) => s.loopP99Ms), 50).toFixed(0)} ms; worst max ${Math.max(...loops.map((s) => s.loopMaxMs)).toFixed(0)} ms`);
+  }
   console.log(`  errors by status: ${Object.keys(errorsByStatus).length ? JSON.stringify(errorsByStatus) : 'none'}   (0 = no answer)`);
   console.log(`  media backlog: peak ${peak}, ${drainStart.backlog} when the uploads stopped, drained in ${drainSeconds.toFixed(0)} s${drained.backlog > 0 ? ` (NOT drained: ${drained.backlog} left)` : ''}`);
   console.log(
@@ -297,6 +324,14 @@ async function main() {
   );
   console.log(`  acknowledged uploads by media state: ${JSON.stringify(states)}   ${allReady ? 'every acknowledged upload is ready' : 'NOT every acknowledged upload is ready'}`);
   if (!allReady) process.exitCode = 1;
+
+  if (profileDir) {
+    for (const file of readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'))) {
+      const path = join(profileDir, file);
+      console.log(`\nCPU profile ${relative(ROOT, path)} (whole process life, sign-ups and drain included):`);
+      console.log(formatProfile(summarizeProfile(path), 25));
+    }
+  }
 
   writeResult('festival', stamp, {
     bench: 'festival',
