@@ -28,6 +28,7 @@ export * from './blobs/s3-blob-store.js';
 export * from './jobs/bullmq-job-queue.js';
 export * from './mongo/mongo-outbox.js';
 export * from './mongo/connect.js';
+export * from './mongo/serial-writes.js';
 export * from './runtime/infrastructure.js';
 export * from './runtime/health-server.js';
 export * from './observability/metrics.js';

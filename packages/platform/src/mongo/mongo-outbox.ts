@@ -2,6 +2,7 @@ import type { EventEnvelope } from '@portal/contracts';
 import type { Connection, Model } from 'mongoose';
 import { Schema } from 'mongoose';
 import type { OutboxEntry, OutboxStore } from '../events/outbox.js';
+import { serialWrite } from './serial-writes.js';
 
 /** An event waiting inside its aggregate's document. */
 export interface EmbeddedEvent {
@@ -74,8 +75,8 @@ export class MongoOutboxStore implements OutboxStore {
     const published = new Set(ids);
     for (const model of this.aggregates) {
       const owners = await model.find({ '_outbox.id': { $in: ids } }, { _id: 1 }).lean();
-      for (const { _id } of owners as { _id: string }[]) await this.removeEvents(model, _id, published);
-      await model.deleteMany({ _deleted: true, _outbox: { $size: 0 } });
+      for (const { _id } of owners as { _id: string }[]) await serialWrite(model, () => this.removeEvents(model, _id, published));
+      await serialWrite(model, () => model.deleteMany({ _deleted: true, _outbox: { $size: 0 } }));
     }
     await this.standalone.deleteMany({ _id: { $in: ids } });
   }

@@ -8,6 +8,7 @@ import {
   outboxPush,
   toEmbedded,
   type EmbeddedEvent,
+  serialWrite,
 } from '@portal/platform';
 import type { EvidenceChanges, EvidenceRecord } from '../../domain/evidence-record.js';
 import type { BlobIntent, EvidenceFilter, EvidencePage, EvidenceRepository, FinishedUpload, PendingEvent } from '../evidence-repository.js';
@@ -119,16 +120,16 @@ export class MongoEvidenceRepository implements EvidenceRepository {
   }
 
   async update(id: string, changes: EvidenceChanges, events: PendingEvent[]): Promise<EvidenceRecord | null> {
-    const updated = await this.items
-      .findOneAndUpdate({ _id: id, ...LIVE }, { $set: changes, ...outboxPush(toEmbedded(events)) }, { new: true })
-      .lean<EvidenceDocument>();
+    const updated = await serialWrite(this.items, () =>
+      this.items.findOneAndUpdate({ _id: id, ...LIVE }, { $set: changes, ...outboxPush(toEmbedded(events)) }, { new: true }).lean<EvidenceDocument>().exec(),
+    );
     return toRecord(updated);
   }
 
   async delete(id: string, events: PendingEvent[]): Promise<EvidenceRecord | null> {
-    const before = await this.items
-      .findOneAndUpdate({ _id: id, ...LIVE }, { $set: { _deleted: true }, ...outboxPush(toEmbedded(events)) })
-      .lean<EvidenceDocument>();
+    const before = await serialWrite(this.items, () =>
+      this.items.findOneAndUpdate({ _id: id, ...LIVE }, { $set: { _deleted: true }, ...outboxPush(toEmbedded(events)) }).lean<EvidenceDocument>().exec(),
+    );
     return toRecord(before);
   }
 
@@ -149,9 +150,8 @@ export class MongoEvidenceRepository implements EvidenceRepository {
   }
 
   async setAllVisibility(isPublic: boolean, events: (changed: number) => PendingEvent[]): Promise<number> {
-    const result = await this.items.updateMany(
-      { is_public: { $ne: isPublic }, ...LIVE },
-      { $set: { is_public: isPublic, updated_at: new Date().toISOString() } },
+    const result = await serialWrite(this.items, () =>
+      this.items.updateMany({ is_public: { $ne: isPublic }, ...LIVE }, { $set: { is_public: isPublic, updated_at: new Date().toISOString() } }).exec(),
     );
     // Without multi-document transactions the bulk announcement is a separate write: if the
     // process died right here the change would stand unannounced (nothing consumes it today).
@@ -160,16 +160,17 @@ export class MongoEvidenceRepository implements EvidenceRepository {
   }
 
   async applyMediaResult(id: string, revision: number, changes: EvidenceChanges): Promise<EvidenceRecord | null> {
-    const updated = await this.items
-      .findOneAndUpdate({ _id: id, media_revision: revision, ...LIVE }, { $set: changes }, { new: true })
-      .lean<EvidenceDocument>();
+    const updated = await serialWrite(this.items, () =>
+      this.items.findOneAndUpdate({ _id: id, media_revision: revision, ...LIVE }, { $set: changes }, { new: true }).lean<EvidenceDocument>().exec(),
+    );
     return toRecord(updated);
   }
 
   async updateAuthor(userId: string, username: string, avatarUrl: string | null): Promise<number> {
-    const result = await this.items.updateMany(
-      { user_id: userId, ...LIVE, $or: [{ username: { $ne: username } }, { avatar_url: { $ne: avatarUrl } }] },
-      { $set: { username, avatar_url: avatarUrl } },
+    const result = await serialWrite(this.items, () =>
+      this.items
+        .updateMany({ user_id: userId, ...LIVE, $or: [{ username: { $ne: username } }, { avatar_url: { $ne: avatarUrl } }] }, { $set: { username, avatar_url: avatarUrl } })
+        .exec(),
     );
     return result.modifiedCount;
   }

@@ -8,6 +8,7 @@ import {
   outboxPush,
   toEmbedded,
   type EmbeddedEvent,
+  serialWrite,
 } from '@portal/platform';
 import type { UserChanges, UserRecord } from '../../domain/user-record.js';
 import { DuplicateUserError, type PendingEvent, type UserPage, type UserRepository } from '../user-repository.js';
@@ -111,13 +112,16 @@ export class MongoUserRepository implements UserRepository {
 
   async update(id: string, changes: UserChanges, events: PendingEvent[]): Promise<UserRecord | null> {
     try {
-      const updated = await this.users
-        .findOneAndUpdate(
-          { _id: id, ...LIVE },
-          { $set: { ...changes, ...keysOf(changes) }, ...outboxPush(toEmbedded(events)) },
-          { new: true },
-        )
-        .lean<UserDocument>();
+      const updated = await serialWrite(this.users, () =>
+        this.users
+          .findOneAndUpdate(
+            { _id: id, ...LIVE },
+            { $set: { ...changes, ...keysOf(changes) }, ...outboxPush(toEmbedded(events)) },
+            { new: true },
+          )
+          .lean<UserDocument>()
+          .exec(),
+      );
       return toRecord(updated);
     } catch (error) {
       throw await this.translateDuplicate(error, id, changes);
@@ -126,9 +130,13 @@ export class MongoUserRepository implements UserRepository {
 
   async delete(id: string, events: PendingEvent[]): Promise<boolean> {
     // A tombstone until its events are out; its unique keys are freed at once.
-    const deleted = await this.users.findOneAndUpdate(
-      { _id: id, ...LIVE },
-      { $set: { _deleted: true, username_key: `deleted:${id}`, email_key: `deleted:${id}` }, ...outboxPush(toEmbedded(events)) },
+    const deleted = await serialWrite(this.users, () =>
+      this.users
+        .findOneAndUpdate(
+          { _id: id, ...LIVE },
+          { $set: { _deleted: true, username_key: `deleted:${id}`, email_key: `deleted:${id}` }, ...outboxPush(toEmbedded(events)) },
+        )
+        .exec(),
     );
     return deleted !== null;
   }
