@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { assertBuilt, fmt, gitDescribe, interleavedRounds, machine, pct, startHarnesses, summarize, withOwnCopy, writeResults } from '../media/lib.mjs';
+import { assertBuilt, fmt, gitDescribe, interleavedRounds, machine, pct, exitAfter, startHarnesses, summarize, withOwnCopy, writeResults } from '../media/lib.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -33,11 +33,7 @@ assertBuilt();
 const sharp = (await import('sharp')).default;
 const dir = mkdtempSync(join(tmpdir(), 'portal-bench-image-'));
 const children = [];
-const watchdog = setTimeout(() => {
-  console.error('bench:image: watchdog (10 min) expired, stopping');
-  process.exit(2);
-}, 10 * 60_000);
-watchdog.unref();
+exitAfter('image', 10);
 
 try {
   // A 12-megapixel phone photo: 4032x3024, detail and sensor-like noise (compresses like a real

@@ -231,3 +231,13 @@ export function summarize(rows, keys, baseKey) {
 }
 
 export const pct = (share) => `${Math.round(share * 100)}%`;
+
+/** Ends the bench (exit 2) if it runs past its budget, so a hung ffmpeg never blocks a machine. */
+export function exitAfter(name, minutes) {
+  const timer = setTimeout(() => {
+    console.error(`bench:${name}: watchdog (${minutes} min) expired, stopping`);
+    process.exit(2);
+  }, minutes * 60_000);
+  timer.unref();
+  return timer;
+}

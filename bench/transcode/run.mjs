@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { assertBuilt, fmt, gitDescribe, interleavedRounds, machine, median, pct, ROOT, startHarnesses, summarize, withOwnCopy, writeResults } from '../media/lib.mjs';
+import { assertBuilt, fmt, gitDescribe, interleavedRounds, machine, median, pct, ROOT, exitAfter, startHarnesses, summarize, withOwnCopy, writeResults } from '../media/lib.mjs';
 
 const run = promisify(execFile);
 const { values } = parseArgs({
@@ -46,11 +46,7 @@ const { locateFfmpeg } = await import(join(ROOT, 'packages/platform/dist/index.j
 const { ffmpeg } = locateFfmpeg();
 const dir = mkdtempSync(join(tmpdir(), 'portal-bench-transcode-'));
 const children = [];
-const watchdog = setTimeout(() => {
-  console.error('bench:transcode: watchdog (60 min) expired, stopping');
-  process.exit(2);
-}, 60 * 60_000);
-watchdog.unref();
+exitAfter('transcode', 60);
 
 /** The clips: what a phone sends (1080p30 H.264 + AAC, ~12 Mbit/s) and what Chrome records (Opus in WebM). */
 async function makeClips(length, suffix) {
