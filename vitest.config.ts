@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { reporters } from './tests/support/vitest-reporters.js';
 
 // Workspace packages export their TypeScript sources under the "source" condition, so tests run
 // against the sources without a build.
@@ -6,6 +7,7 @@ export default defineConfig({
   resolve: { conditions: ['source'] },
   ssr: { resolve: { conditions: ['source'] } },
   test: {
+    ...reporters('test'),
     include: ['packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'tests/**/*.test.ts'],
     // Against real servers: npm run test:infra and npm run test:distributed.
     exclude: ['tests/infra/**', 'tests/distributed/**', '**/node_modules/**'],

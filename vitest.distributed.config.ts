@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { reporters } from './tests/support/vitest-reporters.js';
 
 // npm run test:distributed: the five services as separate processes on real Kafka, MongoDB,
 // Redis, S3 and SMTP (addresses from the environment: infra/local/servers.sh), with the system
@@ -7,6 +8,7 @@ export default defineConfig({
   resolve: { conditions: ['source'] },
   ssr: { resolve: { conditions: ['source'] } },
   test: {
+    ...reporters('distributed'),
     include: ['tests/distributed/**/*.test.ts', 'tests/e2e/**/*.test.ts'],
     env: { PORTAL_TEST_MODE: 'distributed' },
     testTimeout: 240_000,
