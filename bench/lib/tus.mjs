@@ -1,14 +1,19 @@
 // Resumable uploads the way the web app sends them: tus-js-client (the web app's own dependency,
-// resolved from web/ so that the benches use the very same client) in 5 MiB chunks.
-import { createReadStream } from 'node:fs';
+// resolved from web/ so that the benches use the very same client) in the web app's chunks
+// (uploadChunkSize of @portal/contracts, from its build: 5 MiB, larger for a large file).
+import { createReadStream, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { ROOT } from './runner.mjs';
 
 const { Upload } = createRequire(join(ROOT, 'web', 'package.json'))('tus-js-client');
+const { uploadChunkSize } = await import(pathToFileURL(join(ROOT, 'packages/contracts/dist/index.js')).href);
 
-/** The web app's chunk size (web/src/evidence/upload.ts). */
-export const WEB_CHUNK_SIZE = 5 * 1024 * 1024;
+/** The chunk size the web app uses for a file of this many bytes (web/src/evidence/upload.ts). */
+export function webChunkSize(fileSize) {
+  return uploadChunkSize(fileSize);
+}
 
 /**
  * One upload, without retries (a failure is reported, not hidden). input: a file path or a
@@ -16,7 +21,7 @@ export const WEB_CHUNK_SIZE = 5 * 1024 * 1024;
  * (ms since the start) its PATCH was answered, and per request its method and how long it took
  * from sending to the answer (ms). Rejects with { status, body, message } on failure.
  */
-export function tusUpload({ endpoint, input, headers = {}, metadata = {}, chunkSize = WEB_CHUNK_SIZE }) {
+export function tusUpload({ endpoint, input, headers = {}, metadata = {}, chunkSize = webChunkSize(typeof input === 'string' ? statSync(input).size : input.length) }) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const chunks = [];

@@ -1,5 +1,5 @@
 // The upload bench's baseline: a bare node:http server that takes the same requests the tus
-// client sends (POST to create, then PATCHes of 5 MiB at their offsets) and pipes each request's
+// client sends (POST to create, then PATCHes of any size at their offsets) and pipes each request's
 // body straight into one file on the same disk. When the last byte is in, the file is flushed to
 // disk (fsync) before the answer, as the portal does before it acknowledges an upload. Nothing
 // else: no identity, no checks, no type detection, no second copy.

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The upload bench: one large video sent the way the web app sends it (tus resumable upload,
-// 5 MiB PATCHes, tus-js-client) through the all-in-one portal's gateway into the evidence
+// the web app's PATCH size for that file, tus-js-client) through the all-in-one portal's gateway into the evidence
 // service, against a bare node:http server that pipes the same requests into a file on the same
 // disk, in one run. The headline is the throughput ratio, plus the portal's memory growth.
 //
@@ -36,20 +36,22 @@ import {
   stopChildren,
   writeResult,
 } from '../lib/runner.mjs';
-import { WEB_CHUNK_SIZE, tusUpload } from '../lib/tus.mjs';
+import { tusUpload, webChunkSize } from '../lib/tus.mjs';
 
 const GOAL_RATIO = 0.7;
 const GOAL_RSS_MB = 64;
 
 const HELP = `Usage: npm run bench:upload -- [options]   (or: node bench/upload/run.mjs [options])
 
-Sends one large MP4 with the tus protocol in 5 MiB chunks (the web app's way for every file)
+Sends one large MP4 with the tus protocol in the web app's chunks for its size (5 MiB up to
+200 MiB, then about 40 chunks, at most 24 MiB: uploadChunkSize in @portal/contracts)
 through the all-in-one portal, and the same requests to a bare node:http server that pipes them
 into a file; reports MB/s of both, the ratio, and the portal's memory (RSS) growth meanwhile.
 
 Options:
       --size <size>       the video's size, e.g. 1GB (default), 200MB, 512MiB (8MB to 4000MB)
   -r, --rounds <n>        rounds (targets alternate order each round)  default 1
+      --chunk <MiB>       another chunk size than the web app's, e.g. 5 (1 to 100)
       --profile           start the portal with node --cpu-prof and print the top of its profile
       --label <text>      a note stored in the JSON result
   -h, --help              this text
@@ -68,9 +70,11 @@ function parseSize(raw) {
 }
 
 function settingsFromArgs() {
-  const values = parseOptions({ size: { type: 'string' }, rounds: { type: 'string', short: 'r' }, profile: { type: 'boolean' }, label: { type: 'string' } }, HELP);
+  const values = parseOptions({ size: { type: 'string' }, rounds: { type: 'string', short: 'r' }, chunk: { type: 'string' }, profile: { type: 'boolean' }, label: { type: 'string' } }, HELP);
+  const size = parseSize(values.size ?? process.env.BENCH_UPLOAD_SIZE);
   return {
-    size: parseSize(values.size ?? process.env.BENCH_UPLOAD_SIZE),
+    size,
+    chunkBytes: values.chunk === undefined ? webChunkSize(size) : int('chunk', values.chunk, 5, 1, 100) * 2 ** 20,
     rounds: int('rounds', values.rounds, 1, 1, 5),
     profile: values.profile ?? false,
     label: values.label ?? process.env.BENCH_LABEL ?? '',
@@ -118,7 +122,7 @@ async function main() {
   const stopWatchdog = startWatchdog(240 + settings.rounds * 2 * (settings.size / 10e6 + 30));
   const machine = machineInfo();
   console.log(describeMachine('upload', machine));
-  console.log(`  ${(settings.size / 1e6).toFixed(0)} MB video in ${WEB_CHUNK_SIZE / 2 ** 20} MiB tus chunks, ${settings.rounds} round(s)`);
+  console.log(`  ${(settings.size / 1e6).toFixed(0)} MB video in ${settings.chunkBytes / 2 ** 20} MiB tus chunks, ${settings.rounds} round(s)`);
 
   const { ffmpeg } = await mediaTools();
   process.stdout.write('  making the video...');
@@ -145,7 +149,7 @@ async function main() {
   const metadata = { title: 'The long walk', notes: '', location: '', filename: 'long.mp4', filetype: 'video/mp4' };
 
   const send = async (target, path) => {
-    const result = await orFail(tusUpload({ endpoint: target.endpoint, input: path, headers: target.headers, metadata }));
+    const result = await orFail(tusUpload({ endpoint: target.endpoint, input: path, headers: target.headers, metadata, chunkSize: path === video ? settings.chunkBytes : undefined }));
     if (target.key === 'portal') {
       const item = JSON.parse(result.body);
       if (result.status !== 200 || item.media_type !== 3 || item.media_status !== 'processing') {
@@ -180,7 +184,7 @@ async function main() {
       const run = {
         seconds: result.ms / 1000,
         mbPerS: mb(settings.size) / (result.ms / 1000),
-        // The last PATCH: its 5 MiB plus whatever the server does before it acknowledges.
+        // The last PATCH: its chunk plus whatever the server does before it acknowledges.
         lastRequestSeconds: (result.ms - lastBytesAt) / 1000,
         requests: result.chunks.length + 1,
         cpu: used.cpu,
@@ -252,7 +256,7 @@ async function main() {
     commit: gitDescribe(),
     settings,
     path: 'tus resumable upload (POST /api/evidence/uploads, then PATCHes), as the web app sends every file',
-    chunkBytes: WEB_CHUNK_SIZE,
+    chunkBytes: settings.chunkBytes,
     ratio,
     goals: { ratio: GOAL_RATIO, rssGrowthMB: GOAL_RSS_MB },
     results,

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MESSAGES } from '@portal/contracts';
+import { MESSAGES, UPLOAD_CHUNK_MAX } from '@portal/contracts';
 import { ApiClient } from '../support/api-client.js';
 import { newParticipant } from '../support/accounts.js';
 import { waitForMedia } from '../support/evidence.js';
@@ -16,7 +16,7 @@ let fixtures: MediaFixtures;
 let scratch: string;
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'tus-'));
-  [portal, fixtures] = await Promise.all([startTestPortal({ EVIDENCE_VIDEO_MAX_BYTES: '20mb', EVIDENCE_IMAGE_MAX_BYTES: '5mb', EVIDENCE_AUDIO_MAX_BYTES: '5mb' }), makeMediaFixtures(scratch)]);
+  [portal, fixtures] = await Promise.all([startTestPortal({ EVIDENCE_VIDEO_MAX_BYTES: '30mb', EVIDENCE_IMAGE_MAX_BYTES: '5mb', EVIDENCE_AUDIO_MAX_BYTES: '5mb' }), makeMediaFixtures(scratch)]);
 }, 120_000);
 afterAll(async () => {
   await portal.dispose();
@@ -116,9 +116,23 @@ describe('resumable uploads (tus)', () => {
     const untitled = await createUpload(client, 100, { notes: 'no title' });
     expect(untitled.status).toBe(400);
     expect(untitled.data.message).toBe(MESSAGES.titleRequired);
-    const huge = await createUpload(client, 21 * 1024 * 1024, { title: 'Too big' });
+    const huge = await createUpload(client, 31 * 1024 * 1024, { title: 'Too big' });
     expect(huge.status).toBe(413);
-    expect(huge.data.message).toBe('The file is too large (at most 20 MB)');
+    expect(huge.data.message).toBe('The file is too large (at most 30 MB)');
+  });
+
+  it("takes the web app's largest chunk in one PATCH through the gateway", async () => {
+    const { client } = await newParticipant(portal.url);
+    const chunk = Buffer.alloc(UPLOAD_CHUNK_MAX, 7);
+    const created = await createUpload(client, UPLOAD_CHUNK_MAX + 1024, { title: 'A long video', filename: 'long.mp4' });
+    expect(created.status).toBe(201);
+    const location = created.headers.get('location')!;
+    const response = await patch(client, location, 0, chunk);
+    expect(response.status).toBe(204);
+    expect(response.headers.get('upload-offset')).toBe(String(UPLOAD_CHUNK_MAX));
+    const head = await client.request('HEAD', location, { headers: TUS });
+    expect(head.headers.get('upload-offset')).toBe(String(UPLOAD_CHUNK_MAX));
+    expect((await client.request('DELETE', location, { headers: TUS })).status).toBe(204);
   });
 
   it('refuses a finished upload that is not media, and keeps nothing of it', async () => {

@@ -6,3 +6,4 @@ export * from './public-config.js';
 export * from './client-routes.js';
 export * from './evidence.js';
 export * from './password-reset.js';
+export * from './uploads.js';

@@ -1,8 +1,7 @@
 import { Upload, defaultOptions, type DetailedError, type HttpResponse, type PreviousUpload } from 'tus-js-client';
-import { MESSAGES, type Evidence } from '@portal/contracts';
+import { MESSAGES, uploadChunkSize, type Evidence } from '@portal/contracts';
 
 export const UPLOAD_ENDPOINT = '/api/evidence/uploads';
-export const UPLOAD_CHUNK_SIZE = 5 * 1024 * 1024;
 export const UPLOAD_RETRY_DELAYS = [0, 1000, 3000, 5000, 10000, 20000, 30000];
 
 export interface UploadFields {
@@ -83,10 +82,11 @@ function sameFields(previous: PreviousUpload, fields: UploadFields): boolean {
 }
 
 /**
- * Sends a file with the tus resumable-upload protocol in 5 MiB chunks. A dropped connection is
- * retried (HEAD asks the server how much it has, then the upload goes on from there); while the
- * browser is offline the upload waits for the connection to come back. The same file with the
- * same title, notes and location, sent again after a failure or a reload, resumes where it stopped.
+ * Sends a file with the tus resumable-upload protocol, in chunks of 5 MiB (larger ones for a large
+ * file: uploadChunkSize in @portal/contracts). A dropped connection is retried (HEAD asks the
+ * server how much it has, then the upload goes on from there); while the browser is offline the
+ * upload waits for the connection to come back. The same file with the same title, notes and
+ * location, sent again after a failure or a reload, resumes where it stopped.
  */
 export function startUpload(file: File, fields: UploadFields, callbacks: UploadCallbacks): RunningUpload {
   let upload: Upload | null = null;
@@ -103,7 +103,7 @@ export function startUpload(file: File, fields: UploadFields, callbacks: UploadC
         filename: file.name,
         filetype: file.type,
       },
-      chunkSize: UPLOAD_CHUNK_SIZE,
+      chunkSize: uploadChunkSize(file.size),
       retryDelays: UPLOAD_RETRY_DELAYS,
       storeFingerprintForResuming: true,
       removeFingerprintOnSuccess: true,
