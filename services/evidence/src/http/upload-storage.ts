@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectsCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { FileStore } from '@tus/file-store';
-import { S3Store } from '@tus/s3-store';
-import type { DataStore, Upload } from '@tus/server';
+import { S3Store, type MetadataValue as S3UploadInfo } from '@tus/s3-store';
+import { ERRORS, MemoryKvStore, type DataStore, type Upload } from '@tus/server';
 import type { S3BlobStoreOptions } from '@portal/platform';
 
 /** Where unfinished resumable uploads wait, and how a finished one is read back. */
@@ -72,11 +72,22 @@ export function s3UploadStorage(s3: S3BlobStoreOptions, tmpDir: string, expireAf
   const client = new S3Client(clientConfig);
   mkdirSync(tmpDir, { recursive: true });
   // Tags are not used: several self-hosted S3 servers do not support object tagging.
-  const datastore = new S3Store({ partSize: 8 * 1024 * 1024, useTags: false, expirationPeriodInMilliseconds: expireAfterMs, s3ClientConfig: { ...clientConfig, bucket: s3.bucket } });
+  // Upload infos are cached in memory (as S3Store does by default), here under our hand so that a
+  // discarded upload is forgotten there too.
+  const infos = new MemoryKvStore<S3UploadInfo>();
+  const datastore = new S3Store({ partSize: 8 * 1024 * 1024, useTags: false, expirationPeriodInMilliseconds: expireAfterMs, cache: infos, s3ClientConfig: { ...clientConfig, bucket: s3.bucket } });
   return {
     datastore,
+    // S3Store.remove aborts the multipart upload first and gives up when there is none, which is
+    // so once the upload was completed: it would keep the finished object and its info for ever.
+    // Here a missing multipart upload is no reason to stop, and the objects go in any case.
     async discard(upload) {
-      await datastore.remove(upload.id);
+      await datastore.remove(upload.id).catch((error: unknown) => {
+        if (error !== ERRORS.FILE_NOT_FOUND) throw error;
+      });
+      const keys = [upload.id, `${upload.id}.info`, `${upload.id}.part`];
+      await client.send(new DeleteObjectsCommand({ Bucket: s3.bucket, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } }));
+      await infos.delete(upload.id);
     },
     // S3Store keeps an upload's parts under its multipart upload; its own expiry removes them.
     async sweepOrphans() {
@@ -84,7 +95,15 @@ export function s3UploadStorage(s3: S3BlobStoreOptions, tmpDir: string, expireAf
     },
     async localCopy(upload) {
       const path = join(tmpDir, `${randomUUID()}.upload`);
-      const object = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: upload.id }));
+      const read = () => client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: upload.id }));
+      const object = await read().catch(async (error: unknown) => {
+        if ((error as { name?: unknown }).name !== 'NoSuchKey' || upload.size === undefined || upload.offset !== upload.size) throw error;
+        // Every byte is in its parts, but the process that stored the last one died before it
+        // completed the multipart upload. A write of nothing at the end completes it (folding in
+        // a last part kept aside as incomplete, if there is one), as the last PATCH would have.
+        await datastore.write(Readable.from([]), upload.id, upload.offset);
+        return read();
+      });
       await pipeline(object.Body as Readable, createWriteStream(path));
       return path;
     },
