@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll } from 'vitest';
 import { pino } from 'pino';
-import { FsBlobStore, SqliteEventBus, SqliteJobQueue } from '../src/index.js';
-import { blobStoreContract, eventBusContract, jobQueueContract, runTypeScript } from '../src/testing/index.js';
+import { BLOB_INTENTS_TABLE_SQL, FsBlobStore, SqliteBlobIntents, SqliteEventBus, SqliteJobQueue, openDatabase } from '../src/index.js';
+import { blobIntentsContract, blobStoreContract, eventBusContract, jobQueueContract, runTypeScript } from '../src/testing/index.js';
 
 const root = mkdtempSync(join(tmpdir(), 'portal-platform-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -16,6 +16,12 @@ eventBusContract('embedded SQLite log', {
 
 blobStoreContract('files on disk', {
   create: async () => new FsBlobStore(join(root, 'blobs')),
+});
+
+const intentsDb = openDatabase(join(root, 'intents.sqlite'), [BLOB_INTENTS_TABLE_SQL]);
+afterAll(() => intentsDb.close());
+blobIntentsContract('SQLite table', {
+  create: async () => new SqliteBlobIntents(intentsDb),
 });
 
 jobQueueContract('embedded SQLite table', {

@@ -52,7 +52,7 @@ describe('settling blobs a dead process was writing or deleting', () => {
     };
     for (const key of Object.values(keys)) await put(key);
     for (const prefix of [`evidence/${item.id}/r1/`, `evidence/${item.id}/r2/`, `evidence/${item.id}/`, `evidence/${unfiled}/r1/`]) {
-      await repository.addBlobIntent(prefix);
+      await repository.blobIntents.add(prefix);
     }
 
     // Notes made after the given time belong to work that may still be going on.
@@ -64,7 +64,7 @@ describe('settling blobs a dead process was writing or deleting', () => {
     expect(await exists(keys.unfiled)).toBe(false);
     expect(await exists(keys.current)).toBe(true);
     expect(await exists(keys.unnoted)).toBe(true);
-    expect(await repository.blobIntents(new Date(Date.now() + 1000).toISOString(), 100)).toEqual([]);
+    expect(await repository.blobIntents.olderThan(new Date(Date.now() + 1000).toISOString(), 100)).toEqual([]);
   });
 
   it('removes the derivatives of a media result that came for a deleted item or an old revision', async () => {

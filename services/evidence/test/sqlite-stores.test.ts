@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { openDatabase } from '@portal/platform';
+import { blobIntentsContract } from '@portal/platform/testing';
 import { EVIDENCE_MIGRATIONS } from '../src/repositories/sqlite/migrations.js';
 import { SqliteEvidenceRepository } from '../src/repositories/sqlite/sqlite-evidence-repository.js';
 import { SqliteAuthorDirectory } from '../src/repositories/sqlite/sqlite-author-directory.js';
@@ -17,3 +18,5 @@ afterAll(() => {
 
 evidenceRepositoryContract('SQLite', async () => new SqliteEvidenceRepository(db));
 authorDirectoryContract('SQLite', async () => new SqliteAuthorDirectory(db));
+// The evidence database's own table (its migration), through the shared adapter.
+blobIntentsContract('evidence SQLite', { create: async () => new SqliteEvidenceRepository(db).blobIntents });

@@ -21,6 +21,7 @@ import {
   forbidden,
   notFound,
   payloadTooLarge,
+  sweepBlobIntents,
   type BlobStore,
   type CallerIdentity,
   type JobQueue,
@@ -119,7 +120,7 @@ export class EvidenceService {
           throw error;
         });
       // The item refers to its original now: the note made before writing it is done with.
-      await this.deps.evidence.removeBlobIntent(revisionPrefix(record.id, 1));
+      await this.deps.evidence.blobIntents.remove(revisionPrefix(record.id, 1));
       this.deps.onEventsCommitted();
       await this.enqueue(record);
       return record;
@@ -163,7 +164,7 @@ export class EvidenceService {
         const revision = current.media_revision + 1;
         // The old revision's blobs go once the new one is filed; noted first, so that a crash in
         // between cannot leave them behind (the sweep keeps whichever revision the item is at).
-        await this.deps.evidence.addBlobIntent(revisionPrefix(id, current.media_revision));
+        await this.deps.evidence.blobIntents.add(revisionPrefix(id, current.media_revision));
         Object.assign(changes, await this.storeOriginal(current.id, revision, file, classified, size));
         replaced = { revision: current.media_revision };
       }
@@ -171,7 +172,7 @@ export class EvidenceService {
       const abandon = async () => {
         if (!replaced) return;
         await this.removeBlobs(revisionPrefix(id, replaced.revision + 1));
-        await this.deps.evidence.removeBlobIntent(revisionPrefix(id, replaced.revision));
+        await this.deps.evidence.blobIntents.remove(revisionPrefix(id, replaced.revision));
       };
       const updated = await this.deps.evidence
         .update(id, changes, [this.changedEvent('evidence.updated', { ...current, ...changes }, requestId)])
@@ -185,7 +186,7 @@ export class EvidenceService {
       }
       this.deps.onEventsCommitted();
       if (replaced) {
-        await this.deps.evidence.removeBlobIntent(revisionPrefix(id, replaced.revision + 1));
+        await this.deps.evidence.blobIntents.remove(revisionPrefix(id, replaced.revision + 1));
         await this.enqueue(updated);
         await this.removeBlobs(revisionPrefix(id, replaced.revision));
       }
@@ -199,12 +200,12 @@ export class EvidenceService {
     const current = await this.ownedOrAdministered(caller, id);
     const data: EvidenceDeletedData = { evidenceId: id, userId: current.user_id };
     // Noted before the item goes, so that its blobs go too even if the process dies right after.
-    await this.deps.evidence.addBlobIntent(itemPrefix(id));
+    await this.deps.evidence.blobIntents.add(itemPrefix(id));
     const deleted = await this.deps.evidence.delete(id, [
       { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.deleted', key: id, data, requestId }) },
     ]);
     if (!deleted) {
-      await this.deps.evidence.removeBlobIntent(itemPrefix(id));
+      await this.deps.evidence.blobIntents.remove(itemPrefix(id));
       throw notFound(MESSAGES.evidenceNotFound);
     }
     this.deps.onEventsCommitted();
@@ -305,7 +306,7 @@ export class EvidenceService {
       owned.push(...page.items.map((record) => record.id));
       cursor = page.nextCursor ?? undefined;
     } while (cursor);
-    for (const id of owned) await this.deps.evidence.addBlobIntent(itemPrefix(id));
+    for (const id of owned) await this.deps.evidence.blobIntents.add(itemPrefix(id));
     const deleted = await this.deps.evidence.deleteByOwner(userId, (records) =>
       records.map((record) => {
         const data: EvidenceDeletedData = { evidenceId: record.id, userId };
@@ -337,35 +338,31 @@ export class EvidenceService {
 
   /**
    * Blobs are written before the item that refers to them is filed, and deleted after the item
-   * goes; each such prefix is noted first (addBlobIntent) and the note removed when done. A note
+   * goes; each such prefix is noted first (blobIntents.add) and the note removed when done. A note
    * left by a process that died is settled here: the blobs stay if an item refers to them (the
    * item, or its current revision), and go otherwise. Notes made before `before` are settled:
    * at the start of the only process using the store that is all of them; otherwise only notes
    * old enough that no request can still be working on them.
    */
   async sweepBlobIntents(before: Date): Promise<number> {
-    let removed = 0;
-    for (;;) {
-      const intents = await this.deps.evidence.blobIntents(before.toISOString(), 100);
-      if (intents.length === 0) return removed;
-      for (const { prefix } of intents) {
-        const match = INTENT_PREFIX.exec(prefix);
-        const item = match ? await this.deps.evidence.findById(match[1]!) : null;
-        const referred = item !== null && (match![2] === undefined || item.media_revision === Number(match![2]));
-        if (match && !referred) removed += await this.deps.blobs.deletePrefix(prefix);
-        await this.deps.evidence.removeBlobIntent(prefix);
-      }
-      this.deps.logger.info({ prefixes: intents.length, blobs: removed }, 'settled blobs left by an interrupted write or deletion');
-    }
+    const swept = await sweepBlobIntents(this.deps.evidence.blobIntents, before, async (prefix) => {
+      const match = INTENT_PREFIX.exec(prefix);
+      if (!match) return 0;
+      const item = await this.deps.evidence.findById(match[1]!);
+      const referred = item !== null && (match[2] === undefined || item.media_revision === Number(match[2]));
+      return referred ? 0 : this.deps.blobs.deletePrefix(prefix);
+    });
+    if (swept.notes > 0) this.deps.logger.info({ prefixes: swept.notes, blobs: swept.blobs }, 'settled blobs left by an interrupted write or deletion');
+    return swept.blobs;
   }
 
   // --- helpers -----------------------------------------------------------------------------
 
   /** Deletes the blobs under a prefix, noted first so that a crash midway is finished later. */
   private async removeBlobs(prefix: string): Promise<void> {
-    await this.deps.evidence.addBlobIntent(prefix);
+    await this.deps.evidence.blobIntents.add(prefix);
     await this.deps.blobs.deletePrefix(prefix);
-    await this.deps.evidence.removeBlobIntent(prefix);
+    await this.deps.evidence.blobIntents.remove(prefix);
   }
 
   private async ownedOrAdministered(caller: CallerIdentity, id: string): Promise<EvidenceRecord> {
@@ -387,7 +384,7 @@ export class EvidenceService {
   private async storeOriginal(id: string, revision: number, file: ReceivedFile, classified: ClassifiedFile, size: number): Promise<EvidenceChanges> {
     const key = `${revisionPrefix(id, revision)}original`;
     // Noted before the write: if the process dies before the item is filed, the blob is found.
-    await this.deps.evidence.addBlobIntent(revisionPrefix(id, revision));
+    await this.deps.evidence.blobIntents.add(revisionPrefix(id, revision));
     // putFile: the file store links the received file into place rather than copying it.
     await this.deps.blobs.putFile(key, file.path, { contentType: classified.contentType });
     return {

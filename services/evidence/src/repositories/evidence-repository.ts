@@ -1,5 +1,5 @@
 import type { EventEnvelope, MediaType } from '@portal/contracts';
-import type { OutboxStore } from '@portal/platform';
+import type { BlobIntents, OutboxStore } from '@portal/platform';
 import type { EvidenceChanges, EvidenceRecord } from '../domain/evidence-record.js';
 
 export interface PendingEvent {
@@ -18,12 +18,6 @@ export interface EvidenceFilter {
 export interface EvidencePage {
   items: EvidenceRecord[];
   nextCursor: string | null;
-}
-
-/** Blobs under a prefix that are being written or deleted: see EvidenceService.sweepBlobIntents. */
-export interface BlobIntent {
-  prefix: string;
-  created_at: string;
 }
 
 export interface FinishedUpload {
@@ -54,13 +48,11 @@ export interface EvidenceRepository {
   findProcessing(limit: number): Promise<EvidenceRecord[]>;
   findFinishedUpload(uploadId: string): Promise<FinishedUpload | null>;
   /**
-   * Notes, before blobs are written or deleted, the prefix they are under; the note is removed
-   * when the work is done. What a crash leaves noted is garbage unless an item refers to it.
+   * Notes, made before blobs are written or deleted, of the prefix they are under; a note is
+   * removed when the work is done. What a crash leaves noted is garbage unless an item refers to
+   * it (EvidenceService.sweepBlobIntents).
    */
-  addBlobIntent(prefix: string): Promise<void>;
-  removeBlobIntent(prefix: string): Promise<void>;
-  /** Intents noted before a time (ISO 8601), oldest first. */
-  blobIntents(before: string, limit: number): Promise<BlobIntent[]>;
+  readonly blobIntents: BlobIntents;
   readonly outbox: OutboxStore;
   ping(): Promise<void>;
 }

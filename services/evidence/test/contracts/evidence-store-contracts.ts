@@ -123,28 +123,6 @@ export function evidenceRepositoryContract(name: string, create: () => Promise<E
       expect(await repo.findFinishedUpload('unknown')).toBeNull();
     });
 
-    it('notes blob prefixes being written or deleted, each once and as old as its first note, until removed', async () => {
-      const repo = await create();
-      const id = randomUUID();
-      const [revision, whole] = [`evidence/${id}/r1/`, `evidence/${id}/`];
-      const mine = async (before: Date) => (await repo.blobIntents(before.toISOString(), 10_000)).filter((intent) => intent.prefix.includes(id));
-      const later = new Date(Date.now() + 60_000);
-      await repo.addBlobIntent(revision);
-      const [first] = await mine(later);
-      expect(first).toEqual({ prefix: revision, created_at: expect.any(String) });
-      await repo.addBlobIntent(whole);
-      await repo.addBlobIntent(revision);
-      const both = await mine(later);
-      expect(both.map((intent) => intent.prefix).sort()).toEqual([whole, revision].sort());
-      expect(both.find((intent) => intent.prefix === revision)!.created_at).toBe(first!.created_at);
-      expect(await mine(new Date(Date.parse(first!.created_at)))).toEqual([]);
-      await repo.removeBlobIntent(revision);
-      await repo.removeBlobIntent(revision);
-      expect((await mine(later)).map((intent) => intent.prefix)).toEqual([whole]);
-      await repo.removeBlobIntent(whole);
-      expect(await mine(later)).toEqual([]);
-    });
-
     it('keeps the events of each change in the outbox until published', async () => {
       const repo = await create();
       for (const entry of await repo.outbox.pending(10_000)) await repo.outbox.markPublished([entry.id]);

@@ -1,6 +1,7 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { MediaType } from '@portal/contracts';
 import {
+  MongoBlobIntents,
   MongoOutboxStore,
   decodeCursor,
   embeddedEventSchema,
@@ -11,7 +12,7 @@ import {
   serialWrite,
 } from '@portal/platform';
 import type { EvidenceChanges, EvidenceRecord } from '../../domain/evidence-record.js';
-import type { BlobIntent, EvidenceFilter, EvidencePage, EvidenceRepository, FinishedUpload, PendingEvent } from '../evidence-repository.js';
+import type { EvidenceFilter, EvidencePage, EvidenceRepository, FinishedUpload, PendingEvent } from '../evidence-repository.js';
 
 interface EvidenceDocument extends Omit<EvidenceRecord, 'id'> {
   _id: string;
@@ -63,14 +64,6 @@ evidenceSchema.index({ is_public: 1, date_posted: -1, _id: -1 }, { name: 'by_vis
 evidenceSchema.index({ media_status: 1, updated_at: 1 }, { name: 'by_media_status' });
 evidenceSchema.index({ upload_id: 1 }, { name: 'by_upload' });
 
-interface BlobIntentDocument {
-  _id: string;
-  created_at: string;
-}
-
-const blobIntentSchema = new Schema<BlobIntentDocument>({ _id: String, created_at: String }, { versionKey: false });
-blobIntentSchema.index({ created_at: 1 }, { name: 'by_age' });
-
 interface AuthorDocument {
   _id: string;
   username: string;
@@ -88,18 +81,18 @@ function toRecord(document: EvidenceDocument | null): EvidenceRecord | null {
 /** Evidence in MongoDB (mongoose): one document per item with its pending events inside. */
 export class MongoEvidenceRepository implements EvidenceRepository {
   readonly outbox: MongoOutboxStore;
+  readonly blobIntents: MongoBlobIntents;
   private readonly items: Model<EvidenceDocument>;
-  private readonly intents: Model<BlobIntentDocument>;
 
   constructor(private readonly connection: Connection) {
     this.items = connection.model<EvidenceDocument>('Evidence', evidenceSchema, 'evidence');
-    this.intents = connection.model<BlobIntentDocument>('BlobIntent', blobIntentSchema, 'blob_intents');
+    this.blobIntents = new MongoBlobIntents(connection);
     this.outbox = new MongoOutboxStore(connection, [this.items], 'outbox');
   }
 
   async ensureIndexes(): Promise<void> {
     await this.items.createIndexes();
-    await this.intents.createIndexes();
+    await this.blobIntents.ensureIndexes();
   }
 
   async create(record: EvidenceRecord, events: PendingEvent[], finishedUpload?: FinishedUpload): Promise<void> {
@@ -195,19 +188,6 @@ export class MongoEvidenceRepository implements EvidenceRepository {
   async findFinishedUpload(uploadId: string): Promise<FinishedUpload | null> {
     const document = await this.items.findOne({ upload_id: uploadId, ...LIVE }, { upload_id: 1, upload_size: 1 }).lean<EvidenceDocument>();
     return document ? { uploadId, evidenceId: document._id, size: document.upload_size ?? 0 } : null;
-  }
-
-  async addBlobIntent(prefix: string): Promise<void> {
-    await this.intents.updateOne({ _id: prefix }, { $setOnInsert: { created_at: new Date().toISOString() } }, { upsert: true });
-  }
-
-  async removeBlobIntent(prefix: string): Promise<void> {
-    await this.intents.deleteOne({ _id: prefix });
-  }
-
-  async blobIntents(before: string, limit: number): Promise<BlobIntent[]> {
-    const documents = await this.intents.find({ created_at: { $lt: before } }).sort({ created_at: 1 }).limit(limit).lean<BlobIntentDocument[]>();
-    return documents.map((document) => ({ prefix: document._id, created_at: document.created_at }));
   }
 
   async ping(): Promise<void> {

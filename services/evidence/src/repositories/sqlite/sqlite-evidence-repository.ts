@@ -1,8 +1,7 @@
-import { appendToOutbox, decodeCursor, encodeCursor, SqliteOutboxStore, type SqliteDatabase } from '@portal/platform';
+import { appendToOutbox, decodeCursor, encodeCursor, SqliteBlobIntents, SqliteOutboxStore, type SqliteDatabase } from '@portal/platform';
 import type { MediaType } from '@portal/contracts';
 import type { EvidenceChanges, EvidenceRecord } from '../../domain/evidence-record.js';
 import type {
-  BlobIntent,
   EvidenceFilter,
   EvidencePage,
   EvidenceRepository,
@@ -39,9 +38,11 @@ const WRITABLE = [
 
 export class SqliteEvidenceRepository implements EvidenceRepository {
   readonly outbox: SqliteOutboxStore;
+  readonly blobIntents: SqliteBlobIntents;
 
   constructor(private readonly db: SqliteDatabase) {
     this.outbox = new SqliteOutboxStore(db);
+    this.blobIntents = new SqliteBlobIntents(db);
   }
 
   async create(record: EvidenceRecord, events: PendingEvent[], finishedUpload?: FinishedUpload): Promise<void> {
@@ -154,18 +155,6 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
       | { upload_id: string; evidence_id: string; size: number }
       | undefined;
     return row ? { uploadId: row.upload_id, evidenceId: row.evidence_id, size: row.size } : null;
-  }
-
-  async addBlobIntent(prefix: string): Promise<void> {
-    this.db.prepare('INSERT INTO blob_intents (prefix, created_at) VALUES (?, ?) ON CONFLICT (prefix) DO NOTHING').run(prefix, new Date().toISOString());
-  }
-
-  async removeBlobIntent(prefix: string): Promise<void> {
-    this.db.prepare('DELETE FROM blob_intents WHERE prefix = ?').run(prefix);
-  }
-
-  async blobIntents(before: string, limit: number): Promise<BlobIntent[]> {
-    return this.db.prepare('SELECT prefix, created_at FROM blob_intents WHERE created_at < ? ORDER BY created_at LIMIT ?').all(before, limit) as BlobIntent[];
   }
 
   async ping(): Promise<void> {
