@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Connection } from 'mongoose';
 import { afterAll, describe, it } from 'vitest';
-import { connectMongo } from '@portal/platform';
+import { MongoBlobIntents, connectMongo } from '@portal/platform';
+import { blobIntentsContract } from '@portal/platform/testing';
 import { MongoUserRepository } from '../../services/identity/src/repositories/mongo/mongo-user-repository.js';
 import { MongoAuthorDirectory, MongoEvidenceRepository } from '../../services/evidence/src/repositories/mongo/mongo-evidence-repository.js';
 import { userRepositoryContract } from '../../services/identity/test/contracts/identity-store-contracts.js';
@@ -29,6 +30,7 @@ if (servers.mongoUrl) {
     return users;
   });
   userRepositoryContract('MongoDB (mongoose)', () => identityDb);
+  blobIntentsContract('identity MongoDB (mongoose)', { create: async () => (await identityDb).blobIntents });
   const evidenceDb = database('evidence').then(async (connection) => {
     const evidence = new MongoEvidenceRepository(connection);
     await evidence.ensureIndexes();
@@ -36,6 +38,14 @@ if (servers.mongoUrl) {
   });
   evidenceRepositoryContract('MongoDB (mongoose)', async () => (await evidenceDb).evidence);
   authorDirectoryContract('MongoDB (mongoose)', async () => (await evidenceDb).authors);
+  blobIntentsContract('evidence MongoDB (mongoose)', { create: async () => (await evidenceDb).evidence.blobIntents });
+  // The adapter on its own, in a database of its own (indexes built as a service's start does).
+  const intentsDb = database('intents').then(async (connection) => {
+    const intents = new MongoBlobIntents(connection);
+    await intents.ensureIndexes();
+    return intents;
+  });
+  blobIntentsContract('MongoDB (mongoose)', { create: () => intentsDb });
 } else {
   describe.skip('Repository contracts: MongoDB — no server (MONGO_URL unset and no Docker)', () => it('skipped', () => undefined));
 }

@@ -131,6 +131,10 @@ export function buildUserService(parts: UserServiceParts): { users: UserService;
   return { users, sessions };
 }
 
+/** How old a note of pictures being written or deleted must be before another process settles it. */
+const PICTURE_INTENT_GRACE_MS = 3600_000;
+const SWEEP_EVERY_MS = 10 * 60_000;
+
 /** Wires the identity service from its settings; the same code runs alone or in the all-in-one process. */
 export async function createIdentityService(settings: IdentitySettings, runtime: IdentityRuntime): Promise<IdentityService> {
   const logger = runtime.logger;
@@ -191,6 +195,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
     ],
   });
   let server: Server | undefined;
+  let timer: NodeJS.Timeout | undefined;
 
   return {
     users,
@@ -199,6 +204,17 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
     async start() {
       // Pictures of requests cut off by the end of the previous run of this process.
       await rm(uploadsTmpDir, { recursive: true, force: true }).then(() => mkdir(uploadsTmpDir, { recursive: true }));
+      // Pictures a previous run was writing or deleting when it died. The embedded (SQLite) store
+      // belongs to this process alone, so every note in it is from a dead run; a shared database
+      // may hold notes of live replicas, settled only once old enough (here and every few minutes).
+      const settled = () => new Date(Date.now() - PICTURE_INTENT_GRACE_MS);
+      await users.sweepPictureIntents(runtime.infrastructure.mongoUrl ? settled() : new Date());
+      if (runtime.infrastructure.mongoUrl) {
+        timer = setInterval(() => {
+          users.sweepPictureIntents(settled()).catch((error: unknown) => logger.warn({ err: error }, 'settling interrupted picture writes failed'));
+        }, SWEEP_EVERY_MS);
+        timer.unref();
+      }
       if (settings.admin) {
         const admin = settings.admin;
         // The same rules as everyone else's account, so that the first admin can log in.
@@ -215,6 +231,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
       return `http://${settings.host}:${port}`;
     },
     async stop() {
+      if (timer) clearInterval(timer);
       if (server) {
         server.closeIdleConnections();
         await new Promise<void>((resolve) => server!.close(() => resolve()));

@@ -26,6 +26,7 @@ import {
   notFound,
   unauthenticated,
   unsupportedMediaType,
+  sweepBlobIntents,
   type BlobStore,
   type CallerIdentity,
   type Logger,
@@ -95,6 +96,8 @@ export class UserService {
       ]);
       const id = randomUUID();
       const photoKey = `users/${id}/verification-${shortVersion()}.${processed.extension}`;
+      // Noted before the write: if the process dies before the account is saved, the photo is found.
+      await this.deps.users.blobIntents.add(photoKey);
       await this.deps.blobs.put(photoKey, processed.bytes, { contentType: processed.contentType });
       const now = new Date().toISOString();
       const user: UserRecord = {
@@ -120,8 +123,11 @@ export class UserService {
         ]);
       } catch (error) {
         await this.deps.blobs.delete(photoKey);
+        await this.deps.users.blobIntents.remove(photoKey);
         throw this.translateDuplicate(error);
       }
+      // The account refers to its photo now: the note made before writing it is done with.
+      await this.deps.users.blobIntents.remove(photoKey);
       this.deps.onEventsCommitted();
       this.deps.logger.info({ userId: id }, 'user registered');
       return user;
@@ -168,17 +174,32 @@ export class UserService {
         changes.email_verified = false;
       }
       let newAvatarKey: string | undefined;
+      const intents = this.deps.users.blobIntents;
       if (avatar) {
         const processed = await this.readPhoto(() => this.deps.photos.avatar(avatar.path), 'file', MESSAGES.avatarNotImage);
         newAvatarKey = `users/${current.id}/avatar-${shortVersion()}.${processed.extension}`;
+        // Both noted before anything changes: the new picture until the account refers to it, the
+        // old one until it is deleted. A crash in between leaves whichever the account refers to.
+        await intents.add(newAvatarKey);
+        if (current.avatar_key) await intents.add(current.avatar_key);
         await this.deps.blobs.put(newAvatarKey, processed.bytes, { contentType: processed.contentType });
         changes.avatar_key = newAvatarKey;
       }
       const updated = await this.applyUpdate(current.id, changes, requestId).catch(async (error: unknown) => {
-        if (newAvatarKey) await this.deps.blobs.delete(newAvatarKey);
+        if (newAvatarKey) {
+          await this.deps.blobs.delete(newAvatarKey);
+          await intents.remove(newAvatarKey);
+          if (current.avatar_key) await intents.remove(current.avatar_key);
+        }
         throw error;
       });
-      if (newAvatarKey && current.avatar_key) await this.deps.blobs.delete(current.avatar_key);
+      if (newAvatarKey) {
+        await intents.remove(newAvatarKey);
+        if (current.avatar_key) {
+          await this.deps.blobs.delete(current.avatar_key);
+          await intents.remove(current.avatar_key);
+        }
+      }
       return updated;
     } finally {
       if (avatar) await rm(avatar.path, { force: true });
@@ -226,14 +247,26 @@ export class UserService {
     const sessionIds = await this.deps.sessions.endAllFor(userId);
     const deleted: UserDeletedData = { userId };
     const revoked: SessionsRevokedData = { userId, sessionIds: null, reason: 'user-deleted' };
-    const existed = await this.deps.users.delete(userId, [
-      { topic: TOPICS.users, event: createEvent({ type: 'user.deleted', key: userId, data: deleted, requestId }) },
-      { topic: TOPICS.sessions, event: createEvent({ type: 'sessions.revoked', key: userId, data: revoked, requestId }) },
-    ]);
-    if (!existed) throw notFound(MESSAGES.userNotFound);
+    // Noted before the account goes, so that its pictures go too even if the process dies right after.
+    const pictures = picturesOf(userId);
+    await this.deps.users.blobIntents.add(pictures);
+    const existed = await this.deps.users
+      .delete(userId, [
+        { topic: TOPICS.users, event: createEvent({ type: 'user.deleted', key: userId, data: deleted, requestId }) },
+        { topic: TOPICS.sessions, event: createEvent({ type: 'sessions.revoked', key: userId, data: revoked, requestId }) },
+      ])
+      .catch(async (error: unknown) => {
+        await this.deps.users.blobIntents.remove(pictures);
+        throw error;
+      });
+    if (!existed) {
+      await this.deps.users.blobIntents.remove(pictures);
+      throw notFound(MESSAGES.userNotFound);
+    }
     this.deps.onEventsCommitted();
     await this.deps.resetCodes.delete(userId);
-    await this.deps.blobs.deletePrefix(`users/${userId}/`);
+    await this.deps.blobs.deletePrefix(pictures);
+    await this.deps.users.blobIntents.remove(pictures);
     this.deps.logger.info({ userId, sessionsEnded: sessionIds.length }, 'user deleted');
     return user;
   }
@@ -248,6 +281,30 @@ export class UserService {
     const key = kind === 'avatar' ? user?.avatar_key : user?.verification_photo_key;
     if (!key) throw notFound('No picture');
     return { key, version: pictureVersion(key) };
+  }
+
+  /**
+   * Pictures are written before the account that refers to them is saved, and deleted after the
+   * account stops referring to them (a new avatar) or goes (a deletion); each picture, or all of an
+   * account's (users/<id>/), is noted first and the note removed when done. A note left by a
+   * process that died is settled here: a picture the account refers to stays, any other noted one
+   * goes, and so do all the pictures of an account that no longer exists. Notes made before
+   * `before` are settled: at the start of the only process using the store that is all of them;
+   * otherwise only notes old enough that no request can still be working on them.
+   */
+  async sweepPictureIntents(before: Date): Promise<number> {
+    const swept = await sweepBlobIntents(this.deps.users.blobIntents, before, async (noted) => {
+      const match = NOTED_PICTURE.exec(noted);
+      if (!match) return 0;
+      const user = await this.deps.users.findById(match[1]!);
+      if (match[2] === '') return user ? 0 : this.deps.blobs.deletePrefix(noted);
+      if (user && (user.verification_photo_key === noted || user.avatar_key === noted)) return 0;
+      const existed = (await this.deps.blobs.stat(noted)) !== null;
+      await this.deps.blobs.delete(noted);
+      return existed ? 1 : 0;
+    });
+    if (swept.notes > 0) this.deps.logger.info({ notes: swept.notes, pictures: swept.blobs }, 'settled pictures left by an interrupted write or deletion');
+    return swept.blobs;
   }
 
   /** Creates the administrator named in the settings unless an account has that username or e-mail. */
@@ -385,6 +442,11 @@ export class UserService {
     return { topic: TOPICS.users, event: createEvent({ type: 'user.registered', key: user.id, data, requestId }) };
   }
 }
+
+/** Where an account's pictures are (all of them go with the account). */
+const picturesOf = (userId: string) => `users/${userId}/`;
+/** A noted picture (users/<id>/<name>) or all of an account's (users/<id>/). */
+const NOTED_PICTURE = /^users\/([^/]+)\/([^/]*)$/;
 
 /** A short, unique, URL-safe version tag for a picture's key. */
 function shortVersion(): string {

@@ -1,5 +1,5 @@
 import type { EventEnvelope } from '@portal/contracts';
-import type { OutboxStore } from '@portal/platform';
+import type { BlobIntents, OutboxStore } from '@portal/platform';
 import type { UserChanges, UserRecord } from '../domain/user-record.js';
 
 /** An event to publish once the change it belongs to is committed. */
@@ -40,6 +40,12 @@ export interface UserRepository {
   /** Oldest accounts first. */
   list(limit: number, cursor?: string): Promise<UserPage>;
   countAdmins(): Promise<number>;
+  /**
+   * Notes of pictures being written or deleted (users/<id>/<key>, or users/<id>/ for all of an
+   * account's): what a crash leaves noted is garbage unless the user row refers to it
+   * (UserService.sweepPictureIntents).
+   */
+  readonly blobIntents: BlobIntents;
   readonly outbox: OutboxStore;
   ping(): Promise<void>;
 }

@@ -1,5 +1,6 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import {
+  MongoBlobIntents,
   MongoOutboxStore,
   decodeCursor,
   embeddedEventSchema,
@@ -70,15 +71,18 @@ function keysOf(changes: UserChanges): Partial<UserDocument> {
 /** Users in MongoDB (mongoose): one document per user with its pending events inside. */
 export class MongoUserRepository implements UserRepository {
   readonly outbox: MongoOutboxStore;
+  readonly blobIntents: MongoBlobIntents;
   private readonly users: Model<UserDocument>;
 
   constructor(private readonly connection: Connection) {
     this.users = connection.model<UserDocument>('User', userSchema, 'users');
     this.outbox = new MongoOutboxStore(connection, [this.users], 'outbox');
+    this.blobIntents = new MongoBlobIntents(connection);
   }
 
   async ensureIndexes(): Promise<void> {
     await this.users.createIndexes();
+    await this.blobIntents.ensureIndexes();
   }
 
   async findById(id: string): Promise<UserRecord | null> {

@@ -1,4 +1,4 @@
-import { OUTBOX_TABLE_SQL } from '@portal/platform';
+import { BLOB_INTENTS_TABLE_SQL, OUTBOX_TABLE_SQL } from '@portal/platform';
 
 export const IDENTITY_MIGRATIONS = [
   `CREATE TABLE users (
@@ -34,4 +34,6 @@ export const IDENTITY_MIGRATIONS = [
      attempts_left INTEGER NOT NULL,
      created_at INTEGER NOT NULL
    );`,
+  // Pictures being written or deleted (UserService.sweepPictureIntents).
+  BLOB_INTENTS_TABLE_SQL,
 ];

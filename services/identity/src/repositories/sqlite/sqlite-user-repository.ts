@@ -1,4 +1,4 @@
-import { appendToOutbox, decodeCursor, encodeCursor, SqliteOutboxStore, type SqliteDatabase } from '@portal/platform';
+import { appendToOutbox, decodeCursor, encodeCursor, SqliteBlobIntents, SqliteOutboxStore, type SqliteDatabase } from '@portal/platform';
 import type { UserChanges, UserRecord } from '../../domain/user-record.js';
 import { DuplicateUserError, type PendingEvent, type UserPage, type UserRepository } from '../user-repository.js';
 
@@ -21,9 +21,11 @@ const COLUMNS = [
 
 export class SqliteUserRepository implements UserRepository {
   readonly outbox: SqliteOutboxStore;
+  readonly blobIntents: SqliteBlobIntents;
 
   constructor(private readonly db: SqliteDatabase) {
     this.outbox = new SqliteOutboxStore(db);
+    this.blobIntents = new SqliteBlobIntents(db);
   }
 
   async findById(id: string): Promise<UserRecord | null> {
