@@ -54,7 +54,7 @@ describe("a participant's pictures", () => {
     expect(await notes()).toEqual([]);
     expect(storedPictures(user.id)).toEqual([user.verification_photo_key]);
 
-    const profile = { email: user.email, phone_number: user.phone_number, pronouns: '' };
+    const profile = { email: user.email, phone_number: user.phone_number, pronouns: '' as const };
     const first = await users.updateProfile(callerOf(user), profile, await upload(200, 200));
     const second = await users.updateProfile(callerOf(user), profile, await upload(220, 200));
     expect(second.avatar_key).not.toBe(first.avatar_key);
