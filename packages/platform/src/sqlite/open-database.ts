@@ -25,6 +25,7 @@ export function openDatabase(file: string, migrations: readonly string[] = []): 
   db.pragma('foreign_keys = ON');
   db.pragma('secure_delete = ON');
   migrate(db, migrations);
+  reuseStatements(db);
   if (file !== ':memory:') {
     const timer = setInterval(() => {
       if (!db.open) {
@@ -36,6 +37,34 @@ export function openDatabase(file: string, migrations: readonly string[] = []): 
     timer.unref();
   }
   return db;
+}
+
+/** How many prepared statements one connection keeps for reuse. */
+export const STATEMENT_CACHE_SIZE = 256;
+
+/**
+ * Makes db.prepare answer the statement it prepared before for the same SQL text. The repositories
+ * prepare their statements where they use them, and compiling SQL on every call was a few percent
+ * of the all-in-one process's main thread under a festival's uploads (bench/festival --profile).
+ * A statement is safe to share here: none is bound (.bind), switched to pluck/raw/expand or
+ * iterated, and SQLite recompiles a statement by itself after a schema change. At most
+ * STATEMENT_CACHE_SIZE are kept, the least recently used going first (the few statements built
+ * from a list of columns come in a bounded number of shapes).
+ */
+export function reuseStatements(db: SqliteDatabase): void {
+  const prepare = db.prepare.bind(db);
+  const statements = new Map<string, Database.Statement>();
+  db.prepare = ((source: string) => {
+    let statement = statements.get(source);
+    if (statement) {
+      statements.delete(source);
+    } else {
+      statement = prepare(source);
+      if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
+    }
+    statements.set(source, statement);
+    return statement;
+  }) as typeof db.prepare;
 }
 
 /**
