@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,31 +12,25 @@ import { waitFor } from '@portal/platform/testing';
 import { ApiClient } from '../support/api-client.js';
 import { adminClient, newParticipant, publishedEvents } from '../support/accounts.js';
 import { multipartBody } from '../support/hostile.js';
-import { pacedRequest, startPortalProcess, type PlainAnswer, type PortalProcess } from '../support/portal-process.js';
+import { cookieOf, isTemporary, portalProcesses, sha256 } from '../support/crash.js';
+import { pacedRequest, type PlainAnswer } from '../support/portal-process.js';
 import { blobKeys, storageFiles } from '../support/storage-scan.js';
 import { startTestPortal } from '../support/portal.js';
 
 const run = promisify(execFile);
-const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
-const cookieOf = (client: ApiClient) => [...client.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
 const b64 = (value: string) => Buffer.from(value).toString('base64');
 const TUS = { 'tus-resumable': '1.0.0' };
 
 let scratch: string;
-const children: PortalProcess[] = [];
+const processes = portalProcesses();
+const start = processes.start;
 beforeAll(() => {
   scratch = mkdtempSync(join(tmpdir(), 'crash-'));
 });
 afterAll(async () => {
-  for (const child of children) await child.kill();
+  await processes.killAll();
   rmSync(scratch, { recursive: true, force: true });
 });
-
-async function start(dataDir: string, env: Record<string, string> = {}): Promise<PortalProcess> {
-  const child = await startPortalProcess(dataDir, env);
-  children.push(child);
-  return child;
-}
 
 /** Photos, recordings and videos of a few hundred KB to a few MB, made here with sharp and ffmpeg. */
 async function makeMedia(dir: string): Promise<Buffer[]> {
@@ -113,8 +107,6 @@ async function sendResumable(url: string, attempt: Attempt, chunkBytes = 512 * 1
   }
   return undefined;
 }
-
-const isTemporary = (path: string) => path.startsWith('blobs/tmp/') || path.startsWith('tmp/evidence-uploads/') || path.startsWith('tmp/identity-uploads/');
 
 describe('a crash (kill -9) during 50 concurrent uploads', () => {
   it('keeps every acknowledged upload intact, no unacknowledged one half-made, and no orphan file', async () => {
