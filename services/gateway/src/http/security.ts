@@ -60,6 +60,8 @@ export const HSTS = 'max-age=15552000';
 /**
  * What the page may use: the camera (selfie, photos, video), the microphone (recordings) and
  * the position (an item's location), from our own origin only; nothing else a page could ask for.
+ * Only features browsers know are named: an unknown one (e.g. bluetooth, which Chromium does not
+ * recognise here) is no protection and makes the browser log an error on every page.
  */
 export const PERMISSIONS_POLICY = [
   'camera=(self)',
@@ -72,7 +74,6 @@ export const PERMISSIONS_POLICY = [
   'payment=()',
   'usb=()',
   'serial=()',
-  'bluetooth=()',
   'hid=()',
   'midi=()',
   'display-capture=()',
