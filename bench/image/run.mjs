@@ -4,38 +4,21 @@
 //           thumbnail and ThumbHash placeholder, derivatives stored, result event published).
 //   bare:   the display copy and the thumbnail with the same sharp calls, file to file.
 // Usage: npm run build && npm run bench:image [-- --rounds 15 --warmup 3 --label text]
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { assertBuilt, fmt, gitDescribe, interleavedRounds, machine, pct, exitAfter, startHarnesses, summarize, withOwnCopy, writeResults } from '../media/lib.mjs';
+import { percentCell as pct } from '../lib/measure.mjs';
+import { gitDescribe, intOption, machineSummary, saveResult, stampOf } from '../lib/runner.mjs';
+import { fmt, interleavedRounds, runWorkerVsBare, startHarnesses, summarize, withOwnCopy, workerTarget } from '../lib/worker-vs-bare.mjs';
 
-const { values } = parseArgs({
-  options: {
-    rounds: { type: 'string', default: '15' },
-    warmup: { type: 'string', default: '3' },
-    label: { type: 'string', default: '' },
-    'compare-worker': { type: 'string', default: '' },
-    keep: { type: 'boolean', default: false },
-    help: { type: 'boolean', default: false },
-  },
-});
-if (values.help) {
-  console.log('npm run bench:image -- [--rounds 15] [--warmup 3] [--label text] [--compare-worker <dist folder of another build>] [--keep (leave the temporary folder)]');
-  process.exit(0);
-}
-const rounds = Math.min(50, Math.max(1, Number(values.rounds)));
-const warmup = Math.min(10, Math.max(0, Number(values.warmup)));
+const HELP = 'npm run bench:image -- [--rounds 15] [--warmup 3] [--label text] [--compare-worker <dist folder of another build>] [--keep (leave the temporary folder)]';
 const TARGET = 1.2;
 const IMAGE = 2; // MEDIA_TYPES.image
 
-assertBuilt();
-const sharp = (await import('sharp')).default;
-const dir = mkdtempSync(join(tmpdir(), 'portal-bench-image-'));
-const children = [];
-exitAfter('image', 10);
-
-try {
+const options = { rounds: { type: 'string', default: '15' }, warmup: { type: 'string', default: '3' } };
+await runWorkerVsBare('image', { help: HELP, options, budgetMinutes: 10 }, async (values, dir) => {
+  const rounds = intOption('rounds', values.rounds, 15, 1, 50);
+  const warmup = intOption('warmup', values.warmup, 3, 0, 10);
+  const sharp = (await import('sharp')).default;
   // A 12-megapixel phone photo: 4032x3024, detail and sensor-like noise (compresses like a real
   // photo; a flat picture would flatter the decoder), JPEG quality 92, EXIF orientation 6 (taken
   // upright, stored sideways, as phones do), so the worker's rotate() has work to do.
@@ -56,16 +39,10 @@ try {
   const photoInfo = await sharp(photo).metadata();
   console.log(`photo: ${photoInfo.width}x${photoInfo.height} JPEG, ${(statSync(photo).size / 1e6).toFixed(1)} MB, EXIF orientation ${photoInfo.orientation}`);
 
-  const { worker, bare, compare } = await startHarnesses({ dir, compareWorker: values['compare-worker'], children });
+  const { worker, bare, compare } = await startHarnesses({ dir, compareWorker: values['compare-worker'] });
 
-  const throughWorker = (child) => ({
-    pid: () => child.pid,
-    run: async () => {
-      const answer = await child.call({ op: 'job', file: photo, mediaType: IMAGE });
-      if (answer.result.status !== 'ready') throw new Error(`the worker did not process the photo: ${answer.result.error}`);
-      return { seconds: answer.seconds, detail: { output: `${answer.result.width}x${answer.result.height}` } };
-    },
-  });
+  const throughWorker = (child) =>
+    workerTarget(child, { file: photo, mediaType: IMAGE, what: 'photo', detail: (answer) => ({ output: `${answer.result.width}x${answer.result.height}` }) });
   const targets = {
     worker: throughWorker(worker),
     ...(compare ? { compare: throughWorker(compare) } : {}),
@@ -86,11 +63,7 @@ try {
     process.stdout.write('.');
   }
   console.log(`\nmeasuring: ${rounds} rounds of ${keys.join(', ')}, in a rotating order`);
-  const measured = await interleavedRounds(rounds, targets, (row) => {
-    console.log(
-      `  round ${String(row.round).padStart(2)}  ${keys.map((key) => `${key} ${fmt(row[key])} s`).join('  ')}  worker/bare ${(row.worker / row.bare).toFixed(3)}  CPU other ${keys.map((key) => pct(row[`${key}Cpu`].other)).join(' / ')}`,
-    );
-  });
+  const measured = await interleavedRounds(rounds, targets);
   const summary = summarize(measured, keys, 'bare');
   const ratio = summary.ratios.worker;
   console.log('');
@@ -100,12 +73,12 @@ try {
   console.log('  (ratios of medians measured side by side in this run; the seconds themselves vary with the machine)');
   if (summary.otherCpuMax > 0.25) console.log(`  note: other work used up to ${pct(summary.otherCpuMax)} of the machine during a measurement; the ratio is noisier than on a quiet machine (more --rounds help).`);
 
-  const file = writeResults('image', {
+  const file = saveResult('image', stampOf(new Date()), {
     bench: 'image',
     label: values.label,
     date: new Date().toISOString(),
-    commit: gitDescribe(),
-    machine: machine(),
+    commit: gitDescribe(['services/media-worker', 'packages/platform']),
+    machine: machineSummary(),
     settings: { rounds, warmup, logLevel: process.env.BENCH_LOG_LEVEL ?? 'info' },
     input: { width: photoInfo.width, height: photoInfo.height, bytes: statSync(photo).size, orientation: photoInfo.orientation },
     target: TARGET,
@@ -118,11 +91,7 @@ try {
     rounds: measured,
   });
   console.log(`\nresults: ${file}`);
-} finally {
-  for (const child of children) await child.stop().catch(() => {});
-  if (values.keep) console.log(`kept: ${dir}`);
-  else rmSync(dir, { recursive: true, force: true });
-}
+});
 
 /** A street-like scene (sky, buildings, windows, text) for the photo's detail. */
 function svgScene(width, height) {

@@ -102,6 +102,47 @@ export function rssSampler(processes, intervalMs = 100) {
   };
 }
 
+/**
+ * CPU of the whole machine between this call and the call of the function it answers (from
+ * /proc/stat), and the part of it that was not the measured process (`pid`, with its threads and
+ * the children it waited for, e.g. ffmpeg): `other` is what the rest of the machine did
+ * meanwhile, as a share of all cores.
+ */
+export function machineCpu(pid) {
+  const clockTicks = () => {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const idle = fields[3] + (fields[4] ?? 0);
+    const total = fields.reduce((sum, value) => sum + value, 0);
+    return { idle, total };
+  };
+  const processTicks = () => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+      return fields[11] + fields[12] + fields[13] + fields[14]; // utime stime cutime cstime
+    } catch {
+      return 0;
+    }
+  };
+  const before = clockTicks();
+  const ownBefore = processTicks();
+  return () => {
+    const after = clockTicks();
+    const total = after.total - before.total;
+    if (total <= 0) return { busy: 0, other: 0, measured: 0 };
+    const busyTicks = total - (after.idle - before.idle);
+    const own = Math.max(0, processTicks() - ownBefore);
+    return { busy: busyTicks / total, measured: own / total, other: Math.max(0, busyTicks - own) / total };
+  };
+}
+
+/** The median of numbers (the mean of the middle two for an even count). */
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
 /** The p-th percentile (0-100) of numbers, nearest rank; null for none. */
 export function percentile(values, p) {
   if (values.length === 0) return null;

@@ -81,6 +81,12 @@ export function makeTempDir(prefix) {
   tempDir = mkdtempSync(join(tmpdir(), prefix));
   return tempDir;
 }
+/** Leaves the run's temporary folder in place (a bench's --keep); answers its path. */
+export function keepTempDir() {
+  const kept = tempDir;
+  tempDir = undefined;
+  return kept;
+}
 
 /** Fails the run when it takes longer than its budget. */
 export function startWatchdog(budgetS) {
@@ -94,6 +100,7 @@ export function startWatchdog(budgetS) {
 /** Every process this bench started, until it has exited. */
 export const children = new Set();
 let stopping = false;
+let running = false;
 const stopHooks = new Set();
 /** Something to stop first when the run ends (a load generator in flight); returns its remover. */
 export function onStop(hook) {
@@ -104,9 +111,10 @@ export function onStop(hook) {
 /**
  * Starts a Node script (relative to the repository) as a child process. Its output goes to a log
  * file (not through this process, which must stay free for the load generator); stdin is a pipe
- * that bench/lib/child-guard.mjs watches, so the child stops when the bench goes away.
+ * that bench/lib/child-guard.mjs watches, so the child stops when the bench goes away. With
+ * `ipc`, the child also gets a message channel (child.send / process.on('message')).
  */
-export function startChild(name, script, env, { profileDir, nodeArgs = [] } = {}) {
+export function startChild(name, script, env, { profileDir, nodeArgs = [], ipc = false } = {}) {
   if (!tempDir) throw new Error('makeTempDir first');
   const logFile = join(tempDir, `${name}.log`);
   const log = openSync(logFile, 'a');
@@ -116,7 +124,7 @@ export function startChild(name, script, env, { profileDir, nodeArgs = [] } = {}
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', ...env },
-    stdio: ['pipe', log, log],
+    stdio: ipc ? ['pipe', log, log, 'ipc'] : ['pipe', log, log],
     detached: true, // its own process group: Ctrl-C reaches the bench, which stops the children in order
   });
   closeSync(log);
@@ -178,7 +186,8 @@ process.on('exit', () => {
 
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(signal, () => {
-    if (stopping) process.exit(130);
+    // A second signal, or a script that imports this module without runBench: stop now.
+    if (stopping || !running) process.exit(130);
     console.error(`\n${signal}: stopping the services...`);
     fail(new Interrupted(`interrupted by ${signal}`));
   });
@@ -189,6 +198,7 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
  * last lines of each service's log; the services and the temporary folder go away in every case.
  */
 export async function runBench(name, main) {
+  running = true;
   try {
     await orFail(main());
   } catch (error) {
@@ -220,16 +230,38 @@ export function machineInfo() {
   };
 }
 
+/**
+ * The machine as bench/image, bench/transcode and bench/web describe it in their results (other
+ * field names than machineInfo, kept so that their results stay comparable), with ffmpeg's version.
+ */
+export function machineSummary() {
+  const info = machineInfo();
+  let ffmpegVersion = null;
+  try {
+    ffmpegVersion = execFileSync(process.env.FFMPEG_PATH ?? 'ffmpeg', ['-version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n')[0];
+  } catch {
+    // reported as null
+  }
+  return {
+    cores: info.cpus,
+    cpu: info.cpuModel,
+    memoryGb: Math.round(totalmem() / 2 ** 30),
+    node: info.node,
+    loadAverageAtStart: info.loadAverageAtStart,
+    ffmpeg: ffmpegVersion,
+  };
+}
+
 export function describeMachine(name, machine) {
   return `${name} bench: ${machine.cpus} cores (${machine.cpuModel}), node ${machine.node}, load average ${machine.loadAverageAtStart.join(' ')}`;
 }
 
-/** The commit measured, and whether the services or packages had uncommitted changes. */
-export function gitDescribe() {
+/** The commit measured, and whether the folders it measures (`paths`) had uncommitted changes. */
+export function gitDescribe(paths = ['services/', 'packages/']) {
   try {
     const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'services', 'packages'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    return dirty ? `${head} (with uncommitted changes in services/ or packages/)` : head;
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', ...paths], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return dirty ? `${head} (with uncommitted changes in ${paths.join(' or ')})` : head;
   } catch {
     return 'unknown';
   }
@@ -240,11 +272,17 @@ export function stampOf(date) {
   return date.toISOString().replace(/[:.]/g, '-');
 }
 
-/** Writes bench/results/<name>-<stamp>.json and says where. */
-export function writeResult(name, stamp, report) {
+/** Writes bench/results/<name>-<stamp>.json; answers its path. */
+export function saveResult(name, stamp, report) {
   mkdirSync(RESULTS_DIR, { recursive: true });
   const file = join(RESULTS_DIR, `${name}-${stamp}.json`);
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  return file;
+}
+
+/** Writes bench/results/<name>-<stamp>.json and says where. */
+export function writeResult(name, stamp, report) {
+  const file = saveResult(name, stamp, report);
   console.log(`\nresult written to ${relative(ROOT, file)}`);
   return file;
 }

@@ -44,8 +44,6 @@ process.on('message', async (message) => {
       const start = performance.now();
       await runCommand(message.command, message.args);
       process.send({ id: message.id, ok: true, seconds: (performance.now() - start) / 1000 });
-    } else if (message.op === 'exit') {
-      process.exit(0);
     }
   } catch (error) {
     process.send({ id: message.id, ok: false, error: String(error?.stack ?? error) });

@@ -93,13 +93,14 @@ process.on('message', async (message) => {
         seconds: entry.seconds,
       }));
       process.send({ id: message.id, ok: true, seconds, result, processes, workRoot });
-    } else if (message.op === 'exit') {
-      await bus.close();
-      process.exit(0);
     }
   } catch (error) {
     process.send({ id: message.id, ok: false, error: String(error?.stack ?? error) });
   }
+});
+// The bench stops this process with SIGTERM (bench/lib/runner.mjs): the event bus is closed first.
+process.once('SIGTERM', () => {
+  void bus.close().finally(() => process.exit(0));
 });
 // The bench holds the other end of the IPC channel: when it goes away by any means, so does this.
 process.once('disconnect', () => process.exit(1));

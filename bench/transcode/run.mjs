@@ -7,46 +7,40 @@
 //           job: same binary, same arguments), spawned directly on a copy of the same file.
 // Usage: npm run build && npm run bench:transcode [-- --seconds 60 --rounds 3 --voice-rounds 7]
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs, promisify } from 'node:util';
-import { assertBuilt, fmt, gitDescribe, interleavedRounds, machine, median, pct, ROOT, exitAfter, startHarnesses, summarize, withOwnCopy, writeResults } from '../media/lib.mjs';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { median, percentCell as pct } from '../lib/measure.mjs';
+import { ROOT, UsageError, gitDescribe, intOption, machineSummary, saveResult, stampOf } from '../lib/runner.mjs';
+import { fmt, interleavedRounds, runWorkerVsBare, startHarnesses, summarize, withOwnCopy, workerTarget } from '../lib/worker-vs-bare.mjs';
 
 const run = promisify(execFile);
-const { values } = parseArgs({
-  options: {
-    seconds: { type: 'string', default: '60' },
-    rounds: { type: 'string', default: '3' },
-    'voice-rounds': { type: 'string', default: '7' },
-    only: { type: 'string', default: '' },
-    'compare-worker': { type: 'string', default: '' },
-    label: { type: 'string', default: '' },
-    keep: { type: 'boolean', default: false },
-    help: { type: 'boolean', default: false },
-  },
-});
-if (values.help) {
-  console.log(`npm run bench:transcode -- [--seconds 60] [--rounds 3 (video)] [--voice-rounds 7] [--only video|voice] [--compare-worker <dist folder of another build>] [--label text] [--keep]`);
-  process.exit(0);
-}
-const seconds = Math.min(600, Math.max(5, Number(values.seconds)));
-const videoRounds = Math.min(20, Math.max(1, Number(values.rounds)));
-const voiceRounds = Math.min(50, Math.max(1, Number(values['voice-rounds'])));
-const kinds = values.only ? [values.only] : ['video', 'voice'];
-if (!kinds.every((kind) => kind === 'video' || kind === 'voice')) {
-  console.error('--only is video or voice');
-  process.exit(1);
-}
+const HELP = `npm run bench:transcode -- [--seconds 60] [--rounds 3 (video)] [--voice-rounds 7] [--only video|voice] [--compare-worker <dist folder of another build>] [--label text] [--keep]`;
 const TARGET = 1.1;
 const MEDIA = { video: 3, voice: 4 }; // MEDIA_TYPES.video, MEDIA_TYPES.audio
 
-assertBuilt();
-const { locateFfmpeg } = await import(join(ROOT, 'packages/platform/dist/index.js'));
-const { ffmpeg } = locateFfmpeg();
-const dir = mkdtempSync(join(tmpdir(), 'portal-bench-transcode-'));
-const children = [];
-exitAfter('transcode', 60);
+// The run's settings, set once at its start.
+let values, seconds, videoRounds, voiceRounds, kinds, ffmpeg, dir;
+
+const options = {
+  seconds: { type: 'string', default: '60' },
+  rounds: { type: 'string', default: '3' },
+  'voice-rounds': { type: 'string', default: '7' },
+  only: { type: 'string', default: '' },
+};
+await runWorkerVsBare('transcode', { help: HELP, options, budgetMinutes: 60 }, async (parsed, tempDir) => {
+  values = parsed;
+  dir = tempDir;
+  seconds = intOption('seconds', values.seconds, 60, 5, 600);
+  videoRounds = intOption('rounds', values.rounds, 3, 1, 20);
+  voiceRounds = intOption('voice-rounds', values['voice-rounds'], 7, 1, 50);
+  kinds = values.only ? [values.only] : ['video', 'voice'];
+  if (!kinds.every((kind) => kind === 'video' || kind === 'voice')) throw new UsageError('--only is video or voice');
+  const { locateFfmpeg } = await import(pathToFileURL(join(ROOT, 'packages/platform/dist/index.js')).href);
+  ({ ffmpeg } = locateFfmpeg());
+  await measure();
+});
 
 /** The clips: what a phone sends (1080p30 H.264 + AAC, ~12 Mbit/s) and what Chrome records (Opus in WebM). */
 async function makeClips(length, suffix) {
@@ -70,21 +64,21 @@ async function makeClips(length, suffix) {
   return { video, voice };
 }
 
-try {
+async function measure() {
   console.log(`making the clips: ${seconds} s 1080p30 H.264/AAC and a ${seconds} s Opus voice recording (and 3 s ones for the warm-up)...`);
   const warmClips = await makeClips(3, '-warm');
   const clips = await makeClips(seconds, '');
   for (const kind of kinds) console.log(`  ${kind}: ${(statSync(clips[kind]).size / 1e6).toFixed(1)} MB`);
 
   const workRoot = join(dir, 'work');
-  const { worker, bare, compare } = await startHarnesses({ dir, workRoot, compareWorker: values['compare-worker'], children });
+  const { worker, bare, compare } = await startHarnesses({ dir, workRoot, compareWorker: values['compare-worker'] });
 
   const report = {
     bench: 'transcode',
     label: values.label,
     date: new Date().toISOString(),
-    commit: gitDescribe(),
-    machine: machine(),
+    commit: gitDescribe(['services/media-worker', 'packages/platform']),
+    machine: machineSummary(),
     settings: { seconds, videoRounds, voiceRounds, compareWorker: values['compare-worker'] || null, logLevel: process.env.BENCH_LOG_LEVEL ?? 'info', ffmpeg },
     target: TARGET,
     results: {},
@@ -102,14 +96,13 @@ try {
 
     if (compare) await compare.call({ op: 'job', file: warmClips[kind], mediaType: MEDIA[kind] });
 
-    const throughWorker = (child) => ({
-      pid: () => child.pid,
-      run: async () => {
-        const answer = await child.call({ op: 'job', file: clips[kind], mediaType: MEDIA[kind] });
-        if (answer.result.status !== 'ready') throw new Error(`the worker did not process the ${kind}: ${answer.result.error}`);
-        return { seconds: answer.seconds, detail: { duration: answer.result.duration, processes: answer.processes } };
-      },
-    });
+    const throughWorker = (child) =>
+      workerTarget(child, {
+        file: clips[kind],
+        mediaType: MEDIA[kind],
+        what: kind,
+        detail: (answer) => ({ duration: answer.result.duration, processes: answer.processes }),
+      });
     const targets = {
       worker: throughWorker(worker),
       ...(compare ? { compare: throughWorker(compare) } : {}),
@@ -126,11 +119,7 @@ try {
     const keys = Object.keys(targets);
     const rounds = kind === 'video' ? videoRounds : voiceRounds;
     console.log(`measuring: ${rounds} rounds of ${keys.join(', ')}, in a rotating order`);
-    const measured = await interleavedRounds(rounds, targets, (row) => {
-      console.log(
-        `  round ${String(row.round).padStart(2)}  ${keys.map((key) => `${key} ${fmt(row[key])} s`).join('  ')}  worker/bare ${(row.worker / row.bare).toFixed(3)}  CPU other ${keys.map((key) => pct(row[`${key}Cpu`].other)).join(' / ')}`,
-      );
-    });
+    const measured = await interleavedRounds(rounds, targets);
     const summary = summarize(measured, keys, 'bare');
     const ratio = summary.ratios.worker;
     console.log(`  median  ${keys.map((key) => `${key} ${fmt(summary.medians[key])} s`).join('   ')}   (${(seconds / summary.medians.worker).toFixed(1)}x realtime through the worker)`);
@@ -176,11 +165,7 @@ try {
     };
   }
   console.log('\n  (ratios of medians measured side by side in this run; the seconds themselves vary with the machine)');
-  console.log(`\nresults: ${writeResults('transcode', report)}`);
-} finally {
-  for (const child of children) await child.stop().catch(() => {});
-  if (values.keep) console.log(`kept: ${dir}`);
-  else rmSync(dir, { recursive: true, force: true });
+  console.log(`\nresults: ${saveResult('transcode', stampOf(new Date()), report)}`);
 }
 
 function describe(p, ffmpegPath) {

@@ -16,7 +16,8 @@ import { tmpdir } from 'node:os';
 import { extname, join, normalize } from 'node:path';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
-import { gitDescribe, machine, median, RESULTS_DIR, ROOT, writeResults } from '../media/lib.mjs';
+import { median } from '../lib/measure.mjs';
+import { gitDescribe, machineSummary, RESULTS_DIR, ROOT, saveResult, stampOf } from '../lib/runner.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -50,7 +51,7 @@ if (!existsSync(CHROMIUM)) {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'portal-bench-web-'));
-const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+const stamp = stampOf(new Date());
 if (values.reports) mkdirSync(RESULTS_DIR, { recursive: true });
 const cleanups = [];
 const watchdog = setTimeout(() => {
@@ -186,12 +187,12 @@ try {
     console.log(`  Lighthouse's CPU benchmark index on this machine: ${lighthouseResults.baseline.benchmarkIndex} (it scales the simulated phone's CPU from this)`);
   }
 
-  const file = writeResults('web', {
+  const file = saveResult('web', stampOf(new Date()), {
     bench: 'web',
     label: values.label,
     date: new Date().toISOString(),
-    commit: gitDescribe(),
-    machine: { ...machine(), chromium: CHROMIUM },
+    commit: gitDescribe(['web/', 'services/', 'packages/']),
+    machine: { ...machineSummary(), chromium: CHROMIUM },
     settings: { runs, pages, chromeFlags: CHROME_FLAGS },
     targets: TARGETS,
     javascript: transfer,
