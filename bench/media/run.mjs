@@ -6,20 +6,20 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
+import { mediaTools, noisyJpeg, opusRecording } from '../lib/portal.mjs';
 
 const run = promisify(execFile);
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '30' }, rounds: { type: 'string', default: '2' } } });
 const seconds = Number(values.seconds);
 const rounds = Number(values.rounds);
 
-const platform = await import('../../packages/platform/dist/index.js').catch(() => {
+const { platform, ffmpeg } = await mediaTools().catch(() => {
   console.error('Build first: npm run build');
   process.exit(1);
 });
 const { transcodeVideo } = await import('../../services/media-worker/dist/processing/video.js');
 const { transcodeAudio } = await import('../../services/media-worker/dist/processing/audio.js');
 const { stillImages } = await import('../../services/media-worker/dist/processing/still-images.js');
-const { ffmpeg } = platform.locateFfmpeg();
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-media-'));
 try {
@@ -27,11 +27,10 @@ try {
   const audio = join(dir, 'memo.webm');
   console.log(`making a ${seconds} s 1080p30 H.264 clip and a ${seconds} s Opus recording...`);
   await run(ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc2=size=1920x1080:rate=30:duration=${seconds}`, '-f', 'lavfi', '-i', `sine=frequency=300:duration=${seconds}`, '-c:v', 'libx264', '-preset', 'veryfast', '-b:v', '12M', '-c:a', 'aac', '-shortest', video]);
-  await run(ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', `sine=frequency=300:duration=${seconds}`, '-c:a', 'libopus', '-b:a', '128k', audio]);
+  await opusRecording(ffmpeg, audio, seconds);
   const photo = join(dir, 'photo.jpg');
-  const sharp = (await import('sharp')).default;
   // Noise compresses like a real photo does (badly); a flat colour would flatter every encoder.
-  writeFileSync(photo, await sharp({ create: { width: 4032, height: 3024, channels: 3, noise: { type: 'gaussian', mean: 128, sigma: 40 } } }).jpeg({ quality: 90 }).toBuffer());
+  writeFileSync(photo, await noisyJpeg(4032, 3024, 90));
 
   const timed = async (work) => {
     const start = process.hrtime.bigint();
