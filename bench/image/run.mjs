@@ -8,7 +8,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { percentCell as pct } from '../lib/measure.mjs';
 import { gitDescribe, intOption, machineSummary, saveResult, stampOf } from '../lib/runner.mjs';
-import { fmt, interleavedRounds, runWorkerVsBare, startHarnesses, summarize, withOwnCopy, workerTarget } from '../lib/worker-vs-bare.mjs';
+import { fmt, interleavedRounds, runWorkerVsBare, startHarnesses, summarize, workerAndBare } from '../lib/worker-vs-bare.mjs';
 
 const HELP = 'npm run bench:image -- [--rounds 15] [--warmup 3] [--label text] [--compare-worker <dist folder of another build>] [--keep (leave the temporary folder)]';
 const TARGET = 1.2;
@@ -39,22 +39,14 @@ await runWorkerVsBare('image', { help: HELP, options, budgetMinutes: 10 }, async
   const photoInfo = await sharp(photo).metadata();
   console.log(`photo: ${photoInfo.width}x${photoInfo.height} JPEG, ${(statSync(photo).size / 1e6).toFixed(1)} MB, EXIF orientation ${photoInfo.orientation}`);
 
-  const { worker, bare, compare } = await startHarnesses({ dir, compareWorker: values['compare-worker'] });
+  const harnesses = await startHarnesses({ dir, compareWorker: values['compare-worker'] });
+  const compare = harnesses.compare;
 
-  const throughWorker = (child) =>
-    workerTarget(child, { file: photo, mediaType: IMAGE, what: 'photo', detail: (answer) => ({ output: `${answer.result.width}x${answer.result.height}` }) });
-  const targets = {
-    worker: throughWorker(worker),
-    ...(compare ? { compare: throughWorker(compare) } : {}),
-    bare: {
-      pid: () => bare.pid,
-      run: () =>
-        withOwnCopy(dir, photo, 'photo.jpg', async (own) => {
-          const answer = await bare.call({ op: 'sharp', file: join(own, 'photo.jpg'), outDir: own });
-          return { seconds: answer.seconds };
-        }),
-    },
-  };
+  const targets = workerAndBare(
+    harnesses,
+    { file: photo, mediaType: IMAGE, what: 'photo', detail: (answer) => ({ output: `${answer.result.width}x${answer.result.height}` }) },
+    { dir, copyName: 'photo.jpg', bareWork: (bare, own) => bare.call({ op: 'sharp', file: join(own, 'photo.jpg'), outDir: own }) },
+  );
   const keys = Object.keys(targets);
 
   process.stdout.write(`warm-up: ${warmup} round(s)`);

@@ -95,10 +95,26 @@ export async function startHarnesses({ dir, workRoot = join(dir, 'work'), compar
 }
 
 /**
+ * The targets of interleavedRounds: the worker (and the compare build) running `job` on
+ * `job.file`, and the bare harness running `bareWork(bare, folder)` on a copy of that file named
+ * `copyName` in a folder of its own (see withOwnCopy).
+ */
+export function workerAndBare({ worker, compare, bare }, job, { dir, copyName, bareWork }) {
+  return {
+    worker: workerTarget(worker, job),
+    ...(compare ? { compare: workerTarget(compare, job) } : {}),
+    bare: {
+      pid: () => bare.pid,
+      run: () => withOwnCopy(dir, job.file, copyName, async (own) => ({ seconds: (await bareWork(bare, own)).seconds })),
+    },
+  };
+}
+
+/**
  * A target of interleavedRounds: one job of the worker harness `child` on `file`. `detail(answer)`
  * picks what the round keeps of the worker's answer beside its seconds.
  */
-export function workerTarget(child, { file, mediaType, what, detail }) {
+function workerTarget(child, { file, mediaType, what, detail }) {
   return {
     pid: () => child.pid,
     run: async () => {
@@ -116,7 +132,7 @@ let copies = 0;
  * (removed afterwards): the bare baseline gets its own copy each time, as the worker gets its own
  * copy of the original from the blob store.
  */
-export async function withOwnCopy(dir, file, name, use) {
+async function withOwnCopy(dir, file, name, use) {
   const own = join(dir, `bare-${++copies}`);
   mkdirSync(own);
   copyFileSync(file, join(own, name));

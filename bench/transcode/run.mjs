@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { median, percentCell as pct } from '../lib/measure.mjs';
 import { ROOT, UsageError, gitDescribe, intOption, machineSummary, saveResult, stampOf } from '../lib/runner.mjs';
-import { fmt, interleavedRounds, runWorkerVsBare, startHarnesses, summarize, withOwnCopy, workerTarget } from '../lib/worker-vs-bare.mjs';
+import { fmt, interleavedRounds, runWorkerVsBare, startHarnesses, summarize, workerAndBare } from '../lib/worker-vs-bare.mjs';
 
 const run = promisify(execFile);
 const HELP = `npm run bench:transcode -- [--seconds 60] [--rounds 3 (video)] [--voice-rounds 7] [--only video|voice] [--compare-worker <dist folder of another build>] [--label text] [--keep]`;
@@ -71,7 +71,8 @@ async function measure() {
   for (const kind of kinds) console.log(`  ${kind}: ${(statSync(clips[kind]).size / 1e6).toFixed(1)} MB`);
 
   const workRoot = join(dir, 'work');
-  const { worker, bare, compare } = await startHarnesses({ dir, workRoot, compareWorker: values['compare-worker'] });
+  const harnesses = await startHarnesses({ dir, workRoot, compareWorker: values['compare-worker'] });
+  const { worker, compare } = harnesses;
 
   const report = {
     bench: 'transcode',
@@ -96,26 +97,18 @@ async function measure() {
 
     if (compare) await compare.call({ op: 'job', file: warmClips[kind], mediaType: MEDIA[kind] });
 
-    const throughWorker = (child) =>
-      workerTarget(child, {
-        file: clips[kind],
-        mediaType: MEDIA[kind],
-        what: kind,
-        detail: (answer) => ({ duration: answer.result.duration, processes: answer.processes }),
-      });
-    const targets = {
-      worker: throughWorker(worker),
-      ...(compare ? { compare: throughWorker(compare) } : {}),
-      bare: {
-        pid: () => bare.pid,
-        run: () =>
-          withOwnCopy(dir, clips[kind], 'original', async (own) => {
-            const args = transcode.args.map(String).map((arg) => (arg.startsWith(jobDir) ? own + arg.slice(jobDir.length) : arg));
-            const answer = await bare.call({ op: 'command', command: ffmpeg, args });
-            return { seconds: answer.seconds };
-          }),
+    const targets = workerAndBare(
+      harnesses,
+      { file: clips[kind], mediaType: MEDIA[kind], what: kind, detail: (answer) => ({ duration: answer.result.duration, processes: answer.processes }) },
+      {
+        dir,
+        copyName: 'original',
+        bareWork: (bare, own) => {
+          const args = transcode.args.map(String).map((arg) => (arg.startsWith(jobDir) ? own + arg.slice(jobDir.length) : arg));
+          return bare.call({ op: 'command', command: ffmpeg, args });
+        },
       },
-    };
+    );
     const keys = Object.keys(targets);
     const rounds = kind === 'video' ? videoRounds : voiceRounds;
     console.log(`measuring: ${rounds} rounds of ${keys.join(', ')}, in a rotating order`);
