@@ -11,9 +11,7 @@ const { Upload } = createRequire(join(ROOT, 'web', 'package.json'))('tus-js-clie
 const { uploadChunkSize } = await import(pathToFileURL(join(ROOT, 'packages/contracts/dist/index.js')).href);
 
 /** The chunk size the web app uses for a file of this many bytes (web/src/evidence/upload.ts). */
-export function webChunkSize(fileSize) {
-  return uploadChunkSize(fileSize);
-}
+export const webChunkSize = uploadChunkSize;
 
 /**
  * One upload, without retries (a failure is reported, not hidden). input: a file path or a

@@ -12,6 +12,7 @@ import {
   connectMongo,
   createBlobStore,
   openDatabase,
+  intentsSettledBefore,
   type InfrastructureSettings,
   type BlobStore,
   type EventBus,
@@ -73,8 +74,6 @@ export interface EvidenceServiceHandle {
 }
 
 const RECONCILE_EVERY_MS = 60_000;
-/** How old a note of blobs being written or deleted must be before another process settles it. */
-const BLOB_INTENT_GRACE_MS = 3600_000;
 
 /** Wires the evidence service; the same code runs alone or in the all-in-one process. */
 export async function createEvidenceService(settings: EvidenceSettings, runtime: EvidenceRuntime): Promise<EvidenceServiceHandle> {
@@ -124,7 +123,7 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
   const housekeeping = () => {
     evidence.reconcile().catch((error: unknown) => logger.warn({ err: error }, 'reconciling media jobs failed'));
     evidence
-      .sweepBlobIntents(new Date(Date.now() - BLOB_INTENT_GRACE_MS))
+      .sweepBlobIntents(intentsSettledBefore(true))
       .catch((error: unknown) => logger.warn({ err: error }, 'settling interrupted blob writes failed'));
     cleanUpUploads().catch((error: unknown) => logger.warn({ err: error }, 'removing expired uploads failed'));
   };
@@ -138,10 +137,8 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
       subscriptions = await subscribeEvidenceConsumers(bus, evidence, logger);
       // Work left by a previous run (committed items whose job was never added) is picked up now.
       await evidence.reconcile();
-      // What a previous run of this process was doing when it died. The embedded (SQLite) store
-      // belongs to this process alone, so every note of blobs in writing is from a dead run; a
-      // shared database may hold notes of live replicas, settled only once old enough.
-      await evidence.sweepBlobIntents(infrastructure.mongoUrl ? new Date(Date.now() - BLOB_INTENT_GRACE_MS) : new Date());
+      // What a previous run of this process was doing when it died (intentsSettledBefore).
+      await evidence.sweepBlobIntents(intentsSettledBefore(Boolean(infrastructure.mongoUrl)));
       // Received files of requests that were cut off by the end of the previous run.
       for (const dir of tmpDirs) await rm(dir, { recursive: true, force: true }).then(() => mkdir(dir, { recursive: true }));
       await cleanUpUploads().catch((error: unknown) => logger.warn({ err: error }, 'removing expired uploads failed'));

@@ -13,6 +13,7 @@ import {
   ServiceMetrics,
   connectMongo,
   createBlobStore,
+  intentsSettledBefore,
   type InfrastructureSettings,
   openDatabase,
   parseInput,
@@ -131,8 +132,6 @@ export function buildUserService(parts: UserServiceParts): { users: UserService;
   return { users, sessions };
 }
 
-/** How old a note of pictures being written or deleted must be before another process settles it. */
-const PICTURE_INTENT_GRACE_MS = 3600_000;
 const SWEEP_EVERY_MS = 10 * 60_000;
 
 /** Wires the identity service from its settings; the same code runs alone or in the all-in-one process. */
@@ -204,14 +203,13 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
     async start() {
       // Pictures of requests cut off by the end of the previous run of this process.
       await rm(uploadsTmpDir, { recursive: true, force: true }).then(() => mkdir(uploadsTmpDir, { recursive: true }));
-      // Pictures a previous run was writing or deleting when it died. The embedded (SQLite) store
-      // belongs to this process alone, so every note in it is from a dead run; a shared database
-      // may hold notes of live replicas, settled only once old enough (here and every few minutes).
-      const settled = () => new Date(Date.now() - PICTURE_INTENT_GRACE_MS);
-      await users.sweepPictureIntents(runtime.infrastructure.mongoUrl ? settled() : new Date());
-      if (runtime.infrastructure.mongoUrl) {
+      // Pictures a previous run was writing or deleting when it died (intentsSettledBefore); with
+      // a shared database, notes of other replicas are settled every few minutes once old enough.
+      const shared = Boolean(runtime.infrastructure.mongoUrl);
+      await users.sweepPictureIntents(intentsSettledBefore(shared));
+      if (shared) {
         timer = setInterval(() => {
-          users.sweepPictureIntents(settled()).catch((error: unknown) => logger.warn({ err: error }, 'settling interrupted picture writes failed'));
+          users.sweepPictureIntents(intentsSettledBefore(true)).catch((error: unknown) => logger.warn({ err: error }, 'settling interrupted picture writes failed'));
         }, SWEEP_EVERY_MS);
         timer.unref();
       }

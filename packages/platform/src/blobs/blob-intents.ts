@@ -57,6 +57,18 @@ export class SqliteBlobIntents implements BlobIntents {
   }
 }
 
+/** How old a note must be before a process that shares its database with others settles it. */
+export const BLOB_INTENT_GRACE_MS = 3600_000;
+
+/**
+ * Up to when a process may settle notes now. A store that belongs to this process alone (the
+ * embedded SQLite one) holds only notes of its dead runs: all of them. A shared database may hold
+ * notes of live replicas: only those old enough that no request can still be working on them.
+ */
+export function intentsSettledBefore(sharedStore: boolean, now = Date.now()): Date {
+  return new Date(sharedStore ? now - BLOB_INTENT_GRACE_MS : now);
+}
+
 export interface BlobIntentSweep {
   /** Notes settled. */
   notes: number;
