@@ -1,0 +1,26 @@
+// Types of portal-backup.mjs, for the infrastructure test that drives it.
+export interface BackupS3 {
+  bucket: string;
+  region: string;
+  endpoint?: string | undefined;
+  forcePathStyle: boolean;
+  accessKeyId?: string | undefined;
+  secretAccessKey?: string | undefined;
+  prefix?: string | undefined;
+}
+export interface BackupServers {
+  mongoUrl: string;
+  s3: BackupS3;
+}
+export interface BackupManifest {
+  format: number;
+  namespace: string;
+  startedAt: string;
+  finishedAt: string;
+  databases: Record<string, Record<string, number>>;
+  s3: { bucket: string; prefix: string; objects: number; bytes: number };
+}
+export function serversFromEnv(env?: NodeJS.ProcessEnv): BackupServers;
+export function backup(options: BackupServers & { namespace: string; out: string; log?: (line: string) => void }): Promise<BackupManifest>;
+export function restore(options: BackupServers & { namespace: string; from: string; log?: (line: string) => void }): Promise<{ databases: Record<string, Record<string, number>>; objects: number }>;
+export function verify(options: BackupServers & { namespace: string; from: string }): Promise<string[]>;
