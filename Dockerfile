@@ -3,44 +3,79 @@
 #   docker build --build-arg SERVICE=identity --target service -t portal-identity .
 #   docker build --build-arg SERVICE=media-worker --target media-worker -t portal-media-worker .
 # SERVICE is one of gateway, identity, evidence, notifier (target "service") or media-worker
-# (target "media-worker", which adds Debian's ffmpeg). Multi-stage: the toolchain that compiles
-# better-sqlite3 stays in the build stages; the image runs as the unprivileged "node" user.
-ARG NODE_IMAGE=node:20.19-bookworm-slim
+# (target "media-worker", which adds Debian's ffmpeg). infra/images/build.sh builds all five (with
+# buildah where there is no Docker) and boots them.
+#
+# The stages before "runtime" do not depend on SERVICE, so a builder with a layer cache runs
+# `npm ci` (which compiles better-sqlite3) and the TypeScript and web builds once for all five
+# images. The toolchain (python3, make, g++) stays in those stages; the images run as the
+# unprivileged "node" user (uid 1000).
+#
+# Node 24 is the supported LTS the images run on (Node 20 reached its end of life in April 2026).
+# NODE_IMAGE may name any Debian bookworm based image with node and npm in PATH, Node's headers
+# (for node-gyp) and a "node" user.
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS toolchain
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 
-FROM toolchain AS build
-ARG SERVICE
-RUN test -n "$SERVICE" || { echo "--build-arg SERVICE=<gateway|identity|evidence|media-worker|notifier> is required" >&2; exit 1; }
-COPY package.json package-lock.json tsconfig.base.json tsconfig.json ./
+# The manifests only: the dependency layers below stay cached until one of them changes.
+FROM toolchain AS manifests
+COPY package.json package-lock.json ./
+COPY packages/contracts/package.json packages/contracts/
+COPY packages/platform/package.json packages/platform/
+COPY packages/all-in-one/package.json packages/all-in-one/
+COPY services/identity/package.json services/identity/
+COPY services/evidence/package.json services/evidence/
+COPY services/media-worker/package.json services/media-worker/
+COPY services/notifier/package.json services/notifier/
+COPY services/gateway/package.json services/gateway/
+COPY web/package.json web/
+
+# What the five services need at run time, compiled once (better-sqlite3 builds from source).
+FROM manifests AS prod-deps
+RUN npm ci --omit=dev --no-audit --no-fund \
+      --workspace @portal/gateway --workspace @portal/identity --workspace @portal/evidence \
+      --workspace @portal/media-worker --workspace @portal/notifier
+
+# The build adds the development dependencies to those (npm keeps what is installed, so nothing
+# compiles twice), then builds every workspace and the web app.
+FROM prod-deps AS build
+RUN npm install --no-audit --no-fund
+COPY tsconfig.base.json tsconfig.json ./
 COPY packages ./packages
 COPY services ./services
 COPY web ./web
-RUN npm ci --no-audit --no-fund
-# The gateway also serves the built web app; the other images carry an empty web/dist.
-RUN npx tsc -b "services/$SERVICE" \
- && if [ "$SERVICE" = gateway ]; then npm run build -w web; else rm -rf web/dist && mkdir -p web/dist; fi
+RUN npx tsc -b && npm run build -w web
 
-FROM toolchain AS runtime-deps
+# One service's files: the shared packages, the service, its dependencies. The npm ffmpeg/ffprobe
+# static builds (about 150 MB) stay only where they are used: the evidence service keeps ffprobe
+# (it probes uploads); the media worker uses Debian's ffmpeg (target media-worker); the others use
+# neither. Only the gateway carries the built web app.
+FROM prod-deps AS runtime
 ARG SERVICE
-COPY package.json package-lock.json ./
-COPY --from=build /app/packages ./packages
-COPY --from=build /app/services ./services
-COPY web/package.json ./web/package.json
-# Only what this service needs at run time. The media worker uses the system's ffmpeg, so the npm
-# fallback builds (about 150 MB) are removed from its image; the evidence service keeps them for
-# ffprobe. (--omit=optional would also drop sharp's prebuilt libvips, an optional dependency.)
-RUN npm ci --omit=dev --no-audit --no-fund --workspace "@portal/$SERVICE" \
- && if [ "$SERVICE" = media-worker ]; then rm -rf node_modules/@ffmpeg-installer node_modules/@ffprobe-installer; fi \
+RUN case "$SERVICE" in gateway|identity|evidence|media-worker|notifier) ;; \
+      *) echo "--build-arg SERVICE=<gateway|identity|evidence|media-worker|notifier> is required" >&2; exit 1 ;; esac
+COPY --from=build /app/packages/contracts/dist ./packages/contracts/dist
+COPY --from=build /app/packages/platform/dist ./packages/platform/dist
+COPY --from=build /app/services ./build-services
+COPY --from=build /app/web/dist ./build-web
+RUN mkdir -p web/dist "services/$SERVICE/dist" \
+ && cp -a "build-services/$SERVICE/dist/." "services/$SERVICE/dist/" \
+ && if [ "$SERVICE" = gateway ]; then cp -a build-web/. web/dist/; fi \
+ && rm -rf build-services build-web packages/all-in-one \
+ && for other in gateway identity evidence media-worker notifier; do \
+      if [ "$other" != "$SERVICE" ]; then rm -rf "services/$other" "node_modules/@portal/$other"; fi; \
+    done \
+ && rm -rf node_modules/@portal/all-in-one node_modules/@portal/web node_modules/@ffmpeg-installer \
+ && if [ "$SERVICE" != evidence ]; then rm -rf node_modules/@ffprobe-installer; fi \
  && ln -s "services/$SERVICE/dist/main.js" main.js
 
 FROM ${NODE_IMAGE} AS service
 ENV NODE_ENV=production WEB_DIST=/app/web/dist
 WORKDIR /app
-COPY --from=runtime-deps --chown=node:node /app ./
-COPY --from=build --chown=node:node /app/web/dist ./web/dist
+COPY --from=runtime --chown=node:node /app ./
 USER node
 # Ports: gateway 8080 (metrics 9464), identity 4001, evidence 4002, media-worker 4003, notifier 4004.
 CMD ["node", "main.js"]

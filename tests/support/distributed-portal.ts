@@ -19,6 +19,28 @@ const MAIN: Record<ServiceName, string> = {
   gateway: 'services/gateway/dist/main.js',
 };
 
+/** How one service process is started: the work tree's dist/main.js, or a container image. */
+export interface ServiceLauncher {
+  /** Throws when the services cannot be started (e.g. not built). */
+  check(): void;
+  /** The command that runs one service with this environment. */
+  command(service: ServiceName, env: Record<string, string>): Promise<{ file: string; args: string[]; env: Record<string, string>; cwd?: string }>;
+  /** Frees what the launcher made (containers), after every process has stopped. */
+  dispose?(): Promise<void>;
+}
+
+/** The built services of the work tree, each as a Node process (the default). */
+export const workTreeLauncher: ServiceLauncher = {
+  check() {
+    for (const main of Object.values(MAIN)) {
+      if (!existsSync(join(ROOT, main))) throw new Error(`${main} is missing: run npm run build first`);
+    }
+  },
+  async command(service, env) {
+    return { file: process.execPath, args: [join(ROOT, MAIN[service])], env, cwd: ROOT };
+  },
+};
+
 export interface DistributedPortal {
   url: string;
   /** Scratch folder of the processes (there is no embedded store in this mode). */
@@ -41,13 +63,11 @@ export interface DistributedPortal {
  * dist/main.js), on the Kafka, MongoDB, Redis, S3 and SMTP servers named in the environment
  * (infra/local/servers.sh writes them). Each call gets its own namespace, so runs do not meet.
  */
-export async function startDistributedPortal(env: Record<string, string> = {}): Promise<DistributedPortal> {
+export async function startDistributedPortal(env: Record<string, string> = {}, launcher: ServiceLauncher = workTreeLauncher): Promise<DistributedPortal> {
   for (const name of ['KAFKA_BROKERS', 'MONGO_URL', 'REDIS_URL', 'S3_BUCKET', 'SMTP_URL']) {
     if (!process.env[name]) throw new Error(`${name} is not set: start the servers (infra/local/servers.sh start) and load infra/local/.env.servers`);
   }
-  for (const main of Object.values(MAIN)) {
-    if (!existsSync(join(ROOT, main))) throw new Error(`${main} is missing: run npm run build first`);
-  }
+  launcher.check();
   const namespace = `t${randomBytes(4).toString('hex')}`;
   const dataDir = mkdtempSync(join(tmpdir(), 'portal-distributed-'));
   const ports = {
@@ -97,11 +117,13 @@ export async function startDistributedPortal(env: Record<string, string> = {}): 
   const output = new Map<ServiceName, string>();
 
   const start = async (service: ServiceName) => {
-    const child = spawn(process.execPath, [join(ROOT, MAIN[service])], {
-      cwd: ROOT,
-      env: { ...shared, ...perService[service], DATA_DIR: join(dataDir, service), INSTANCE_ID: `${service}-${Date.now()}` },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const command = await launcher.command(service, {
+      ...shared,
+      ...perService[service],
+      DATA_DIR: join(dataDir, service),
+      INSTANCE_ID: `${service}-${Date.now()}`,
     });
+    const child = spawn(command.file, command.args, { cwd: command.cwd, env: command.env, stdio: ['ignore', 'pipe', 'pipe'] });
     const append = (chunk: Buffer) => output.set(service, ((output.get(service) ?? '') + chunk.toString()).slice(-200_000));
     child.stdout!.on('data', append);
     child.stderr!.on('data', append);
@@ -144,6 +166,7 @@ export async function startDistributedPortal(env: Record<string, string> = {}): 
     await start('gateway');
   } catch (error) {
     await stop();
+    await launcher.dispose?.();
     throw error;
   }
 
@@ -158,6 +181,7 @@ export async function startDistributedPortal(env: Record<string, string> = {}): 
     stop,
     async dispose() {
       await stop();
+      await launcher.dispose?.();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
