@@ -52,24 +52,27 @@ RUN npx tsc -b && npm run build -w web
 # One service's files: the shared packages, the service, its dependencies. The npm ffmpeg/ffprobe
 # static builds (about 150 MB) stay only where they are used: the evidence service keeps ffprobe
 # (it probes uploads); the media worker uses Debian's ffmpeg (target media-worker); the others use
-# neither. Only the gateway carries the built web app.
+# neither. Only the gateway carries the built web app. Of better-sqlite3 only the compiled module
+# stays (its SQLite sources and object files are 25 MB).
 FROM prod-deps AS runtime
 ARG SERVICE
 RUN case "$SERVICE" in gateway|identity|evidence|media-worker|notifier) ;; \
       *) echo "--build-arg SERVICE=<gateway|identity|evidence|media-worker|notifier> is required" >&2; exit 1 ;; esac
 COPY --from=build /app/packages/contracts/dist ./packages/contracts/dist
 COPY --from=build /app/packages/platform/dist ./packages/platform/dist
-COPY --from=build /app/services ./build-services
+COPY --from=build /app/services/${SERVICE}/dist ./services/${SERVICE}/dist
 COPY --from=build /app/web/dist ./build-web
-RUN mkdir -p web/dist "services/$SERVICE/dist" \
- && cp -a "build-services/$SERVICE/dist/." "services/$SERVICE/dist/" \
+RUN mkdir -p web/dist \
  && if [ "$SERVICE" = gateway ]; then cp -a build-web/. web/dist/; fi \
- && rm -rf build-services build-web packages/all-in-one \
+ && rm -rf build-web packages/all-in-one \
  && for other in gateway identity evidence media-worker notifier; do \
       if [ "$other" != "$SERVICE" ]; then rm -rf "services/$other" "node_modules/@portal/$other"; fi; \
     done \
  && rm -rf node_modules/@portal/all-in-one node_modules/@portal/web node_modules/@ffmpeg-installer \
  && if [ "$SERVICE" != evidence ]; then rm -rf node_modules/@ffprobe-installer; fi \
+ && cd node_modules/better-sqlite3 \
+ && rm -rf deps src build/deps build/Release/obj build/Release/obj.target build/Release/.deps build/Release/test_extension.node \
+ && cd /app \
  && ln -s "services/$SERVICE/dist/main.js" main.js
 
 FROM ${NODE_IMAGE} AS service
@@ -80,9 +83,17 @@ USER node
 # Ports: gateway 8080 (metrics 9464), identity 4001, evidence 4002, media-worker 4003, notifier 4004.
 CMD ["node", "main.js"]
 
+# Debian's ffmpeg brings Mesa's OpenGL/Vulkan drivers and the LLVM they compile shaders with
+# (about 160 MB) for its device and filter libraries; nothing here renders with a GPU, and the
+# drivers are loaded only on demand, so they go (the ldd check fails the build if a library that
+# ffmpeg or ffprobe links to is missing).
 FROM service AS media-worker
 USER root
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ffmpeg \
+ && unused=$(dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' 'libgl1-mesa-dri' 'mesa-vulkan-drivers' 'libllvm*' 'libz3-*' 2>/dev/null | awk '$1 == "ii" { print $2 }') \
+ && if [ -n "$unused" ]; then dpkg --purge --force-depends $unused; fi \
+ && if ldd /usr/bin/ffmpeg /usr/bin/ffprobe | grep 'not found'; then exit 1; fi \
+ && ffmpeg -hide_banner -loglevel error -f lavfi -i testsrc2=size=64x64:duration=1 -c:v libx264 -f null - \
  && rm -rf /var/lib/apt/lists/*
 USER node

@@ -24,7 +24,9 @@ export interface ServiceLauncher {
   /** Throws when the services cannot be started (e.g. not built). */
   check(): void;
   /** The command that runs one service with this environment. */
-  command(service: ServiceName, env: Record<string, string>): Promise<{ file: string; args: string[]; env: Record<string, string>; cwd?: string }>;
+  command(service: ServiceName, env: Record<string, string>): Promise<{ file: string; args: string[]; env: Record<string, string>; cwd?: string; detached?: boolean }>;
+  /** Delivers a signal to the service's process (default: to the spawned process). */
+  signal?(child: ChildProcess, signal: NodeJS.Signals): void;
   /** Frees what the launcher made (containers), after every process has stopped. */
   dispose?(): Promise<void>;
 }
@@ -123,7 +125,7 @@ export async function startDistributedPortal(env: Record<string, string> = {}, l
       DATA_DIR: join(dataDir, service),
       INSTANCE_ID: `${service}-${Date.now()}`,
     });
-    const child = spawn(command.file, command.args, { cwd: command.cwd, env: command.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command.file, command.args, { cwd: command.cwd, env: command.env, detached: command.detached ?? false, stdio: ['ignore', 'pipe', 'pipe'] });
     const append = (chunk: Buffer) => output.set(service, ((output.get(service) ?? '') + chunk.toString()).slice(-200_000));
     child.stdout!.on('data', append);
     child.stderr!.on('data', append);
@@ -140,11 +142,13 @@ export async function startDistributedPortal(env: Record<string, string> = {}, l
     });
   };
 
+  const signal = (child: ChildProcess, name: NodeJS.Signals) => (launcher.signal ? launcher.signal(child, name) : child.kill(name));
+
   const kill = async (service: ServiceName) => {
     const child = children.get(service);
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = once(child, 'exit');
-    child.kill('SIGKILL');
+    signal(child, 'SIGKILL');
     await exited;
   };
 
@@ -153,8 +157,8 @@ export async function startDistributedPortal(env: Record<string, string> = {}, l
       [...children.values()].map(async (child) => {
         if (child.exitCode !== null || child.signalCode !== null) return;
         const exited = once(child, 'exit');
-        child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        signal(child, 'SIGTERM');
+        const timer = setTimeout(() => signal(child, 'SIGKILL'), 15_000);
         await exited;
         clearTimeout(timer);
       }),

@@ -1,4 +1,5 @@
-import { execFile } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
 import { promisify } from 'node:util';
 import type { ServiceLauncher, ServiceName } from './distributed-portal.js';
 
@@ -6,6 +7,44 @@ const run = promisify(execFile);
 
 /** The variables of the test process the services must not inherit inside an image. */
 const HOST_ONLY = new Set(['PATH', 'HOME', 'WEB_DIST', 'DATA_DIR']);
+
+/** The processes below `root`, by reading /proc. */
+function descendants(root: number): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const found: number[] = [];
+  const queue = [root];
+  while (queue.length > 0) {
+    const parent = queue.shift()!;
+    for (const [pid, ppid] of parents) {
+      if (ppid !== parent) continue;
+      found.push(pid);
+      queue.push(pid);
+    }
+  }
+  return found;
+}
+
+/** The service's own Node process inside `buildah run` (argv: node main.js). */
+function serviceProcess(root: number): number | null {
+  for (const pid of descendants(root)) {
+    try {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      if (/(^|\/)node$/.test(argv[0] ?? '') && argv[1] === 'main.js') return pid;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return null;
+}
 
 /**
  * Runs each service from its container image (localhost/portal-<service>:<tag>, built by
@@ -30,7 +69,24 @@ export function imageLauncher(tag: string, isolation = process.env.BUILDAH_ISOLA
         .flatMap(([name, value]) => ['--env', `${name}=${value}`]);
       // Each service keeps its scratch data inside its container.
       variables.push('--env', `DATA_DIR=/tmp/portal-${service}`);
-      return { file: 'buildah', args: ['run', '--isolation', isolation, ...variables, container, '--', 'node', 'main.js'], env: { PATH: process.env.PATH ?? '' } };
+      return {
+        file: 'buildah',
+        args: ['run', '--isolation', isolation, ...variables, container, '--', 'node', 'main.js'],
+        env: { PATH: process.env.PATH ?? '' },
+        // A process group of its own, so that a crash (SIGKILL) takes the whole `buildah run`.
+        detached: true,
+      };
+    },
+    // `buildah run` answers SIGTERM by killing the command outright: a graceful stop goes to the
+    // service's process itself, and `buildah run` ends when it does.
+    signal(child: ChildProcess, signal: NodeJS.Signals) {
+      if (!child.pid) return;
+      try {
+        if (signal === 'SIGKILL') process.kill(-child.pid, 'SIGKILL');
+        else process.kill(serviceProcess(child.pid) ?? child.pid, signal);
+      } catch {
+        // already gone
+      }
     },
     async dispose() {
       for (const container of containers.values()) await run('buildah', ['rm', container]).catch(() => undefined);
