@@ -3,7 +3,7 @@
 # needed) and proves them: every service starts from its image against the servers of
 # infra/local/servers.sh and the system smoke runs through the gateway image.
 #
-#   bash infra/images/build.sh [base|images|smoke|all]     (default: all)
+#   bash infra/images/build.sh [base|images|smoke|all|clean]     (default: all)
 #
 # base    A Debian bookworm root file system made by mmdebstrap from Debian's packages, with the
 #         Node.js this machine runs (binary, npm, headers for node-gyp), the machine's CA bundle
@@ -13,6 +13,8 @@
 # images  The five images, tagged portal-<service>:$IMAGE_TAG (default: the git commit).
 #         buildah's layer cache shares the stages that do not depend on SERVICE (npm ci, tsc,
 #         the web build), so they run once.
+# clean   Removes the five images of every other tag, older bases, and the layer cache (buildah's
+#         untagged images): buildah's storage otherwise grows with every build.
 # smoke   Starts each image's service with `buildah run` (the image's own file system, as user
 #         node, host network) and runs tests/images/smoke.test.ts against the gateway image.
 #
@@ -124,11 +126,31 @@ cmd_smoke() {
     npx vitest run --config vitest.images.config.ts
 }
 
-case "${1:-all}" in
-  base) cmd_base ;;
-  images) cmd_images ;;
-  smoke) cmd_smoke ;;
-  all) cmd_base; cmd_images; cmd_smoke ;;
-  *) echo "usage: $0 [base|images|smoke|all]" >&2; exit 2 ;;
-esac
-say "done"
+cmd_clean() {
+  local keep
+  keep=$(cat "$IMAGE_CACHE_DIR/.base" 2>/dev/null || true)
+  buildah images --format '{{.Name}}:{{.Tag}}' | while read -r image; do
+    case "$image" in
+      "$keep") ;;
+      localhost/portal-node-base:*) buildah rmi "$image" >/dev/null ;;
+      localhost/portal-*:"$IMAGE_TAG") ;;
+      localhost/portal-*) buildah rmi "$image" >/dev/null ;;
+    esac
+  done
+  buildah rmi --prune >/dev/null || true
+  say "clean: kept $keep and the images tagged $IMAGE_TAG"
+}
+
+# One compound command, read whole before it runs: editing this file during a build is harmless.
+main() {
+  case "${1:-all}" in
+    base) cmd_base ;;
+    images) cmd_images ;;
+    smoke) cmd_smoke ;;
+    all) cmd_base; cmd_images; cmd_smoke ;;
+    clean) cmd_clean ;;
+    *) echo "usage: $0 [base|images|smoke|all|clean]" >&2; exit 2 ;;
+  esac
+  say "done"
+}
+main "$@"; exit
