@@ -165,7 +165,7 @@ describe('e-mail address confirmation', () => {
 describe('abuse limits', () => {
   let limited: TestPortal;
   beforeAll(async () => {
-    limited = await startTestPortal({ AUTH_RATE_LIMITS: 'true' });
+    limited = await startTestPortal({ AUTH_RATE_LIMITS: 'true', REGISTER_RATE_LIMIT_PER_MINUTE: '10' });
   });
   afterAll(() => limited.dispose());
 
@@ -180,6 +180,34 @@ describe('abuse limits', () => {
     // Another account from the same address is not locked out.
     const other = await newParticipant(limited.url);
     expect((await api.post('/api/user/login', { username: other.user.username, password: other.password })).status).toBe(200);
+  });
+
+  it('stops the guesser at ten failures, while the owner still logs in from another address', async () => {
+    const { user, password } = await newParticipant(limited.url);
+    const stranger = new ApiClient(limited.url);
+    for (let i = 0; i < 10; i++) expect((await stranger.post('/api/user/login', { username: user.username, password: `guess-${i}` })).status).toBe(401);
+    expect((await stranger.post('/api/user/login', { username: user.username, password: 'guess-10' })).status).toBe(429);
+    // Even the right password, from the guesser's address: guessing there is over for 15 minutes.
+    expect((await stranger.post('/api/user/login', { username: user.username, password })).status).toBe(429);
+    // The owner, on another network, is not locked out of their own account.
+    const owner = new ApiClient(limited.url, { fromAddress: '127.0.0.2' });
+    const signedIn = await owner.post('/api/user/login', { username: user.username, password });
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.data.id).toBe(user.id);
+    expect((await owner.post('/api/user/login', { username: user.email, password })).status).toBe(200);
+  });
+
+  it('counts reset-code guesses against the account the request acts on, whatever decoy addresses the body carries', async () => {
+    const { user } = await newParticipant(limited.url);
+    const api = new ApiClient(limited.url);
+    // Twenty tries per account in 15 minutes; a legacy array body with a fresh decoy address each time.
+    for (let i = 0; i < 20; i++) {
+      const body = [{ email: user.email, code: '123456', password: 'guessed-pass-1' }, `decoy${i}@example.org`];
+      expect((await api.put('/api/user/passwordupdated', body)).status).toBe(400);
+    }
+    const decoyed = await api.put('/api/user/passwordupdated', [{ email: user.email, code: '123456', password: 'guessed-pass-1' }, 'decoy-new@example.org']);
+    expect(decoyed.status).toBe(429);
+    expect((await api.post('/api/email/check/reset-code', { email: user.email, code: '123456' })).status).toBe(429);
   });
 
   it('sends at most five codes an hour for one address', async () => {

@@ -87,21 +87,25 @@ export class PasswordResetService {
     this.deps.logger.info({ userId: user.id, sessionsEnded: ended.length }, 'password changed by reset code');
   }
 
+  /**
+   * The attempt is taken before the guess is compared (one atomic step in the store), so that
+   * however many guesses arrive at once, at most maxAttempts of them are ever compared.
+   */
   private async consume(user: UserRecord, code: string, { keepOnSuccess }: { keepOnSuccess: boolean }): Promise<boolean> {
-    const record = await this.deps.codes.get(user.id);
-    if (!record) return false;
-    if (record.expiresAt <= this.deps.clock() || record.attemptsLeft <= 0) {
+    const record = await this.deps.codes.takeAttempt(user.id, this.deps.clock());
+    if (!record) {
+      // None, expired or used up: whatever is left of it goes.
       await this.deps.codes.delete(user.id);
       return false;
     }
     const expected = Buffer.from(record.codeHash, 'hex');
     const actual = Buffer.from(this.hash(user.id, code), 'hex');
     if (expected.length === actual.length && timingSafeEqual(expected, actual)) {
-      if (!keepOnSuccess) await this.deps.codes.delete(user.id);
+      if (keepOnSuccess) await this.deps.codes.returnAttempt(user.id);
+      else await this.deps.codes.delete(user.id);
       return true;
     }
-    const left = await this.deps.codes.spendAttempt(user.id);
-    if (left <= 0) await this.deps.codes.delete(user.id);
+    if (record.attemptsLeft <= 0) await this.deps.codes.delete(user.id);
     return false;
   }
 

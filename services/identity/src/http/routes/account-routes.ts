@@ -10,7 +10,7 @@ import type { UserService } from '../../domain/user-service.js';
 import { toUserResponse } from '../../domain/user-record.js';
 import { clearSessionCookie, setSessionCookie, type SessionCookieSettings } from '../session-cookie.js';
 import { photoUpload, routeWithFiles, uploadedFile, type PhotoUploadSettings } from '../uploads.js';
-import type { AuthRateLimits } from '../rate-limits.js';
+import { parsedBody, type AuthRateLimits } from '../rate-limits.js';
 
 export interface AccountRouteDeps {
   users: UserService;
@@ -25,6 +25,8 @@ export function accountRoutes({ users, cookie, uploads, limits }: AccountRouteDe
 
   router.post(
     '/api/user/register',
+    // Before the body is read: a refused registration costs no upload, no hash and no decode.
+    ...limits.register,
     photoUpload(uploads, ['verification_photo'], 'The photo'),
     routeWithFiles(async (req, res) => {
       const request = parseInput(registerRequestSchema, req.body);
@@ -43,6 +45,7 @@ export function accountRoutes({ users, cookie, uploads, limits }: AccountRouteDe
 
   router.post(
     '/api/user/login',
+    parsedBody(loginRequestSchema),
     ...limits.login,
     route(async (req, res) => {
       const { username, password } = parseInput(loginRequestSchema, req.body);
