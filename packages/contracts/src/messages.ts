@@ -42,6 +42,8 @@ export const MESSAGES = {
   cannotDeleteSelf: 'You cannot delete your own account from the administration page',
   lastAdmin: 'The last administrator cannot be deleted',
   tooManyRequests: 'Too many requests. Please wait a moment and try again.',
+  currentPasswordRequired: 'Enter your current password to change your e-mail address',
+  currentPasswordWrong: 'That is not your current password',
   tooManyRegistrations: 'Too many registrations from your network just now. Please wait a minute and try again.',
   crossSite: 'This request came from another site and was refused',
   malformedJson: 'The request body is not valid JSON',

@@ -4,6 +4,7 @@ import {
   RESET_CODE_MAX,
   RESET_CODE_MIN,
   TOPICS,
+  type AccountNoticeData,
   type PasswordResetRequestedData,
   type SessionsRevokedData,
 } from '@portal/contracts';
@@ -79,8 +80,11 @@ export class PasswordResetService {
       throw badRequest(MESSAGES.incorrectCode, { code: MESSAGES.incorrectCode });
     }
     const revoked: SessionsRevokedData = { userId: user.id, sessionIds: null, reason: 'password-changed' };
+    // The owner hears of it at the account's address, whoever changed it.
+    const notice: AccountNoticeData = { notice: 'password-changed', userId: user.id, email: user.email, full_name: user.full_name };
     await this.deps.users.update(user.id, { password_hash: await this.deps.passwords.hash(password), updated_at: new Date().toISOString() }, [
       { topic: TOPICS.sessions, event: createEvent({ type: 'sessions.revoked', key: user.id, data: revoked, requestId }) },
+      { topic: TOPICS.users, event: createEvent({ type: 'account.notice', key: user.id, data: notice, requestId }) },
     ]);
     const ended = await this.deps.sessions.endAllFor(user.id);
     this.deps.onEventsCommitted();

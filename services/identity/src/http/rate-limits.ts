@@ -11,6 +11,8 @@ export interface AuthRateLimits {
   check: RequestHandler[];
   checkEmail: RequestHandler[];
   register: RequestHandler[];
+  /** Wrong current passwords given to change the e-mail address, per account. */
+  currentPassword: RequestHandler[];
   sendCode: RequestHandler[];
   checkCode: RequestHandler[];
   /** Drops the per-account counters of a deleted account (they hold its username and address). */
@@ -76,7 +78,16 @@ export function redisRateLimitStore(redis: Redis, namespace: string): (name: str
 export function authRateLimits(settings: AuthRateLimitSettings): AuthRateLimits {
   const none: RequestHandler[] = [];
   if (!settings.enabled) {
-    return { login: none, check: none, checkEmail: none, register: none, sendCode: none, checkCode: none, forgetAccount: async () => undefined };
+    return {
+      login: none,
+      check: none,
+      checkEmail: none,
+      register: none,
+      currentPassword: none,
+      sendCode: none,
+      checkCode: none,
+      forgetAccount: async () => undefined,
+    };
   }
   const store = settings.store;
   const limiter = (name: string, windowMs: number, limit: number, key: (req: Request) => string, options: { onlyFailures?: boolean; message?: string } = {}) =>
@@ -119,7 +130,20 @@ export function authRateLimits(settings: AuthRateLimitSettings): AuthRateLimits 
     settings.registerPerMinute > 0
       ? [limiter('register-address', MINUTE, settings.registerPerMinute, addressKey, { message: MESSAGES.tooManyRegistrations })]
       : none;
+  // A session alone must not become a way to guess the password: ten wrong ones per account in 15 minutes.
+  const currentPassword = rateLimit({
+    windowMs: 15 * MINUTE,
+    limit: 10,
+    standardHeaders: 'draft-8',
+    legacyHeaders: false,
+    skipSuccessfulRequests: true,
+    requestWasSuccessful: (_req, res) => res.locals.currentPasswordRefused !== true,
+    keyGenerator: (req) => `current-password:${req.caller?.userId ?? addressKey(req)}`,
+    ...(store ? { store: store('current-password') } : {}),
+    handler: (_req, _res, next) => next(new HttpError(429, 'rate_limited', MESSAGES.tooManyRequests)),
+  });
   return {
+    currentPassword: [currentPassword],
     // Ten failed logins per account from one address in 15 minutes; 300 attempts per address.
     login: [
       limiter('login-address', 15 * MINUTE, 300, addressKey),

@@ -4,8 +4,9 @@ import {
   loginRequestSchema,
   profileUpdateSchema,
   registerRequestSchema,
+  MESSAGES,
 } from '@portal/contracts';
-import { parseInput, requestId, requireCaller, route, signedInOnly } from '@portal/platform';
+import { HttpError, parseInput, requestId, requireCaller, route, signedInOnly } from '@portal/platform';
 import type { UserService } from '../../domain/user-service.js';
 import { toUserResponse } from '../../domain/user-record.js';
 import { clearSessionCookie, setSessionCookie, type SessionCookieSettings } from '../session-cookie.js';
@@ -75,11 +76,18 @@ export function accountRoutes({ users, cookie, uploads, limits }: AccountRouteDe
   router.put(
     '/api/evidence/user',
     signedInOnly(),
+    ...limits.currentPassword,
     photoUpload(uploads, ['file', 'avatar'], 'The avatar'),
     routeWithFiles(async (req, res) => {
       const caller = requireCaller(req);
       const update = parseInput(profileUpdateSchema, req.body);
-      const user = await users.updateProfile(caller, update, uploadedFile(req.files, ['file', 'avatar']), requestId(req));
+      const user = await users
+        .updateProfile(caller, update, uploadedFile(req.files, ['file', 'avatar']), requestId(req))
+        .catch((error: unknown) => {
+          // Counted by the current-password limiter: a wrong password, not any refused update.
+          if (error instanceof HttpError && error.fields?.current_password === MESSAGES.currentPasswordWrong) res.locals.currentPasswordRefused = true;
+          throw error;
+        });
       res.json(toUserResponse(user));
     }),
   );
