@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
 import { rateLimit, ipKeyGenerator, type Options, type RateLimitInfo } from 'express-rate-limit';
 import { RedisStore, type RedisReply } from 'rate-limit-redis';
@@ -58,6 +59,7 @@ export const resetAccountKey = (req: Request): string => String((req.body as { e
 export const loginAccountKey = (req: Request): string =>
   String((req.body as { username?: unknown } | undefined)?.username ?? '').trim().toLowerCase();
 const addressKey = (req: Request): string => ipKeyGenerator(req.ip ?? '');
+const hashed = (value: string): string => createHash('sha256').update(value).digest('base64url').slice(0, 22);
 
 /** Counters in Redis, so that every identity replica counts the same requests. */
 export function redisRateLimitStore(redis: Redis, namespace: string): (name: string) => Options['store'] {
@@ -147,7 +149,9 @@ export function authRateLimits(settings: AuthRateLimitSettings): AuthRateLimits 
     // Ten failed logins per account from one address in 15 minutes; 300 attempts per address.
     login: [
       limiter('login-address', 15 * MINUTE, 300, addressKey),
-      limiter('login-account-address', 15 * MINUTE, 10, (req) => `${loginAccountKey(req)}:${addressKey(req)}`, { onlyFailures: true }),
+      // Keyed by a hash of the login: a deleted account's counters here cannot be listed to be
+      // dropped, so they name no one, and expire within 15 minutes.
+      limiter('login-account-address', 15 * MINUTE, 10, (req) => `${hashed(loginAccountKey(req))}:${addressKey(req)}`, { onlyFailures: true }),
       loginFailures,
       slowDown,
     ],
