@@ -25,6 +25,8 @@ export * from './mail/smtp-mailer.js';
 export * from './crypto/sealed-box.js';
 export * from './config/internal-secret.js';
 export * from './events/kafka-event-bus.js';
+export * from './events/kafka-settings.js';
+export * from './events/kafka-topics.js';
 export * from './blobs/s3-blob-store.js';
 export * from './jobs/bullmq-job-queue.js';
 export * from './mongo/mongo-outbox.js';
