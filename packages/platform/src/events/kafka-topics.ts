@@ -41,7 +41,8 @@ export async function createKafkaTopics(options: CreateTopicsOptions, topics: st
     const present = new Set(await admin.listTopics());
     const missing = qualified.filter((topic) => !present.has(topic));
     if (missing.length > 0) {
-      await admin.createTopics({
+      await admin
+        .createTopics({
         waitForLeaders: true,
         topics: missing.map((topic) => ({
           topic,
@@ -49,7 +50,13 @@ export async function createKafkaTopics(options: CreateTopicsOptions, topics: st
           replicationFactor: options.replicationFactor,
           configEntries: [{ name: 'retention.ms', value: String(options.retentionMs) }],
         })),
-      });
+        })
+        .catch((error: unknown) => {
+          // kafkajs says only "Topic creation errors"; the broker's reason per topic is inside.
+          const inner = (error as { errors?: { message?: string; topic?: string }[] }).errors ?? [];
+          if (inner.length === 0) throw error;
+          throw new Error(`Kafka refused to create topics: ${[...new Set(inner.map((e) => e.message))].join('; ')}`, { cause: error });
+        });
     }
     return { created: missing, existing: qualified.filter((topic) => present.has(topic)) };
   } finally {
