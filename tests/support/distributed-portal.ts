@@ -49,7 +49,7 @@ function kafkaClientOf(env: Record<string, string>) {
  */
 export async function startDistributedPortal(env: Record<string, string> = {}): Promise<DistributedPortal> {
   for (const name of ['KAFKA_BROKERS', 'MONGO_URL', 'REDIS_URL', 'S3_BUCKET', 'SMTP_URL']) {
-    if (!process.env[name]) throw new Error(`${name} is not set: start the servers (infra/local/servers.sh start) and load infra/local/.env.servers`);
+    if (!env[name] && !process.env[name]) throw new Error(`${name} is not set: start the servers (infra/local/servers.sh start) and load infra/local/.env.servers`);
   }
   for (const main of Object.values(MAIN)) {
     if (!existsSync(join(ROOT, main))) throw new Error(`${main} is missing: run npm run build first`);
