@@ -13,6 +13,7 @@ export * from './http/http-error.js';
 export * from './http/caller-identity.js';
 export * from './http/express-kit.js';
 export * from './lifecycle/shutdown.js';
+export * from './lifecycle/drain-job-worker.js';
 export * from './jobs/job-queue.js';
 export * from './jobs/sqlite-job-queue.js';
 export * from './media/ffmpeg-binaries.js';
