@@ -83,11 +83,12 @@ USER node
 # Ports: gateway 8080 (metrics 9464), identity 4001, evidence 4002, media-worker 4003, notifier 4004.
 CMD ["node", "main.js"]
 
+# The media worker: Debian's ffmpeg first, so that its layer stays cached while the code changes.
 # Debian's ffmpeg brings Mesa's OpenGL/Vulkan drivers and the LLVM they compile shaders with
 # (about 160 MB) for its device and filter libraries; nothing here renders with a GPU, and the
 # drivers are loaded only on demand, so they go (the ldd check fails the build if a library that
 # ffmpeg or ffprobe links to is missing).
-FROM service AS media-worker
+FROM ${NODE_IMAGE} AS ffmpeg
 USER root
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ffmpeg \
@@ -96,4 +97,10 @@ RUN apt-get update \
  && if ldd /usr/bin/ffmpeg /usr/bin/ffprobe | grep 'not found'; then exit 1; fi \
  && ffmpeg -hide_banner -loglevel error -f lavfi -i testsrc2=size=64x64:duration=1 -c:v libx264 -f null - \
  && rm -rf /var/lib/apt/lists/*
+
+FROM ffmpeg AS media-worker
+ENV NODE_ENV=production WEB_DIST=/app/web/dist
+WORKDIR /app
+COPY --from=runtime --chown=node:node /app ./
 USER node
+CMD ["node", "main.js"]
