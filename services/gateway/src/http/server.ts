@@ -83,6 +83,8 @@ const DROPPED_INWARD_HEADERS = new Set<string>([
   'x-forwarded-proto',
   'x-forwarded-host',
   'x-request-id',
+  // Answered by the gateway itself (100 Continue, or an early 413); undici refuses to send it.
+  'expect',
 ]);
 
 /** pino's level check; FastifyBaseLogger does not declare it, so a logger without it logs as before. */
@@ -397,6 +399,15 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
    */
   function answerFromUpstream(request: FastifyRequest, reply: FastifyReply, response: UpstreamAnswer): void {
     const ticket = request.publicCacheTicket;
+    if (response.statusCode === 304 || response.statusCode === 204) {
+      // An answer without a body (a revalidated picture, say): nothing to stream, whatever
+      // Content-Length the service said the full answer would have.
+      ticket?.settle?.(null);
+      response.stream.resume();
+      if (response.statusCode === 204) void reply.removeHeader('content-length');
+      void reply.send();
+      return;
+    }
     const ttlMs = ticket && publicCache ? publicCache.storableForMs(response.statusCode, response.headers) : 0;
     if (!ticket || !publicCache || ttlMs === 0) {
       if (ticket) cacheOutcomes?.inc({ outcome: 'pass' });
