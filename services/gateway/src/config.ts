@@ -1,6 +1,34 @@
 import { z } from 'zod';
 import type { PublicConfig } from '@portal/contracts';
-import { envBoolean, envPort, parseEnv } from '@portal/platform';
+import { envPort, parseEnv } from '@portal/platform';
+
+/** false: no proxy; a number: that many proxies in front; a list: proxies at these addresses or networks (CIDR). */
+export type TrustProxy = false | number | string[];
+
+const PROXY_NETWORK = /^(loopback|linklocal|uniquelocal|[0-9a-fA-F:.]+(\/\d{1,3})?)$/;
+
+/**
+ * TRUST_PROXY as fastify and Express read it, with a safe meaning for `true`: one hop, the proxy
+ * right in front (an ingress, a load balancer), whose own X-Forwarded-For entry is believed and
+ * nothing a client wrote to the left of it. `true` meant "every hop" before, which made the
+ * left-most address (the client's own choice) the one every limit counts.
+ */
+export const envTrustProxy = z
+  .string()
+  .trim()
+  .transform((value, context): TrustProxy => {
+    const lower = value.toLowerCase();
+    if (['', 'false', '0', 'no'].includes(lower)) return false;
+    if (['true', 'yes'].includes(lower)) return 1;
+    if (/^\d+$/.test(lower)) return Math.min(Number(lower), 32);
+    const networks = value.split(',').map((part) => part.trim()).filter(Boolean);
+    const invalid = networks.find((network) => !PROXY_NETWORK.test(network));
+    if (invalid !== undefined) {
+      context.addIssue({ code: 'custom', message: `must be false, true (one proxy), a number of proxies, or addresses/networks such as 10.0.0.0/8 (not "${invalid}")` });
+      return z.NEVER;
+    }
+    return networks;
+  });
 
 export interface GatewaySettings {
   host: string;
@@ -19,8 +47,11 @@ export interface GatewaySettings {
   rateLimitPerMinute: number;
   /** How long public API answers (archive pages) are kept in memory at most (ms; 0 turns the cache off). */
   publicCacheTtlMs: number;
-  /** Honour X-Forwarded-* from a load balancer or ingress in front. */
-  trustProxy: boolean;
+  /**
+   * Which proxies in front may say who the client is (X-Forwarded-For, -Proto, -Host): none
+   * (false), the nearest N hops, or the proxies at these addresses or networks.
+   */
+  trustProxy: TrustProxy;
   publicConfig: PublicConfig;
 }
 
@@ -35,7 +66,7 @@ const gatewayEnvSchema = z.object({
   SESSION_CACHE_TTL_MS: z.coerce.number().int().min(0).default(10_000),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(3000),
   PUBLIC_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
-  TRUST_PROXY: envBoolean.default(false),
+  TRUST_PROXY: envTrustProxy.default(false),
 });
 
 const publicConfigEnvSchema = z.object({

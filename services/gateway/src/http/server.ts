@@ -108,6 +108,11 @@ function upstreams(settings: GatewaySettings) {
   ];
 }
 
+/** proxy-addr's trust function for a hop count: the socket's peer is hop 0, its X-Forwarded-For entry hop 1, … */
+function trustNearestHops(hops: number): (address: string, hop: number) => boolean {
+  return (_address, hop) => hop < hops;
+}
+
 /**
  * A request Node cannot read (a body shorter than its Content-Length when the client stops, bytes
  * after the body that are no request, headers too large, too slow) is answered on the socket in
@@ -135,13 +140,15 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
   const resolver = new SessionResolver(settings.identityUrl, tokens, settings.sessionCacheTtlMs);
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
-    trustProxy: settings.trustProxy,
+    // A hop count as Express reads it (the nearest N proxies are believed); fastify's own number
+    // setting believes no X-Forwarded-* at all.
+    trustProxy: typeof settings.trustProxy === 'number' ? trustNearestHops(settings.trustProxy) : settings.trustProxy,
     // One line per request comes from the onResponse hook below, not from fastify itself.
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
-      return settings.trustProxy && typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+      return settings.trustProxy !== false && typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
     bodyLimit: 64 * 1024,
     return503OnClosing: true,
