@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { PublicConfig } from '@portal/contracts';
-import { envPort, parseEnv } from '@portal/platform';
+import { envBytes, envPort, parseEnv } from '@portal/platform';
+import type { UploadLimits } from './http/upload-guard.js';
 
 /** false: no proxy; a number: that many proxies in front; a list: proxies at these addresses or networks (CIDR). */
 export type TrustProxy = false | number | string[];
@@ -52,6 +53,8 @@ export interface GatewaySettings {
    * (false), the nearest N hops, or the proxies at these addresses or networks.
    */
   trustProxy: TrustProxy;
+  /** Request bodies and uploads: the same file limits as the services', refused here before a byte is read. */
+  uploads: UploadLimits;
   publicConfig: PublicConfig;
 }
 
@@ -67,6 +70,13 @@ const gatewayEnvSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(3000),
   PUBLIC_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
   TRUST_PROXY: envTrustProxy.default(false),
+  // The services' own limits (evidence and identity read the same variables, with the same defaults).
+  EVIDENCE_IMAGE_MAX_BYTES: envBytes.default(30 * 1024 ** 2),
+  EVIDENCE_VIDEO_MAX_BYTES: envBytes.default(1024 ** 3),
+  EVIDENCE_AUDIO_MAX_BYTES: envBytes.default(200 * 1024 ** 2),
+  PHOTO_MAX_BYTES: envBytes.default(15 * 1024 * 1024),
+  UPLOAD_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
+  UPLOAD_CONCURRENT_PER_PARTICIPANT: z.coerce.number().int().min(0).default(4),
 });
 
 const publicConfigEnvSchema = z.object({
@@ -116,6 +126,12 @@ export function gatewaySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ga
     rateLimitPerMinute: parsed.RATE_LIMIT_PER_MINUTE,
     publicCacheTtlMs: parsed.PUBLIC_CACHE_TTL_MS,
     trustProxy: parsed.TRUST_PROXY,
+    uploads: {
+      evidenceMaxBytes: Math.max(parsed.EVIDENCE_IMAGE_MAX_BYTES, parsed.EVIDENCE_VIDEO_MAX_BYTES, parsed.EVIDENCE_AUDIO_MAX_BYTES),
+      photoMaxBytes: parsed.PHOTO_MAX_BYTES,
+      idleTimeoutMs: parsed.UPLOAD_IDLE_TIMEOUT_MS,
+      concurrentPerParticipant: parsed.UPLOAD_CONCURRENT_PER_PARTICIPANT,
+    },
     publicConfig: publicConfigFromEnv(env),
   };
 }

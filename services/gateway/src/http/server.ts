@@ -33,6 +33,7 @@ import {
 import type { GatewaySettings } from '../config.js';
 import { IdentityUnavailableError, SessionResolver, type ResolvedCaller } from '../sessions/session-resolver.js';
 import { isCrossSiteWrite, securityHeaders } from './security.js';
+import { guardRequestBodies } from './upload-guard.js';
 import { PublicCache, readBody, withoutHopByHop, type CachedAnswer, type CacheTicket } from './public-cache.js';
 
 declare module 'fastify' {
@@ -201,6 +202,7 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
   });
 
   app.addHook('onRequest', securityHeaders(settings.publicConfig));
+  const uploads = guardRequestBodies(app, settings.uploads);
   await app.register(fastifyCookie);
 
   // --- the API -----------------------------------------------------------------------------
@@ -282,6 +284,10 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
         request.log.warn({ err: error }, 'session not resolved');
         return reply.status(503).send({ code: 'internal', message: 'Sign-in is not available right now. Please try again shortly.' });
       }
+    });
+
+    api.addHook('onRequest', (request, reply, done) => {
+      if (uploads.countUploads(request, reply)) done();
     });
 
     api.addHook('onResponse', (request, _reply, done) => {
