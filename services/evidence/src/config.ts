@@ -11,6 +11,8 @@ export interface EvidenceSettings {
   limits: MediaLimits;
   /** Unfinished resumable uploads untouched for this long are removed (ms). */
   uploadExpiryMs: number;
+  /** The bytes one participant's unfinished resumable uploads may declare together. */
+  unfinishedUploadBytesPerParticipant: number;
 }
 
 const evidenceEnvSchema = z.object({
@@ -22,6 +24,7 @@ const evidenceEnvSchema = z.object({
   EVIDENCE_VIDEO_MAX_BYTES: envBytes.default(1024 ** 3),
   EVIDENCE_AUDIO_MAX_BYTES: envBytes.default(200 * 1024 ** 2),
   UPLOAD_EXPIRY_HOURS: z.coerce.number().positive().default(24),
+  UPLOAD_UNFINISHED_BYTES_PER_PARTICIPANT: envBytes.optional(),
 });
 
 export function evidenceSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): EvidenceSettings {
@@ -33,6 +36,9 @@ export function evidenceSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): E
     internalSecret: parsed.INTERNAL_SECRET,
     limits: { image: parsed.EVIDENCE_IMAGE_MAX_BYTES, video: parsed.EVIDENCE_VIDEO_MAX_BYTES, audio: parsed.EVIDENCE_AUDIO_MAX_BYTES },
     uploadExpiryMs: parsed.UPLOAD_EXPIRY_HOURS * 3600_000,
+    // By default two of the largest files: one upload and the remains of one that was given up.
+    unfinishedUploadBytesPerParticipant:
+      parsed.UPLOAD_UNFINISHED_BYTES_PER_PARTICIPANT ?? 2 * Math.max(parsed.EVIDENCE_IMAGE_MAX_BYTES, parsed.EVIDENCE_VIDEO_MAX_BYTES, parsed.EVIDENCE_AUDIO_MAX_BYTES),
   };
 }
 

@@ -170,7 +170,10 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
 
   app.setErrorHandler((error: { statusCode?: number; code?: string; message: string }, request, reply) => {
     const status = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500;
-    if (status >= 500) request.log.error({ err: error }, 'gateway error');
+    // A client that went away mid-request (a phone losing signal during an upload) is no fault here.
+    const clientGone = request.raw.destroyed || request.raw.socket?.destroyed === true;
+    if (clientGone) request.log.info({ err: error }, 'the client went away before its answer');
+    else if (status >= 500) request.log.error({ err: error }, 'gateway error');
     const message =
       status === 429
         ? MESSAGES.tooManyRequests
