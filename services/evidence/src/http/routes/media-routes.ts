@@ -36,7 +36,8 @@ export function mediaRoutes({ evidence, blobs }: { evidence: EvidenceService; bl
         'Content-Disposition': variant === 'original' ? 'attachment' : 'inline',
       });
       if (cache === 'private') res.vary('Cookie');
-      if (req.headers['if-none-match'] === etag) {
+      // If-None-Match (weak or strong, a list, *) or else If-Modified-Since, as browsers send them.
+      if (req.fresh) {
         res.status(304).end();
         return;
       }

@@ -20,6 +20,7 @@ export function pictureRoutes({ users, blobs }: { users: UserService; blobs: Blo
         res.set({
           'Content-Type': info.contentType,
           ETag: `"${info.etag}"`,
+          'Last-Modified': info.lastModified.toUTCString(),
           // A verification photo is a face: no cache keeps it, not even the browser's (a phone
           // shared at the venue would show it to the next person after logout).
           'Cache-Control':
@@ -31,7 +32,8 @@ export function pictureRoutes({ users, blobs }: { users: UserService; blobs: Blo
           'Content-Disposition': 'inline',
         });
         if (kind === 'verification-photo') res.vary('Cookie');
-        if (req.headers['if-none-match'] === `"${info.etag}"`) {
+        // If-None-Match (weak or strong, a list, *) or else If-Modified-Since, as browsers send them.
+        if (req.fresh) {
           res.status(304).end();
           return;
         }
