@@ -19,6 +19,7 @@ export * from './media/ffmpeg-binaries.js';
 export { execFileOffThread } from './media/off-thread-exec.js';
 export * from './http/pagination.js';
 export * from './http/route-list.js';
+export * from './http/conditional-get.js';
 export * from './mail/mailer.js';
 export * from './mail/outbox-mailer.js';
 export * from './mail/smtp-mailer.js';

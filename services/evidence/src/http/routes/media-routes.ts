@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import parseRange from 'range-parser';
 import { MESSAGES } from '@portal/contracts';
-import { HttpError, notFound, route, uuidParam, type BlobStore } from '@portal/platform';
+import { HttpError, isNotModified, notFound, route, uuidParam, type BlobStore } from '@portal/platform';
 import type { EvidenceService } from '../../domain/evidence-service.js';
 import type { MediaVariant } from '../../domain/evidence-record.js';
 
@@ -37,7 +37,7 @@ export function mediaRoutes({ evidence, blobs }: { evidence: EvidenceService; bl
       });
       if (cache === 'private') res.vary('Cookie');
       // If-None-Match (weak or strong, a list, *) or else If-Modified-Since, as browsers send them.
-      if (req.fresh) {
+      if (isNotModified(req.headers, { etag, lastModified: info.lastModified })) {
         res.status(304).end();
         return;
       }

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { notFound, route, type BlobStore } from '@portal/platform';
+import { isNotModified, notFound, route, type BlobStore } from '@portal/platform';
 import type { UserService } from '../../domain/user-service.js';
 import { userIdParam } from './admin-routes.js';
 
@@ -33,7 +33,7 @@ export function pictureRoutes({ users, blobs }: { users: UserService; blobs: Blo
         });
         if (kind === 'verification-photo') res.vary('Cookie');
         // If-None-Match (weak or strong, a list, *) or else If-Modified-Since, as browsers send them.
-        if (req.fresh) {
+        if (isNotModified(req.headers, { etag: `"${info.etag}"`, lastModified: info.lastModified })) {
           res.status(304).end();
           return;
         }
