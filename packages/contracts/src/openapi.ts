@@ -66,6 +66,7 @@ const paths: ZodOpenApiPathsObject = {
   '/api/user/register': {
     post: op({
       summary: 'Register a participant (role 1) with a face photo',
+      description: 'Limited per client address (REGISTER_RATE_LIMIT_PER_MINUTE, 30 by default): past it, 429 before the body is read.',
       tags: ['users'],
       requestBody: {
         required: true,
@@ -128,6 +129,8 @@ const paths: ZodOpenApiPathsObject = {
   '/api/evidence/user': {
     put: op({
       summary: "Update one's own profile, optionally with a new avatar",
+      description:
+        'A new e-mail address needs current_password (400 when it is missing or wrong; ten wrong ones in 15 minutes answer 429); the old address is told of the change. Without a change of address no password is needed.',
       tags: ['users'],
       security: [sessionCookie],
       requestBody: {
@@ -279,8 +282,8 @@ const evidencePaths: ZodOpenApiPathsObject = {
         '201': { description: 'The new item; media items start as processing', ...json(evidenceSchema) },
         ...signedIn,
         '408': error('The body stopped arriving: no byte came for UPLOAD_IDLE_TIMEOUT_MS'),
-        '413': error('The file is over the limit of its type'),
-        '415': error('Not a photo, video or audio recording the portal can read'),
+        '413': error('The file is over the size limit of its type, or a video or recording over the length limit'),
+        '415': error('Not a photo, video or audio recording the portal can read, or one with more tracks than allowed'),
       },
     }),
     get: op({
@@ -344,8 +347,8 @@ const evidencePaths: ZodOpenApiPathsObject = {
         '403': error("Someone else's evidence"),
         '404': error('No such item'),
         '408': error('The body stopped arriving: no byte came for UPLOAD_IDLE_TIMEOUT_MS'),
-        '413': error('The file is over the limit of its type'),
-        '415': error('Not a photo, video or audio recording the portal can read'),
+        '413': error('The file is over the size limit of its type, or a video or recording over the length limit'),
+        '415': error('Not a photo, video or audio recording the portal can read, or one with more tracks than allowed'),
       },
     }),
   },
@@ -432,8 +435,8 @@ const evidencePaths: ZodOpenApiPathsObject = {
         '404': error('No such upload (expired after 24 hours without progress)'),
         '409': error('Upload-Offset does not match what the server has'),
         '408': error('The body stopped arriving: no byte came for UPLOAD_IDLE_TIMEOUT_MS'),
-        '413': error('The file is over the limit of its type'),
-        '415': error('Not a photo, video or audio recording the portal can read'),
+        '413': error('The file is over the size limit of its type, or a video or recording over the length limit'),
+        '415': error('Not a photo, video or audio recording the portal can read, or one with more tracks than allowed'),
       },
     }),
   },

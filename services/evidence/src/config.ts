@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { z } from 'zod';
-import { envBytes, envPort, parseEnv } from '@portal/platform';
+import { envBytes, envPort, mediaCapsFromEnv, parseEnv, type MediaCaps } from '@portal/platform';
 import type { MediaLimits } from './domain/evidence-service.js';
 
 export interface EvidenceSettings {
@@ -9,6 +9,8 @@ export interface EvidenceSettings {
   dataDir: string;
   internalSecret: string;
   limits: MediaLimits;
+  /** MEDIA_MAX_VIDEO_SECONDS, MEDIA_MAX_AUDIO_SECONDS, MEDIA_MAX_STREAMS. */
+  mediaCaps: MediaCaps;
   /** Unfinished resumable uploads untouched for this long are removed (ms). */
   uploadExpiryMs: number;
   /** The bytes one participant's unfinished resumable uploads may declare together. */
@@ -39,6 +41,7 @@ export function evidenceSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): E
     // By default two of the largest files: one upload and the remains of one that was given up.
     unfinishedUploadBytesPerParticipant:
       parsed.UPLOAD_UNFINISHED_BYTES_PER_PARTICIPANT ?? 2 * Math.max(parsed.EVIDENCE_IMAGE_MAX_BYTES, parsed.EVIDENCE_VIDEO_MAX_BYTES, parsed.EVIDENCE_AUDIO_MAX_BYTES),
+    mediaCaps: mediaCapsFromEnv(env),
   };
 }
 
