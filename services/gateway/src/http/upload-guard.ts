@@ -77,7 +77,8 @@ class BodyWatch extends Transform {
     private readonly onStall: () => void,
     private readonly onTooLarge: () => void,
   ) {
-    super();
+    // As much buffered as a socket read brings at once, so that a chunk passes in one step.
+    super({ highWaterMark: 64 * 1024 });
     this.arm(idleMs);
   }
 
