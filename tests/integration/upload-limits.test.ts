@@ -5,6 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@portal/platform/testing';
 import { newParticipant } from '../support/accounts.js';
+import { freePort } from '../support/free-port.js';
 import { ApiClient } from '../support/api-client.js';
 import { startTestPortal, type TestPortal } from '../support/portal.js';
 import { rawRequest, type RawAnswer } from '../support/raw-http.js';
@@ -17,9 +18,12 @@ const IDLE_MS = 700;
 const QUOTA = 3 * 1024 * 1024;
 let portal: TestPortal;
 let participant: ApiClient;
+let identityPort: number;
 
 beforeAll(async () => {
+  identityPort = await freePort();
   portal = await startTestPortal({
+    IDENTITY_PORT: String(identityPort),
     EVIDENCE_IMAGE_MAX_BYTES: '1mb',
     EVIDENCE_VIDEO_MAX_BYTES: '2mb',
     EVIDENCE_AUDIO_MAX_BYTES: '1mb',
@@ -83,6 +87,17 @@ describe('a declared length above the route’s limit', () => {
         expect(answer.ms, what).toBeLessThan(5000);
       }
     }
+  });
+
+  it('is refused by the service itself too, for whatever reaches it without the gateway', async () => {
+    const answer = await rawRequest(`http://127.0.0.1:${identityPort}/api/user/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'multipart/form-data; boundary=b', 'content-length': '4000000000' },
+      partial: 'a few bytes',
+    });
+    expect(answer.status, answer.body).toBe(413);
+    expect(JSON.parse(answer.body).message).toBe('The photo is too large (at most 512 KB)');
+    expect(answer.headers.connection).toBe('close');
   });
 });
 
