@@ -11,6 +11,8 @@ export interface EvidenceSettings {
   limits: MediaLimits;
   /** Unfinished resumable uploads untouched for this long are removed (ms). */
   uploadExpiryMs: number;
+  /** Decimals of a device position in public answers (3: about 100 m). */
+  publicLocationDecimals: number;
 }
 
 const evidenceEnvSchema = z.object({
@@ -22,6 +24,7 @@ const evidenceEnvSchema = z.object({
   EVIDENCE_VIDEO_MAX_BYTES: envBytes.default(1024 ** 3),
   EVIDENCE_AUDIO_MAX_BYTES: envBytes.default(200 * 1024 ** 2),
   UPLOAD_EXPIRY_HOURS: z.coerce.number().positive().default(24),
+  PUBLIC_LOCATION_DECIMALS: z.coerce.number().int('must be a whole number from 0 to 5').min(0, 'must be a whole number from 0 to 5').max(5, 'must be a whole number from 0 to 5').default(3),
 });
 
 export function evidenceSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): EvidenceSettings {
@@ -33,6 +36,7 @@ export function evidenceSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): E
     internalSecret: parsed.INTERNAL_SECRET,
     limits: { image: parsed.EVIDENCE_IMAGE_MAX_BYTES, video: parsed.EVIDENCE_VIDEO_MAX_BYTES, audio: parsed.EVIDENCE_AUDIO_MAX_BYTES },
     uploadExpiryMs: parsed.UPLOAD_EXPIRY_HOURS * 3600_000,
+    publicLocationDecimals: parsed.PUBLIC_LOCATION_DECIMALS,
   };
 }
 

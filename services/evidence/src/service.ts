@@ -100,6 +100,7 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
   const tmpDirs = [join(settings.dataDir, 'tmp', 'evidence-uploads'), join(settings.dataDir, 'tmp', 'finished-uploads')];
   const { app, cleanUpUploads } = createEvidenceApp({
     metrics,
+    publicLocationDecimals: settings.publicLocationDecimals,
     logger,
     tokens: new IdentityTokens(settings.internalSecret),
     evidence,

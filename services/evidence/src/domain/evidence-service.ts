@@ -7,7 +7,9 @@ import {
   TOPICS,
   isAdminRole,
   type EvidenceChangedData,
+  type EvidenceCounts,
   type EvidenceDeletedData,
+  type EvidenceReviewedData,
   type EvidenceVisibilityData,
   type MediaJob,
   type MediaProcessedData,
@@ -30,7 +32,11 @@ import {
 import { NO_MEDIA, NO_PROCESSED_MEDIA, type EvidenceChanges, type EvidenceRecord, type MediaVariant } from './evidence-record.js';
 import { classifyMediaFile, type ClassifiedFile } from './media-classifier.js';
 import type { AuthorDirectory } from '../repositories/author-directory.js';
-import type { EvidenceFilter, EvidencePage, EvidenceRepository, PendingEvent } from '../repositories/evidence-repository.js';
+import type { EvidenceFilter, EvidencePage, EvidenceRepository, PendingEvent, SelectedChange } from '../repositories/evidence-repository.js';
+import { MAX_SEARCH_WORDS, searchWords } from './search-words.js';
+
+/** The lists' filters as the HTTP layer reads them; `q` is the search text as typed. */
+export type EvidenceListFilter = Omit<EvidenceFilter, 'words'> & { q?: string };
 
 export interface MediaLimits {
   image: number;
@@ -133,13 +139,18 @@ export class EvidenceService {
     return this.deps.evidence.list({ ownerId: caller.userId, type }, limit, cursor);
   }
 
-  listPublic(type: MediaType | undefined, limit: number, cursor?: string): Promise<EvidencePage> {
-    return this.deps.evidence.list({ publicOnly: true, type }, limit, cursor);
+  listPublic(filter: { type?: MediaType; q?: string }, limit: number, cursor?: string): Promise<EvidencePage> {
+    return this.deps.evidence.list({ publicOnly: true, type: filter.type, words: wordsOf(filter.q) }, limit, cursor);
   }
 
-  /** Administrators: everything, or one participant's items. */
-  listAll(filter: EvidenceFilter, limit: number, cursor?: string): Promise<EvidencePage> {
-    return this.deps.evidence.list(filter, limit, cursor);
+  /** Administrators: everything, or one participant's items, by review state, visibility and words. */
+  listAll({ q, ...filter }: EvidenceListFilter, limit: number, cursor?: string): Promise<EvidencePage> {
+    return this.deps.evidence.list({ ...filter, words: wordsOf(q) }, limit, cursor);
+  }
+
+  /** Administrators: the review queue and the archive at a glance. */
+  counts(): Promise<EvidenceCounts> {
+    return this.deps.evidence.counts();
   }
 
   async update(
@@ -152,6 +163,9 @@ export class EvidenceService {
     try {
       const current = await this.ownedOrAdministered(caller, id);
       const changes: EvidenceChanges = { title: input.title, notes: input.notes, updated_at: new Date().toISOString() };
+      // A participant's own edit is new to the moderators: a published item leaves the archive
+      // until an administrator publishes it again (what was approved is not what it shows now).
+      if (!isAdminRole(caller.role)) Object.assign(changes, { is_public: false, review_status: 'new' } satisfies EvidenceChanges);
       let replaced: { revision: number } | undefined;
       if (file) {
         if (current.user_id !== caller.userId) throw forbidden('Only the participant who uploaded it can replace the file');
@@ -217,7 +231,7 @@ export class EvidenceService {
     if (!current) throw notFound(MESSAGES.evidenceNotFound);
     const is_public = !current.is_public;
     const data: EvidenceVisibilityData = { evidenceId: id, is_public, changed: 1 };
-    const updated = await this.deps.evidence.update(id, { is_public, updated_at: new Date().toISOString() }, [
+    const updated = await this.deps.evidence.update(id, { is_public, review_status: 'reviewed', updated_at: new Date().toISOString() }, [
       { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: id, data, requestId }) },
     ]);
     if (!updated) throw notFound(MESSAGES.evidenceNotFound);
@@ -232,6 +246,29 @@ export class EvidenceService {
     });
     if (changed > 0) this.deps.onEventsCommitted();
     return changed;
+  }
+
+  /**
+   * Publishes or unpublishes the chosen items (administrators). Each item changes on its own with
+   * its own evidence.visibility-changed event; ids of no item are reported, not refused.
+   */
+  async setSelectedVisibility(ids: string[], is_public: boolean, requestId?: string): Promise<SelectedChange> {
+    const result = await this.deps.evidence.setVisibility(ids, is_public, (record) => {
+      const data: EvidenceVisibilityData = { evidenceId: record.id, is_public, changed: 1 };
+      return { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: record.id, data, requestId }) };
+    });
+    if (result.changed.length > 0) this.deps.onEventsCommitted();
+    return result;
+  }
+
+  /** Marks the chosen items reviewed without changing their visibility (administrators). */
+  async markReviewed(ids: string[], requestId?: string): Promise<SelectedChange> {
+    const result = await this.deps.evidence.markReviewed(ids, (record) => {
+      const data: EvidenceReviewedData = { evidenceId: record.id, review_status: 'reviewed' };
+      return { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.reviewed', key: record.id, data, requestId }) };
+    });
+    if (result.changed.length > 0) this.deps.onEventsCommitted();
+    return result;
   }
 
   /** An item for someone who may see it: its owner, an administrator, or anyone once it is public. */
@@ -427,6 +464,7 @@ export class EvidenceService {
       location: input.location,
       media_type,
       is_public: false,
+      review_status: 'new',
       date_posted: now,
       updated_at: now,
       media_status: media_type === MEDIA_TYPES.note ? 'none' : 'processing',
@@ -446,6 +484,17 @@ export class EvidenceService {
     };
     return { topic: TOPICS.evidence, event: createEvent({ type, key: record.id, data, requestId }) };
   }
+}
+
+/** A search's words; too many is a clear 400 rather than a slow query. */
+function wordsOf(q: string | undefined): string[] | undefined {
+  if (q === undefined) return undefined;
+  const words = searchWords(q);
+  if (words.length > MAX_SEARCH_WORDS) {
+    const message = `Search for at most ${MAX_SEARCH_WORDS} words at once`;
+    throw badRequest(message, { q: message });
+  }
+  return words;
 }
 
 function failedResult(record: EvidenceRecord, reason: string | null): MediaProcessedData {

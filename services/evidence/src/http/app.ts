@@ -30,6 +30,8 @@ export interface EvidenceAppDeps {
   uploads: UploadStorage;
   readiness: ReadinessCheck[];
   metrics: ServiceMetrics;
+  /** Decimals of a device position in public answers. */
+  publicLocationDecimals: number;
 }
 
 export function createEvidenceApp(deps: EvidenceAppDeps): { app: Express; cleanUpUploads: () => Promise<number> } {
@@ -53,7 +55,7 @@ export function createEvidenceApp(deps: EvidenceAppDeps): { app: Express; cleanU
   app.use(uploads.router);
   app.use(express.json({ limit: '64kb' }));
   app.use(mediaRoutes({ evidence: deps.evidence, blobs: deps.blobs }));
-  app.use(evidenceRoutes({ evidence: deps.evidence, tmpDir: deps.tmpDir }));
+  app.use(evidenceRoutes({ evidence: deps.evidence, tmpDir: deps.tmpDir, publicLocationDecimals: deps.publicLocationDecimals }));
   app.use(notFoundHandler());
   app.use(errorHandler(deps.logger));
   return { app, cleanUpUploads: uploads.cleanUp };
