@@ -151,7 +151,7 @@ export const selectedVisibilityRequestSchema = z
   .object({
     ids: selectedIds,
     is_public: z.boolean({ error: 'is_public must be true or false' }),
-  })
+  }, { error: 'Send a JSON object with ids and is_public' })
   .meta({ id: 'SelectedVisibilityRequest' });
 export type SelectedVisibilityRequest = z.input<typeof selectedVisibilityRequestSchema>;
 
@@ -167,7 +167,7 @@ export const selectedVisibilityResponseSchema = z
 export type SelectedVisibility = z.infer<typeof selectedVisibilityResponseSchema>;
 
 /** PUT /api/evidence/review: mark the chosen items reviewed without changing their visibility. */
-export const markReviewedRequestSchema = z.object({ ids: selectedIds }).meta({ id: 'MarkReviewedRequest' });
+export const markReviewedRequestSchema = z.object({ ids: selectedIds }, { error: 'Send a JSON object with ids' }).meta({ id: 'MarkReviewedRequest' });
 export type MarkReviewedRequest = z.input<typeof markReviewedRequestSchema>;
 
 export const markReviewedResponseSchema = z
