@@ -196,7 +196,10 @@ export const API_ROUTES: Record<string, Probe[]> = {
       return answer;
     }),
   ],
-  'evidence GET /api/evidence/admin': [probe('all evidence', by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get('/api/evidence/admin'))],
+  'evidence GET /api/evidence/admin': [
+    probe('all evidence', by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get('/api/evidence/admin')),
+    probe('the review queue, searched', by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get('/api/evidence/admin?review_status=new&visibility=private&q=evidence')),
+  ],
   'evidence GET /api/user/:id/evidence': [probe("the owner's evidence", by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get(`/api/user/${ctx.account('owner').id}/evidence`))],
   'evidence GET /api/evidence/item/:id': [
     probe('a private item', by(404, 200, 404, 200), async (caller, ctx) => as(ctx, caller).get(`/api/evidence/item/${(await ctx.privatePhoto()).id}`)),
@@ -210,6 +213,18 @@ export const API_ROUTES: Record<string, Probe[]> = {
   ],
   'evidence PUT /api/evidence/clearance/:id': [
     probe("toggle the owner's item", by(401, 403, 403, 200), async (caller, ctx) => as(ctx, caller).put(`/api/evidence/clearance/${(await ctx.ownerNote()).id}`)),
+  ],
+  'evidence GET /api/evidence/admin/counts': [probe('the review queue and archive counts', by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get('/api/evidence/admin/counts'))],
+  'evidence PUT /api/evidence/visibility': [
+    probe("publish the owner's item", by(401, 403, 403, 200), async (caller, ctx) =>
+      as(ctx, caller).put('/api/evidence/visibility', { ids: [(await ctx.ownerNote()).id], is_public: true }),
+    ),
+  ],
+  'evidence PUT /api/evidence/review': [
+    probe("mark the owner's item reviewed", by(401, 403, 403, 200), async (caller, ctx) => as(ctx, caller).put('/api/evidence/review', { ids: [(await ctx.ownerNote()).id] })),
+  ],
+  'evidence PUT /api/evidence/review/:id': [
+    probe("mark the owner's item reviewed", by(401, 403, 403, 200), async (caller, ctx) => as(ctx, caller).put(`/api/evidence/review/${(await ctx.ownerNote()).id}`)),
   ],
   'evidence PUT /api/evidence/makeAllPublic': [probe('everything public', by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).put('/api/evidence/makeAllPublic'))],
   'evidence PUT /api/evidence/makeAllSecret': [probe('everything private', by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).put('/api/evidence/makeAllSecret'))],
