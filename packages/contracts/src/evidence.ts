@@ -24,6 +24,14 @@ export type ReviewStatus = (typeof REVIEW_STATUSES)[number];
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** Decimals of a device position in public answers unless PUBLIC_LOCATION_DECIMALS says otherwise (3: about 100 m). */
+export const DEFAULT_PUBLIC_LOCATION_DECIMALS = 3;
+
+/** Metres of one unit of the last decimal kept (a degree of latitude is about 111 320 m). */
+export function publicLocationMetres(decimals: number): number {
+  return Math.round(111_320 * 10 ** -decimals);
+}
+
 /** The most ids one call of the selected-items routes takes. */
 export const MAX_SELECTED_IDS = 500;
 /** The longest search text (q) the lists take. */

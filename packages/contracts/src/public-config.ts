@@ -18,6 +18,10 @@ export const publicConfigSchema = z
     publicAfterDate: z.string().meta({ description: 'Date after which selected contributions may be made public, in words' }),
     spyOnUrl: z.string(),
     ticketUrl: z.string(),
+    publicLocationDecimals: z
+      .number()
+      .int()
+      .meta({ description: 'Decimals to which a position from "Add my location" is rounded in public answers (3: about 100 m)' }),
     onboardingVideo: videoSchema,
     tutorialVideo: videoSchema,
   })

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_PUBLIC_LOCATION_DECIMALS } from '@portal/contracts';
 import { envBytes, envPort, parseEnv } from '@portal/platform';
 import type { MediaLimits } from './domain/evidence-service.js';
 
@@ -24,7 +25,12 @@ const evidenceEnvSchema = z.object({
   EVIDENCE_VIDEO_MAX_BYTES: envBytes.default(1024 ** 3),
   EVIDENCE_AUDIO_MAX_BYTES: envBytes.default(200 * 1024 ** 2),
   UPLOAD_EXPIRY_HOURS: z.coerce.number().positive().default(24),
-  PUBLIC_LOCATION_DECIMALS: z.coerce.number().int('must be a whole number from 0 to 5').min(0, 'must be a whole number from 0 to 5').max(5, 'must be a whole number from 0 to 5').default(3),
+  PUBLIC_LOCATION_DECIMALS: z.coerce
+    .number()
+    .int('must be a whole number from 0 to 5')
+    .min(0, 'must be a whole number from 0 to 5')
+    .max(5, 'must be a whole number from 0 to 5')
+    .default(DEFAULT_PUBLIC_LOCATION_DECIMALS),
 });
 
 export function evidenceSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): EvidenceSettings {

@@ -1,8 +1,8 @@
+import { publicLocationMetres } from '@portal/contracts';
+
 /** A position as "Add my location" writes it: "40.71280, -74.00600 (±15 m)" (accuracy optional). */
 const DEVICE_POSITION = /^\s*(-?\d{1,3}\.\d+)\s*,\s*(-?\d{1,3}\.\d+)\s*(?:\(\s*±\s*(\d+(?:\.\d+)?)\s*m\s*\))?\s*$/;
 
-/** Metres of latitude in one degree (and of longitude at the equator, its largest). */
-const METRES_PER_DEGREE = 111_320;
 
 /**
  * A participant's device position as the public may see it: rounded to `decimals` places (3 is
@@ -18,7 +18,7 @@ export function coarsenLocation(location: string | null, decimals: number): stri
   if (Math.abs(latitude) > 90 || Math.abs(longitude) > 180) return location;
   const decimalsOf = (value: string) => value.split('.')[1]!.length;
   if (decimalsOf(match[1]!) <= decimals && decimalsOf(match[2]!) <= decimals) return location;
-  const rounding = Math.round(METRES_PER_DEGREE * 10 ** -decimals);
+  const rounding = publicLocationMetres(decimals);
   const accuracy = Math.max(rounding, Math.round(Number(match[3] ?? 0)));
   const fixed = (value: number) => {
     const rounded = Number(value.toFixed(decimals));
