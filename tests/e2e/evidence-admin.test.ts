@@ -72,6 +72,8 @@ async function openAdministration(page: Page): Promise<void> {
   await page.goto('/admin');
   await page.getByRole('heading', { level: 1, name: 'Administration' }).waitFor();
   await page.getByRole('heading', { level: 2, name: 'Evidence', exact: true }).waitFor();
+  // The page opens on the review queue (tests/e2e/moderation.test.ts); these tests work on all evidence.
+  await page.getByRole('group', { name: 'Show' }).getByRole('button', { name: /^All/ }).click();
 }
 
 function toast(page: Page, text: string) {
