@@ -141,7 +141,8 @@ describe.skipIf(chromiumMissing)('administration and archive (Chromium)', () => 
     await dialog.getByText('The boat came in without lights.').waitFor();
     await dialog.getByText(`Submitted by ${informant.user.username}`).waitFor();
     await dialog.getByText(/^Posted [A-Z][a-z]{2} \d{1,2}, \d{4}, \d{1,2}:\d{2}\s?[AP]M$/).waitFor();
-    await dialog.getByText('Location: 40.71280, -74.00600 (±15 m)').waitFor();
+    // The public sees a device position to about 100 m (PUBLIC_LOCATION_DECIMALS), not as recorded.
+    await dialog.getByText('Location: 40.713, -74.006 (±111 m)').waitFor();
     const media = dialog.getByRole('img', { name: 'Harbour photo' });
     expect(await media.getAttribute('src')).toMatch(/\/display/);
     await expect.poll(() => media.evaluate((element: HTMLImageElement) => element.complete && element.naturalWidth > 0)).toBe(true);
