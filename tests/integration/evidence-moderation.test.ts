@@ -104,10 +104,13 @@ describe("a participant's device position in public answers (issue 10.8)", () =>
     const item = await visitor.get(`/api/evidence/item/${measured.data.id}`);
     expect(item.data.location).toBe('40.713, -74.006 (±111 m)');
     expect(item.headers.get('cache-control')).toBe('public, max-age=30');
+    expect(item.headers.get('vary')).toBe('Cookie');
     // A participant who is not the owner is the public too.
     const stranger = (await newParticipant(portal.url)).client;
     expect((await stranger.get(`/api/evidence/item/${measured.data.id}`)).data.location).toBe('40.713, -74.006 (±111 m)');
 
+    // Asked again by its owner while the public's copy would still be fresh in a cache.
+    expect((await visitor.get(`/api/evidence/item/${measured.data.id}`)).data.location).toBe('40.713, -74.006 (±111 m)');
     const own = await client.get(`/api/evidence/item/${measured.data.id}`);
     expect(own.data.location).toBe(exact);
     expect(own.headers.get('cache-control')).toBe('private, no-store');

@@ -123,8 +123,11 @@ export function evidenceRoutes({ evidence, tmpDir, publicLocationDecimals }: Evi
       const open = record.is_public && (record.media_status === 'ready' || record.media_status === 'none');
       const privileged = req.caller !== undefined && (req.caller.userId === record.user_id || isAdminRole(req.caller.role));
       if (open && !privileged) {
-        // The public's copy, shared by the gateway's cache: a device position is coarsened.
+        // The public's copy: a device position is coarsened. The owner and administrators get
+        // another answer at this URL, so it varies with the caller: the gateway's shared cache
+        // (which stores no answer with Vary) must not hand this copy to them.
         res.set('Cache-Control', 'public, max-age=30');
+        res.set('Vary', 'Cookie');
         res.json(toEvidenceResponse(record, publicLocationDecimals));
       } else {
         // The owner's and administrators' copy holds the exact position: never shared.
