@@ -35,5 +35,10 @@ it('gives items stored before the review queue a review state and makes them sea
   expect((await repo.list({ words: searchWords('night') }, 10)).items.map((item) => item.id)).toEqual([waiting.id]);
   expect((await repo.list({ words: searchWords('lantern') }, 10)).items.map((item) => item.id)).toEqual([published.id]);
   expect(await repo.counts()).toEqual({ new: 1, public: 1, private: 1, total: 2 });
+  // A deleted item's words leave the index at once (FTS5 secure-delete), and it is not found.
+  expect(after.prepare(`SELECT v FROM evidence_search_config WHERE k = 'secure-delete'`).get()).toEqual({ v: 1 });
+  await repo.delete(waiting.id, []);
+  expect((await repo.list({ words: searchWords('night') }, 10)).items).toEqual([]);
+  expect(after.prepare('SELECT count(*) AS n FROM evidence_search_docs').get()).toEqual({ n: 1 });
   after.close();
 });

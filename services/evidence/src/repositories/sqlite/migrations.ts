@@ -53,7 +53,8 @@ export const EVIDENCE_MIGRATIONS = [
   // already public were published by an administrator, so they count as reviewed; the others
   // wait in the queue. The search index is contentless (the text stays in evidence only) and
   // kept by triggers; its documents are numbered in a table of their own rather than by the
-  // evidence table's implicit rowid, which a VACUUM may renumber.
+  // evidence table's implicit rowid, which a VACUUM may renumber. FTS5's secure-delete removes a
+  // deleted item's words from the index at once (not only when its segments are next merged).
   `ALTER TABLE evidence ADD COLUMN review_status TEXT NOT NULL DEFAULT 'new';
    UPDATE evidence SET review_status = 'reviewed' WHERE is_public = 1;
    CREATE INDEX evidence_review ON evidence (review_status, date_posted DESC, id DESC);
@@ -64,6 +65,7 @@ export const EVIDENCE_MIGRATIONS = [
    CREATE VIRTUAL TABLE evidence_search USING fts5(
      title, notes, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2'
    );
+   INSERT INTO evidence_search (evidence_search, rank) VALUES ('secure-delete', 1);
    INSERT INTO evidence_search_docs (evidence_id) SELECT id FROM evidence;
    INSERT INTO evidence_search (rowid, title, notes)
      SELECT d.doc, e.title, e.notes FROM evidence e JOIN evidence_search_docs d ON d.evidence_id = e.id;

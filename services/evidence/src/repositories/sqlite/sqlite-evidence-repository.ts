@@ -79,7 +79,6 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
       const record = fromRow(this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row | undefined);
       if (!record) return null;
       this.db.prepare('DELETE FROM evidence WHERE id = ?').run(id);
-      this.forgetDeletedText();
       this.append(events);
       return record;
     }).immediate();
@@ -211,7 +210,6 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
       const records = (this.db.prepare('SELECT * FROM evidence WHERE user_id = ?').all(userId) as Row[]).map((row) => fromRow(row)!);
       if (records.length === 0) return [];
       this.db.prepare('DELETE FROM evidence WHERE user_id = ?').run(userId);
-      this.forgetDeletedText();
       this.append(events(records));
       return records;
     }).immediate();
@@ -242,14 +240,6 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
         .prepare(`UPDATE evidence SET ${columns.map((column) => `${column} = @${column}`).join(', ')} WHERE id = @id`)
         .run({ ...toRow(changes), id }).changes > 0
     );
-  }
-
-  /**
-   * The search index keeps a deleted item's words in its older segments until they are merged;
-   * merging now (with secure_delete) leaves nothing of a deleted title or note in the file.
-   */
-  private forgetDeletedText(): void {
-    this.db.prepare(`INSERT INTO evidence_search (evidence_search) VALUES ('optimize')`).run();
   }
 
   private append(events: PendingEvent[]): void {
