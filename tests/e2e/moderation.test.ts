@@ -163,4 +163,30 @@ describe.skipIf(chromiumMissing)('moderation (Chromium)', () => {
       .getByText('Administrators see your exact position. If this evidence is published, the public archive shows it only to within about 111 m.')
       .waitFor();
   });
+
+  it('a moderator publishes everything a search matches, also what is not loaded yet', async () => {
+    const sightings: string[] = [];
+    for (let index = 1; index <= 60; index += 1) {
+      const created = await informant.client.post('/api/evidence', { title: `Sighting ${index}`, notes: 'A grey van by the quay.' });
+      sightings.push(created.data.id);
+    }
+    const other = await informant.client.post('/api/evidence', { title: 'Unrelated', notes: 'A cat.' });
+    const page = await pages.open('desktop', admin.cookies.get('portal_session')!);
+    await page.goto('/admin');
+    await page.getByRole('searchbox', { name: 'Search evidence' }).fill('quay');
+    const queue = page.getByRole('list', { name: 'Review queue' });
+    // The search is applied (a pause after typing): the unrelated new item leaves the list.
+    await queue.getByText('Sighting 60', { exact: true }).waitFor();
+    await expect.poll(() => queue.getByText('Unrelated').count()).toBe(0);
+    expect(await queue.locator('li[data-evidence-id]').count()).toBeLessThan(60);
+    await page.getByRole('button', { name: 'Select everything matching' }).click();
+    await page.getByText('Selected: every item matching these filters').waitFor();
+    await page.getByRole('button', { name: 'Publish selected' }).click();
+    await page.getByRole('dialog', { name: 'Publish Selected Evidence' }).getByRole('button', { name: 'Confirm' }).click();
+    await page.getByRole('alert').filter({ hasText: '60 items made public.' }).waitFor();
+    await page.getByText('No evidence matches these filters.').waitFor();
+    const published = await admin.get('/api/evidence/admin?visibility=public&q=quay&limit=100');
+    expect(published.data.map((item: EvidenceItem) => item.id).sort()).toEqual([...sightings].sort());
+    expect((await admin.get(`/api/evidence/item/${other.data.id}`)).data).toMatchObject({ is_public: false, review_status: 'new' });
+  });
 });

@@ -120,7 +120,7 @@ export function SelectionBar({ selection, type, filters, hasMore }: { selection:
           }
           label="Select all shown"
         />
-        {hasMore && ticked === shown && !selection.allMatching ? (
+        {hasMore && !selection.allMatching ? (
           <Button size="small" onClick={selection.selectAllMatching}>
             Select everything matching
           </Button>
