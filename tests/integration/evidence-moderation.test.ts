@@ -233,6 +233,9 @@ describe('search', () => {
     expect(await adminIds(`q=${tag}+lantern&visibility=private`)).toEqual([hidden.data.id]);
 
     expect((await publicIds(`&q=${tag}%20lantern`)).sort()).toEqual([lantern.data.id, drums.data.id].sort());
+    // One's own list is searched the same way.
+    const own = await client.get(`/api/evidence?q=${tag}+lantern+private`);
+    expect(own.data.map((item: { id: string }) => item.id)).toEqual([hidden.data.id]);
     // Paging through a search: the next link keeps q.
     const first = await new ApiClient(portal.url).get(`/api/evidence/public?limit=1&q=${tag}%20lantern`);
     expect(first.data).toHaveLength(1);

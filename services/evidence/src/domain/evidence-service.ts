@@ -135,8 +135,8 @@ export class EvidenceService {
     }
   }
 
-  listOwn(caller: CallerIdentity, type: MediaType | undefined, limit: number, cursor?: string): Promise<EvidencePage> {
-    return this.deps.evidence.list({ ownerId: caller.userId, type }, limit, cursor);
+  listOwn(caller: CallerIdentity, filter: { type?: MediaType; q?: string }, limit: number, cursor?: string): Promise<EvidencePage> {
+    return this.deps.evidence.list({ ownerId: caller.userId, type: filter.type, words: wordsOf(filter.q) }, limit, cursor);
   }
 
   listPublic(filter: { type?: MediaType; q?: string }, limit: number, cursor?: string): Promise<EvidencePage> {

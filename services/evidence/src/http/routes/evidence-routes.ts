@@ -74,8 +74,8 @@ export function evidenceRoutes({ evidence, tmpDir, publicLocationDecimals }: Evi
     '/api/evidence',
     route(async (req, res) => {
       const caller = requireCaller(req);
-      const { type, limit, cursor } = parseInput(evidenceListQuerySchema, req.query);
-      sendPage(req, res, limit, await evidence.listOwn(caller, type, limit, cursor), 'private, no-store');
+      const { type, q, limit, cursor } = parseInput(evidenceListQuerySchema, req.query);
+      sendPage(req, res, limit, await evidence.listOwn(caller, { type, q }, limit, cursor), 'private, no-store');
     }),
   );
 
