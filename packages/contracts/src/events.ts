@@ -8,6 +8,8 @@ export const TOPICS = {
   passwordResets: 'identity.password-resets',
   evidence: 'evidence.items',
   media: 'media.results',
+  /** Administrative acts, from identity and evidence, stored by identity's audit log. */
+  audit: 'audit.entries',
 } as const;
 
 export const eventEnvelopeSchema = z.object({

@@ -20,6 +20,7 @@ import {
   type BlobStore,
   type EventBus,
   type Logger,
+  type Subscription,
 } from '@portal/platform';
 import { adminUserUpdateSchema, registerRequestSchema } from '@portal/contracts';
 import { createIdentityApp } from './http/app.js';
@@ -40,6 +41,11 @@ import { MongoUserRepository } from './repositories/mongo/mongo-user-repository.
 import { RedisSessionStore } from './repositories/redis/redis-session-store.js';
 import { RedisResetCodeStore } from './repositories/redis/redis-reset-code-store.js';
 import type { ResetCodeStore, SessionStore, UserRepository } from './repositories/user-repository.js';
+import type { AuditLogStore } from './repositories/audit-log-store.js';
+import { SqliteAuditLog } from './repositories/sqlite/sqlite-audit-log.js';
+import { MongoAuditLog } from './repositories/mongo/mongo-audit-log.js';
+import { AuditTrail } from './domain/audit-trail.js';
+import { subscribeAuditConsumer } from './consumers/audit-consumer.js';
 
 export interface IdentityRuntime {
   bus: EventBus;
@@ -64,6 +70,8 @@ export interface IdentityStores {
   users: UserRepository;
   sessions: SessionStore;
   resetCodes: ResetCodeStore;
+  /** The audit log (append-only). */
+  audit: AuditLogStore;
   /** Redis, when the stores are distributed (shared with the rate limiter). */
   redis: Redis | null;
   close(): Promise<void>;
@@ -79,12 +87,15 @@ export async function openIdentityStores(infrastructure: InfrastructureSettings)
     const connection = await connectMongo(infrastructure.mongoUrl, `${infrastructure.namespace}_identity`);
     const users = new MongoUserRepository(connection);
     await users.ensureIndexes();
+    const audit = new MongoAuditLog(connection);
+    await audit.ensureIndexes();
     const redis = new Redis(infrastructure.redisUrl, { maxRetriesPerRequest: 3 });
     const prefix = `${infrastructure.namespace}:identity`;
     return {
       users,
       sessions: new RedisSessionStore(redis, prefix),
       resetCodes: new RedisResetCodeStore(redis, prefix),
+      audit,
       redis,
       close: async () => {
         redis.disconnect();
@@ -97,6 +108,7 @@ export async function openIdentityStores(infrastructure: InfrastructureSettings)
     users: new SqliteUserRepository(db),
     sessions: new SqliteSessionStore(db),
     resetCodes: new SqliteResetCodeStore(db),
+    audit: new SqliteAuditLog(db),
     redis: null,
     close: async () => {
       db.close();
@@ -162,6 +174,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
     onEventsCommitted: () => relay.kick(),
   });
   const tokens = new IdentityTokens(settings.internalSecret);
+  const trail = new AuditTrail({ store: stores.audit, users: stores.users, logger });
   // Where received pictures wait while they are checked (this process's alone: emptied at start).
   const uploadsTmpDir = join(settings.dataDir, 'tmp', 'identity-uploads');
   const app = createIdentityApp({
@@ -174,6 +187,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
     namespace: runtime.infrastructure.namespace,
     sessions,
     userRepository: stores.users,
+    trail,
     exporter: new ParticipantExporter({
       users: stores.users,
       resetCodes: stores.resetCodes,
@@ -188,6 +202,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
     metrics: new ServiceMetrics('identity'),
     readiness: [
       { name: 'users', check: () => stores.users.ping() },
+      { name: 'audit', check: () => stores.audit.ping() },
       { name: 'sessions', check: () => stores.sessions.ping() },
       { name: 'blobs', check: () => blobs.ping() },
       { name: 'bus', check: () => runtime.bus.ping() },
@@ -195,6 +210,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
   });
   let server: Server | undefined;
   let timer: NodeJS.Timeout | undefined;
+  let subscription: Subscription | undefined;
 
   return {
     users,
@@ -222,6 +238,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
         logger.info({ username: admin.username, outcome }, 'first administrator');
       }
       relay.start();
+      subscription = await subscribeAuditConsumer(runtime.bus, trail, logger);
       server = app.listen(settings.port, settings.host);
       await once(server, 'listening');
       const { port } = server.address() as AddressInfo;
@@ -234,6 +251,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
         server.closeIdleConnections();
         await new Promise<void>((resolve) => server!.close(() => resolve()));
       }
+      await subscription?.close();
       // Publish what is committed before the bus goes away; what fails stays in the outbox.
       await relay.flush().catch((error: unknown) => logger.warn({ err: error }, 'outbox not flushed'));
       await relay.stop();

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { infrastructureFromEnv } from '@portal/platform';
 import { openIdentityStores } from '../src/service.js';
+import { auditLogContract } from './contracts/audit-log-contracts.js';
 import { resetCodeStoreContract, sampleUser, sessionStoreContract, userRepositoryContract } from './contracts/identity-store-contracts.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'identity-stores-'));
@@ -23,3 +24,4 @@ resetCodeStoreContract('SQLite', async () => ({
     return user.id;
   },
 }));
+auditLogContract('SQLite', async () => stores.audit);

@@ -19,6 +19,8 @@ export interface ParticipantExportDeps {
 /** An export ready to be written: everything is looked up, only the bytes remain to stream. */
 export interface PreparedExport {
   fileName: string;
+  /** Whose data it is. */
+  user: Pick<UserRecord, 'id' | 'username'>;
   /** Streams the archive into the destination; rejects (after destroying it) when a part fails. */
   writeTo(destination: Writable): Promise<void>;
 }
@@ -57,6 +59,7 @@ export class ParticipantExporter {
     }));
     const date = now.toISOString().slice(0, 10);
     return {
+      user: { id: user.id, username: user.username },
       fileName: `participant-${user.username.replace(/[^A-Za-z0-9_-]/g, '_')}-${date}.zip`,
       writeTo: (destination) =>
         this.write(destination, async (add) => {

@@ -19,6 +19,7 @@ import {
 } from '@portal/contracts';
 import {
   HttpError,
+  auditEvent,
   badRequest,
   conflict,
   createEvent,
@@ -147,6 +148,12 @@ export class UserService {
     // A fresh session id at every login: a session id planted before login is worth nothing after.
     if (previousSessionId) await this.endSession(previousSessionId, user.id, 'logout');
     const { rawId } = await this.deps.sessions.start(user.id);
+    if (isAdminRole(user.role)) {
+      await this.deps.users.appendEvents([
+        auditEvent({ actor: { userId: user.id, username: user.username }, action: 'admin.login', target: { type: 'user', id: user.id, label: user.username } }),
+      ]);
+      this.deps.onEventsCommitted();
+    }
     return { user, sessionRawId: rawId };
   }
 
@@ -225,7 +232,7 @@ export class UserService {
     return this.deps.users.list(limit, cursor);
   }
 
-  async adminUpdate(userId: string, update: AdminUserUpdate, requestId?: string): Promise<UserRecord> {
+  async adminUpdate(caller: CallerIdentity, userId: string, update: AdminUserUpdate, requestId?: string): Promise<UserRecord> {
     const current = await this.deps.users.findById(userId);
     if (!current) throw notFound(MESSAGES.userNotFound);
     const changes: UserChanges = {
@@ -235,7 +242,10 @@ export class UserService {
       full_name: update.full_name,
     };
     if (update.email.toLowerCase() !== current.email.toLowerCase()) changes.email_verified = false;
-    return this.applyUpdate(userId, changes, requestId);
+    const { before, after } = changedFields(current, changes, ['username', 'email', 'phone_number', 'full_name']);
+    return this.applyUpdate(userId, changes, requestId, [
+      auditEvent({ actor: caller, action: 'user.edit', target: { type: 'user', id: userId, label: update.username }, subjectUserId: userId, before, after, requestId }),
+    ]);
   }
 
   /** Deletes the account and its pictures; answers what it was (to forget its rate-limit counters). */
@@ -254,6 +264,8 @@ export class UserService {
       .delete(userId, [
         { topic: TOPICS.users, event: createEvent({ type: 'user.deleted', key: userId, data: deleted, requestId }) },
         { topic: TOPICS.sessions, event: createEvent({ type: 'sessions.revoked', key: userId, data: revoked, requestId }) },
+        // Stored without what identifies the account (it is gone by the time the log has it).
+        auditEvent({ actor: caller, action: 'user.delete', target: { type: 'user', id: userId, label: user.username }, subjectUserId: userId, before: { role: user.role }, requestId }),
       ])
       .catch(async (error: unknown) => {
         await this.deps.users.blobIntents.remove(pictures);
@@ -353,11 +365,28 @@ export class UserService {
     const user = login.includes('@') ? await this.deps.users.findByEmail(login.toLowerCase()) : await this.deps.users.findByUsername(login);
     if (!user) throw notFound(MESSAGES.userNotFound);
     if (isAdminRole(user.role)) return 'unchanged';
-    await this.applyUpdate(user.id, { role: ROLE_ADMIN });
+    await this.applyUpdate(user.id, { role: ROLE_ADMIN }, undefined, [
+      auditEvent({
+        actor: 'ops-command',
+        action: 'user.promote',
+        target: { type: 'user', id: user.id, label: user.username },
+        subjectUserId: user.id,
+        before: { role: user.role },
+        after: { role: ROLE_ADMIN },
+      }),
+    ]);
     return 'promoted';
   }
 
-  private async applyUpdate(userId: string, changes: UserChanges, requestId?: string): Promise<UserRecord> {
+  /** Records an administrator's export of a participant's data (the export itself reads only). */
+  async recordExport(caller: CallerIdentity, user: Pick<UserRecord, 'id' | 'username'>, requestId?: string): Promise<void> {
+    await this.deps.users.appendEvents([
+      auditEvent({ actor: caller, action: 'user.export', target: { type: 'user', id: user.id, label: user.username }, subjectUserId: user.id, requestId }),
+    ]);
+    this.deps.onEventsCommitted();
+  }
+
+  private async applyUpdate(userId: string, changes: UserChanges, requestId?: string, alsoRecord: PendingEvent[] = []): Promise<UserRecord> {
     const current = await this.deps.users.findById(userId);
     if (!current) throw notFound(MESSAGES.userNotFound);
     const next = { ...current, ...changes };
@@ -375,6 +404,7 @@ export class UserService {
       updated = await this.deps.users.update(userId, { ...changes, updated_at: new Date().toISOString() }, [
         { topic: TOPICS.users, event: createEvent({ type: 'user.updated', key: userId, data, requestId }) },
         ...(emailChanged ? [await this.verificationEvent(next, 'email-changed', requestId)] : []),
+        ...alsoRecord,
       ]);
     } catch (error) {
       throw this.translateDuplicate(error);
@@ -441,6 +471,18 @@ export class UserService {
     };
     return { topic: TOPICS.users, event: createEvent({ type: 'user.registered', key: user.id, data, requestId }) };
   }
+}
+
+/** The listed fields the changes alter: their values before and after (for the audit log). */
+function changedFields(current: UserRecord, changes: UserChanges, fields: (keyof UserChanges & keyof UserRecord)[]) {
+  const before: Record<string, unknown> = {};
+  const after: Record<string, unknown> = {};
+  for (const field of fields) {
+    if (changes[field] === undefined || changes[field] === current[field]) continue;
+    before[field] = current[field];
+    after[field] = changes[field];
+  }
+  return { before, after };
 }
 
 /** Where an account's pictures are (all of them go with the account). */

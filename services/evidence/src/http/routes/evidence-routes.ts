@@ -123,8 +123,8 @@ export function evidenceRoutes({ evidence, tmpDir }: EvidenceRouteDeps): Router 
   router.put(
     '/api/evidence/clearance/:id',
     route(async (req, res) => {
-      requireAdmin(req);
-      res.json(toEvidenceResponse(await evidence.toggleVisibility(evidenceId(req), requestId(req))));
+      const caller = requireAdmin(req);
+      res.json(toEvidenceResponse(await evidence.toggleVisibility(caller, evidenceId(req), requestId(req))));
     }),
   );
 
@@ -135,8 +135,8 @@ export function evidenceRoutes({ evidence, tmpDir }: EvidenceRouteDeps): Router 
     router.put(
       path,
       route(async (req, res) => {
-        requireAdmin(req);
-        const changed = await evidence.setAllVisibility(isPublic, requestId(req));
+        const caller = requireAdmin(req);
+        const changed = await evidence.setAllVisibility(caller, isPublic, requestId(req));
         res.json({ ok: true, changed, is_public: isPublic });
       }),
     );
