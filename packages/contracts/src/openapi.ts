@@ -13,6 +13,7 @@ import {
   userSchema,
 } from './users.js';
 import { publicConfigSchema } from './public-config.js';
+import { auditEntrySchema, auditFilterSchema, auditQuerySchema } from './audit.js';
 import {
   bulkVisibilityResponseSchema,
   createEvidenceSchema,
@@ -226,6 +227,36 @@ const paths: ZodOpenApiPathsObject = {
         ...adminOnly,
         '404': error('No such user'),
         '503': error('The evidence service did not answer; nothing was sent'),
+      },
+    }),
+  },
+  '/api/admin/activity': {
+    get: op({
+      summary: 'The audit log: administrative acts, newest first, a page at a time (administrators)',
+      description:
+        'Who did what to which item or account, when, with the values before and after where they apply. ' +
+        'Entries about a deleted participant stay, without anything that identifies them (erased: true).',
+      tags: ['administration'],
+      security: [sessionCookie],
+      requestParams: { query: auditQuerySchema },
+      responses: {
+        '200': { description: 'One page of entries', headers: z.object(nextLink), ...json(z.array(auditEntrySchema)) },
+        ...adminOnly,
+      },
+    }),
+  },
+  '/api/admin/activity.csv': {
+    get: op({
+      summary: 'Every audit log entry matching the filters, as one CSV file (administrators)',
+      description:
+        'Columns: at, actor_username, actor_id, action, target_type, target_id, target_label, before, after, details ' +
+        '(the last three as JSON), erased. A text value a spreadsheet would run as a formula starts with an apostrophe.',
+      tags: ['administration'],
+      security: [sessionCookie],
+      requestParams: { query: auditFilterSchema },
+      responses: {
+        '200': { description: 'CSV (Content-Disposition: attachment)', content: { 'text/csv': { schema: z.string() } } },
+        ...adminOnly,
       },
     }),
   },

@@ -1,4 +1,4 @@
-import type { AdminUserUpdate, Evidence, User } from '@portal/contracts';
+import type { AdminUserUpdate, AuditEntry, Evidence, User } from '@portal/contracts';
 import { fetchListPage, type ListPage } from './evidence';
 import { apiRequest } from './http';
 
@@ -34,4 +34,36 @@ export interface BulkVisibility {
 /** PUT /api/evidence/makeAllPublic or makeAllSecret: every item at once. */
 export function setAllVisibility(makePublic: boolean): Promise<BulkVisibility> {
   return apiRequest<BulkVisibility>(makePublic ? '/api/evidence/makeAllPublic' : '/api/evidence/makeAllSecret', { method: 'PUT' });
+}
+
+export interface ActivityFilter {
+  actor?: string;
+  action?: string;
+  target?: string;
+  /** ISO 8601 */
+  from?: string;
+  to?: string;
+}
+
+function activityQuery(filter: ActivityFilter): URLSearchParams {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(filter)) if (typeof value === 'string' && value.trim() !== '') query.set(name, value.trim());
+  return query;
+}
+
+/** GET /api/admin/activity: the first page of the audit log, newest first, for these filters. */
+export function firstActivityPage(filter: ActivityFilter, limit = 50): string {
+  const query = activityQuery(filter);
+  query.set('limit', String(limit));
+  return `/api/admin/activity?${query.toString()}`;
+}
+
+/** GET /api/admin/activity.csv: everything matching the filters, as a CSV download. */
+export function activityCsvUrl(filter: ActivityFilter): string {
+  const query = activityQuery(filter).toString();
+  return `/api/admin/activity.csv${query ? `?${query}` : ''}`;
+}
+
+export function fetchActivityPage(url: string, signal?: AbortSignal): Promise<ListPage<AuditEntry>> {
+  return fetchListPage<AuditEntry>(url, signal);
 }
