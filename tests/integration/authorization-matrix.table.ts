@@ -201,6 +201,11 @@ export const API_ROUTES: Record<string, Probe[]> = {
     }),
   ],
   'evidence GET /api/evidence/admin': [probe('all evidence', by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get('/api/evidence/admin'))],
+  'evidence GET /api/evidence/export': [
+    probe("the investigator's export of one private item", by(401, 403, 403, 200), async (caller, ctx) =>
+      as(ctx, caller).bytes(`/api/evidence/export?ids=${(await ctx.privatePhoto()).id}`).then(toAnswer),
+    ),
+  ],
   'evidence GET /api/user/:id/evidence': [probe("the owner's evidence", by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get(`/api/user/${ctx.account('owner').id}/evidence`))],
   'evidence GET /api/evidence/item/:id': [
     probe('a private item', by(404, 200, 404, 200), async (caller, ctx) => as(ctx, caller).get(`/api/evidence/item/${(await ctx.privatePhoto()).id}`)),

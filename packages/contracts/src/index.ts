@@ -8,3 +8,4 @@ export * from './evidence.js';
 export * from './password-reset.js';
 export * from './uploads.js';
 export * from './audit.js';
+export * from './investigator-export.js';

@@ -14,6 +14,7 @@ import {
 } from './users.js';
 import { publicConfigSchema } from './public-config.js';
 import { auditEntrySchema, auditFilterSchema, auditQuerySchema } from './audit.js';
+import { investigatorExportQuerySchema } from './investigator-export.js';
 import {
   bulkVisibilityResponseSchema,
   createEvidenceSchema,
@@ -328,6 +329,22 @@ const evidencePaths: ZodOpenApiPathsObject = {
       security: [sessionCookie],
       requestParams: { query: evidenceListQuerySchema },
       responses: { '200': evidencePage('One page of items'), ...adminOnly },
+    }),
+  },
+  '/api/evidence/export': {
+    get: op({
+      summary: "The investigator's export: chosen or filtered evidence as one zip archive (administrators)",
+      description:
+        'manifest.csv and manifest.json (id, title, notes, location, type, posted, author, public, review_status, files) and ' +
+        'the display copy of every item under media/<id>/ (with originals=true its original too). Streamed as it is made; ' +
+        'manifest.json lists requested ids that no longer exist under `missing`. Recorded in the audit log.',
+      tags: ['administration'],
+      security: [sessionCookie],
+      requestParams: { query: investigatorExportQuerySchema },
+      responses: {
+        '200': { description: 'A zip archive (Content-Disposition: attachment)', content: { 'application/zip': { schema: binary } } },
+        ...adminOnly,
+      },
     }),
   },
   '/api/user/{id}/evidence': {

@@ -20,6 +20,7 @@ export * from './media/ffmpeg-binaries.js';
 export { execFileOffThread } from './media/off-thread-exec.js';
 export * from './http/pagination.js';
 export * from './text/csv.js';
+export * from './archives/zip-stream.js';
 export * from './http/route-list.js';
 export * from './mail/mailer.js';
 export * from './mail/outbox-mailer.js';

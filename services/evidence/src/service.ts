@@ -101,6 +101,7 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
   const { app, cleanUpUploads } = createEvidenceApp({
     metrics,
     logger,
+    onEventsCommitted: () => relay.kick(),
     tokens: new IdentityTokens(settings.internalSecret),
     evidence,
     repository,

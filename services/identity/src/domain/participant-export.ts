@@ -1,8 +1,6 @@
-import { once } from 'node:events';
-import type { Readable, Writable } from 'node:stream';
-import archiver, { type Archiver } from 'archiver';
+import type { Writable } from 'node:stream';
 import { MESSAGES, isAdminRole } from '@portal/contracts';
-import { notFound, type BlobStore, type Logger } from '@portal/platform';
+import { notFound, streamZip, type AddToZip, type BlobStore, type Logger } from '@portal/platform';
 import type { EvidenceSource } from '../clients/evidence-client.js';
 import type { ResetCodeStore, UserRepository } from '../repositories/user-repository.js';
 import type { UserRecord } from './user-record.js';
@@ -77,32 +75,10 @@ export class ParticipantExporter {
     };
   }
 
-  private async write(
-    destination: Writable,
-    fill: (add: (source: Readable | string, name: string, stored: boolean) => Promise<void>) => Promise<void>,
-  ): Promise<void> {
-    const archive: Archiver = archiver('zip', { zlib: { level: 6 } });
-    const failed = new Promise<never>((_, reject) => {
-      archive.on('error', reject);
-      archive.on('warning', reject);
-      destination.on('close', () => reject(new Error('The download was closed before the archive was complete')));
-    });
-    failed.catch(() => undefined);
-    archive.pipe(destination);
-    // One entry at a time: the next file is opened only when the previous one is in the archive.
-    const add = async (source: Readable | string, name: string, stored: boolean) => {
-      const added = once(archive, 'entry');
-      // Photos and media are compressed already: stored as they are, they cost no CPU.
-      archive.append(source, { name, store: stored, date: new Date() });
-      await Promise.race([added, failed]);
-    };
+  private async write(destination: Writable, fill: (add: AddToZip) => Promise<void>): Promise<void> {
     try {
-      await Promise.race([fill(add), failed]);
-      await Promise.race([archive.finalize(), failed]);
-      if (!destination.writableFinished) await Promise.race([once(destination, 'finish'), failed]);
+      await streamZip(destination, fill);
     } catch (error) {
-      archive.abort();
-      destination.destroy(error as Error);
       this.deps.logger.warn({ err: error }, 'participant export stopped');
       throw error;
     }
