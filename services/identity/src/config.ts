@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_TERMS_VERSION } from '@portal/contracts';
 import { envBoolean, envBytes, envPort, parseEnv } from '@portal/platform';
 import type { NewAdmin } from './domain/user-service.js';
 
@@ -17,6 +18,8 @@ export interface IdentitySettings {
   authRateLimits: boolean;
   /** Where the evidence service listens (the participant data export asks it for their items). */
   evidenceUrl: string;
+  /** The current participation terms (registration records the version a person accepted). */
+  termsVersion: string;
   /** The first administrator, created at start when it does not exist. */
   admin?: NewAdmin;
 }
@@ -33,6 +36,7 @@ export const identityEnvSchema = z.object({
   RESET_CODE_TTL_MINUTES: z.coerce.number().positive().default(15),
   AUTH_RATE_LIMITS: envBoolean.default(true),
   EVIDENCE_URL: z.url({ error: 'must be a URL such as http://evidence:4002' }).default('http://127.0.0.1:4002'),
+  TERMS_VERSION: z.string().max(100).default(DEFAULT_TERMS_VERSION),
   ADMIN_USERNAME: z.string().optional(),
   ADMIN_EMAIL: z.string().optional(),
   ADMIN_PASSWORD: z.string().optional(),
@@ -52,6 +56,7 @@ export function identitySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): I
     resetCodeTtlMs: parsed.RESET_CODE_TTL_MINUTES * 60_000,
     authRateLimits: parsed.AUTH_RATE_LIMITS,
     evidenceUrl: parsed.EVIDENCE_URL,
+    termsVersion: parsed.TERMS_VERSION,
     admin: adminFromEnv(env),
   };
 }

@@ -22,7 +22,7 @@ import {
   type Logger,
   type Subscription,
 } from '@portal/platform';
-import { adminUserUpdateSchema, registerRequestSchema } from '@portal/contracts';
+import { DEFAULT_TERMS_VERSION, adminUserUpdateSchema, registerRequestSchema } from '@portal/contracts';
 import { createIdentityApp } from './http/app.js';
 import { HttpEvidenceSource } from './clients/evidence-client.js';
 import { ParticipantExporter } from './domain/participant-export.js';
@@ -123,6 +123,8 @@ export interface UserServiceParts {
   sessionIdleDays: number;
   /** The services' shared secret (signs verification links, seals secrets in events). */
   secret: string;
+  /** The current participation terms (TERMS_VERSION); the ops command registers nobody and may leave it out. */
+  termsVersion?: string;
   onEventsCommitted: () => void;
 }
 
@@ -139,6 +141,7 @@ export function buildUserService(parts: UserServiceParts): { users: UserService;
     logger: parts.logger,
     verification: new EmailVerificationTokens(parts.secret),
     sealer: new SealedBox(parts.secret),
+    termsVersion: parts.termsVersion ?? DEFAULT_TERMS_VERSION,
     onEventsCommitted: parts.onEventsCommitted,
   });
   return { users, sessions };
@@ -158,6 +161,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
     logger,
     sessionIdleDays: settings.sessionIdleDays,
     secret: settings.internalSecret,
+    termsVersion: settings.termsVersion,
     onEventsCommitted: () => relay.kick(),
   });
   const resets = new PasswordResetService({

@@ -98,6 +98,8 @@ function profileOf(user: UserRecord) {
     role: user.role,
     role_name: isAdminRole(user.role) ? 'administrator' : 'participant',
     video_watched: user.video_watched,
+    participation_terms:
+      user.terms_version !== null ? { version: user.terms_version, accepted_at: user.terms_accepted_at } : MESSAGES.termsNotRecorded,
     has_verification_photo: user.verification_photo_key !== null,
     has_avatar: user.avatar_key !== null,
     created_at: user.created_at,

@@ -51,6 +51,8 @@ export interface UserServiceDeps {
   logger: Logger;
   verification: EmailVerificationTokens;
   sealer: SealedBox;
+  /** The current participation terms' version (TERMS_VERSION). */
+  termsVersion: string;
   /** Called after every commit that carries events, so the outbox relay publishes them at once. */
   onEventsCommitted: () => void;
 }
@@ -89,6 +91,10 @@ export class UserService {
 
   async register(request: RegisterRequest, photo: UploadedFile | undefined, requestId?: string): Promise<UserRecord> {
     try {
+      // Terms accepted in an earlier version than today's were not the terms in force: read them again.
+      if (request.terms_version !== undefined && request.terms_version !== this.deps.termsVersion) {
+        throw badRequest(MESSAGES.termsChanged, { terms_version: MESSAGES.termsChanged });
+      }
       if (!photo) throw badRequest(MESSAGES.photoRequired, { verification_photo: MESSAGES.photoRequired });
       await this.assertAvailable(request.username, request.email);
       const [passwordHash, processed] = await Promise.all([
@@ -114,6 +120,8 @@ export class UserService {
         avatar_key: null,
         video_watched: false,
         email_verified: false,
+        terms_version: request.terms_version ?? null,
+        terms_accepted_at: request.terms_version !== undefined ? now : null,
         created_at: now,
         updated_at: now,
       };
@@ -338,6 +346,8 @@ export class UserService {
       // Staff created by ops are not sent through the participants' onboarding video.
       video_watched: true,
       email_verified: true,
+      terms_version: null,
+      terms_accepted_at: null,
       created_at: now,
       updated_at: now,
     };

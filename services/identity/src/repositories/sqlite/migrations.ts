@@ -60,4 +60,7 @@ export const IDENTITY_MIGRATIONS = [
      BEGIN SELECT RAISE(ABORT, 'audit entries are append-only'); END;
    CREATE TRIGGER audit_entries_erase_only BEFORE UPDATE ON audit_entries WHEN NEW.erased <> 1
      BEGIN SELECT RAISE(ABORT, 'audit entries are append-only'); END;`,
+  // The participation terms accepted at registration (null: not recorded).
+  `ALTER TABLE users ADD COLUMN terms_version TEXT;
+   ALTER TABLE users ADD COLUMN terms_accepted_at TEXT;`,
 ];
