@@ -8,6 +8,8 @@ import { MongoAuthorDirectory, MongoEvidenceRepository } from '../../services/ev
 import { userRepositoryContract } from '../../services/identity/test/contracts/identity-store-contracts.js';
 import { auditLogContract } from '../../services/identity/test/contracts/audit-log-contracts.js';
 import { MongoAuditLog } from '../../services/identity/src/repositories/mongo/mongo-audit-log.js';
+import { MongoScheduleStore } from '../../services/identity/src/repositories/mongo/mongo-schedule-store.js';
+import { scheduleStoreContract } from '../../services/identity/test/contracts/schedule-store-contracts.js';
 import { authorDirectoryContract, evidenceRepositoryContract } from '../../services/evidence/test/contracts/evidence-store-contracts.js';
 import { infraServers, stopContainers } from '../support/infra-servers.js';
 
@@ -38,6 +40,7 @@ if (servers.mongoUrl) {
     return audit;
   });
   auditLogContract('MongoDB (mongoose)', () => auditDb);
+  scheduleStoreContract('MongoDB (mongoose)', async () => new MongoScheduleStore(await auditDb.then(() => database('schedule'))));
   blobIntentsContract('identity MongoDB (mongoose)', { create: async () => (await identityDb).blobIntents });
   const evidenceDb = database('evidence').then(async (connection) => {
     const evidence = new MongoEvidenceRepository(connection);

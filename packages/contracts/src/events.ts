@@ -10,6 +10,8 @@ export const TOPICS = {
   media: 'media.results',
   /** Administrative acts, from identity and evidence, stored by identity's audit log. */
   audit: 'audit.entries',
+  /** Moderator digests due (identity → notifier). */
+  moderation: 'identity.moderation',
 } as const;
 
 export const eventEnvelopeSchema = z.object({

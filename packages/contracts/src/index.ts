@@ -9,3 +9,4 @@ export * from './password-reset.js';
 export * from './uploads.js';
 export * from './audit.js';
 export * from './investigator-export.js';
+export * from './moderation-digest.js';

@@ -20,6 +20,8 @@ export interface IdentitySettings {
   evidenceUrl: string;
   /** The current participation terms (registration records the version a person accepted). */
   termsVersion: string;
+  /** How often at most administrators get the moderator digest (ms); 0 = never. */
+  moderationDigestMs: number;
   /** The first administrator, created at start when it does not exist. */
   admin?: NewAdmin;
 }
@@ -37,6 +39,7 @@ export const identityEnvSchema = z.object({
   AUTH_RATE_LIMITS: envBoolean.default(true),
   EVIDENCE_URL: z.url({ error: 'must be a URL such as http://evidence:4002' }).default('http://127.0.0.1:4002'),
   TERMS_VERSION: z.string().max(100).default(DEFAULT_TERMS_VERSION),
+  MODERATION_DIGEST_MINUTES: z.coerce.number({ error: 'must be a number of minutes (0 = off)' }).min(0).max(7 * 24 * 60).default(60),
   ADMIN_USERNAME: z.string().optional(),
   ADMIN_EMAIL: z.string().optional(),
   ADMIN_PASSWORD: z.string().optional(),
@@ -57,6 +60,7 @@ export function identitySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): I
     authRateLimits: parsed.AUTH_RATE_LIMITS,
     evidenceUrl: parsed.EVIDENCE_URL,
     termsVersion: parsed.TERMS_VERSION,
+    moderationDigestMs: Math.round(parsed.MODERATION_DIGEST_MINUTES * 60_000),
     admin: adminFromEnv(env),
   };
 }

@@ -46,6 +46,10 @@ import { SqliteAuditLog } from './repositories/sqlite/sqlite-audit-log.js';
 import { MongoAuditLog } from './repositories/mongo/mongo-audit-log.js';
 import { AuditTrail } from './domain/audit-trail.js';
 import { subscribeAuditConsumer } from './consumers/audit-consumer.js';
+import type { ScheduleStore } from './repositories/schedule-store.js';
+import { SqliteScheduleStore } from './repositories/sqlite/sqlite-schedule-store.js';
+import { MongoScheduleStore } from './repositories/mongo/mongo-schedule-store.js';
+import { ModerationDigest } from './domain/moderation-digest.js';
 
 export interface IdentityRuntime {
   bus: EventBus;
@@ -72,6 +76,8 @@ export interface IdentityStores {
   resetCodes: ResetCodeStore;
   /** The audit log (append-only). */
   audit: AuditLogStore;
+  /** Runs of periodic work (the moderator digest). */
+  schedule: ScheduleStore;
   /** Redis, when the stores are distributed (shared with the rate limiter). */
   redis: Redis | null;
   close(): Promise<void>;
@@ -96,6 +102,7 @@ export async function openIdentityStores(infrastructure: InfrastructureSettings)
       sessions: new RedisSessionStore(redis, prefix),
       resetCodes: new RedisResetCodeStore(redis, prefix),
       audit,
+      schedule: new MongoScheduleStore(connection),
       redis,
       close: async () => {
         redis.disconnect();
@@ -109,6 +116,7 @@ export async function openIdentityStores(infrastructure: InfrastructureSettings)
     sessions: new SqliteSessionStore(db),
     resetCodes: new SqliteResetCodeStore(db),
     audit: new SqliteAuditLog(db),
+    schedule: new SqliteScheduleStore(db),
     redis: null,
     close: async () => {
       db.close();
@@ -178,6 +186,19 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
     onEventsCommitted: () => relay.kick(),
   });
   const tokens = new IdentityTokens(settings.internalSecret);
+  const evidenceSource = new HttpEvidenceSource(settings.evidenceUrl, tokens);
+  const digest =
+    settings.moderationDigestMs > 0
+      ? new ModerationDigest({
+          users: stores.users,
+          schedule: stores.schedule,
+          evidence: evidenceSource,
+          logger,
+          everyMs: settings.moderationDigestMs,
+          onEventsCommitted: () => relay.kick(),
+          ...(runtime.clock ? { clock: runtime.clock } : {}),
+        })
+      : undefined;
   const trail = new AuditTrail({ store: stores.audit, users: stores.users, logger });
   // Where received pictures wait while they are checked (this process's alone: emptied at start).
   const uploadsTmpDir = join(settings.dataDir, 'tmp', 'identity-uploads');
@@ -196,7 +217,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
       users: stores.users,
       resetCodes: stores.resetCodes,
       blobs,
-      evidence: new HttpEvidenceSource(settings.evidenceUrl, tokens),
+      evidence: evidenceSource,
       logger,
       ...(runtime.clock ? { clock: runtime.clock } : {}),
     }),
@@ -243,6 +264,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
       }
       relay.start();
       subscription = await subscribeAuditConsumer(runtime.bus, trail, logger);
+      digest?.start();
       server = app.listen(settings.port, settings.host);
       await once(server, 'listening');
       const { port } = server.address() as AddressInfo;
@@ -255,6 +277,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
         server.closeIdleConnections();
         await new Promise<void>((resolve) => server!.close(() => resolve()));
       }
+      await digest?.stop();
       await subscription?.close();
       // Publish what is committed before the bus goes away; what fails stays in the outbox.
       await relay.flush().catch((error: unknown) => logger.warn({ err: error }, 'outbox not flushed'));

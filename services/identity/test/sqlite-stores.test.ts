@@ -5,6 +5,7 @@ import { afterAll } from 'vitest';
 import { infrastructureFromEnv } from '@portal/platform';
 import { openIdentityStores } from '../src/service.js';
 import { auditLogContract } from './contracts/audit-log-contracts.js';
+import { scheduleStoreContract } from './contracts/schedule-store-contracts.js';
 import { resetCodeStoreContract, sampleUser, sessionStoreContract, userRepositoryContract } from './contracts/identity-store-contracts.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'identity-stores-'));
@@ -25,3 +26,4 @@ resetCodeStoreContract('SQLite', async () => ({
   },
 }));
 auditLogContract('SQLite', async () => stores.audit);
+scheduleStoreContract('SQLite', async () => stores.schedule);

@@ -63,4 +63,6 @@ export const IDENTITY_MIGRATIONS = [
   // The participation terms accepted at registration (null: not recorded).
   `ALTER TABLE users ADD COLUMN terms_version TEXT;
    ALTER TABLE users ADD COLUMN terms_accepted_at TEXT;`,
+  // Runs of periodic work (SqliteScheduleStore): the moderator digest.
+  `CREATE TABLE schedule_runs (name TEXT PRIMARY KEY, last_at TEXT NOT NULL);`,
 ];
