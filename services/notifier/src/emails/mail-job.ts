@@ -23,6 +23,16 @@ export const mailJobSchema = z.discriminatedUnion('kind', [
     reason: z.enum(['registered', 'email-changed']),
   }),
   z.object({
+    kind: z.literal('account-notice'),
+    eventId: z.string(),
+    userId: z.string().optional(),
+    to: z.string(),
+    fullName: z.string(),
+    notice: z.enum(['email-changed', 'password-changed']),
+    /** The address the account moved to (an e-mail change). */
+    newEmail: z.string().optional(),
+  }),
+  z.object({
     kind: z.literal('moderation-digest'),
     eventId: z.string(),
     userId: z.string().optional(),

@@ -1,6 +1,6 @@
 import type { ActiveJob, Logger, Mailer, SealedBox } from '@portal/platform';
 import type { MailJob } from './mail-job.js';
-import { moderationDigestEmail, resetCodeEmail, verificationEmail, type Branding, type EmailContent } from './templates.js';
+import { accountNoticeEmail, moderationDigestEmail, resetCodeEmail, verificationEmail, type Branding, type EmailContent } from './templates.js';
 
 export interface MailSenderDeps {
   mailer: Mailer;
@@ -42,6 +42,9 @@ function render(deps: MailSenderDeps, mail: MailJob): EmailContent {
     return resetCodeEmail(deps.branding, { fullName: mail.fullName, email: mail.to, code: deps.sealer.open(mail.sealedCode), minutes });
   }
   if (mail.kind === 'moderation-digest') return moderationDigestEmail(deps.branding, mail);
+  if (mail.kind === 'account-notice') {
+    return accountNoticeEmail(deps.branding, { fullName: mail.fullName, notice: mail.notice, newEmail: mail.newEmail });
+  }
   const link = `${deps.branding.publicUrl}/api/user/verify-email?token=${encodeURIComponent(deps.sealer.open(mail.sealedToken))}`;
   return verificationEmail(deps.branding, { fullName: mail.fullName, link, reason: mail.reason });
 }
