@@ -1,6 +1,7 @@
 // The Activity view of the Administration page in Chromium, against a whole portal: a moderator's
 // acts (a publication, an edit) appear newest first with what changed, the filters narrow the
-// list, the CSV download holds the same entries, and the view works on a 360 px phone.
+// list, the CSV download holds the same entries, and the view works on a 360 px phone. Also the
+// participation terms a participant accepted, in their information dialog.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../support/api-client.js';
@@ -13,6 +14,7 @@ let portal: TestPortal;
 let browser: Browser;
 let admin: ApiClient;
 let itemId: string;
+let informantName: string;
 const pages = new OpenPages(() => ({ browser, url: portal.url }));
 
 beforeAll(async () => {
@@ -20,7 +22,8 @@ beforeAll(async () => {
   portal = started;
   browser = launched;
   admin = (await adminClient(portal.url)).client;
-  const informant = await newParticipant(portal.url);
+  const informant = await newParticipant(portal.url, { terms_version: '1' });
+  informantName = informant.user.username;
   const item = await informant.client.post('/api/evidence', { title: 'Lamp post signal', notes: 'Three flashes.' });
   itemId = item.data.id;
   expect((await admin.put(`/api/evidence/clearance/${itemId}`)).status).toBe(200);
@@ -87,6 +90,15 @@ describe.skipIf(chromiumMissing)('the Activity view', () => {
 
     await dialog.getByRole('button', { name: 'Close' }).click();
     await dialog.waitFor({ state: 'hidden' });
+  });
+
+  it("shows in a user's information which participation terms they accepted, and when", async () => {
+    const page = await pages.open('desktop', admin.cookies.get('portal_session')!);
+    await page.goto('/admin');
+    await page.getByRole('button', { name: 'Show Users' }).click();
+    await page.getByRole('button', { name: `Information about ${informantName}` }).click();
+    const info = page.getByRole('dialog', { name: 'User Information' });
+    await expect.poll(() => info.locator('dl').innerText()).toMatch(/Participation Terms\s+version 1, accepted \S+/);
   });
 
   it('fits a 360 px phone', async () => {
