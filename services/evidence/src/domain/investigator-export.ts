@@ -49,7 +49,7 @@ export class InvestigatorExporter {
       auditEvent({
         actor: caller,
         action: 'evidence.export',
-        target: { type: 'archive', id: null, label: query.ids ? `${query.ids.length} chosen items` : 'Evidence matching the filters' },
+        target: { type: 'archive', id: null, label: query.ids ? `${query.ids.length} chosen ${query.ids.length === 1 ? 'item' : 'items'}` : 'Evidence matching the filters' },
         details: {
           ...(query.ids ? { ids: query.ids } : {}),
           ...(query.type !== undefined ? { type: query.type } : {}),
