@@ -17,6 +17,8 @@ export * from './lifecycle/shutdown.js';
 export * from './jobs/job-queue.js';
 export * from './jobs/sqlite-job-queue.js';
 export * from './media/ffmpeg-binaries.js';
+export * from './media/media-containers.js';
+export * from './media/media-caps.js';
 export { execFileOffThread } from './media/off-thread-exec.js';
 export * from './http/pagination.js';
 export * from './text/csv.js';

@@ -25,9 +25,9 @@ export function createMediaWorker(settings: MediaWorkerSettings, runtime: MediaW
     metrics,
     async start() {
       const binaries = locateFfmpeg();
-      runtime.logger.info({ ...binaries, concurrency: settings.concurrency }, 'media worker starting');
+      runtime.logger.info({ ...binaries, concurrency: settings.concurrency, caps: settings.caps }, 'media worker starting');
       worker = await runtime.jobs.work(
-        metrics.timeJobs('media', mediaJobHandler({ blobs: runtime.blobs, bus: runtime.bus, logger: runtime.logger, workRoot: settings.workRoot })),
+        metrics.timeJobs('media', mediaJobHandler({ blobs: runtime.blobs, bus: runtime.bus, logger: runtime.logger, workRoot: settings.workRoot, caps: settings.caps })),
         { concurrency: settings.concurrency, lockDurationMs: settings.lockDurationMs },
       );
     },
