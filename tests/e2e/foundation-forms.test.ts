@@ -215,6 +215,7 @@ describe.skipIf(chromiumMissing)(chromiumMissing ? `foundation forms (skipped: $
       await page.getByRole('textbox', { name: 'Confirm Phone Number' }).fill('5551234567');
       await page.getByRole('textbox', { name: 'Password', exact: true }).fill('password1');
       await page.getByRole('textbox', { name: 'Confirm Password' }).fill('password1');
+      await page.getByRole('checkbox', { name: /I accept the participation terms/ }).check();
       await page.getByRole('button', { name: 'Register', exact: true }).click();
       const photoDialog = page.getByRole('dialog', { name: 'Verification Photo' });
       await chooseFile(page, photoDialog.getByRole('button', { name: 'Choose from Files' }), photoPath);
