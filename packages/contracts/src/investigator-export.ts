@@ -8,10 +8,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * GET /api/evidence/export: the administration list's filters (without paging), or `ids`; the
- * display copies of the media, and the originals too with `originals=true`.
+ * display copies of the media, and the originals too with `originals=true`. Each filter is listed
+ * here and applied in InvestigatorExporter.pages (evidence service): a filter added to the
+ * administration list is added to both, never accepted and ignored.
  */
 export const investigatorExportQuerySchema = evidenceListQuerySchema
-  .omit({ limit: true, cursor: true })
+  .pick({ type: true })
   .extend({
     ids: z
       .string()
