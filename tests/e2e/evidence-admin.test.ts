@@ -231,7 +231,7 @@ describe.skipIf(chromiumMissing)('administration and archive (Chromium)', () => 
     let info = page.getByRole('dialog', { name: 'User Information' });
     await info.getByRole('img', { name: `Verification photo of ${informant.user.username}` }).waitFor();
     const shown = await info.locator('dl').innerText();
-    for (const text of ['Username', informant.user.username, 'Email', informant.user.email, 'Phone Number', 'Role', 'User', 'Full Name', 'Ida Informant', 'Video Watched', 'Yes']) {
+    for (const text of ['Username', informant.user.username, 'Email', informant.user.email, 'Phone Number', 'Role', 'User', 'Full Name', 'Ida Informant', 'Video Watched', 'Yes', 'Participation Terms', 'not recorded']) {
       expect(shown).toContain(text);
     }
     await expect

@@ -13,6 +13,8 @@ import {
   userSchema,
 } from './users.js';
 import { publicConfigSchema } from './public-config.js';
+import { auditEntrySchema, auditFilterSchema, auditQuerySchema } from './audit.js';
+import { investigatorExportQuerySchema } from './investigator-export.js';
 import {
   bulkVisibilityResponseSchema,
   createEvidenceSchema,
@@ -238,6 +240,36 @@ const paths: ZodOpenApiPathsObject = {
       },
     }),
   },
+  '/api/admin/activity': {
+    get: op({
+      summary: 'The audit log: administrative acts, newest first, a page at a time (administrators)',
+      description:
+        'Who did what to which item or account, when, with the values before and after where they apply. ' +
+        'Entries about a deleted participant stay, without anything that identifies them (erased: true).',
+      tags: ['administration'],
+      security: [sessionCookie],
+      requestParams: { query: auditQuerySchema },
+      responses: {
+        '200': { description: 'One page of entries', headers: z.object(nextLink), ...json(z.array(auditEntrySchema)) },
+        ...adminOnly,
+      },
+    }),
+  },
+  '/api/admin/activity.csv': {
+    get: op({
+      summary: 'Every audit log entry matching the filters, as one CSV file (administrators)',
+      description:
+        'Columns: at, actor_username, actor_id, action, target_type, target_id, target_label, before, after, details ' +
+        '(the last three as JSON), erased. A text value a spreadsheet would run as a formula starts with an apostrophe.',
+      tags: ['administration'],
+      security: [sessionCookie],
+      requestParams: { query: auditFilterSchema },
+      responses: {
+        '200': { description: 'CSV (Content-Disposition: attachment)', content: { 'text/csv': { schema: z.string() } } },
+        ...adminOnly,
+      },
+    }),
+  },
   '/api/user/{id}/verification-photo': {
     get: op({
       summary: "A user's verification photo (its owner and administrators only)",
@@ -349,6 +381,22 @@ const evidencePaths: ZodOpenApiPathsObject = {
       security: [sessionCookie],
       requestParams: { path: evidenceIdPath },
       responses: { '200': { description: 'The item, reviewed', ...json(evidenceSchema) }, ...adminOnly, '404': error('No such item') },
+    }),
+  },
+  '/api/evidence/export': {
+    get: op({
+      summary: "The investigator's export: chosen or filtered evidence as one zip archive (administrators)",
+      description:
+        'manifest.csv and manifest.json (id, title, notes, location, type, posted, author, public, review_status, files) and ' +
+        'the display copy of every item under media/<id>/ (with originals=true its original too). Streamed as it is made; ' +
+        'manifest.json lists requested ids that no longer exist under `missing`. Recorded in the audit log.',
+      tags: ['administration'],
+      security: [sessionCookie],
+      requestParams: { query: investigatorExportQuerySchema },
+      responses: {
+        '200': { description: 'A zip archive (Content-Disposition: attachment)', content: { 'application/zip': { schema: binary } } },
+        ...adminOnly,
+      },
     }),
   },
   '/api/user/{id}/evidence': {

@@ -103,6 +103,7 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
     metrics,
     publicLocationDecimals: settings.publicLocationDecimals,
     logger,
+    onEventsCommitted: () => relay.kick(),
     tokens: new IdentityTokens(settings.internalSecret),
     evidence,
     repository,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_PUBLIC_LOCATION_DECIMALS, type PublicConfig } from '@portal/contracts';
+import { DEFAULT_PUBLIC_LOCATION_DECIMALS, DEFAULT_TERMS_TEXT, DEFAULT_TERMS_VERSION, type PublicConfig } from '@portal/contracts';
 import { envBoolean, envPort, parseEnv } from '@portal/platform';
 
 export interface GatewaySettings {
@@ -52,6 +52,9 @@ const publicConfigEnvSchema = z.object({
   TUTORIAL_CAPTIONS_URL: z.string().optional(),
   // The evidence service rounds public positions; the app says how much next to "Add my location".
   PUBLIC_LOCATION_DECIMALS: z.coerce.number().int().min(0).max(5).default(DEFAULT_PUBLIC_LOCATION_DECIMALS),
+  TERMS_VERSION: z.string().max(100).default(DEFAULT_TERMS_VERSION),
+  TERMS_TEXT: z.string().max(20_000).optional(),
+  TERMS_URL: z.string().optional(),
 });
 
 /** The event-specific words and links, from the environment (documented in the README). */
@@ -71,6 +74,12 @@ export function publicConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Publi
     tutorialVideo: parsed.TUTORIAL_VIDEO_URL
       ? { url: parsed.TUTORIAL_VIDEO_URL, captionsUrl: parsed.TUTORIAL_CAPTIONS_URL ?? null }
       : onboardingVideo,
+    // Without TERMS_TEXT and TERMS_URL, the default words (with a URL alone, none: the link says it all).
+    terms: {
+      version: parsed.TERMS_VERSION,
+      text: parsed.TERMS_TEXT ?? (parsed.TERMS_URL ? null : DEFAULT_TERMS_TEXT),
+      url: parsed.TERMS_URL ?? null,
+    },
   };
 }
 

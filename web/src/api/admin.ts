@@ -1,4 +1,4 @@
-import type { AdminUserUpdate, Evidence, EvidenceCounts, MarkReviewed, MediaType, SelectedVisibility, User } from '@portal/contracts';
+import type { AdminUserUpdate, AuditEntry, Evidence, EvidenceCounts, MarkReviewed, MediaType, SelectedVisibility, User } from '@portal/contracts';
 import { MAX_SELECTED_IDS } from '@portal/contracts';
 import { fetchListPage, firstPageUrl, type ListFilters, type ListPage } from './evidence';
 import { apiRequest } from './http';
@@ -88,4 +88,36 @@ export async function fetchMatchingIds(type: MediaType | null, filters: ListFilt
     url = page.next;
   }
   return ids;
+}
+
+export interface ActivityFilter {
+  actor?: string;
+  action?: string;
+  target?: string;
+  /** ISO 8601 */
+  from?: string;
+  to?: string;
+}
+
+function activityQuery(filter: ActivityFilter): URLSearchParams {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(filter)) if (typeof value === 'string' && value.trim() !== '') query.set(name, value.trim());
+  return query;
+}
+
+/** GET /api/admin/activity: the first page of the audit log, newest first, for these filters. */
+export function firstActivityPage(filter: ActivityFilter, limit = 50): string {
+  const query = activityQuery(filter);
+  query.set('limit', String(limit));
+  return `/api/admin/activity?${query.toString()}`;
+}
+
+/** GET /api/admin/activity.csv: everything matching the filters, as a CSV download. */
+export function activityCsvUrl(filter: ActivityFilter): string {
+  const query = activityQuery(filter).toString();
+  return `/api/admin/activity.csv${query ? `?${query}` : ''}`;
+}
+
+export function fetchActivityPage(url: string, signal?: AbortSignal): Promise<ListPage<AuditEntry>> {
+  return fetchListPage<AuditEntry>(url, signal);
 }

@@ -17,6 +17,7 @@ import {
   type UserUpdatedData,
 } from '@portal/contracts';
 import {
+  auditEvent,
   badRequest,
   createEvent,
   formatBytes,
@@ -192,7 +193,10 @@ export class EvidenceService {
         await this.deps.evidence.blobIntents.remove(revisionPrefix(id, replaced.revision));
       };
       const updated = await this.deps.evidence
-        .update(id, changes, [this.changedEvent('evidence.updated', { ...current, ...changes }, requestId)])
+        .update(id, changes, [
+          this.changedEvent('evidence.updated', { ...current, ...changes }, requestId),
+          ...(isAdminRole(caller.role) ? [this.editedAudit(caller, current, changes, requestId)] : []),
+        ])
         .catch(async (error: unknown) => {
           await abandon();
           throw error;
@@ -220,6 +224,18 @@ export class EvidenceService {
     await this.deps.evidence.blobIntents.add(itemPrefix(id));
     const deleted = await this.deps.evidence.delete(id, [
       { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.deleted', key: id, data, requestId }) },
+      ...(isAdminRole(caller.role)
+        ? [
+            auditEvent({
+              actor: caller,
+              action: 'evidence.delete',
+              target: { type: 'evidence', id, label: current.title },
+              subjectUserId: current.user_id,
+              before: { title: current.title, notes: current.notes, is_public: current.is_public, author: current.username },
+              requestId,
+            }),
+          ]
+        : []),
     ]);
     if (!deleted) {
       await this.deps.evidence.blobIntents.remove(itemPrefix(id));
@@ -229,25 +245,44 @@ export class EvidenceService {
     await this.removeBlobs(itemPrefix(id));
   }
 
-  async toggleVisibility(id: string, requestId?: string): Promise<EvidenceRecord> {
+  async toggleVisibility(caller: CallerIdentity, id: string, requestId?: string): Promise<EvidenceRecord> {
     const current = await this.deps.evidence.findById(id);
     if (!current) throw notFound(MESSAGES.evidenceNotFound);
     const is_public = !current.is_public;
     const data: EvidenceVisibilityData = { evidenceId: id, is_public, changed: 1 };
     const updated = await this.deps.evidence.update(id, { is_public, review_status: 'reviewed', updated_at: new Date().toISOString() }, [
       { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: id, data, requestId }) },
+      auditEvent({
+        actor: caller,
+        action: is_public ? 'evidence.publish' : 'evidence.unpublish',
+        target: { type: 'evidence', id, label: current.title },
+        subjectUserId: current.user_id,
+        before: { is_public: current.is_public },
+        after: { is_public },
+        requestId,
+      }),
     ]);
     if (!updated) throw notFound(MESSAGES.evidenceNotFound);
     this.deps.onEventsCommitted();
     return updated;
   }
 
-  async setAllVisibility(is_public: boolean, requestId?: string): Promise<number> {
+  async setAllVisibility(caller: CallerIdentity, is_public: boolean, requestId?: string): Promise<number> {
+    const audit = (changed: number) =>
+      auditEvent({
+        actor: caller,
+        action: is_public ? 'evidence.publish-all' : 'evidence.unpublish-all',
+        target: { type: 'archive', id: null, label: is_public ? 'Make All Public' : 'Make All Private' },
+        details: { changed },
+        requestId,
+      });
     const changed = await this.deps.evidence.setAllVisibility(is_public, (count) => {
       const data: EvidenceVisibilityData = { evidenceId: null, is_public, changed: count };
-      return [{ topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: 'all', data, requestId }) }];
+      return [{ topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: 'all', data, requestId }) }, audit(count)];
     });
-    if (changed > 0) this.deps.onEventsCommitted();
+    // Nothing to change is still an act an administrator did.
+    if (changed === 0) await this.deps.evidence.appendEvents([audit(0)]);
+    this.deps.onEventsCommitted();
     return changed;
   }
 
@@ -483,6 +518,25 @@ export class EvidenceService {
       media_revision: 0,
       ...NO_MEDIA,
     };
+  }
+
+  private editedAudit(caller: CallerIdentity, current: EvidenceRecord, changes: EvidenceChanges, requestId?: string): PendingEvent {
+    const before: Record<string, unknown> = {};
+    const after: Record<string, unknown> = {};
+    for (const field of ['title', 'notes', 'media_revision'] as const) {
+      if (changes[field] === undefined || changes[field] === current[field]) continue;
+      before[field] = current[field];
+      after[field] = changes[field];
+    }
+    return auditEvent({
+      actor: caller,
+      action: 'evidence.edit',
+      target: { type: 'evidence', id: current.id, label: changes.title ?? current.title },
+      subjectUserId: current.user_id,
+      before,
+      after,
+      requestId,
+    });
   }
 
   private changedEvent(type: 'evidence.created' | 'evidence.updated', record: EvidenceRecord, requestId?: string): PendingEvent {

@@ -76,6 +76,8 @@ export interface EvidenceRepository {
   /** Items still waiting for their media, oldest first. */
   findProcessing(limit: number): Promise<EvidenceRecord[]>;
   findFinishedUpload(uploadId: string): Promise<FinishedUpload | null>;
+  /** Stores events that belong to no change of an item (for example the record of an export). */
+  appendEvents(events: PendingEvent[]): Promise<void>;
   /**
    * Notes, made before blobs are written or deleted, of the prefix they are under; a note is
    * removed when the work is done. What a crash leaves noted is garbage unless an item refers to

@@ -14,6 +14,7 @@ import { useNotify } from '../../notifications/notify-context';
 
 const AdminEvidenceList = lazy(() => import('./AdminEvidenceList'));
 const AdminUserList = lazy(() => import('./AdminUserList'));
+const ActivityDialog = lazy(() => import('./ActivityDialog'));
 
 const loading = <Typography role="status">Loading...</Typography>;
 
@@ -45,6 +46,7 @@ export default function AdminPage() {
   const showUsers = view === 'users';
   const [bulk, setBulk] = useState<'public' | 'private' | null>(null);
   const [busy, setBusy] = useState(false);
+  const [showActivity, setShowActivity] = useState(false);
 
   const applyBulk = async (makePublic: boolean) => {
     setBusy(true);
@@ -77,6 +79,9 @@ export default function AdminPage() {
         <Button variant="outlined" color="inherit" onClick={() => setView(showUsers ? 'evidence' : 'users')} aria-pressed={showUsers}>
           {showUsers ? 'Show Evidence' : 'Show Users'}
         </Button>
+        <Button variant="outlined" color="secondary" onClick={() => setShowActivity(true)} aria-haspopup="dialog">
+          Activity
+        </Button>
       </Stack>
       <Typography variant="h2" component="h2" gutterBottom>
         {VIEW_HEADINGS[view]}
@@ -84,6 +89,11 @@ export default function AdminPage() {
       <Suspense fallback={loading}>
         <AdminViewContent view={view} />
       </Suspense>
+      {showActivity ? (
+        <Suspense fallback={loading}>
+          <ActivityDialog open onClose={() => setShowActivity(false)} />
+        </Suspense>
+      ) : null}
       <ConfirmDialog
         open={bulk !== null}
         title={bulk === 'private' ? 'Make All Evidence Private' : 'Make All Evidence Public'}

@@ -161,8 +161,8 @@ export function evidenceRoutes({ evidence, tmpDir, publicLocationDecimals }: Evi
   router.put(
     '/api/evidence/clearance/:id',
     route(async (req, res) => {
-      requireAdmin(req);
-      res.json(toEvidenceResponse(await evidence.toggleVisibility(evidenceId(req), requestId(req))));
+      const caller = requireAdmin(req);
+      res.json(toEvidenceResponse(await evidence.toggleVisibility(caller, evidenceId(req), requestId(req))));
     }),
   );
 
@@ -212,8 +212,8 @@ export function evidenceRoutes({ evidence, tmpDir, publicLocationDecimals }: Evi
     router.put(
       path,
       route(async (req, res) => {
-        requireAdmin(req);
-        const changed = await evidence.setAllVisibility(isPublic, requestId(req));
+        const caller = requireAdmin(req);
+        const changed = await evidence.setAllVisibility(caller, isPublic, requestId(req));
         res.json({ ok: true, changed, is_public: isPublic });
       }),
     );

@@ -315,6 +315,10 @@ export class MongoEvidenceRepository implements EvidenceRepository {
     return document ? { uploadId, evidenceId: document._id, size: document.upload_size ?? 0 } : null;
   }
 
+  async appendEvents(events: PendingEvent[]): Promise<void> {
+    await this.outbox.appendStandalone(events);
+  }
+
   async ping(): Promise<void> {
     await this.connection.db!.admin().ping();
   }

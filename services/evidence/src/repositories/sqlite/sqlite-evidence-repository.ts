@@ -228,6 +228,10 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
     return row ? { uploadId: row.upload_id, evidenceId: row.evidence_id, size: row.size } : null;
   }
 
+  async appendEvents(events: PendingEvent[]): Promise<void> {
+    this.db.transaction(() => this.append(events)).immediate();
+  }
+
   async ping(): Promise<void> {
     this.db.prepare('SELECT 1').get();
   }
