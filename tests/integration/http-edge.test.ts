@@ -181,6 +181,10 @@ describe('every GET route through the gateway, asked as a browser asks again', (
       ['gateway /*', [at('/home', true), at('/assets/index-abc123.js', true, true), at('/onboarding/onboarding.mp4', true, true)]],
       ['identity /api/user', [at('/api/user')]],
       ['identity /api/user/verify-email', [at('/api/user/verify-email?token=forged')]],
+      ['identity /api/admin/activity', [at('/api/admin/activity?limit=5')]],
+      ['identity /api/admin/activity.csv', [at('/api/admin/activity.csv?action=admin.login')]],
+      ['evidence /api/evidence/export', [at(`/api/evidence/export?ids=${privatePhoto.id}`)]],
+      ['evidence /api/evidence/admin/counts', [at('/api/evidence/admin/counts')]],
       ['identity /api/user/users', [at('/api/user/users')]],
       ['identity /api/user/:id/export', [at(`/api/user/${ownerId}/export`)]],
       ['identity /api/user/:id/avatar', [at(`/api/user/${ownerId}/avatar`, true)]],
@@ -200,7 +204,7 @@ describe('every GET route through the gateway, asked as a browser asks again', (
   }
 
   /** Reached through the gateway's proxy prefixes, or only inside the cluster (never through the gateway). */
-  const NOT_WALKED = /^(gateway \/(api\/(user|email|evidence)(\/\*)?|media(\/\*)?|api\/\*)|(identity|evidence) \/(healthz|readyz|metrics|internal\/.*))$/;
+  const NOT_WALKED = /^(gateway \/(api\/(user|email|evidence|admin)(\/\*)?|media(\/\*)?|api\/\*)|(identity|evidence) \/(healthz|readyz|metrics|internal\/.*))$/;
 
   it('walks every GET route the code declares', () => {
     const declared = Object.entries(portal.routes!())
