@@ -13,11 +13,19 @@ import {
   userSchema,
 } from './users.js';
 import { publicConfigSchema } from './public-config.js';
+import { auditEntrySchema, auditFilterSchema, auditQuerySchema } from './audit.js';
+import { investigatorExportQuerySchema } from './investigator-export.js';
 import {
   bulkVisibilityResponseSchema,
   createEvidenceSchema,
+  adminEvidenceListQuerySchema,
+  evidenceCountsSchema,
   evidenceListQuerySchema,
   evidenceSchema,
+  markReviewedRequestSchema,
+  markReviewedResponseSchema,
+  selectedVisibilityRequestSchema,
+  selectedVisibilityResponseSchema,
   updateEvidenceSchema,
 } from './evidence.js';
 import {
@@ -46,7 +54,7 @@ const nextLink = {
 
 const commonErrors = {
   '400': error('The input breaks a rule; message says which, fields say where'),
-  '429': error('Too many requests from this address or for this account'),
+  '429': error('Too many requests from this address or for this account, or too many uploads at once for this participant'),
 };
 const signedIn = { ...commonErrors, '401': error('No session: log in first') };
 const adminOnly = { ...signedIn, '403': error('Only administrators may do this') };
@@ -84,6 +92,7 @@ const paths: ZodOpenApiPathsObject = {
         '201': { description: 'The new user', ...json(userSchema) },
         ...commonErrors,
         '409': error('The username or e-mail address is taken'),
+        '408': error('The body stopped arriving: no byte came for UPLOAD_IDLE_TIMEOUT_MS'),
         '413': error('The photo is too large'),
         '415': error('The photo is not an image'),
       },
@@ -112,6 +121,7 @@ const paths: ZodOpenApiPathsObject = {
   '/api/user/logout': {
     post: op({
       summary: 'End this session and clear the cookie',
+      description: 'Also answers Clear-Site-Data: "cache", so that a shared phone keeps none of the pictures and pages the person saw.',
       tags: ['users'],
       responses: { '200': { description: 'Logged out', ...json(okResponseSchema) } },
     }),
@@ -144,6 +154,7 @@ const paths: ZodOpenApiPathsObject = {
         '200': { description: 'The updated user', ...json(userSchema) },
         ...signedIn,
         '409': error('The e-mail address belongs to another account'),
+        '408': error('The body stopped arriving: no byte came for UPLOAD_IDLE_TIMEOUT_MS'),
         '413': error('The avatar is too large'),
         '415': error('The avatar is not an image'),
       },
@@ -208,7 +219,11 @@ const paths: ZodOpenApiPathsObject = {
       summary: "A user's avatar (public)",
       tags: ['users'],
       requestParams: { path: userIdPath },
-      responses: { '200': { description: 'WebP image', content: { 'image/webp': { schema: binary } } }, '404': error('No avatar') },
+      responses: {
+        '200': { description: 'WebP image', content: { 'image/webp': { schema: binary } } },
+        '304': { description: 'Not modified (If-None-Match or If-Modified-Since)' },
+        '404': error('No avatar'),
+      },
     }),
   },
   '/api/user/{id}/export': {
@@ -232,6 +247,36 @@ const paths: ZodOpenApiPathsObject = {
       },
     }),
   },
+  '/api/admin/activity': {
+    get: op({
+      summary: 'The audit log: administrative acts, newest first, a page at a time (administrators)',
+      description:
+        'Who did what to which item or account, when, with the values before and after where they apply. ' +
+        'Entries about a deleted participant stay, without anything that identifies them (erased: true).',
+      tags: ['administration'],
+      security: [sessionCookie],
+      requestParams: { query: auditQuerySchema },
+      responses: {
+        '200': { description: 'One page of entries', headers: z.object(nextLink), ...json(z.array(auditEntrySchema)) },
+        ...adminOnly,
+      },
+    }),
+  },
+  '/api/admin/activity.csv': {
+    get: op({
+      summary: 'Every audit log entry matching the filters, as one CSV file (administrators)',
+      description:
+        'Columns: at, actor_username, actor_id, action, target_type, target_id, target_label, before, after, details ' +
+        '(the last three as JSON), erased. A text value a spreadsheet would run as a formula starts with an apostrophe.',
+      tags: ['administration'],
+      security: [sessionCookie],
+      requestParams: { query: auditFilterSchema },
+      responses: {
+        '200': { description: 'CSV (Content-Disposition: attachment)', content: { 'text/csv': { schema: z.string() } } },
+        ...adminOnly,
+      },
+    }),
+  },
   '/api/user/{id}/verification-photo': {
     get: op({
       summary: "A user's verification photo (its owner and administrators only)",
@@ -239,7 +284,8 @@ const paths: ZodOpenApiPathsObject = {
       security: [sessionCookie],
       requestParams: { path: userIdPath },
       responses: {
-        '200': { description: 'JPEG image', content: { 'image/jpeg': { schema: binary } } },
+        '200': { description: 'JPEG image, never stored by any cache (Cache-Control: private, no-store)', content: { 'image/jpeg': { schema: binary } } },
+        '304': { description: 'Not modified (If-None-Match or If-Modified-Since)' },
         '401': error('No session'),
         '403': error("Another participant's photo"),
         '404': error('No photo'),
@@ -273,6 +319,7 @@ const evidencePaths: ZodOpenApiPathsObject = {
       responses: {
         '201': { description: 'The new item; media items start as processing', ...json(evidenceSchema) },
         ...signedIn,
+        '408': error('The body stopped arriving: no byte came for UPLOAD_IDLE_TIMEOUT_MS'),
         '413': error('The file is over the size limit of its type, or a video or recording over the length limit'),
         '415': error('Not a photo, video or audio recording the portal can read, or one with more tracks than allowed'),
       },
@@ -288,6 +335,9 @@ const evidencePaths: ZodOpenApiPathsObject = {
   '/api/evidence/public': {
     get: op({
       summary: 'The public archive: public items whose media is ready, newest first',
+      description:
+        'With q, only items whose title or notes have every word searched for. A position recorded by "Add my location" ' +
+        '("lat, long (±m)") is rounded to PUBLIC_LOCATION_DECIMALS decimals here (3: about 100 m); free-text locations are as written.',
       tags: ['archive'],
       requestParams: { query: evidenceListQuerySchema },
       responses: { '200': evidencePage('One page of public items (no e-mail, phone or verification photo in them)'), ...commonErrors },
@@ -296,10 +346,66 @@ const evidencePaths: ZodOpenApiPathsObject = {
   '/api/evidence/admin': {
     get: op({
       summary: 'All evidence (administrators)',
+      description: 'review_status=new is the review queue; q searches titles and notes; all filters combine. Locations are exact.',
       tags: ['administration'],
       security: [sessionCookie],
-      requestParams: { query: evidenceListQuerySchema },
+      requestParams: { query: adminEvidenceListQuerySchema },
       responses: { '200': evidencePage('One page of items'), ...adminOnly },
+    }),
+  },
+  '/api/evidence/admin/counts': {
+    get: op({
+      summary: 'How many items wait for review, and how many are public and private (administrators)',
+      tags: ['administration'],
+      security: [sessionCookie],
+      responses: { '200': { description: 'The counts', ...json(evidenceCountsSchema) }, ...adminOnly },
+    }),
+  },
+  '/api/evidence/visibility': {
+    put: op({
+      summary: 'Publish or unpublish the chosen items, and mark them reviewed (administrators)',
+      description:
+        'Up to 500 ids a call. Each item changes on its own, all or nothing, with one evidence.visibility-changed event; ' +
+        'an item that already had that visibility is only marked reviewed; ids of no item are listed in not_found.',
+      tags: ['administration'],
+      security: [sessionCookie],
+      requestBody: body(selectedVisibilityRequestSchema),
+      responses: { '200': { description: 'What happened to each id', ...json(selectedVisibilityResponseSchema) }, ...adminOnly },
+    }),
+  },
+  '/api/evidence/review': {
+    put: op({
+      summary: 'Mark the chosen items reviewed, leaving their visibility (administrators)',
+      description: 'Up to 500 ids a call; one evidence.reviewed event per item that was new; ids of no item are listed in not_found.',
+      tags: ['administration'],
+      security: [sessionCookie],
+      requestBody: body(markReviewedRequestSchema),
+      responses: { '200': { description: 'What happened to each id', ...json(markReviewedResponseSchema) }, ...adminOnly },
+    }),
+  },
+  '/api/evidence/review/{id}': {
+    put: op({
+      summary: 'Mark one item reviewed, leaving its visibility (administrators)',
+      tags: ['administration'],
+      security: [sessionCookie],
+      requestParams: { path: evidenceIdPath },
+      responses: { '200': { description: 'The item, reviewed', ...json(evidenceSchema) }, ...adminOnly, '404': error('No such item') },
+    }),
+  },
+  '/api/evidence/export': {
+    get: op({
+      summary: "The investigator's export: chosen or filtered evidence as one zip archive (administrators)",
+      description:
+        'manifest.csv and manifest.json (id, title, notes, location, type, posted, author, public, review_status, files) and ' +
+        'the display copy of every item under media/<id>/ (with originals=true its original too). Streamed as it is made; ' +
+        'manifest.json lists requested ids that no longer exist under `missing`. Recorded in the audit log.',
+      tags: ['administration'],
+      security: [sessionCookie],
+      requestParams: { query: investigatorExportQuerySchema },
+      responses: {
+        '200': { description: 'A zip archive (Content-Disposition: attachment)', content: { 'application/zip': { schema: binary } } },
+        ...adminOnly,
+      },
     }),
   },
   '/api/user/{id}/evidence': {
@@ -314,6 +420,9 @@ const evidencePaths: ZodOpenApiPathsObject = {
   '/api/evidence/item/{id}': {
     get: op({
       summary: 'One item (its owner, administrators, or anyone once it is public); used to follow processing',
+      description:
+        'The owner and administrators get the exact location (Cache-Control: private, no-store); everyone else gets ' +
+        'a position from "Add my location" rounded to PUBLIC_LOCATION_DECIMALS decimals (public, max-age=30).',
       tags: ['evidence'],
       requestParams: { path: evidenceIdPath },
       responses: { '200': { description: 'The item', ...json(evidenceSchema) }, '404': error('No such item, or not visible to the caller') },
@@ -322,6 +431,9 @@ const evidencePaths: ZodOpenApiPathsObject = {
   '/api/evidence/update/{id}': {
     put: op({
       summary: 'Edit title and notes (owner or administrator); the owner may replace the file with one of the same kind',
+      description:
+        "A participant's own edit (or new file) takes a public item out of the archive and puts it back in the review " +
+        "queue (is_public false, review_status new) until an administrator publishes it again; an administrator's edit does not.",
       tags: ['evidence'],
       security: [sessionCookie],
       requestParams: { path: evidenceIdPath },
@@ -337,6 +449,7 @@ const evidencePaths: ZodOpenApiPathsObject = {
         ...signedIn,
         '403': error("Someone else's evidence"),
         '404': error('No such item'),
+        '408': error('The body stopped arriving: no byte came for UPLOAD_IDLE_TIMEOUT_MS'),
         '413': error('The file is over the size limit of its type, or a video or recording over the length limit'),
         '415': error('Not a photo, video or audio recording the portal can read, or one with more tracks than allowed'),
       },
@@ -353,7 +466,7 @@ const evidencePaths: ZodOpenApiPathsObject = {
   },
   '/api/evidence/clearance/{id}': {
     put: op({
-      summary: "Toggle an item's public visibility (administrators)",
+      summary: "Toggle an item's public visibility, and mark it reviewed (administrators)",
       tags: ['administration'],
       security: [sessionCookie],
       requestParams: { path: evidenceIdPath },
@@ -393,7 +506,8 @@ const evidencePaths: ZodOpenApiPathsObject = {
       responses: {
         '201': { description: 'Created; the upload URL is in Location', headers: z.object({ Location: z.string() }) },
         ...tusErrors,
-        '413': error('Larger than the largest file allowed'),
+        '408': error('The body stopped arriving: no byte came for UPLOAD_IDLE_TIMEOUT_MS'),
+        '413': error("Larger than the largest file allowed, or more than one participant's unfinished uploads may hold together (UPLOAD_UNFINISHED_BYTES_PER_PARTICIPANT)"),
       },
     }),
   },
@@ -423,6 +537,7 @@ const evidencePaths: ZodOpenApiPathsObject = {
         '403': error("Someone else's upload"),
         '404': error('No such upload (expired after 24 hours without progress)'),
         '409': error('Upload-Offset does not match what the server has'),
+        '408': error('The body stopped arriving: no byte came for UPLOAD_IDLE_TIMEOUT_MS'),
         '413': error('The file is over the size limit of its type, or a video or recording over the length limit'),
         '415': error('Not a photo, video or audio recording the portal can read, or one with more tracks than allowed'),
       },
@@ -432,7 +547,7 @@ const evidencePaths: ZodOpenApiPathsObject = {
     get: op({
       summary: "An item's media: display (WebP/MP4/M4A), thumb (WebP), poster (WebP), original (owner and administrators only)",
       description:
-        'Honours Range (206 Partial Content) for seeking. Public items\' derivatives are cacheable by anyone for an hour; everything else is private to those allowed to see it, and originals are never cached.',
+        'Honours Range (206 Partial Content) for seeking. Public items\' derivatives are cacheable by anyone for an hour; everything else (private items, every original) is never stored by any cache (Cache-Control: private, no-store). Answers If-None-Match and If-Modified-Since with 304.',
       tags: ['evidence'],
       requestParams: {
         path: z.object({ id: z.string(), variant: z.enum(['display', 'thumb', 'poster', 'original']) }),
@@ -441,6 +556,7 @@ const evidencePaths: ZodOpenApiPathsObject = {
       responses: {
         '200': { description: 'The whole file' },
         '206': { description: 'The requested range' },
+        '304': { description: 'Not modified (If-None-Match or If-Modified-Since)' },
         '404': error('No such item or media, or not visible to the caller'),
         '416': error('The range is outside the file'),
       },

@@ -101,7 +101,9 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
   const tmpDirs = [join(settings.dataDir, 'tmp', 'evidence-uploads'), join(settings.dataDir, 'tmp', 'finished-uploads')];
   const { app, cleanUpUploads } = createEvidenceApp({
     metrics,
+    publicLocationDecimals: settings.publicLocationDecimals,
     logger,
+    onEventsCommitted: () => relay.kick(),
     tokens: new IdentityTokens(settings.internalSecret),
     evidence,
     repository,
@@ -110,6 +112,7 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
     uploads: infrastructure.s3
       ? s3UploadStorage(infrastructure.s3, tmpDirs[1]!, settings.uploadExpiryMs)
       : fileUploadStorage(join(settings.dataDir, 'uploads'), settings.uploadExpiryMs),
+    unfinishedBytesPerParticipant: settings.unfinishedUploadBytesPerParticipant,
     readiness: [
       { name: 'evidence', check: () => repository.ping() },
       { name: 'blobs', check: () => blobs.ping() },
