@@ -7,3 +7,4 @@ export * from './client-routes.js';
 export * from './evidence.js';
 export * from './password-reset.js';
 export * from './uploads.js';
+export * from './media-queues.js';

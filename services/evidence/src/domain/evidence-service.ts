@@ -6,10 +6,12 @@ import {
   NO_DERIVATIVES,
   TOPICS,
   isAdminRole,
+  mediaQueueKindFor,
   type EvidenceChangedData,
   type EvidenceDeletedData,
   type EvidenceVisibilityData,
   type MediaJob,
+  type MediaQueueSet,
   type MediaProcessedData,
   type MediaType,
   type UserUpdatedData,
@@ -42,7 +44,8 @@ export interface EvidenceServiceDeps {
   evidence: EvidenceRepository;
   authors: AuthorDirectory;
   blobs: BlobStore;
-  jobs: JobQueue<MediaJob>;
+  /** The media queues by kind of work (images to stills, video and audio to av). */
+  mediaQueues: MediaQueueSet<JobQueue<MediaJob>>;
   limits: MediaLimits;
   logger: Logger;
   onEventsCommitted: () => void;
@@ -325,7 +328,9 @@ export class EvidenceService {
    */
   async reconcile(): Promise<void> {
     for (const record of await this.deps.evidence.findProcessing(200)) {
-      const job = await this.deps.jobs.getJob(jobIdFor(record.id, record.media_revision));
+      const id = jobIdFor(record.id, record.media_revision);
+      // A job from before the queues were split is still in the old one until a worker takes it.
+      const job = (await this.mediaQueueOf(record).getJob(id)) ?? (await this.deps.mediaQueues.legacy.getJob(id));
       if (!job) {
         await this.enqueue(record);
       } else if (job.state === 'failed') {
@@ -399,9 +404,14 @@ export class EvidenceService {
     };
   }
 
+  /** Where the record's media job goes: a photo waits only for other photos. */
+  private mediaQueueOf(record: EvidenceRecord): JobQueue<MediaJob> {
+    return this.deps.mediaQueues[mediaQueueKindFor(record.media_type)];
+  }
+
   private async enqueue(record: EvidenceRecord): Promise<void> {
     if (!record.original_key || record.media_type === MEDIA_TYPES.note) return;
-    await this.deps.jobs.add(
+    await this.mediaQueueOf(record).add(
       'process-media',
       {
         evidenceId: record.id,
