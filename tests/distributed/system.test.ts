@@ -208,8 +208,9 @@ describe('the portal as five processes on Kafka, MongoDB, Redis, S3 and SMTP', (
     const evidence = await text('evidence');
     expect(evidence).toMatch(/portal_consumer_lag_evidence\{[^}]*topic="identity.users"/);
     const worker = await text('media-worker');
-    expect(worker).toMatch(/portal_jobs_media\{[^}]*state="completed"/);
-    expect(worker).toMatch(/portal_job_duration_seconds_count\{[^}]*queue="media",outcome="completed"/);
+    // One gauge per media queue: stills, audio/video, and the queue from before the split.
+    for (const queue of ['media_stills', 'media_av', 'media']) expect(worker).toMatch(new RegExp(`portal_jobs_${queue}\\{[^}]*state="completed"`));
+    expect(worker).toMatch(/portal_job_duration_seconds_count\{[^}]*queue="media-(stills|av)",outcome="completed"/);
     const notifier = await text('notifier');
     expect(notifier).toMatch(/portal_emails_sent_total\{[^}]*kind="reset-code"[^}]*\} [1-9]/);
     expect(notifier).toMatch(/portal_consumer_lag_notifier\{/);
