@@ -8,3 +8,6 @@ export * from './evidence.js';
 export * from './password-reset.js';
 export * from './uploads.js';
 export * from './media-queues.js';
+export * from './audit.js';
+export * from './investigator-export.js';
+export * from './moderation-digest.js';

@@ -89,6 +89,7 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
     blobs,
     mediaQueues,
     limits: settings.limits,
+    caps: settings.mediaCaps,
     logger,
     onEventsCommitted: () => relay.kick(),
   });
@@ -101,7 +102,9 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
   const tmpDirs = [join(settings.dataDir, 'tmp', 'evidence-uploads'), join(settings.dataDir, 'tmp', 'finished-uploads')];
   const { app, cleanUpUploads } = createEvidenceApp({
     metrics,
+    publicLocationDecimals: settings.publicLocationDecimals,
     logger,
+    onEventsCommitted: () => relay.kick(),
     tokens: new IdentityTokens(settings.internalSecret),
     evidence,
     repository,

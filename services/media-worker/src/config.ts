@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { MEDIA_QUEUE_KINDS, type MediaQueueKind } from '@portal/contracts';
-import { parseEnv } from '@portal/platform';
+import { mediaCapsFromEnv, parseEnv, type MediaCaps } from '@portal/platform';
 
 export interface MediaWorkerSettings {
   dataDir: string;
@@ -12,6 +12,8 @@ export interface MediaWorkerSettings {
   workRoot: string;
   /** A job whose worker stops renewing its lock for this long (it died) goes to another worker. */
   lockDurationMs: number;
+  /** MEDIA_MAX_VIDEO_SECONDS, MEDIA_MAX_AUDIO_SECONDS, MEDIA_MAX_STREAMS (the evidence service reads the same). */
+  caps: MediaCaps;
 }
 
 const concurrency = z.coerce.number().int().min(1).max(16);
@@ -45,5 +47,6 @@ export function mediaWorkerSettingsFromEnv(env: NodeJS.ProcessEnv = process.env)
     concurrency: { stills: parsed.MEDIA_STILLS_CONCURRENCY, av: parsed.MEDIA_AV_CONCURRENCY ?? parsed.MEDIA_WORKER_CONCURRENCY ?? 1 },
     workRoot: parsed.MEDIA_WORK_DIR ?? join(parsed.DATA_DIR, 'tmp', 'media-worker'),
     lockDurationMs: parsed.MEDIA_JOB_LOCK_MS,
+    caps: mediaCapsFromEnv(env),
   };
 }

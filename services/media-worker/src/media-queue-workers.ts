@@ -30,14 +30,19 @@ export async function workMediaQueues(
   handlerFor: (queue: JobQueue<MediaJob>) => JobHandler<MediaJob>,
 ): Promise<JobWorker> {
   const workers: JobWorker[] = [];
-  const close = async () => void (await Promise.all(workers.splice(0).map((worker) => worker.close())));
+  // One worker for all: closing waits for every queue's running jobs; handing back (a shutdown's
+  // grace period ending, possibly while close() still waits) gives back every queue's.
+  const combined: JobWorker = {
+    close: async () => void (await Promise.all(workers.map((worker) => worker.close()))),
+    handBack: async () => (await Promise.all(workers.map((worker) => worker.handBack()))).flat(),
+  };
   try {
     for (const { queue, concurrency } of mediaQueuePlan(queues, options)) {
       workers.push(await queue.work(handlerFor(queue), { concurrency, lockDurationMs: options.lockDurationMs }));
     }
   } catch (error) {
-    await close();
+    await combined.close();
     throw error;
   }
-  return { close };
+  return combined;
 }

@@ -1,5 +1,5 @@
 import type { MediaJob, MediaQueueSet } from '@portal/contracts';
-import { ServiceMetrics, locateFfmpeg, type BlobStore, type EventBus, type JobQueue, type JobWorker, type Logger } from '@portal/platform';
+import { ServiceMetrics, drainJobWorker, locateFfmpeg, type BlobStore, type EventBus, type JobQueue, type JobWorker, type Logger } from '@portal/platform';
 import type { MediaWorkerSettings } from './config.js';
 import { mediaJobHandler } from './media-job-handler.js';
 import { mediaQueuePlan, workMediaQueues } from './media-queue-workers.js';
@@ -15,8 +15,11 @@ export interface MediaWorkerRuntime {
 export interface MediaWorkerHandle {
   metrics: ServiceMetrics;
   start(): Promise<void>;
-  /** Stops taking jobs and lets the running ones finish. */
-  stop(): Promise<void>;
+  /**
+   * Stops taking jobs and lets the running ones finish; with `handBackAfterMs`, those still
+   * running then are handed back to the queue for another worker.
+   */
+  stop(options?: { handBackAfterMs?: number }): Promise<void>;
 }
 
 export function createMediaWorker(settings: MediaWorkerSettings, runtime: MediaWorkerRuntime): MediaWorkerHandle {
@@ -29,12 +32,14 @@ export function createMediaWorker(settings: MediaWorkerSettings, runtime: MediaW
     async start() {
       const binaries = locateFfmpeg();
       const queues = Object.fromEntries(plan.map(({ queue, concurrency }) => [queue.name, concurrency]));
-      runtime.logger.info({ ...binaries, queues }, 'media worker starting');
-      const handler = mediaJobHandler({ blobs: runtime.blobs, bus: runtime.bus, logger: runtime.logger, workRoot: settings.workRoot });
+      runtime.logger.info({ ...binaries, queues, caps: settings.caps }, 'media worker starting');
+      const handler = mediaJobHandler({ blobs: runtime.blobs, bus: runtime.bus, logger: runtime.logger, workRoot: settings.workRoot, caps: settings.caps });
       worker = await workMediaQueues(runtime.mediaQueues, settings, (queue) => metrics.timeJobs(queue.name, handler));
     },
-    async stop() {
-      await worker?.close();
+    async stop(options = {}) {
+      if (!worker) return;
+      if (options.handBackAfterMs === undefined) await worker.close();
+      else await drainJobWorker(worker, options.handBackAfterMs, runtime.logger);
     },
   };
 }

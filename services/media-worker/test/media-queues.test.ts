@@ -156,6 +156,23 @@ describe('media queues: a photo waits only for other photos', () => {
     expect((await upgraded.legacy.getJob('old-video'))!.state).toBe('completed');
   });
 
+  it("hands every queue's running jobs back at a shutdown's end, whichever queue they came from", async () => {
+    const { queues } = queuesInNewStore();
+    let started = 0;
+    const worker = await workMediaQueues(queues, mediaWorkerSettingsFromEnv({}), () => async () => {
+      started++;
+      await new Promise(() => undefined); // a transcode that outlasts the grace period
+    });
+    await queues.stills.add('process-media', job('photo', MEDIA_TYPES.image), { jobId: 'photo' });
+    await queues.av.add('process-media', job('video', MEDIA_TYPES.video), { jobId: 'video' });
+    await queues.legacy.add('process-media', job('old', MEDIA_TYPES.video), { jobId: 'old' });
+    await waitFor(() => started === 3, { timeoutMs: 5000, what: 'a job of each queue to start' });
+    expect((await worker.handBack()).sort()).toEqual(['old', 'photo', 'video']);
+    for (const [queue, id] of [[queues.stills, 'photo'], [queues.av, 'video'], [queues.legacy, 'old']] as const) {
+      expect(await queue.getJob(id), id).toMatchObject({ state: 'waiting', attemptsMade: 0 });
+    }
+  });
+
   it('reads its queues and concurrencies from the environment, and says what is wrong', () => {
     expect(mediaWorkerSettingsFromEnv({})).toMatchObject({ queues: ['stills', 'av'], concurrency: { stills: 2, av: 1 } });
     expect(mediaWorkerSettingsFromEnv({ MEDIA_QUEUES: 'av,av', MEDIA_AV_CONCURRENCY: '2' })).toMatchObject({ queues: ['av'], concurrency: { av: 2 } });

@@ -8,7 +8,9 @@ import {
   isAdminRole,
   mediaQueueKindFor,
   type EvidenceChangedData,
+  type EvidenceCounts,
   type EvidenceDeletedData,
+  type EvidenceReviewedData,
   type EvidenceVisibilityData,
   type MediaJob,
   type MediaQueueSet,
@@ -17,6 +19,7 @@ import {
   type UserUpdatedData,
 } from '@portal/contracts';
 import {
+  auditEvent,
   badRequest,
   createEvent,
   formatBytes,
@@ -28,11 +31,16 @@ import {
   type CallerIdentity,
   type JobQueue,
   type Logger,
+  type MediaCaps,
 } from '@portal/platform';
 import { NO_MEDIA, NO_PROCESSED_MEDIA, type EvidenceChanges, type EvidenceRecord, type MediaVariant } from './evidence-record.js';
 import { classifyMediaFile, type ClassifiedFile } from './media-classifier.js';
 import type { AuthorDirectory } from '../repositories/author-directory.js';
-import type { EvidenceFilter, EvidencePage, EvidenceRepository, PendingEvent } from '../repositories/evidence-repository.js';
+import type { EvidenceFilter, EvidencePage, EvidenceRepository, PendingEvent, SelectedChange } from '../repositories/evidence-repository.js';
+import { MAX_SEARCH_WORDS, searchWords } from './search-words.js';
+
+/** The lists' filters as the HTTP layer reads them; `q` is the search text as typed. */
+export type EvidenceListFilter = Omit<EvidenceFilter, 'words'> & { q?: string };
 
 export interface MediaLimits {
   image: number;
@@ -47,6 +55,8 @@ export interface EvidenceServiceDeps {
   /** The media queues by kind of work (images to stills, video and audio to av). */
   mediaQueues: MediaQueueSet<JobQueue<MediaJob>>;
   limits: MediaLimits;
+  /** Longest video and recording, most tracks in a file (the upload check refuses files over them). */
+  caps: MediaCaps;
   logger: Logger;
   onEventsCommitted: () => void;
 }
@@ -125,24 +135,29 @@ export class EvidenceService {
       // The item refers to its original now: the note made before writing it is done with.
       await this.deps.evidence.blobIntents.remove(revisionPrefix(record.id, 1));
       this.deps.onEventsCommitted();
-      await this.enqueue(record);
+      await this.enqueue(record, classified.demuxer);
       return record;
     } finally {
       await rm(file.path, { force: true });
     }
   }
 
-  listOwn(caller: CallerIdentity, type: MediaType | undefined, limit: number, cursor?: string): Promise<EvidencePage> {
-    return this.deps.evidence.list({ ownerId: caller.userId, type }, limit, cursor);
+  listOwn(caller: CallerIdentity, filter: { type?: MediaType; q?: string }, limit: number, cursor?: string): Promise<EvidencePage> {
+    return this.deps.evidence.list({ ownerId: caller.userId, type: filter.type, words: wordsOf(filter.q) }, limit, cursor);
   }
 
-  listPublic(type: MediaType | undefined, limit: number, cursor?: string): Promise<EvidencePage> {
-    return this.deps.evidence.list({ publicOnly: true, type }, limit, cursor);
+  listPublic(filter: { type?: MediaType; q?: string }, limit: number, cursor?: string): Promise<EvidencePage> {
+    return this.deps.evidence.list({ publicOnly: true, type: filter.type, words: wordsOf(filter.q) }, limit, cursor);
   }
 
-  /** Administrators: everything, or one participant's items. */
-  listAll(filter: EvidenceFilter, limit: number, cursor?: string): Promise<EvidencePage> {
-    return this.deps.evidence.list(filter, limit, cursor);
+  /** Administrators: everything, or one participant's items, by review state, visibility and words. */
+  listAll({ q, ...filter }: EvidenceListFilter, limit: number, cursor?: string): Promise<EvidencePage> {
+    return this.deps.evidence.list({ ...filter, words: wordsOf(q) }, limit, cursor);
+  }
+
+  /** Administrators: the review queue and the archive at a glance. */
+  counts(): Promise<EvidenceCounts> {
+    return this.deps.evidence.counts();
   }
 
   async update(
@@ -155,7 +170,10 @@ export class EvidenceService {
     try {
       const current = await this.ownedOrAdministered(caller, id);
       const changes: EvidenceChanges = { title: input.title, notes: input.notes, updated_at: new Date().toISOString() };
-      let replaced: { revision: number } | undefined;
+      // A participant's own edit is new to the moderators: a published item leaves the archive
+      // until an administrator publishes it again (what was approved is not what it shows now).
+      if (!isAdminRole(caller.role)) Object.assign(changes, { is_public: false, review_status: 'new' } satisfies EvidenceChanges);
+      let replaced: { revision: number; demuxer: string | null } | undefined;
       if (file) {
         if (current.user_id !== caller.userId) throw forbidden('Only the participant who uploaded it can replace the file');
         if (current.media_type === MEDIA_TYPES.note) throw badRequest('A note has no file to replace', { file: 'A note has no file to replace' });
@@ -169,7 +187,7 @@ export class EvidenceService {
         // between cannot leave them behind (the sweep keeps whichever revision the item is at).
         await this.deps.evidence.blobIntents.add(revisionPrefix(id, current.media_revision));
         Object.assign(changes, await this.storeOriginal(current.id, revision, file, classified, size));
-        replaced = { revision: current.media_revision };
+        replaced = { revision: current.media_revision, demuxer: classified.demuxer };
       }
       // If the change is not filed, the new revision's blobs go and the old ones stay.
       const abandon = async () => {
@@ -178,7 +196,10 @@ export class EvidenceService {
         await this.deps.evidence.blobIntents.remove(revisionPrefix(id, replaced.revision));
       };
       const updated = await this.deps.evidence
-        .update(id, changes, [this.changedEvent('evidence.updated', { ...current, ...changes }, requestId)])
+        .update(id, changes, [
+          this.changedEvent('evidence.updated', { ...current, ...changes }, requestId),
+          ...(isAdminRole(caller.role) ? [this.editedAudit(caller, current, changes, requestId)] : []),
+        ])
         .catch(async (error: unknown) => {
           await abandon();
           throw error;
@@ -190,7 +211,7 @@ export class EvidenceService {
       this.deps.onEventsCommitted();
       if (replaced) {
         await this.deps.evidence.blobIntents.remove(revisionPrefix(id, replaced.revision + 1));
-        await this.enqueue(updated);
+        await this.enqueue(updated, replaced.demuxer);
         await this.removeBlobs(revisionPrefix(id, replaced.revision));
       }
       return updated;
@@ -206,6 +227,18 @@ export class EvidenceService {
     await this.deps.evidence.blobIntents.add(itemPrefix(id));
     const deleted = await this.deps.evidence.delete(id, [
       { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.deleted', key: id, data, requestId }) },
+      ...(isAdminRole(caller.role)
+        ? [
+            auditEvent({
+              actor: caller,
+              action: 'evidence.delete',
+              target: { type: 'evidence', id, label: current.title },
+              subjectUserId: current.user_id,
+              before: { title: current.title, notes: current.notes, is_public: current.is_public, author: current.username },
+              requestId,
+            }),
+          ]
+        : []),
     ]);
     if (!deleted) {
       await this.deps.evidence.blobIntents.remove(itemPrefix(id));
@@ -215,26 +248,68 @@ export class EvidenceService {
     await this.removeBlobs(itemPrefix(id));
   }
 
-  async toggleVisibility(id: string, requestId?: string): Promise<EvidenceRecord> {
+  async toggleVisibility(caller: CallerIdentity, id: string, requestId?: string): Promise<EvidenceRecord> {
     const current = await this.deps.evidence.findById(id);
     if (!current) throw notFound(MESSAGES.evidenceNotFound);
     const is_public = !current.is_public;
     const data: EvidenceVisibilityData = { evidenceId: id, is_public, changed: 1 };
-    const updated = await this.deps.evidence.update(id, { is_public, updated_at: new Date().toISOString() }, [
+    const updated = await this.deps.evidence.update(id, { is_public, review_status: 'reviewed', updated_at: new Date().toISOString() }, [
       { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: id, data, requestId }) },
+      auditEvent({
+        actor: caller,
+        action: is_public ? 'evidence.publish' : 'evidence.unpublish',
+        target: { type: 'evidence', id, label: current.title },
+        subjectUserId: current.user_id,
+        before: { is_public: current.is_public },
+        after: { is_public },
+        requestId,
+      }),
     ]);
     if (!updated) throw notFound(MESSAGES.evidenceNotFound);
     this.deps.onEventsCommitted();
     return updated;
   }
 
-  async setAllVisibility(is_public: boolean, requestId?: string): Promise<number> {
+  async setAllVisibility(caller: CallerIdentity, is_public: boolean, requestId?: string): Promise<number> {
+    const audit = (changed: number) =>
+      auditEvent({
+        actor: caller,
+        action: is_public ? 'evidence.publish-all' : 'evidence.unpublish-all',
+        target: { type: 'archive', id: null, label: is_public ? 'Make All Public' : 'Make All Private' },
+        details: { changed },
+        requestId,
+      });
     const changed = await this.deps.evidence.setAllVisibility(is_public, (count) => {
       const data: EvidenceVisibilityData = { evidenceId: null, is_public, changed: count };
-      return [{ topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: 'all', data, requestId }) }];
+      return [{ topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: 'all', data, requestId }) }, audit(count)];
     });
-    if (changed > 0) this.deps.onEventsCommitted();
+    // Nothing to change is still an act an administrator did.
+    if (changed === 0) await this.deps.evidence.appendEvents([audit(0)]);
+    this.deps.onEventsCommitted();
     return changed;
+  }
+
+  /**
+   * Publishes or unpublishes the chosen items (administrators). Each item changes on its own with
+   * its own evidence.visibility-changed event; ids of no item are reported, not refused.
+   */
+  async setSelectedVisibility(ids: string[], is_public: boolean, requestId?: string): Promise<SelectedChange> {
+    const result = await this.deps.evidence.setVisibility(ids, is_public, (record) => {
+      const data: EvidenceVisibilityData = { evidenceId: record.id, is_public, changed: 1 };
+      return { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: record.id, data, requestId }) };
+    });
+    if (result.changed.length > 0) this.deps.onEventsCommitted();
+    return result;
+  }
+
+  /** Marks the chosen items reviewed without changing their visibility (administrators). */
+  async markReviewed(ids: string[], requestId?: string): Promise<SelectedChange> {
+    const result = await this.deps.evidence.markReviewed(ids, (record) => {
+      const data: EvidenceReviewedData = { evidenceId: record.id, review_status: 'reviewed' };
+      return { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.reviewed', key: record.id, data, requestId }) };
+    });
+    if (result.changed.length > 0) this.deps.onEventsCommitted();
+    return result;
   }
 
   /** An item for someone who may see it: its owner, an administrator, or anyone once it is public. */
@@ -334,7 +409,9 @@ export class EvidenceService {
       if (!job) {
         await this.enqueue(record);
       } else if (job.state === 'failed') {
-        await this.applyMediaResult(failedResult(record, job.failedReason));
+        // The queue's reason is an error of the worker's own (storage, bus...): for the log only.
+        this.deps.logger.warn({ evidenceId: record.id, reason: job.failedReason }, 'media job failed for good');
+        await this.applyMediaResult(failedResult(record));
       } else if (job.state === 'completed' && job.returnValue) {
         await this.applyMediaResult(job.returnValue as MediaProcessedData);
       }
@@ -380,7 +457,7 @@ export class EvidenceService {
   private async inspect(file: ReceivedFile): Promise<{ size: number; classified: ClassifiedFile }> {
     const { size } = await stat(file.path);
     if (size === 0) throw badRequest(MESSAGES.emptyFile, { file: MESSAGES.emptyFile });
-    const classified = await classifyMediaFile(file.path);
+    const classified = await classifyMediaFile(file.path, this.deps.caps);
     const limit = { 2: this.deps.limits.image, 3: this.deps.limits.video, 4: this.deps.limits.audio }[classified.media_type];
     if (size > limit) throw payloadTooLarge(`${KIND_NAMES[classified.media_type].plural} can be at most ${formatBytes(limit)}`);
     return { size, classified };
@@ -409,7 +486,12 @@ export class EvidenceService {
     return this.deps.mediaQueues[mediaQueueKindFor(record.media_type)];
   }
 
-  private async enqueue(record: EvidenceRecord): Promise<void> {
+  /**
+   * Queues the media job. `demuxer` is what the upload check read the file with; a job queued
+   * again after a crash has none, and the worker then lets ffprobe choose among the media
+   * demuxers only.
+   */
+  private async enqueue(record: EvidenceRecord, demuxer: string | null = null): Promise<void> {
     if (!record.original_key || record.media_type === MEDIA_TYPES.note) return;
     await this.mediaQueueOf(record).add(
       'process-media',
@@ -419,6 +501,7 @@ export class EvidenceService {
         media_type: record.media_type,
         originalKey: record.original_key,
         outputPrefix: `evidence/${record.id}/r${record.media_revision}/`,
+        ...(demuxer ? { demuxer } : {}),
       },
       { jobId: jobIdFor(record.id, record.media_revision), attempts: 3, backoff: { type: 'exponential', delay: 5000 } },
     );
@@ -437,6 +520,7 @@ export class EvidenceService {
       location: input.location,
       media_type,
       is_public: false,
+      review_status: 'new',
       date_posted: now,
       updated_at: now,
       media_status: media_type === MEDIA_TYPES.note ? 'none' : 'processing',
@@ -444,6 +528,25 @@ export class EvidenceService {
       media_revision: 0,
       ...NO_MEDIA,
     };
+  }
+
+  private editedAudit(caller: CallerIdentity, current: EvidenceRecord, changes: EvidenceChanges, requestId?: string): PendingEvent {
+    const before: Record<string, unknown> = {};
+    const after: Record<string, unknown> = {};
+    for (const field of ['title', 'notes', 'media_revision'] as const) {
+      if (changes[field] === undefined || changes[field] === current[field]) continue;
+      before[field] = current[field];
+      after[field] = changes[field];
+    }
+    return auditEvent({
+      actor: caller,
+      action: 'evidence.edit',
+      target: { type: 'evidence', id: current.id, label: changes.title ?? current.title },
+      subjectUserId: current.user_id,
+      before,
+      after,
+      requestId,
+    });
   }
 
   private changedEvent(type: 'evidence.created' | 'evidence.updated', record: EvidenceRecord, requestId?: string): PendingEvent {
@@ -458,13 +561,24 @@ export class EvidenceService {
   }
 }
 
-function failedResult(record: EvidenceRecord, reason: string | null): MediaProcessedData {
+/** A search's words; too many is a clear 400 rather than a slow query. */
+function wordsOf(q: string | undefined): string[] | undefined {
+  if (q === undefined) return undefined;
+  const words = searchWords(q);
+  if (words.length > MAX_SEARCH_WORDS) {
+    const message = `Search for at most ${MAX_SEARCH_WORDS} words at once`;
+    throw badRequest(message, { q: message });
+  }
+  return words;
+}
+
+function failedResult(record: EvidenceRecord): MediaProcessedData {
   return {
     evidenceId: record.id,
     revision: record.media_revision,
     status: 'failed',
     media_type: record.media_type,
-    error: reason ? `The file could not be processed: ${reason}` : 'The file could not be processed',
+    error: 'The file could not be processed',
     ...NO_DERIVATIVES,
   };
 }
