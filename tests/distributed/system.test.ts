@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MEDIA_QUEUES } from '@portal/contracts';
 import { locateFfmpeg, probeMedia } from '@portal/platform';
 import { waitFor } from '@portal/platform/testing';
 import { ApiClient } from '../support/api-client.js';
@@ -183,7 +184,7 @@ describe('the portal as five processes on Kafka, MongoDB, Redis, S3 and SMTP', (
     const redis = new Redis(process.env.REDIS_URL!);
     try {
       // The job is being worked on...
-      await waitFor(async () => (await redis.llen(`${portal.namespace}:media:active`)) > 0, { timeoutMs: 60_000, intervalMs: 50, what: 'the job to start' });
+      await waitFor(async () => (await redis.llen(`${portal.namespace}:${MEDIA_QUEUES.av}:active`)) > 0, { timeoutMs: 60_000, intervalMs: 50, what: 'the job to start' });
     } finally {
       redis.disconnect();
     }
