@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LEGACY_MEDIA_QUEUE } from '@portal/contracts';
+import { waitFor } from '@portal/platform/testing';
 import { ApiClient } from '../support/api-client.js';
 import { newParticipant } from '../support/accounts.js';
 import { uploadEvidence, waitForMedia } from '../support/evidence.js';
@@ -54,6 +55,8 @@ describe.skipIf(process.env.PORTAL_TEST_MODE === 'distributed')('media jobs queu
       for (const [name, value] of client.cookies) again.cookies.set(name, value);
       for (const id of ids) expect((await waitForMedia(again, id, 90_000)).media_status, id).toBe('ready');
       // Done from the old queue; reconciling at start found them there and queued nothing new.
+      // (The result is applied as soon as it is published, a moment before the job is marked done.)
+      await waitFor(() => queuedJobs(dataDir).every((job) => job.state === 'completed'), { timeoutMs: 10_000, what: 'the jobs to be marked done' });
       expect(queuedJobs(dataDir)).toEqual(
         ids.map((id) => ({ queue: LEGACY_MEDIA_QUEUE, id: `${id}.r1`, state: 'completed' })).sort((a, b) => a.id.localeCompare(b.id)),
       );
