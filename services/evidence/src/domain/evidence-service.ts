@@ -288,22 +288,45 @@ export class EvidenceService {
 
   /**
    * Publishes or unpublishes the chosen items (administrators). Each item changes on its own with
-   * its own evidence.visibility-changed event; ids of no item are reported, not refused.
+   * its own evidence.visibility-changed event and audit entry, as one item's publishing does; ids
+   * of no item are reported, not refused.
    */
-  async setSelectedVisibility(ids: string[], is_public: boolean, requestId?: string): Promise<SelectedChange> {
+  async setSelectedVisibility(caller: CallerIdentity, ids: string[], is_public: boolean, requestId?: string): Promise<SelectedChange> {
     const result = await this.deps.evidence.setVisibility(ids, is_public, (record) => {
       const data: EvidenceVisibilityData = { evidenceId: record.id, is_public, changed: 1 };
-      return { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: record.id, data, requestId }) };
+      return [
+        { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: record.id, data, requestId }) },
+        auditEvent({
+          actor: caller,
+          action: is_public ? 'evidence.publish' : 'evidence.unpublish',
+          target: { type: 'evidence', id: record.id, label: record.title },
+          subjectUserId: record.user_id,
+          before: { is_public: !is_public },
+          after: { is_public },
+          requestId,
+        }),
+      ];
     });
     if (result.changed.length > 0) this.deps.onEventsCommitted();
     return result;
   }
 
-  /** Marks the chosen items reviewed without changing their visibility (administrators). */
-  async markReviewed(ids: string[], requestId?: string): Promise<SelectedChange> {
+  /** Marks the chosen items reviewed without changing their visibility (administrators), each recorded in the audit log. */
+  async markReviewed(caller: CallerIdentity, ids: string[], requestId?: string): Promise<SelectedChange> {
     const result = await this.deps.evidence.markReviewed(ids, (record) => {
       const data: EvidenceReviewedData = { evidenceId: record.id, review_status: 'reviewed' };
-      return { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.reviewed', key: record.id, data, requestId }) };
+      return [
+        { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.reviewed', key: record.id, data, requestId }) },
+        auditEvent({
+          actor: caller,
+          action: 'evidence.mark-reviewed',
+          target: { type: 'evidence', id: record.id, label: record.title },
+          subjectUserId: record.user_id,
+          before: { review_status: 'new' },
+          after: { review_status: 'reviewed' },
+          requestId,
+        }),
+      ];
     });
     if (result.changed.length > 0) this.deps.onEventsCommitted();
     return result;
