@@ -35,7 +35,7 @@ import { NO_MEDIA, NO_PROCESSED_MEDIA, type EvidenceChanges, type EvidenceRecord
 import { classifyMediaFile, type ClassifiedFile } from './media-classifier.js';
 import type { AuthorDirectory } from '../repositories/author-directory.js';
 import type { EvidenceFilter, EvidencePage, EvidenceRepository, PendingEvent, SelectedChange } from '../repositories/evidence-repository.js';
-import { MAX_SEARCH_WORDS, searchWords } from './search-words.js';
+import { wordsOf } from './search-words.js';
 
 /** The lists' filters as the HTTP layer reads them; `q` is the search text as typed. */
 export type EvidenceListFilter = Omit<EvidenceFilter, 'words'> & { q?: string };
@@ -572,17 +572,6 @@ export class EvidenceService {
     };
     return { topic: TOPICS.evidence, event: createEvent({ type, key: record.id, data, requestId }) };
   }
-}
-
-/** A search's words; too many is a clear 400 rather than a slow query. */
-function wordsOf(q: string | undefined): string[] | undefined {
-  if (q === undefined) return undefined;
-  const words = searchWords(q);
-  if (words.length > MAX_SEARCH_WORDS) {
-    const message = `Search for at most ${MAX_SEARCH_WORDS} words at once`;
-    throw badRequest(message, { q: message });
-  }
-  return words;
 }
 
 function failedResult(record: EvidenceRecord): MediaProcessedData {
