@@ -37,7 +37,7 @@ import { NO_MEDIA, NO_PROCESSED_MEDIA, type EvidenceChanges, type EvidenceRecord
 import { classifyMediaFile, type ClassifiedFile } from './media-classifier.js';
 import type { AuthorDirectory } from '../repositories/author-directory.js';
 import type { EvidenceFilter, EvidencePage, EvidenceRepository, PendingEvent, SelectedChange } from '../repositories/evidence-repository.js';
-import { MAX_SEARCH_WORDS, searchWords } from './search-words.js';
+import { wordsOf } from './search-words.js';
 
 /** The lists' filters as the HTTP layer reads them; `q` is the search text as typed. */
 export type EvidenceListFilter = Omit<EvidenceFilter, 'words'> & { q?: string };
@@ -291,22 +291,45 @@ export class EvidenceService {
 
   /**
    * Publishes or unpublishes the chosen items (administrators). Each item changes on its own with
-   * its own evidence.visibility-changed event; ids of no item are reported, not refused.
+   * its own evidence.visibility-changed event and audit entry, as one item's publishing does; ids
+   * of no item are reported, not refused.
    */
-  async setSelectedVisibility(ids: string[], is_public: boolean, requestId?: string): Promise<SelectedChange> {
+  async setSelectedVisibility(caller: CallerIdentity, ids: string[], is_public: boolean, requestId?: string): Promise<SelectedChange> {
     const result = await this.deps.evidence.setVisibility(ids, is_public, (record) => {
       const data: EvidenceVisibilityData = { evidenceId: record.id, is_public, changed: 1 };
-      return { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: record.id, data, requestId }) };
+      return [
+        { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: record.id, data, requestId }) },
+        auditEvent({
+          actor: caller,
+          action: is_public ? 'evidence.publish' : 'evidence.unpublish',
+          target: { type: 'evidence', id: record.id, label: record.title },
+          subjectUserId: record.user_id,
+          before: { is_public: !is_public },
+          after: { is_public },
+          requestId,
+        }),
+      ];
     });
     if (result.changed.length > 0) this.deps.onEventsCommitted();
     return result;
   }
 
-  /** Marks the chosen items reviewed without changing their visibility (administrators). */
-  async markReviewed(ids: string[], requestId?: string): Promise<SelectedChange> {
+  /** Marks the chosen items reviewed without changing their visibility (administrators), each recorded in the audit log. */
+  async markReviewed(caller: CallerIdentity, ids: string[], requestId?: string): Promise<SelectedChange> {
     const result = await this.deps.evidence.markReviewed(ids, (record) => {
       const data: EvidenceReviewedData = { evidenceId: record.id, review_status: 'reviewed' };
-      return { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.reviewed', key: record.id, data, requestId }) };
+      return [
+        { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.reviewed', key: record.id, data, requestId }) },
+        auditEvent({
+          actor: caller,
+          action: 'evidence.mark-reviewed',
+          target: { type: 'evidence', id: record.id, label: record.title },
+          subjectUserId: record.user_id,
+          before: { review_status: 'new' },
+          after: { review_status: 'reviewed' },
+          requestId,
+        }),
+      ];
     });
     if (result.changed.length > 0) this.deps.onEventsCommitted();
     return result;
@@ -559,17 +582,6 @@ export class EvidenceService {
     };
     return { topic: TOPICS.evidence, event: createEvent({ type, key: record.id, data, requestId }) };
   }
-}
-
-/** A search's words; too many is a clear 400 rather than a slow query. */
-function wordsOf(q: string | undefined): string[] | undefined {
-  if (q === undefined) return undefined;
-  const words = searchWords(q);
-  if (words.length > MAX_SEARCH_WORDS) {
-    const message = `Search for at most ${MAX_SEARCH_WORDS} words at once`;
-    throw badRequest(message, { q: message });
-  }
-  return words;
 }
 
 function failedResult(record: EvidenceRecord): MediaProcessedData {

@@ -58,12 +58,12 @@ export interface EvidenceRepository {
   list(filter: EvidenceFilter, limit: number, cursor?: string): Promise<EvidencePage>;
   /**
    * Publishes or unpublishes the given items and marks them reviewed. Each item changes on its
-   * own, all or nothing, with the event `eventFor` makes for it; an item that already had that
-   * visibility is only marked reviewed (no event).
+   * own, all or nothing, with the events `eventsFor` makes for it (given the item as it is now);
+   * an item that already had that visibility is only marked reviewed (no event).
    */
-  setVisibility(ids: string[], isPublic: boolean, eventFor: (record: EvidenceRecord) => PendingEvent): Promise<SelectedChange>;
-  /** Marks the given items reviewed, each with its event; items reviewed already are unchanged. */
-  markReviewed(ids: string[], eventFor: (record: EvidenceRecord) => PendingEvent): Promise<SelectedChange>;
+  setVisibility(ids: string[], isPublic: boolean, eventsFor: (record: EvidenceRecord) => PendingEvent[]): Promise<SelectedChange>;
+  /** Marks the given items reviewed, each with its events; items reviewed already are unchanged. */
+  markReviewed(ids: string[], eventsFor: (record: EvidenceRecord) => PendingEvent[]): Promise<SelectedChange>;
   /** How many items wait for review, and how many are public and private. */
   counts(): Promise<EvidenceCounts>;
   /** Sets every item's visibility and marks every item reviewed; answers how many changed visibility. */

@@ -169,9 +169,9 @@ export function evidenceRoutes({ evidence, tmpDir, publicLocationDecimals }: Evi
   router.put(
     '/api/evidence/visibility',
     route(async (req, res) => {
-      requireAdmin(req);
+      const caller = requireAdmin(req);
       const input = parseInput(selectedVisibilityRequestSchema, req.body);
-      const result = await evidence.setSelectedVisibility(input.ids, input.is_public, requestId(req));
+      const result = await evidence.setSelectedVisibility(caller, input.ids, input.is_public, requestId(req));
       const body: SelectedVisibility = {
         ok: true,
         is_public: input.is_public,
@@ -186,9 +186,9 @@ export function evidenceRoutes({ evidence, tmpDir, publicLocationDecimals }: Evi
   router.put(
     '/api/evidence/review',
     route(async (req, res) => {
-      requireAdmin(req);
+      const caller = requireAdmin(req);
       const input = parseInput(markReviewedRequestSchema, req.body);
-      const result = await evidence.markReviewed(input.ids, requestId(req));
+      const result = await evidence.markReviewed(caller, input.ids, requestId(req));
       const body: MarkReviewed = { ok: true, reviewed: ids(result.changed), unchanged: result.unchanged, not_found: result.missing };
       res.json(body);
     }),
@@ -197,9 +197,9 @@ export function evidenceRoutes({ evidence, tmpDir, publicLocationDecimals }: Evi
   router.put(
     '/api/evidence/review/:id',
     route(async (req, res) => {
-      requireAdmin(req);
+      const caller = requireAdmin(req);
       const id = evidenceId(req);
-      const result = await evidence.markReviewed([id], requestId(req));
+      const result = await evidence.markReviewed(caller, [id], requestId(req));
       if (result.missing.length > 0) throw notFound(MESSAGES.evidenceNotFound);
       res.json(toEvidenceResponse(await evidence.readable(req.caller, id)));
     }),

@@ -213,7 +213,7 @@ export class MongoEvidenceRepository implements EvidenceRepository {
     return result.modifiedCount;
   }
 
-  async setVisibility(ids: string[], isPublic: boolean, eventFor: (record: EvidenceRecord) => PendingEvent): Promise<SelectedChange> {
+  async setVisibility(ids: string[], isPublic: boolean, eventsFor: (record: EvidenceRecord) => PendingEvent[]): Promise<SelectedChange> {
     const result: SelectedChange = { changed: [], unchanged: [], missing: [] };
     const updated_at = new Date().toISOString();
     for (const id of ids) {
@@ -229,7 +229,7 @@ export class MongoEvidenceRepository implements EvidenceRepository {
         const written = await this.items
           .findOneAndUpdate(
             { _id: id, ...LIVE, is_public: current.is_public },
-            { $set: { is_public: isPublic, review_status: 'reviewed', updated_at }, ...outboxPush(toEmbedded([eventFor(after)])) },
+            { $set: { is_public: isPublic, review_status: 'reviewed', updated_at }, ...outboxPush(toEmbedded(eventsFor(after))) },
             { new: true },
           )
           .lean<EvidenceDocument>()
@@ -243,7 +243,7 @@ export class MongoEvidenceRepository implements EvidenceRepository {
     return result;
   }
 
-  async markReviewed(ids: string[], eventFor: (record: EvidenceRecord) => PendingEvent): Promise<SelectedChange> {
+  async markReviewed(ids: string[], eventsFor: (record: EvidenceRecord) => PendingEvent[]): Promise<SelectedChange> {
     const result: SelectedChange = { changed: [], unchanged: [], missing: [] };
     for (const id of ids) {
       const outcome = await serialWrite(this.items, async () => {
@@ -254,7 +254,7 @@ export class MongoEvidenceRepository implements EvidenceRepository {
         const written = await this.items
           .findOneAndUpdate(
             { _id: id, ...LIVE, review_status: { $ne: 'reviewed' } },
-            { $set: { review_status: 'reviewed' }, ...outboxPush(toEmbedded([eventFor(after)])) },
+            { $set: { review_status: 'reviewed' }, ...outboxPush(toEmbedded(eventsFor(after))) },
             { new: true },
           )
           .lean<EvidenceDocument>()

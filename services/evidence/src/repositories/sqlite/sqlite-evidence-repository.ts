@@ -138,7 +138,7 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
     }).immediate();
   }
 
-  async setVisibility(ids: string[], isPublic: boolean, eventFor: (record: EvidenceRecord) => PendingEvent): Promise<SelectedChange> {
+  async setVisibility(ids: string[], isPublic: boolean, eventsFor: (record: EvidenceRecord) => PendingEvent[]): Promise<SelectedChange> {
     // One transaction for the call: each item is still all or nothing, and 500 items cost one commit.
     return this.db.transaction(() => {
       const result: SelectedChange = { changed: [], unchanged: [], missing: [] };
@@ -153,7 +153,7 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
         } else {
           this.updateRow(id, { is_public: isPublic, review_status: 'reviewed', updated_at: now });
           const record = fromRow(this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row)!;
-          this.append([eventFor(record)]);
+          this.append(eventsFor(record));
           result.changed.push(record);
         }
       }
@@ -161,7 +161,7 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
     }).immediate();
   }
 
-  async markReviewed(ids: string[], eventFor: (record: EvidenceRecord) => PendingEvent): Promise<SelectedChange> {
+  async markReviewed(ids: string[], eventsFor: (record: EvidenceRecord) => PendingEvent[]): Promise<SelectedChange> {
     return this.db.transaction(() => {
       const result: SelectedChange = { changed: [], unchanged: [], missing: [] };
       for (const id of ids) {
@@ -173,7 +173,7 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
         } else {
           this.db.prepare(`UPDATE evidence SET review_status = 'reviewed' WHERE id = ?`).run(id);
           const record = fromRow(this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row)!;
-          this.append([eventFor(record)]);
+          this.append(eventsFor(record));
           result.changed.push(record);
         }
       }
