@@ -99,6 +99,7 @@ function isLevelEnabled(log: FastifyBaseLogger, level: string): boolean {
 function upstreams(settings: GatewaySettings) {
   return [
     { prefix: '/api/user', upstream: settings.identityUrl },
+    { prefix: '/api/session', upstream: settings.identityUrl, httpMethods: ['GET', 'HEAD'] },
     { prefix: '/api/email', upstream: settings.identityUrl },
     { prefix: '/api/evidence/user', upstream: settings.identityUrl, httpMethods: ['PUT'] },
     { prefix: '/api/evidence', upstream: settings.evidenceUrl },
@@ -275,8 +276,13 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
       }
     });
 
-    api.addHook('onResponse', (request, _reply, done) => {
+    api.addHook('onResponse', (request, reply, done) => {
       if (request.url === '/api/user/logout' && request.caller) resolver.evictSessions([request.caller.identity.sessionId]);
+      // The onboarding flag travels in the caller's token: a participant who has just watched the
+      // video may add evidence with their very next request (other gateways hear the event).
+      if (request.method === 'PUT' && request.url.startsWith('/api/user/watched/') && reply.statusCode === 200) {
+        resolver.evictUser(decodeURIComponent(request.url.slice('/api/user/watched/'.length).split('?')[0] ?? ''));
+      }
       done();
     });
 
@@ -463,7 +469,7 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
               return;
             }
             const user = userEventSchema.safeParse(message.value);
-            if (user.success && (user.data.type === 'user.deleted' || user.data.type === 'user.updated')) {
+            if (user.success && (user.data.type === 'user.deleted' || user.data.type === 'user.updated' || user.data.type === 'user.video-watched')) {
               resolver.evictUser(user.data.data.userId);
             }
           },

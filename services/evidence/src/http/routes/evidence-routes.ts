@@ -1,8 +1,11 @@
 import { Router, type Request } from 'express';
+import { z } from 'zod';
 import {
   MESSAGES,
+  IDEMPOTENCY_KEY_HEADER,
   createEvidenceSchema,
   evidenceListQuerySchema,
+  idempotencyKeyField,
   updateEvidenceSchema,
 } from '@portal/contracts';
 import {
@@ -34,6 +37,13 @@ function sendPage(req: Request, res: Parameters<Parameters<typeof route>[0]>[1],
   res.json(page.items.map(toEvidenceResponse));
 }
 
+/** The Idempotency-Key header, checked; undefined when not sent. */
+function idempotencyKeyOf(req: Request): string | undefined {
+  const value = req.get(IDEMPOTENCY_KEY_HEADER);
+  if (value === undefined) return undefined;
+  return parseInput(z.object({ key: idempotencyKeyField }), { key: value }).key;
+}
+
 /** The evidence routes of SPEC section 7; every role and ownership rule is enforced here. */
 export function evidenceRoutes({ evidence, tmpDir }: EvidenceRouteDeps): Router {
   const router = Router();
@@ -42,14 +52,28 @@ export function evidenceRoutes({ evidence, tmpDir }: EvidenceRouteDeps): Router 
   router.post(
     '/api/evidence',
     signedInOnly(),
+    // Before a byte of the file is taken: the onboarding gate and the key's shape.
+    (req, _res, next) => {
+      try {
+        evidence.assertMayAddEvidence(requireCaller(req));
+        idempotencyKeyOf(req);
+        next();
+      } catch (error) {
+        next(error);
+      }
+    },
     upload,
     routeWithFile(async (req, res) => {
       const caller = requireCaller(req);
       const input = parseInput(createEvidenceSchema, req.body);
-      const record = req.file
-        ? await evidence.createFromFile(caller, { path: req.file.path }, input, { requestId: requestId(req) })
-        : await evidence.createNote(caller, input, requestId(req));
-      res.status(201).json(toEvidenceResponse(record));
+      const idempotencyKey = idempotencyKeyOf(req);
+      if (req.file) {
+        const record = await evidence.createFromFile(caller, { path: req.file.path }, input, { requestId: requestId(req), ...(idempotencyKey ? { idempotencyKey } : {}) });
+        res.status(201).json(toEvidenceResponse(record));
+        return;
+      }
+      const { record, created } = await evidence.createNote(caller, input, requestId(req), idempotencyKey);
+      res.status(created ? 201 : 200).json(toEvidenceResponse(record));
     }),
   );
 

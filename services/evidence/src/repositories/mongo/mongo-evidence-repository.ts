@@ -18,6 +18,8 @@ interface EvidenceDocument extends Omit<EvidenceRecord, 'id'> {
   _id: string;
   upload_id: string | null;
   upload_size: number | null;
+  /** The client's idempotency key; cleared when the item is deleted. */
+  idempotency_key?: string | null;
   _outbox: EmbeddedEvent[];
   _outboxVersion: number;
   _deleted?: boolean;
@@ -52,6 +54,7 @@ const evidenceSchema = new Schema<EvidenceDocument>(
     duration: { type: Number, default: null },
     upload_id: { type: String, default: null },
     upload_size: { type: Number, default: null },
+    idempotency_key: { type: String, default: null },
     _outbox: { type: [embeddedEventSchema], default: [] },
     _outboxVersion: { type: Number, default: 0 },
     _deleted: { type: Boolean, default: false },
@@ -63,6 +66,10 @@ evidenceSchema.index({ user_id: 1, date_posted: -1, _id: -1 }, { name: 'by_owner
 evidenceSchema.index({ is_public: 1, date_posted: -1, _id: -1 }, { name: 'by_visibility' });
 evidenceSchema.index({ media_status: 1, updated_at: 1 }, { name: 'by_media_status' });
 evidenceSchema.index({ upload_id: 1 }, { name: 'by_upload' });
+evidenceSchema.index(
+  { user_id: 1, idempotency_key: 1 },
+  { name: 'by_idempotency_key', unique: true, partialFilterExpression: { idempotency_key: { $type: 'string' } } },
+);
 
 interface AuthorDocument {
   _id: string;
@@ -74,7 +81,7 @@ const LIVE = { _deleted: { $ne: true } };
 
 function toRecord(document: EvidenceDocument | null): EvidenceRecord | null {
   if (!document || document._deleted) return null;
-  const { _id, upload_id: _upload, upload_size: _size, _outbox, _outboxVersion, _deleted, ...rest } = document;
+  const { _id, upload_id: _upload, upload_size: _size, idempotency_key: _key, _outbox, _outboxVersion, _deleted, ...rest } = document;
   return { id: _id, ...rest, media_type: rest.media_type as MediaType } as EvidenceRecord;
 }
 
@@ -95,13 +102,14 @@ export class MongoEvidenceRepository implements EvidenceRepository {
     await this.blobIntents.ensureIndexes();
   }
 
-  async create(record: EvidenceRecord, events: PendingEvent[], finishedUpload?: FinishedUpload): Promise<void> {
+  async create(record: EvidenceRecord, events: PendingEvent[], finishedUpload?: FinishedUpload, idempotencyKey?: string): Promise<void> {
     const { id, ...rest } = record;
     await this.items.collection.insertOne({
       _id: id,
       ...rest,
       upload_id: finishedUpload?.uploadId ?? null,
       upload_size: finishedUpload?.size ?? null,
+      idempotency_key: idempotencyKey ?? null,
       _outbox: toEmbedded(events),
       _outboxVersion: 0,
       _deleted: false,
@@ -121,7 +129,7 @@ export class MongoEvidenceRepository implements EvidenceRepository {
 
   async delete(id: string, events: PendingEvent[]): Promise<EvidenceRecord | null> {
     const before = await serialWrite(this.items, () =>
-      this.items.findOneAndUpdate({ _id: id, ...LIVE }, { $set: { _deleted: true }, ...outboxPush(toEmbedded(events)) }).lean<EvidenceDocument>().exec(),
+      this.items.findOneAndUpdate({ _id: id, ...LIVE }, { $set: { _deleted: true, idempotency_key: null }, ...outboxPush(toEmbedded(events)) }).lean<EvidenceDocument>().exec(),
     );
     return toRecord(before);
   }
@@ -188,6 +196,10 @@ export class MongoEvidenceRepository implements EvidenceRepository {
   async findFinishedUpload(uploadId: string): Promise<FinishedUpload | null> {
     const document = await this.items.findOne({ upload_id: uploadId, ...LIVE }, { upload_id: 1, upload_size: 1 }).lean<EvidenceDocument>();
     return document ? { uploadId, evidenceId: document._id, size: document.upload_size ?? 0 } : null;
+  }
+
+  async findByIdempotencyKey(userId: string, key: string): Promise<EvidenceRecord | null> {
+    return toRecord(await this.items.findOne({ user_id: userId, idempotency_key: key, ...LIVE }).lean<EvidenceDocument>());
   }
 
   async ping(): Promise<void> {

@@ -49,4 +49,12 @@ export const EVIDENCE_MIGRATIONS = [
      created_at TEXT NOT NULL
    );
    CREATE INDEX blob_intents_by_age ON blob_intents (created_at);`,
+  // The client's idempotency key of each item made with one (EvidenceRepository.create).
+  `CREATE TABLE idempotency_keys (
+     user_id TEXT NOT NULL,
+     key TEXT NOT NULL,
+     evidence_id TEXT NOT NULL REFERENCES evidence (id) ON DELETE CASCADE,
+     PRIMARY KEY (user_id, key)
+   );
+   CREATE INDEX idempotency_keys_by_item ON idempotency_keys (evidence_id);`,
 ];
