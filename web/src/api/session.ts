@@ -1,16 +1,16 @@
 // The calls the app shell needs on every page; kept apart from the account calls so that the
 // first load does not carry the registration schemas.
-import type { LoginRequest, User } from '@portal/contracts';
-import { ApiRequestError, apiRequest } from './http';
+import type { LoginRequest, SessionProbe, User } from '@portal/contracts';
+import { apiRequest } from './http';
 
-/** GET /api/user: the signed-in user, or null when nobody is signed in. */
+/**
+ * GET /api/session: the signed-in user, or null when nobody is signed in. It answers 200 to a
+ * visitor too, so a visitor's first load logs no failed request in the browser (GET /api/user
+ * would answer 401). index.html preloads it.
+ */
 export async function fetchCurrentUser(signal?: AbortSignal): Promise<User | null> {
-  try {
-    return await apiRequest<User>('/api/user', signal ? { signal } : {});
-  } catch (error) {
-    if (error instanceof ApiRequestError && error.status === 401) return null;
-    throw error;
-  }
+  const { user } = await apiRequest<SessionProbe>('/api/session', signal ? { signal } : {});
+  return user;
 }
 
 export function login(credentials: LoginRequest): Promise<User> {

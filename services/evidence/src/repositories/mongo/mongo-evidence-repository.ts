@@ -18,8 +18,11 @@ interface EvidenceDocument extends Omit<EvidenceRecord, 'id'> {
   _id: string;
   upload_id: string | null;
   upload_size: number | null;
-  /** The client's idempotency key; cleared when the item is deleted. */
-  idempotency_key?: string | null;
+  /**
+   * The owner's idempotency key as "<user_id> <key>", or the item's own id when it has none or
+   * is deleted: always set and unique (FerretDB has no partial or sparse unique indexes).
+   */
+  idempotency_key?: string;
   _outbox: EmbeddedEvent[];
   _outboxVersion: number;
   _deleted?: boolean;
@@ -54,7 +57,7 @@ const evidenceSchema = new Schema<EvidenceDocument>(
     duration: { type: Number, default: null },
     upload_id: { type: String, default: null },
     upload_size: { type: Number, default: null },
-    idempotency_key: { type: String, default: null },
+    idempotency_key: String,
     _outbox: { type: [embeddedEventSchema], default: [] },
     _outboxVersion: { type: Number, default: 0 },
     _deleted: { type: Boolean, default: false },
@@ -66,10 +69,9 @@ evidenceSchema.index({ user_id: 1, date_posted: -1, _id: -1 }, { name: 'by_owner
 evidenceSchema.index({ is_public: 1, date_posted: -1, _id: -1 }, { name: 'by_visibility' });
 evidenceSchema.index({ media_status: 1, updated_at: 1 }, { name: 'by_media_status' });
 evidenceSchema.index({ upload_id: 1 }, { name: 'by_upload' });
-evidenceSchema.index(
-  { user_id: 1, idempotency_key: 1 },
-  { name: 'by_idempotency_key', unique: true, partialFilterExpression: { idempotency_key: { $type: 'string' } } },
-);
+evidenceSchema.index({ idempotency_key: 1 }, { name: 'by_idempotency_key', unique: true });
+
+const keyOf = (userId: string, key: string) => `${userId} ${key}`;
 
 interface AuthorDocument {
   _id: string;
@@ -98,6 +100,10 @@ export class MongoEvidenceRepository implements EvidenceRepository {
   }
 
   async ensureIndexes(): Promise<void> {
+    // Items stored before idempotency keys existed get their own id as the key (see the field).
+    for await (const document of this.items.find({ idempotency_key: { $exists: false } }, { _id: 1 }).lean<{ _id: string }>().cursor()) {
+      await this.items.updateOne({ _id: document._id, idempotency_key: { $exists: false } }, { $set: { idempotency_key: document._id } });
+    }
     await this.items.createIndexes();
     await this.blobIntents.ensureIndexes();
   }
@@ -109,7 +115,7 @@ export class MongoEvidenceRepository implements EvidenceRepository {
       ...rest,
       upload_id: finishedUpload?.uploadId ?? null,
       upload_size: finishedUpload?.size ?? null,
-      idempotency_key: idempotencyKey ?? null,
+      idempotency_key: idempotencyKey === undefined ? id : keyOf(record.user_id, idempotencyKey),
       _outbox: toEmbedded(events),
       _outboxVersion: 0,
       _deleted: false,
@@ -129,7 +135,7 @@ export class MongoEvidenceRepository implements EvidenceRepository {
 
   async delete(id: string, events: PendingEvent[]): Promise<EvidenceRecord | null> {
     const before = await serialWrite(this.items, () =>
-      this.items.findOneAndUpdate({ _id: id, ...LIVE }, { $set: { _deleted: true, idempotency_key: null }, ...outboxPush(toEmbedded(events)) }).lean<EvidenceDocument>().exec(),
+      this.items.findOneAndUpdate({ _id: id, ...LIVE }, { $set: { _deleted: true, idempotency_key: id }, ...outboxPush(toEmbedded(events)) }).lean<EvidenceDocument>().exec(),
     );
     return toRecord(before);
   }
@@ -199,7 +205,7 @@ export class MongoEvidenceRepository implements EvidenceRepository {
   }
 
   async findByIdempotencyKey(userId: string, key: string): Promise<EvidenceRecord | null> {
-    return toRecord(await this.items.findOne({ user_id: userId, idempotency_key: key, ...LIVE }).lean<EvidenceDocument>());
+    return toRecord(await this.items.findOne({ idempotency_key: keyOf(userId, key), ...LIVE }).lean<EvidenceDocument>());
   }
 
   async ping(): Promise<void> {
