@@ -310,7 +310,7 @@ export const GATEWAY_FORWARDS: Record<string, { to: 'identity' | 'evidence'; met
 };
 
 /** The gateway's web-app routes (present once the app is built): not API, no probes here. */
-export const GATEWAY_WEB_APP = ['GET /', 'HEAD /', 'GET /*', 'HEAD /*'];
+export const GATEWAY_WEB_APP = ['GET /', 'HEAD /', 'GET /*', 'HEAD /*', 'GET /manifest.webmanifest', 'HEAD /manifest.webmanifest'];
 
 /**
  * Routes that are never public, checked by rule rather than by entry: everything under
