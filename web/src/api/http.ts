@@ -28,6 +28,8 @@ export interface RequestOptions {
   /** A multipart body (the browser sets the boundary). */
   form?: FormData;
   signal?: AbortSignal;
+  /** More request headers (e.g. Idempotency-Key). */
+  headers?: Record<string, string>;
 }
 
 /** The shape of apiErrorSchema, checked by hand so that zod stays out of the first-load bundle. */
@@ -74,7 +76,7 @@ async function errorFrom(response: Response): Promise<ApiRequestError> {
  * Every failure becomes an ApiRequestError, so callers deal with one type.
  */
 export async function apiRequest<T>(path: string, options: RequestOptions = {}): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' };
+  const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
   let body: BodyInit | undefined;
   if (options.json !== undefined) {
     headers['content-type'] = 'application/json';

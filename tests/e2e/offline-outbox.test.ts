@@ -1,0 +1,203 @@
+// The installable app's outbox in Chromium on a phone: evidence captured without a network (a
+// note, a photo and a recording) is kept on the phone through a reload made offline, and reaches
+// the server once each when the network is back; a large upload cut off mid-way goes on from the
+// stored offset after the page is closed and opened again, not from zero.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { ApiClient } from '../support/api-client.js';
+import { newParticipant } from '../support/accounts.js';
+import { CHROMIUM_MISSING_REASON, OpenPages, chromiumMissing, startWithBrowser } from '../support/browser.js';
+import { phoneJpeg } from '../support/media.js';
+import { startTestPortal, type TestPortal } from '../support/portal.js';
+
+const CHUNK = 5 * 1024 * 1024;
+
+let portal: TestPortal;
+let browser: Browser;
+let workDir: string;
+let photo: string;
+/** Three 5 MiB chunks. */
+let bigPhoto: string;
+let bigPhotoSize: number;
+const pages = new OpenPages(() => ({ browser, url: portal.url }));
+
+async function ownItems(client: ApiClient): Promise<{ id: string; title: string; media_type: number }[]> {
+  const response = await client.get('/api/evidence?limit=100');
+  expect(response.status).toBe(200);
+  return response.data as { id: string; title: string; media_type: number }[];
+}
+
+/** A participant's phone with the app installed: the service worker active and in control. */
+async function installedApp(): Promise<{ page: Page; context: BrowserContext; participant: Awaited<ReturnType<typeof newParticipant>> }> {
+  const participant = await newParticipant(portal.url);
+  const page = await pages.open('phone', participant.client.cookies.get('portal_session')!);
+  await page.goto('/evidence');
+  await page.getByRole('tab', { name: 'Table' }).waitFor();
+  await page.evaluate(async () => {
+    await navigator.serviceWorker.ready;
+  });
+  await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+  return { page, context: page.context(), participant };
+}
+
+async function addEvidence(page: Page, option: 'Camera' | 'Audio' | 'Notes'): Promise<void> {
+  await page.getByRole('button', { name: 'Add evidence' }).click();
+  await page.getByRole('menuitem', { name: option }).click();
+}
+
+async function describeAndSend(page: Page, title: string): Promise<void> {
+  await page.waitForURL('**/evidence-details');
+  await page.getByRole('textbox', { name: 'Title' }).fill(title);
+  await page.getByRole('button', { name: 'Upload Evidence' }).click();
+}
+
+function outboxEntry(page: Page, title: string) {
+  return page.getByRole('list', { name: 'Evidence waiting to upload' }).getByRole('listitem').filter({ hasText: title });
+}
+
+describe.skipIf(chromiumMissing)('the outbox of the installable app (Chromium, phone)', () => {
+  if (chromiumMissing) console.warn(CHROMIUM_MISSING_REASON);
+
+  beforeAll(async () => {
+    workDir = mkdtempSync(join(tmpdir(), 'outbox-e2e-'));
+    photo = join(workDir, 'gate.jpg');
+    writeFileSync(photo, await phoneJpeg());
+    const noise = sharp({ create: { width: 2200, height: 2200, channels: 3, background: { r: 0, g: 0, b: 0 }, noise: { type: 'gaussian', mean: 128, sigma: 70 } } });
+    const big = await noise.jpeg({ quality: 100, chromaSubsampling: '4:4:4' }).toBuffer();
+    bigPhotoSize = big.length;
+    if (bigPhotoSize <= 2 * CHUNK || bigPhotoSize > 3 * CHUNK) throw new Error(`the photo should be three chunks, not ${bigPhotoSize} bytes`);
+    bigPhoto = join(workDir, 'crowd.jpg');
+    writeFileSync(bigPhoto, big);
+    ({ portal, browser } = await startWithBrowser(startTestPortal()));
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await portal?.dispose();
+    if (workDir) rmSync(workDir, { recursive: true, force: true });
+  });
+
+  afterEach(async ({ task }) => {
+    if (task.result?.state === 'fail') await pages.report();
+    // Requests made offline or cut on purpose fail; nothing else may.
+    const errors = await pages.closeAll();
+    expect(errors.filter((error) => !/Failed to load resource|ERR_INTERNET_DISCONNECTED|net::|outbox: sending failed|evidence entry failed/.test(error))).toEqual([]);
+  });
+
+  it('keeps a note, a photo and a recording made offline through a reload, and sends each once when the network is back', async () => {
+    const { page, context, participant } = await installedApp();
+    await context.setOffline(true);
+
+    await addEvidence(page, 'Notes');
+    await describeAndSend(page, 'Offline note at the gate');
+    await page.waitForURL('**/evidence');
+    await outboxEntry(page, 'Offline note at the gate').getByText('Waiting for network').waitFor();
+
+    await addEvidence(page, 'Camera');
+    const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.getByRole('button', { name: 'Upload File' }).click()]);
+    await chooser.setFiles(photo);
+    await describeAndSend(page, 'Offline photo of the gate');
+    await page.waitForURL('**/evidence');
+
+    await addEvidence(page, 'Audio');
+    await page.getByRole('button', { name: 'Start Recording' }).click();
+    const timer = page.getByRole('timer');
+    await expect.poll(async () => Number(await timer.getAttribute('data-seconds')), { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
+    await page.getByRole('button', { name: 'Save Recording' }).click();
+    await describeAndSend(page, 'Offline sound of the gate');
+    await page.waitForURL('**/evidence');
+
+    // Still offline, the page is opened again: the app and the three captures are still there.
+    await page.reload();
+    for (const title of ['Offline note at the gate', 'Offline photo of the gate', 'Offline sound of the gate']) {
+      await outboxEntry(page, title).getByText('Waiting for network').waitFor();
+    }
+    expect(await ownItems(participant.client)).toEqual([]);
+
+    await context.setOffline(false);
+    for (const title of ['Offline note at the gate', 'Offline photo of the gate', 'Offline sound of the gate']) {
+      await outboxEntry(page, title).getByText('Uploaded').waitFor({ timeout: 30_000 });
+    }
+    const items = await ownItems(participant.client);
+    expect(items.map((item) => `${item.media_type} ${item.title}`).sort()).toEqual(['1 Offline note at the gate', '2 Offline photo of the gate', '4 Offline sound of the gate']);
+    // Done entries let their files go.
+    const files = await page.evaluate(
+      () =>
+        new Promise<number>((resolve, reject) => {
+          const open = indexedDB.open('evidence-outbox');
+          open.onerror = () => reject(open.error);
+          open.onsuccess = () => {
+            const all = open.result.transaction('entries').objectStore('entries').getAll();
+            all.onsuccess = () => resolve((all.result as { file: Blob | null }[]).filter((entry) => entry.file !== null).length);
+          };
+        }),
+    );
+    expect(files).toBe(0);
+  });
+
+  it('goes on with a large upload cut off mid-way from the stored offset after the page is closed and opened again', async () => {
+    const { page, context, participant } = await installedApp();
+    const firstPatches: number[] = [];
+    let cut: () => void = () => undefined;
+    const cutDone = new Promise<void>((resolve) => (cut = resolve));
+    await page.route('**/api/evidence/uploads/**', async (route: Route) => {
+      const request = route.request();
+      if (request.method() !== 'PATCH') return route.continue();
+      const offset = Number((await request.allHeaders())['upload-offset'] ?? -1);
+      firstPatches.push(offset);
+      if (offset >= CHUNK) {
+        // The connection drops while the second chunk is on the way, and the phone locks.
+        await route.abort('connectionreset');
+        cut();
+        return;
+      }
+      return route.continue();
+    });
+    await addEvidence(page, 'Camera');
+    const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.getByRole('button', { name: 'Upload File' }).click()]);
+    await chooser.setFiles(bigPhoto);
+    await describeAndSend(page, 'Crowd at the north gate');
+    await cutDone;
+    // The outbox knows the upload's address and what the server has.
+    await expect
+      .poll(() =>
+        page.evaluate(
+          () =>
+            new Promise<{ sent: number; uploadUrl: string | null } | null>((resolve, reject) => {
+              const open = indexedDB.open('evidence-outbox');
+              open.onerror = () => reject(open.error);
+              open.onsuccess = () => {
+                const all = open.result.transaction('entries').objectStore('entries').getAll();
+                all.onsuccess = () => resolve((all.result as { sent: number; uploadUrl: string | null }[])[0] ?? null);
+              };
+            }),
+        ),
+      )
+      .toMatchObject({ sent: CHUNK, uploadUrl: expect.stringMatching(/^\/api\/evidence\/uploads\//) });
+    await page.close();
+
+    // Opened again, in the same browser: the upload goes on from 5 MiB.
+    const requests: string[] = [];
+    await context.route('**/api/evidence/uploads**', async (route: Route) => {
+      const request = route.request();
+      const offset = (await request.allHeaders())['upload-offset'];
+      requests.push(`${request.method()}${offset === undefined ? '' : ` ${offset}`}`);
+      return route.continue();
+    });
+    const reopened = await context.newPage();
+    await reopened.goto('/evidence');
+    await outboxEntry(reopened, 'Crowd at the north gate').getByText('Uploaded').waitFor({ timeout: 60_000 });
+    expect(firstPatches[0]).toBe(0);
+    expect(requests).not.toContain('POST');
+    expect(requests).not.toContain('PATCH 0');
+    expect(requests[0]).toBe('HEAD');
+    expect(requests).toContain(`PATCH ${CHUNK}`);
+    const items = (await ownItems(participant.client)).filter((item) => item.title === 'Crowd at the north gate');
+    expect(items).toHaveLength(1);
+    expect(items[0]!.media_type).toBe(2);
+  });
+});
