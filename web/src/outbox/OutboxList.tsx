@@ -11,7 +11,7 @@ import Stack from '@mui/material/Stack';
 import Typography from '@mui/material/Typography';
 import { useState } from 'react';
 import { ConfirmDialog } from '../evidence/ConfirmDialog';
-import { persistenceAnswer, removeEntry, retryEntry } from './runner';
+import { DONE_KEPT_MS, persistenceAnswer, removeEntry, retryEntry } from './runner';
 import type { ShownEntry } from './useOutbox';
 
 function kindOf(entry: ShownEntry): string {
@@ -47,9 +47,11 @@ export function stateText(entry: ShownEntry, online: boolean): string {
  * The outbox on the Evidence page: what this phone keeps until it is on the server, with its
  * state (waiting for network, uploading n %, failed with the reason, done), Retry and Delete.
  */
-export function OutboxList({ entries, userId }: { entries: ShownEntry[]; userId: string }) {
+export function OutboxList({ entries: all, userId }: { entries: ShownEntry[]; userId: string }) {
   const [deleting, setDeleting] = useState<ShownEntry | null>(null);
   const online = typeof navigator === 'undefined' || navigator.onLine !== false;
+  // 'Uploaded' is said for a minute; the item is in the list below by then.
+  const entries = all.filter((entry) => entry.state !== 'done' || Date.now() - entry.updatedAt < DONE_KEPT_MS);
   if (entries.length === 0) return null;
   const pending = entries.some((entry) => entry.state !== 'done');
   return (

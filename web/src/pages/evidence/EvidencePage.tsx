@@ -97,7 +97,7 @@ export default function EvidencePage() {
   } else if (list.isError && list.items.length === 0) {
     content = <LoadFailedAlert onRetry={() => void list.refetch()}>{MESSAGES.evidenceLoadFailed}</LoadFailedAlert>;
   } else if (list.items.length === 0) {
-    content = type === null ? outbox.length === 0 ? <Welcome /> : null : <Typography>No evidence of this kind yet.</Typography>;
+    content = type === null ? (outbox.some((entry) => entry.state !== 'done') ? null : <Welcome />) : <Typography>No evidence of this kind yet.</Typography>;
   } else if (tab === 'table') {
     content = (
       <Suspense fallback={<PageLoading />}>
