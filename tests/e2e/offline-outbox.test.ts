@@ -34,7 +34,7 @@ async function ownItems(client: ApiClient): Promise<{ id: string; title: string;
 /** A participant's phone with the app installed: the service worker active and in control. */
 async function installedApp(): Promise<{ page: Page; context: BrowserContext; participant: Awaited<ReturnType<typeof newParticipant>> }> {
   const participant = await newParticipant(portal.url);
-  const page = await pages.open('phone', participant.client.cookies.get('portal_session')!);
+  const page = await pages.open('phone', participant.client.cookies.get('portal_session')!, { serviceWorkers: 'allow' });
   await page.goto('/evidence');
   await page.getByRole('tab', { name: 'Table' }).waitFor();
   await page.evaluate(async () => {
@@ -137,6 +137,27 @@ describe.skipIf(chromiumMissing)('the outbox of the installable app (Chromium, p
         }),
     );
     expect(files).toBe(0);
+  });
+
+  it('plays the onboarding video offline, and leaves unknown addresses to the server (404)', async () => {
+    const participant = await newParticipant(portal.url, {}, undefined, { watched: false });
+    const page = await pages.open('phone', participant.client.cookies.get('portal_session')!, { serviceWorkers: 'allow' });
+    await page.goto('/user');
+    await page.getByRole('dialog', { name: /Welcome to/ }).waitFor();
+    await page.evaluate(async () => {
+      await navigator.serviceWorker.ready;
+    });
+    await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+    expect((await page.goto('/no-such-page'))?.status()).toBe(404);
+    await page.getByRole('heading', { level: 1, name: '404' }).waitFor();
+
+    await page.context().setOffline(true);
+    await page.goto('/user');
+    const welcome = page.getByRole('dialog', { name: /Welcome to/ });
+    await welcome.getByRole('button', { name: 'Play' }).click();
+    const video = welcome.getByLabel('Onboarding video');
+    await expect.poll(() => video.evaluate((element: HTMLVideoElement) => element.currentTime), { timeout: 15_000 }).toBeGreaterThan(0.5);
+    expect(await welcome.getByText('The video could not be loaded').count()).toBe(0);
   });
 
   it('goes on with a large upload cut off mid-way from the stored offset after the page is closed and opened again', async () => {

@@ -12,6 +12,7 @@ import { RangeRequestsPlugin } from 'workbox-range-requests';
 import { NavigationRoute, registerRoute } from 'workbox-routing';
 import { CacheFirst, StaleWhileRevalidate } from 'workbox-strategies';
 import { cleanupOutdatedCaches, createHandlerBoundToURL, precacheAndRoute } from 'workbox-precaching';
+import { CLIENT_ROUTES } from '@portal/contracts/client-routes';
 import { sendWithFetch, SendError } from '../outbox/fetch-sender';
 import { OUTBOX_SYNC_TAG, listEntries, updateEntry } from '../outbox/store';
 
@@ -31,8 +32,10 @@ registerRoute(
 precacheAndRoute(self.__WB_MANIFEST);
 cleanupOutdatedCaches();
 
-// Every page address is the app (the gateway answers them with index.html too).
-registerRoute(new NavigationRoute(createHandlerBoundToURL('/index.html'), { denylist: [/^\/api\//, /^\/media\//, /^\/healthz$/, /^\/readyz$/] }));
+// The app's page addresses are the app (exactly those: any other address goes to the gateway,
+// which answers the app with a 404 status, as without a service worker).
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+registerRoute(new NavigationRoute(createHandlerBoundToURL('/index.html'), { allowlist: CLIENT_ROUTES.map((route) => new RegExp(`^${escape(route)}(?:\\?.*)?$`)) }));
 
 // The event's words and links: the last answer while offline.
 registerRoute(({ url }) => url.origin === self.location.origin && url.pathname === '/api/config', new StaleWhileRevalidate({ cacheName: 'portal-config' }));
