@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { MESSAGES } from '@portal/contracts';
 import type { ApiClient } from '../support/api-client.js';
 import { newParticipant } from '../support/accounts.js';
 import { CHROMIUM_MISSING_REASON, OpenPages, chromiumMissing, startWithBrowser } from '../support/browser.js';
@@ -20,6 +21,7 @@ let portal: TestPortal;
 let browser: Browser;
 let workDir: string;
 let photo: string;
+let notMedia: string;
 /** Three 5 MiB chunks. */
 let bigPhoto: string;
 let bigPhotoSize: number;
@@ -64,6 +66,8 @@ describe.skipIf(chromiumMissing)('the outbox of the installable app (Chromium, p
 
   beforeAll(async () => {
     workDir = mkdtempSync(join(tmpdir(), 'outbox-e2e-'));
+    notMedia = join(workDir, 'minutes.jpg');
+    writeFileSync(notMedia, 'minutes of the meeting, not a photo at all\n'.repeat(200));
     photo = join(workDir, 'gate.jpg');
     writeFileSync(photo, await phoneJpeg());
     const noise = sharp({ create: { width: 2200, height: 2200, channels: 3, background: { r: 0, g: 0, b: 0 }, noise: { type: 'gaussian', mean: 128, sigma: 70 } } });
@@ -137,6 +141,27 @@ describe.skipIf(chromiumMissing)('the outbox of the installable app (Chromium, p
         }),
     );
     expect(files).toBe(0);
+  });
+
+  it('says why a capture made offline was refused, and lets it be deleted from the phone', async () => {
+    const { page, context, participant } = await installedApp();
+    await context.setOffline(true);
+    await addEvidence(page, 'Camera');
+    const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.getByRole('button', { name: 'Upload File' }).click()]);
+    await chooser.setFiles(notMedia);
+    await describeAndSend(page, 'Minutes of the meeting');
+    await page.waitForURL('**/evidence');
+    await outboxEntry(page, 'Minutes of the meeting').getByText('Waiting for network').waitFor();
+    await context.setOffline(false);
+    const entry = outboxEntry(page, 'Minutes of the meeting');
+    await entry.getByText(`Failed: ${MESSAGES.unsupportedEvidenceFile}`).waitFor({ timeout: 30_000 });
+    // Refused for good: it is not sent again by itself; Retry asks the server once more.
+    await entry.getByRole('button', { name: 'Retry Minutes of the meeting' }).click();
+    await entry.getByText(`Failed: ${MESSAGES.unsupportedEvidenceFile}`).waitFor({ timeout: 30_000 });
+    await entry.getByRole('button', { name: 'Delete Minutes of the meeting' }).click();
+    await page.getByRole('dialog', { name: 'Delete from this phone?' }).getByRole('button', { name: 'Delete' }).click();
+    await entry.waitFor({ state: 'detached' });
+    expect(await ownItems(participant.client)).toEqual([]);
   });
 
   it('plays the onboarding video offline, and leaves unknown addresses to the server (404)', async () => {
