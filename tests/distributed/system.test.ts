@@ -158,6 +158,13 @@ describe('the portal as five processes on Kafka, MongoDB, Redis, S3 and SMTP', (
     const code = codeIn(mail);
     expect((await visitor.put('/api/user/passwordupdated', { email: user.email, code, password: 'distributed-pass' })).status).toBe(200);
     expect((await visitor.post('/api/user/login', { username: user.username, password: 'distributed-pass' })).status).toBe(200);
+    // The owner is told, at the account's address; then a change of address (with the password) tells the old one.
+    expect((await waitForMail(portal.dataDir, user.email, { subject: /password was changed/ })).text).toContain('Your password was changed');
+    const moved = `moved_${user.username}@example.org`;
+    const change = { email: moved, phone_number: '5551234567', pronouns: '' };
+    expect((await visitor.put('/api/evidence/user', change)).status).toBe(400);
+    expect((await visitor.put('/api/evidence/user', { ...change, current_password: 'distributed-pass' })).status).toBe(200);
+    expect((await waitForMail(portal.dataDir, user.email, { subject: /e-mail address was changed/ })).text).toContain(moved);
   });
 
   it("removes a deleted participant's evidence through Kafka, and ends their session at once", async () => {

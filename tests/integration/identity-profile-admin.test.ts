@@ -7,6 +7,7 @@ import { ApiClient } from '../support/api-client.js';
 import { adminClient, newParticipant, publishedEvents } from '../support/accounts.js';
 import { phoneJpeg, photoBlob } from '../support/media.js';
 import { startTestPortal, type TestPortal } from '../support/portal.js';
+import { waitForMail } from '../support/outbox.js';
 
 let portal: TestPortal;
 beforeAll(async () => {
@@ -23,10 +24,16 @@ function profileForm(fields: Record<string, string>, avatar?: Buffer): FormData 
 
 describe('profile', () => {
   it('updates e-mail, phone, pronouns and full name, and announces the change', async () => {
-    const { client, user } = await newParticipant(portal.url);
+    const { client, user, password } = await newParticipant(portal.url);
     const response = await client.putForm(
       '/api/evidence/user',
-      profileForm({ email: `new_${user.username}@example.org`, phone_number: '5559876543', pronouns: 'She/Her', full_name: 'Renamed Person' }),
+      profileForm({
+        email: `new_${user.username}@example.org`,
+        phone_number: '5559876543',
+        pronouns: 'She/Her',
+        full_name: 'Renamed Person',
+        current_password: password,
+      }),
     );
     expect(response.status).toBe(200);
     expect(response.data).toMatchObject({ phone_number: '5559876543', pronouns: 'She/Her', full_name: 'Renamed Person', email_verified: false, role: 1 });
@@ -50,14 +57,43 @@ describe('profile', () => {
   it("refuses another account's e-mail address", async () => {
     const first = await newParticipant(portal.url);
     const second = await newParticipant(portal.url);
-    const response = await second.client.putForm('/api/evidence/user', profileForm({ email: first.user.email }));
+    const response = await second.client.putForm('/api/evidence/user', profileForm({ email: first.user.email, current_password: second.password }));
     expect(response.status).toBe(409);
     expect(response.data.fields.email).toBe(MESSAGES.emailTaken);
   });
 
+  it('changes the e-mail address only with the current password, and tells the old address', async () => {
+    const { client, user, password } = await newParticipant(portal.url);
+    const moved = `moved_${user.username}@example.org`;
+    const details = { email: moved, phone_number: '5551234567', pronouns: '' };
+
+    const missing = await client.put('/api/evidence/user', details);
+    expect(missing.status).toBe(400);
+    expect(missing.data).toMatchObject({ message: MESSAGES.currentPasswordRequired, fields: { current_password: MESSAGES.currentPasswordRequired } });
+    const wrong = await client.putForm('/api/evidence/user', profileForm({ ...details, current_password: 'not-my-password' }));
+    expect(wrong.status).toBe(400);
+    expect(wrong.data).toMatchObject({ message: MESSAGES.currentPasswordWrong, fields: { current_password: MESSAGES.currentPasswordWrong } });
+    expect((await client.get('/api/user')).data.email).toBe(user.email);
+
+    // The other fields still change without a password while the address stays (case and spaces aside).
+    const same = await client.put('/api/evidence/user', { ...details, email: ` ${user.email.toUpperCase()} `, phone_number: '5550001111' });
+    expect(same.status).toBe(200);
+    expect(same.data).toMatchObject({ email: user.email, phone_number: '5550001111' });
+
+    const changed = await client.put('/api/evidence/user', { ...details, current_password: password });
+    expect(changed.status).toBe(200);
+    expect(changed.data).toMatchObject({ email: moved, email_verified: false });
+    const notice = await waitForMail(portal.dataDir, user.email, { subject: /e-mail address was changed/ });
+    expect(notice.text).toContain(moved);
+    expect(notice.text).toContain('not you');
+    await waitForMail(portal.dataDir, moved, { subject: /Confirm your e-mail/ });
+    // The old address can no longer be used to sign in or to ask for a code.
+    expect((await new ApiClient(portal.url).post('/api/email/check-email', { email: user.email })).data.exists).toBe(false);
+  });
+
   it('stores the avatar re-encoded, upright, without GPS or camera data, and serves it publicly', async () => {
-    const { client } = await newParticipant(portal.url);
-    const response = await client.putForm('/api/evidence/user', profileForm({ email: `avatar_${Date.now()}@example.org` }, await phoneJpeg({ width: 640, height: 480, orientation: 6 })));
+    const { client, password } = await newParticipant(portal.url);
+    const response = await client.putForm('/api/evidence/user', profileForm({ email: `avatar_${Date.now()}@example.org`, current_password: password }, await phoneJpeg({ width: 640, height: 480, orientation: 6 })));
     expect(response.status).toBe(200);
     const url = response.data.avatar_AWS_URL as string;
     expect(url).toMatch(/^\/api\/user\/.+\/avatar\?v=/);

@@ -6,6 +6,7 @@ import { ApiClient } from '../support/api-client.js';
 import { publishedEvents } from '../support/accounts.js';
 import { phoneJpeg, registrationForm } from '../support/media.js';
 import { startTestPortal, type TestPortal } from '../support/portal.js';
+import { identitySettingsFromEnv } from '@portal/identity';
 
 let portal: TestPortal;
 let photo: Buffer;
@@ -134,6 +135,33 @@ describe('registration', () => {
     const sameEmail = await client().postForm('/api/user/register', registrationForm({ username: 'another', email: 'TWIN@example.org' }, { bytes: photo }));
     expect(sameEmail.status).toBe(409);
     expect(sameEmail.data.message).toBe(MESSAGES.emailTaken);
+  });
+});
+
+describe('registration rate limit', () => {
+  it('lets a shared network register tens a minute, then answers 429 with a clear message, before reading the photo', async () => {
+    const limited = await startTestPortal({ AUTH_RATE_LIMITS: 'true', REGISTER_RATE_LIMIT_PER_MINUTE: '3' });
+    try {
+      const venue = new ApiClient(limited.url, { fromAddress: '127.0.0.3' });
+      const form = (tag: string) => registrationForm({ username: `venue_${tag}`, email: `venue_${tag}@example.org` }, { bytes: photo });
+      for (const tag of ['a', 'b', 'c']) expect((await venue.postForm('/api/user/register', form(tag))).status).toBe(201);
+      const refused = await venue.postForm('/api/user/register', form('d'));
+      expect(refused.status).toBe(429);
+      expect(refused.data).toEqual({ code: 'rate_limited', message: MESSAGES.tooManyRegistrations });
+      expect(refused.headers.get('ratelimit-policy') ?? refused.headers.get('ratelimit')).toBeTruthy();
+      // Nothing of the refused registration was kept.
+      expect((await venue.post('/api/user/check', { username: 'venue_d' })).data.exists).toBe(false);
+      // Another network is counted apart.
+      const elsewhere = new ApiClient(limited.url, { fromAddress: '127.0.0.4' });
+      expect((await elsewhere.postForm('/api/user/register', form('e'))).status).toBe(201);
+    } finally {
+      await limited.dispose();
+    }
+  });
+
+  it('reads REGISTER_RATE_LIMIT_PER_MINUTE, 30 unless set, 0 for none', () => {
+    expect(identitySettingsFromEnv({ INTERNAL_SECRET: 'x'.repeat(32) }).registerRateLimitPerMinute).toBe(30);
+    expect(identitySettingsFromEnv({ INTERNAL_SECRET: 'x'.repeat(32), REGISTER_RATE_LIMIT_PER_MINUTE: '0' }).registerRateLimitPerMinute).toBe(0);
   });
 });
 

@@ -52,6 +52,22 @@ describe('password reset', () => {
     const reused = await visitor().put('/api/user/passwordupdated', { email: user.email, code, password: 'another-pass' });
     expect(reused.status).toBe(400);
     expect(reused.data.message).toBe(MESSAGES.incorrectCode);
+
+    // The account's address is told, without the new password.
+    const notice = await waitForMail(portal.dataDir, user.email, { subject: /password was changed/ });
+    expect(notice.text).toContain('Your password was changed');
+    expect(notice.text).not.toContain('brand-new-pass');
+    expect(notice.html).toContain('reset-password');
+  });
+
+  it('sends a code to an address not yet confirmed (the decision of docs/SECURITY.md), and only to the account\'s own address', async () => {
+    const { client, user } = await newParticipant(portal.url);
+    expect((await client.get('/api/user')).data.email_verified).toBe(false);
+    expect((await visitor().post('/api/email/send', { email: user.email })).status).toBe(200);
+    const mail = await resetMail(user.email);
+    expect(mail.to).toBe(user.email);
+    // Moving the code to another address needs the password first (the profile test shows it).
+    expect((await client.put('/api/evidence/user', { email: `thief_${user.email}`, phone_number: '5551234567', pronouns: '' })).status).toBe(400);
   });
 
   it('accepts the legacy array bodies, and ignores a code the client made', async () => {
@@ -153,10 +169,10 @@ describe('e-mail address confirmation', () => {
   });
 
   it('does not confirm an address the account no longer has', async () => {
-    const { client, user } = await newParticipant(portal.url);
+    const { client, user, password } = await newParticipant(portal.url);
     const mail = await waitForMail(portal.dataDir, user.email, { subject: /Confirm your e-mail/ });
     const link = /(\/api\/user\/verify-email\?token=[^\s"<]+)/.exec(mail.text)![1]!;
-    await client.put('/api/evidence/user', { email: `moved_${user.email}`, phone_number: '5551234567', pronouns: '' });
+    await client.put('/api/evidence/user', { email: `moved_${user.email}`, phone_number: '5551234567', pronouns: '', current_password: password });
     expect((await visitor().get(link)).headers.get('location')).toBe('/verify-email?status=invalid');
     await waitForMail(portal.dataDir, `moved_${user.email}`, { subject: /Confirm your e-mail/ });
   });
@@ -165,7 +181,7 @@ describe('e-mail address confirmation', () => {
 describe('abuse limits', () => {
   let limited: TestPortal;
   beforeAll(async () => {
-    limited = await startTestPortal({ AUTH_RATE_LIMITS: 'true' });
+    limited = await startTestPortal({ AUTH_RATE_LIMITS: 'true', REGISTER_RATE_LIMIT_PER_MINUTE: '10' });
   });
   afterAll(() => limited.dispose());
 
@@ -180,6 +196,46 @@ describe('abuse limits', () => {
     // Another account from the same address is not locked out.
     const other = await newParticipant(limited.url);
     expect((await api.post('/api/user/login', { username: other.user.username, password: other.password })).status).toBe(200);
+  });
+
+  it('stops the guesser at ten failures, while the owner still logs in from another address', async () => {
+    const { user, password } = await newParticipant(limited.url);
+    const stranger = new ApiClient(limited.url);
+    for (let i = 0; i < 10; i++) expect((await stranger.post('/api/user/login', { username: user.username, password: `guess-${i}` })).status).toBe(401);
+    expect((await stranger.post('/api/user/login', { username: user.username, password: 'guess-10' })).status).toBe(429);
+    // Even the right password, from the guesser's address: guessing there is over for 15 minutes.
+    expect((await stranger.post('/api/user/login', { username: user.username, password })).status).toBe(429);
+    // The owner, on another network, is not locked out of their own account.
+    const owner = new ApiClient(limited.url, { fromAddress: '127.0.0.2' });
+    const signedIn = await owner.post('/api/user/login', { username: user.username, password });
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.data.id).toBe(user.id);
+    expect((await owner.post('/api/user/login', { username: user.email, password })).status).toBe(200);
+  });
+
+  it('counts reset-code guesses against the account the request acts on, whatever decoy addresses the body carries', async () => {
+    const { user } = await newParticipant(limited.url);
+    const api = new ApiClient(limited.url);
+    // Twenty tries per account in 15 minutes; a legacy array body with a fresh decoy address each time.
+    for (let i = 0; i < 20; i++) {
+      const body = [{ email: user.email, code: '123456', password: 'guessed-pass-1' }, `decoy${i}@example.org`];
+      expect((await api.put('/api/user/passwordupdated', body)).status).toBe(400);
+    }
+    const decoyed = await api.put('/api/user/passwordupdated', [{ email: user.email, code: '123456', password: 'guessed-pass-1' }, 'decoy-new@example.org']);
+    expect(decoyed.status).toBe(429);
+    expect((await api.post('/api/email/check/reset-code', { email: user.email, code: '123456' })).status).toBe(429);
+  });
+
+  it('stops guessing the password through the e-mail change after ten wrong ones', async () => {
+    const { client, user, password } = await newParticipant(limited.url);
+    const change = (current_password: string) =>
+      client.put('/api/evidence/user', { email: `elsewhere_${user.email}`, phone_number: '5551234567', pronouns: '', current_password });
+    // Refusals for other reasons do not count.
+    for (let i = 0; i < 12; i++) expect((await client.put('/api/evidence/user', { email: user.email, phone_number: '12', pronouns: '' })).status).toBe(400);
+    for (let i = 0; i < 10; i++) expect((await change(`guess-${i}`)).status).toBe(400);
+    const stopped = await change(password);
+    expect(stopped.status).toBe(429);
+    expect(stopped.data.message).toBe(MESSAGES.tooManyRequests);
   });
 
   it('sends at most five codes an hour for one address', async () => {

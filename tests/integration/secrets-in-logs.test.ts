@@ -110,9 +110,13 @@ describe('logs', () => {
     expect((await client.post('/api/user/login', { username: 'leaky', password: second })).status).toBe(200);
     secrets['the second session id'] = sessionOf(client);
 
-    // A profile update with a new address and an avatar: another e-mail link.
+    // A profile update with a new address (given with the current password) and an avatar: another e-mail link.
+    const refused = new FormData();
+    for (const [name, value] of Object.entries({ email: 'leaky2@example.org', phone_number: '5551234567', pronouns: '', current_password: wrong })) refused.append(name, value);
+    expect((await client.putForm('/api/evidence/user', refused)).status).toBe(400);
     const profile = new FormData();
     profile.append('email', 'leaky2@example.org');
+    profile.append('current_password', second);
     profile.append('phone_number', '5551234567');
     profile.append('pronouns', 'They/Them');
     profile.append('avatar', photoBlob(await phoneJpeg({ width: 64, height: 64 })), 'me.jpg');

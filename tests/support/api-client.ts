@@ -1,3 +1,5 @@
+import { Agent } from 'undici';
+
 /**
  * A small HTTP client for tests that keeps cookies like a browser would (per client), so that
  * several people can be simulated side by side against one portal.
@@ -5,7 +7,18 @@
 export class ApiClient {
   readonly cookies = new Map<string, string>();
 
-  constructor(readonly baseUrl: string) {}
+  private readonly agent: Agent | undefined;
+
+  /**
+   * `fromAddress` (a loopback address such as 127.0.0.2) makes the requests come from that client
+   * address, as another phone on another network would: per-address limits count it apart.
+   */
+  constructor(
+    readonly baseUrl: string,
+    options: { fromAddress?: string } = {},
+  ) {
+    this.agent = options.fromAddress ? new Agent({ localAddress: options.fromAddress }) : undefined;
+  }
 
   async request(method: string, path: string, init: { json?: unknown; form?: FormData; headers?: Record<string, string> } = {}) {
     const headers: Record<string, string> = { ...init.headers };
@@ -17,7 +30,8 @@ export class ApiClient {
     } else if (init.form) {
       body = init.form;
     }
-    const response = await fetch(new URL(path, this.baseUrl), { method, headers, body, redirect: 'manual' });
+    const url = new URL(path, this.baseUrl);
+    const response = await fetch(url, { method, headers, body, redirect: 'manual', ...(this.agent ? ({ dispatcher: this.agent } as object) : {}) });
     this.remember(response);
     const text = await response.text();
     let data: any = undefined;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { emailVerificationRequestedData, passwordResetRequestedData } from './password-reset.js';
+import { accountNoticeData, emailVerificationRequestedData, passwordResetRequestedData } from './password-reset.js';
 
 /** One topic per aggregate; messages are keyed by the aggregate id so that one aggregate's events stay in order. */
 export const TOPICS = {
@@ -50,6 +50,7 @@ export const userEventSchema = z.discriminatedUnion('type', [
   eventEnvelopeSchema.extend({ type: z.literal('user.deleted'), data: userDeletedData }),
   eventEnvelopeSchema.extend({ type: z.literal('user.video-watched'), data: userVideoWatchedData }),
   eventEnvelopeSchema.extend({ type: z.literal('email-verification.requested'), data: emailVerificationRequestedData }),
+  eventEnvelopeSchema.extend({ type: z.literal('account.notice'), data: accountNoticeData }),
 ]);
 export type UserEvent = z.infer<typeof userEventSchema>;
 

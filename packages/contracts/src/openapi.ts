@@ -68,6 +68,7 @@ const paths: ZodOpenApiPathsObject = {
   '/api/user/register': {
     post: op({
       summary: 'Register a participant (role 1) with a face photo',
+      description: 'Limited per client address (REGISTER_RATE_LIMIT_PER_MINUTE, 30 by default): past it, 429 before the body is read.',
       tags: ['users'],
       requestBody: {
         required: true,
@@ -136,6 +137,8 @@ const paths: ZodOpenApiPathsObject = {
   '/api/evidence/user': {
     put: op({
       summary: "Update one's own profile, optionally with a new avatar",
+      description:
+        'A new e-mail address needs current_password (400 when it is missing or wrong; ten wrong ones in 15 minutes answer 429); the old address is told of the change. Without a change of address no password is needed.',
       tags: ['users'],
       security: [sessionCookie],
       requestBody: {

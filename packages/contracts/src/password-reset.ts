@@ -73,3 +73,13 @@ export const emailVerificationRequestedData = z.object({
   reason: z.enum(['registered', 'email-changed']),
 });
 export type EmailVerificationRequestedData = z.infer<typeof emailVerificationRequestedData>;
+
+/**
+ * A notice to the account's owner about a change to the account: the e-mail address changed
+ * (sent to the old address, which names the new one) or the password changed.
+ */
+export const accountNoticeData = z.discriminatedUnion('notice', [
+  z.object({ notice: z.literal('email-changed'), userId: z.string(), email: z.string(), full_name: z.string(), newEmail: z.string() }),
+  z.object({ notice: z.literal('password-changed'), userId: z.string(), email: z.string(), full_name: z.string() }),
+]);
+export type AccountNoticeData = z.infer<typeof accountNoticeData>;

@@ -153,6 +153,11 @@ export const profileUpdateSchema = z
     phone_number: phoneField,
     pronouns: pronounsField,
     full_name: fullNameField.optional(),
+    current_password: z
+      .string({ error: MESSAGES.currentPasswordRequired })
+      .max(PASSWORD_MAX_LENGTH, MESSAGES.currentPasswordWrong)
+      .optional()
+      .meta({ description: 'The account\'s current password: required when the e-mail address changes, ignored otherwise' }),
   })
   .meta({ id: 'ProfileUpdate' });
 export type ProfileUpdate = z.infer<typeof profileUpdateSchema>;

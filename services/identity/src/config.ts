@@ -15,6 +15,8 @@ export interface IdentitySettings {
   resetCodeTtlMs: number;
   /** Abuse limits on sign-in and reset routes (turn off only for load tests). */
   authRateLimits: boolean;
+  /** Registrations per minute from one client address, when authRateLimits is on (0 = no limit). */
+  registerRateLimitPerMinute: number;
   /** Where the evidence service listens (the participant data export asks it for their items). */
   evidenceUrl: string;
   /** The first administrator, created at start when it does not exist. */
@@ -32,6 +34,7 @@ export const identityEnvSchema = z.object({
   PHOTO_MAX_BYTES: envBytes.default(15 * 1024 * 1024),
   RESET_CODE_TTL_MINUTES: z.coerce.number().positive().default(15),
   AUTH_RATE_LIMITS: envBoolean.default(true),
+  REGISTER_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(30),
   EVIDENCE_URL: z.url({ error: 'must be a URL such as http://evidence:4002' }).default('http://127.0.0.1:4002'),
   ADMIN_USERNAME: z.string().optional(),
   ADMIN_EMAIL: z.string().optional(),
@@ -51,6 +54,7 @@ export function identitySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): I
     photoMaxBytes: parsed.PHOTO_MAX_BYTES,
     resetCodeTtlMs: parsed.RESET_CODE_TTL_MINUTES * 60_000,
     authRateLimits: parsed.AUTH_RATE_LIMITS,
+    registerRateLimitPerMinute: parsed.REGISTER_RATE_LIMIT_PER_MINUTE,
     evidenceUrl: parsed.EVIDENCE_URL,
     admin: adminFromEnv(env),
   };

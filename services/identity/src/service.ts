@@ -170,6 +170,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
     users,
     resets,
     rateLimits: settings.authRateLimits,
+    registerPerMinute: settings.registerRateLimitPerMinute,
     redis: stores.redis,
     namespace: runtime.infrastructure.namespace,
     sessions,

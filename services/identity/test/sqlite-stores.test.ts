@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { infrastructureFromEnv } from '@portal/platform';
 import { openIdentityStores } from '../src/service.js';
-import { resetCodeStoreContract, sampleUser, sessionStoreContract, userRepositoryContract } from './contracts/identity-store-contracts.js';
+import { resetCodeStoreContract, resetGuessingContract, sampleUser, sessionStoreContract, userRepositoryContract } from './contracts/identity-store-contracts.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'identity-stores-'));
 const stores = await openIdentityStores(infrastructureFromEnv({ DATA_DIR: dir }));
@@ -23,3 +23,4 @@ resetCodeStoreContract('SQLite', async () => ({
     return user.id;
   },
 }));
+resetGuessingContract('SQLite', async () => ({ users: stores.users, codes: stores.resetCodes, sessions: stores.sessions }));

@@ -26,6 +26,8 @@ export interface ProfileChanges {
   phone_number: string;
   pronouns: string;
   full_name: string;
+  /** Needed, and sent, only when the e-mail address changes. */
+  current_password?: string | undefined;
   avatar?: File | null;
 }
 
@@ -36,6 +38,7 @@ export function updateProfile(changes: ProfileChanges): Promise<User> {
   form.append('phone_number', changes.phone_number);
   form.append('pronouns', changes.pronouns);
   form.append('full_name', changes.full_name);
+  if (changes.current_password) form.append('current_password', changes.current_password);
   if (changes.avatar) form.append('file', changes.avatar, changes.avatar.name);
   return apiRequest<User>('/api/evidence/user', { method: 'PUT', form });
 }

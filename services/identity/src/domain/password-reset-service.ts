@@ -4,6 +4,7 @@ import {
   RESET_CODE_MAX,
   RESET_CODE_MIN,
   TOPICS,
+  type AccountNoticeData,
   type PasswordResetRequestedData,
   type SessionsRevokedData,
 } from '@portal/contracts';
@@ -79,29 +80,36 @@ export class PasswordResetService {
       throw badRequest(MESSAGES.incorrectCode, { code: MESSAGES.incorrectCode });
     }
     const revoked: SessionsRevokedData = { userId: user.id, sessionIds: null, reason: 'password-changed' };
+    // The owner hears of it at the account's address, whoever changed it.
+    const notice: AccountNoticeData = { notice: 'password-changed', userId: user.id, email: user.email, full_name: user.full_name };
     await this.deps.users.update(user.id, { password_hash: await this.deps.passwords.hash(password), updated_at: new Date().toISOString() }, [
       { topic: TOPICS.sessions, event: createEvent({ type: 'sessions.revoked', key: user.id, data: revoked, requestId }) },
+      { topic: TOPICS.users, event: createEvent({ type: 'account.notice', key: user.id, data: notice, requestId }) },
     ]);
     const ended = await this.deps.sessions.endAllFor(user.id);
     this.deps.onEventsCommitted();
     this.deps.logger.info({ userId: user.id, sessionsEnded: ended.length }, 'password changed by reset code');
   }
 
+  /**
+   * The attempt is taken before the guess is compared (one atomic step in the store), so that
+   * however many guesses arrive at once, at most maxAttempts of them are ever compared.
+   */
   private async consume(user: UserRecord, code: string, { keepOnSuccess }: { keepOnSuccess: boolean }): Promise<boolean> {
-    const record = await this.deps.codes.get(user.id);
-    if (!record) return false;
-    if (record.expiresAt <= this.deps.clock() || record.attemptsLeft <= 0) {
+    const record = await this.deps.codes.takeAttempt(user.id, this.deps.clock());
+    if (!record) {
+      // None, expired or used up: whatever is left of it goes.
       await this.deps.codes.delete(user.id);
       return false;
     }
     const expected = Buffer.from(record.codeHash, 'hex');
     const actual = Buffer.from(this.hash(user.id, code), 'hex');
     if (expected.length === actual.length && timingSafeEqual(expected, actual)) {
-      if (!keepOnSuccess) await this.deps.codes.delete(user.id);
+      if (keepOnSuccess) await this.deps.codes.returnAttempt(user.id);
+      else await this.deps.codes.delete(user.id);
       return true;
     }
-    const left = await this.deps.codes.spendAttempt(user.id);
-    if (left <= 0) await this.deps.codes.delete(user.id);
+    if (record.attemptsLeft <= 0) await this.deps.codes.delete(user.id);
     return false;
   }
 

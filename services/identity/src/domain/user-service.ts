@@ -12,6 +12,7 @@ import {
   type ProfileUpdate,
   type RegisterRequest,
   type UserDeletedData,
+  type AccountNoticeData,
   type EmailVerificationRequestedData,
   type UserRegisteredData,
   type UserUpdatedData,
@@ -170,6 +171,9 @@ export class UserService {
         ...(update.full_name !== undefined ? { full_name: update.full_name } : {}),
       };
       if (update.email !== current.email) {
+        // A session alone (a phone left unlocked) must not be enough to move the account's mail,
+        // and with it the password reset, to another address.
+        await this.assertCurrentPassword(current, update.current_password);
         if (await this.deps.users.findByEmail(update.email)) throw conflict(MESSAGES.emailTaken, { email: MESSAGES.emailTaken });
         changes.email_verified = false;
       }
@@ -374,7 +378,7 @@ export class UserService {
     try {
       updated = await this.deps.users.update(userId, { ...changes, updated_at: new Date().toISOString() }, [
         { topic: TOPICS.users, event: createEvent({ type: 'user.updated', key: userId, data, requestId }) },
-        ...(emailChanged ? [await this.verificationEvent(next, 'email-changed', requestId)] : []),
+        ...(emailChanged ? [await this.verificationEvent(next, 'email-changed', requestId), this.emailChangedNotice(current, next.email, requestId)] : []),
       ]);
     } catch (error) {
       throw this.translateDuplicate(error);
@@ -382,6 +386,14 @@ export class UserService {
     if (!updated) throw notFound(MESSAGES.userNotFound);
     this.deps.onEventsCommitted();
     return updated;
+  }
+
+  private async assertCurrentPassword(user: UserRecord, password: string | undefined): Promise<void> {
+    if (!password) throw badRequest(MESSAGES.currentPasswordRequired, { current_password: MESSAGES.currentPasswordRequired });
+    if (!(await this.deps.passwords.verify(user.password_hash, password))) {
+      this.deps.logger.info({ userId: user.id }, 'e-mail change refused: wrong current password');
+      throw badRequest(MESSAGES.currentPasswordWrong, { current_password: MESSAGES.currentPasswordWrong });
+    }
   }
 
   private async endSession(sessionId: string, userId: string, reason: SessionsRevokedData['reason']): Promise<void> {
@@ -429,6 +441,12 @@ export class UserService {
       reason,
     };
     return { topic: TOPICS.users, event: createEvent({ type: 'email-verification.requested', key: user.id, data, requestId }) };
+  }
+
+  /** The old address is told where the account's mail goes now (if it was not its owner, they can act). */
+  private emailChangedNotice(before: UserRecord, newEmail: string, requestId?: string): PendingEvent {
+    const data: AccountNoticeData = { notice: 'email-changed', userId: before.id, email: before.email, full_name: before.full_name, newEmail };
+    return { topic: TOPICS.users, event: createEvent({ type: 'account.notice', key: before.id, data, requestId }) };
   }
 
   private registeredEvent(user: UserRecord, requestId?: string): PendingEvent {

@@ -33,6 +33,8 @@ export interface IdentityAppDeps {
   users: UserService;
   resets: PasswordResetService;
   rateLimits: boolean;
+  /** Registrations per minute from one client address (0 = no limit). */
+  registerPerMinute: number;
   /** Shared rate-limit counters across replicas, when the stores are distributed. */
   redis: Redis | null;
   namespace: string;
@@ -58,7 +60,11 @@ export function createIdentityApp(deps: IdentityAppDeps): Express {
   app.use(express.json({ limit: '64kb' }));
   app.use(internalRoutes({ tokens: deps.tokens, sessions: deps.sessions, users: deps.userRepository }));
   app.use(callerIdentity(deps.tokens));
-  const limits = authRateLimits(deps.rateLimits, deps.redis ? redisRateLimitStore(deps.redis, deps.namespace) : undefined);
+  const limits = authRateLimits({
+    enabled: deps.rateLimits,
+    registerPerMinute: deps.registerPerMinute,
+    store: deps.redis ? redisRateLimitStore(deps.redis, deps.namespace) : undefined,
+  });
   app.use(accountRoutes({ users: deps.users, cookie: deps.cookie, uploads: deps.uploads, limits }));
   app.use(passwordResetRoutes({ resets: deps.resets, users: deps.users, limits }));
   app.use(adminRoutes({ users: deps.users, exporter: deps.exporter, limits }));

@@ -1,27 +1,66 @@
+import { createHash } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
-import { rateLimit, ipKeyGenerator, type Options } from 'express-rate-limit';
+import { rateLimit, ipKeyGenerator, type Options, type RateLimitInfo } from 'express-rate-limit';
 import { RedisStore, type RedisReply } from 'rate-limit-redis';
 import type { Redis } from 'ioredis';
+import type { z } from 'zod';
 import { MESSAGES } from '@portal/contracts';
-import { HttpError } from '@portal/platform';
+import { HttpError, parseInput } from '@portal/platform';
 
 export interface AuthRateLimits {
   login: RequestHandler[];
   check: RequestHandler[];
   checkEmail: RequestHandler[];
+  register: RequestHandler[];
+  /** Wrong current passwords given to change the e-mail address, per account. */
+  currentPassword: RequestHandler[];
   sendCode: RequestHandler[];
   checkCode: RequestHandler[];
   /** Drops the per-account counters of a deleted account (they hold its username and address). */
   forgetAccount(account: { username: string; email: string }): Promise<void>;
 }
 
+export interface AuthRateLimitSettings {
+  enabled: boolean;
+  /** Registrations per minute from one client address (0 = no limit). */
+  registerPerMinute: number;
+  /** Shared counters (Redis) when there is more than one replica. */
+  store?: ((name: string) => Options['store']) | undefined;
+  /** How long a login waits per failure past the slow-down threshold (tests shorten it). */
+  loginDelayStepMs?: number;
+}
+
 const MINUTE = 60_000;
+/** Failed logins on one account, from every address together, before each attempt is slowed down. */
+export const LOGIN_SLOWDOWN_AFTER = 20;
+/** The longest a login on a much-guessed account is made to wait. */
+export const LOGIN_MAX_DELAY_MS = 10_000;
 
 /**
- * The abuse limits of the sign-in and reset routes (numbers in docs/ARCHITECTURE.md). Per-address
- * limits are generous because at a festival many phones share one mobile carrier address; the
- * per-account limits are what stop password and code guessing.
+ * Replaces the body by what `schema` reads from it, or answers 400. The per-account limiters that
+ * follow key on the parsed body, and the route reads the same parsed body: the account that is
+ * counted is always the account that is acted on (a legacy array body cannot name one address to
+ * the limiter and another to the route).
  */
+export function parsedBody(schema: z.ZodType): RequestHandler {
+  return (req, _res, next) => {
+    try {
+      req.body = parseInput(schema, req.body);
+      next();
+    } catch (error) {
+      next(error);
+    }
+  };
+}
+
+/** The key of a reset-flow request's account: the address its parsed body names. */
+export const resetAccountKey = (req: Request): string => String((req.body as { email?: unknown } | undefined)?.email ?? '');
+/** The key of a login's account: the username or address it names, in lower case. */
+export const loginAccountKey = (req: Request): string =>
+  String((req.body as { username?: unknown } | undefined)?.username ?? '').trim().toLowerCase();
+const addressKey = (req: Request): string => ipKeyGenerator(req.ip ?? '');
+const hashed = (value: string): string => createHash('sha256').update(value).digest('base64url').slice(0, 22);
+
 /** Counters in Redis, so that every identity replica counts the same requests. */
 export function redisRateLimitStore(redis: Redis, namespace: string): (name: string) => Options['store'] {
   return (name) =>
@@ -31,43 +70,102 @@ export function redisRateLimitStore(redis: Redis, namespace: string): (name: str
     });
 }
 
-export function authRateLimits(enabled: boolean, store?: (name: string) => Options['store']): AuthRateLimits {
+/**
+ * The abuse limits of the sign-in, registration and reset routes (numbers in docs/ARCHITECTURE.md
+ * and docs/SECURITY.md). Per-address limits are generous because at a festival many phones share
+ * one venue Wi-Fi or mobile carrier address. Password guessing is stopped per account and address
+ * (a stranger's failures lock out the stranger, not the account's owner) and slowed down per
+ * account; code guessing is stopped per account.
+ */
+export function authRateLimits(settings: AuthRateLimitSettings): AuthRateLimits {
   const none: RequestHandler[] = [];
-  if (!enabled) return { login: none, check: none, checkEmail: none, sendCode: none, checkCode: none, forgetAccount: async () => undefined };
-  const limiter = (name: string, windowMs: number, limit: number, key?: (req: Request) => string, onlyFailures = false) =>
+  if (!settings.enabled) {
+    return {
+      login: none,
+      check: none,
+      checkEmail: none,
+      register: none,
+      currentPassword: none,
+      sendCode: none,
+      checkCode: none,
+      forgetAccount: async () => undefined,
+    };
+  }
+  const store = settings.store;
+  const limiter = (name: string, windowMs: number, limit: number, key: (req: Request) => string, options: { onlyFailures?: boolean; message?: string } = {}) =>
     rateLimit({
       windowMs,
       limit,
       standardHeaders: 'draft-8',
       legacyHeaders: false,
-      skipSuccessfulRequests: onlyFailures,
-      keyGenerator: key ? (req) => `${name}:${key(req)}` : (req) => `${name}:${ipKeyGenerator(req.ip ?? '')}`,
+      skipSuccessfulRequests: options.onlyFailures ?? false,
+      keyGenerator: (req) => `${name}:${key(req)}`,
       ...(store ? { store: store(name) } : {}),
-      handler: (_req, _res, next) => next(new HttpError(429, 'rate_limited', MESSAGES.tooManyRequests)),
+      handler: (_req, _res, next) => next(new HttpError(429, 'rate_limited', options.message ?? MESSAGES.tooManyRequests)),
     });
-  const account = (field: string) => (req: Request) => String((req.body as Record<string, unknown> | undefined)?.[field] ?? '').trim().toLowerCase();
-  const email = (req: Request) => {
-    const body = req.body as unknown;
-    const value = Array.isArray(body) ? body.find((item) => typeof item === 'string' && item.includes('@')) : (body as { email?: unknown })?.email;
-    return String(value ?? '').trim().toLowerCase();
+
+  // Every failed login on an account, from anywhere, counts here; past LOGIN_SLOWDOWN_AFTER each
+  // attempt waits a little longer (never refused: the owner still gets in, just not at once).
+  const loginFailures = rateLimit({
+    windowMs: 15 * MINUTE,
+    limit: Number.MAX_SAFE_INTEGER,
+    standardHeaders: false,
+    legacyHeaders: false,
+    skipSuccessfulRequests: true,
+    requestPropertyName: 'loginFailures',
+    keyGenerator: (req) => `login-account:${loginAccountKey(req)}`,
+    ...(store ? { store: store('login-account') } : {}),
+  });
+  const step = settings.loginDelayStepMs ?? 500;
+  const slowDown: RequestHandler = (req, _res, next) => {
+    const used = (req as Request & { loginFailures?: RateLimitInfo }).loginFailures?.used ?? 0;
+    const delay = Math.min(LOGIN_MAX_DELAY_MS, Math.max(0, used - LOGIN_SLOWDOWN_AFTER) * step);
+    if (delay === 0) return next();
+    setTimeout(next, delay);
   };
+
   const perAccount = {
-    login: limiter('login-account', 15 * MINUTE, 10, account('username'), true),
-    send: limiter('send-account', 60 * MINUTE, 5, email),
-    checkCode: limiter('check-code-account', 15 * MINUTE, 20, email),
+    send: limiter('send-account', 60 * MINUTE, 5, resetAccountKey),
+    checkCode: limiter('check-code-account', 15 * MINUTE, 20, resetAccountKey),
   };
+  const register: RequestHandler[] =
+    settings.registerPerMinute > 0
+      ? [limiter('register-address', MINUTE, settings.registerPerMinute, addressKey, { message: MESSAGES.tooManyRegistrations })]
+      : none;
+  // A session alone must not become a way to guess the password: ten wrong ones per account in 15 minutes.
+  const currentPassword = rateLimit({
+    windowMs: 15 * MINUTE,
+    limit: 10,
+    standardHeaders: 'draft-8',
+    legacyHeaders: false,
+    skipSuccessfulRequests: true,
+    requestWasSuccessful: (_req, res) => res.locals.currentPasswordRefused !== true,
+    keyGenerator: (req) => `current-password:${req.caller?.userId ?? addressKey(req)}`,
+    ...(store ? { store: store('current-password') } : {}),
+    handler: (_req, _res, next) => next(new HttpError(429, 'rate_limited', MESSAGES.tooManyRequests)),
+  });
   return {
-    // Ten failed logins per account in 15 minutes; 300 attempts per address.
-    login: [limiter('login-address', 15 * MINUTE, 300), perAccount.login],
-    check: [limiter('check-address', 15 * MINUTE, 200)],
-    checkEmail: [limiter('check-email-address', 15 * MINUTE, 60)],
+    currentPassword: [currentPassword],
+    // Ten failed logins per account from one address in 15 minutes; 300 attempts per address.
+    login: [
+      limiter('login-address', 15 * MINUTE, 300, addressKey),
+      // Keyed by a hash of the login: a deleted account's counters here cannot be listed to be
+      // dropped, so they name no one, and expire within 15 minutes.
+      limiter('login-account-address', 15 * MINUTE, 10, (req) => `${hashed(loginAccountKey(req))}:${addressKey(req)}`, { onlyFailures: true }),
+      loginFailures,
+      slowDown,
+    ],
+    check: [limiter('check-address', 15 * MINUTE, 200, addressKey)],
+    checkEmail: [limiter('check-email-address', 15 * MINUTE, 60, addressKey)],
+    register,
     // Five codes per account an hour; 50 per address.
-    sendCode: [limiter('send-address', 60 * MINUTE, 50), perAccount.send],
-    checkCode: [limiter('check-code-address', 15 * MINUTE, 100), perAccount.checkCode],
+    sendCode: [limiter('send-address', 60 * MINUTE, 50, addressKey), perAccount.send],
+    checkCode: [limiter('check-code-address', 15 * MINUTE, 100, addressKey), perAccount.checkCode],
     async forgetAccount({ username, email: address }) {
+      // The counters per account and address expire within 15 minutes; these are per account alone.
       const logins = [username, address].map((value) => value.trim().toLowerCase());
       await Promise.all([
-        ...logins.map((login) => perAccount.login.resetKey(`login-account:${login}`)),
+        ...logins.map((login) => loginFailures.resetKey(`login-account:${login}`)),
         perAccount.send.resetKey(`send-account:${address.toLowerCase()}`),
         perAccount.checkCode.resetKey(`check-code-account:${address.toLowerCase()}`),
       ]);

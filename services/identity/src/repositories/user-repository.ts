@@ -82,7 +82,14 @@ export interface ResetCodeRecord {
 export interface ResetCodeStore {
   put(record: ResetCodeRecord): Promise<void>;
   get(userId: string): Promise<ResetCodeRecord | null>;
-  /** Spends one attempt; answers how many are left. */
-  spendAttempt(userId: string): Promise<number>;
+  /**
+   * Takes one attempt from the user's code, in one atomic step, if the code is live at `now` and
+   * has attempts left; answers the code as it is after the step (attemptsLeft already lowered),
+   * or null when there is no attempt to take. A guess is compared only after its attempt is taken,
+   * so concurrent guesses (on any number of replicas) are compared at most attemptsLeft times.
+   */
+  takeAttempt(userId: string, now: number): Promise<ResetCodeRecord | null>;
+  /** Gives back the attempt a right code took (the code stays good for setting the password). */
+  returnAttempt(userId: string): Promise<void>;
   delete(userId: string): Promise<void>;
 }

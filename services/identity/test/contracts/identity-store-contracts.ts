@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
-import { createEvent } from '@portal/platform';
+import { pino } from 'pino';
+import { describe, expect, it, vi } from 'vitest';
+import { SealedBox, createEvent } from '@portal/platform';
+import { PasswordResetService } from '../../src/domain/password-reset-service.js';
+import { PasswordHasher } from '../../src/domain/passwords.js';
+import { SessionService } from '../../src/domain/session-service.js';
 import type { UserRecord } from '../../src/domain/user-record.js';
 import {
   DuplicateUserError,
@@ -179,12 +183,73 @@ export function resetCodeStoreContract(name: string, create: () => Promise<{ cod
       await codes.put({ userId, codeHash: 'aaa', expiresAt: Date.now() + 60_000, attemptsLeft: 5 });
       await codes.put({ userId, codeHash: 'bbb', expiresAt: Date.now() + 60_000, attemptsLeft: 5 });
       expect((await codes.get(userId))?.codeHash).toBe('bbb');
-      expect(await codes.spendAttempt(userId)).toBe(4);
-      expect(await codes.spendAttempt(userId)).toBe(3);
+      expect((await codes.takeAttempt(userId, Date.now()))?.attemptsLeft).toBe(4);
+      expect(await codes.takeAttempt(userId, Date.now())).toMatchObject({ codeHash: 'bbb', attemptsLeft: 3 });
       expect((await codes.get(userId))?.attemptsLeft).toBe(3);
+      await codes.returnAttempt(userId);
+      expect((await codes.get(userId))?.attemptsLeft).toBe(4);
       await codes.delete(userId);
       expect(await codes.get(userId)).toBeNull();
-      expect(await codes.spendAttempt(userId)).toBe(0);
+      expect(await codes.takeAttempt(userId, Date.now())).toBeNull();
+      await codes.returnAttempt(userId);
+      expect(await codes.get(userId)).toBeNull();
+    });
+
+    it('takes no attempt from an expired or used-up code, and gives each of concurrent takers its own', async () => {
+      const { codes, withUser } = await create();
+      const expired = await withUser();
+      await codes.put({ userId: expired, codeHash: 'ccc', expiresAt: Date.now() - 1, attemptsLeft: 5 });
+      expect(await codes.takeAttempt(expired, Date.now())).toBeNull();
+      const userId = await withUser();
+      await codes.put({ userId, codeHash: 'ddd', expiresAt: Date.now() + 60_000, attemptsLeft: 5 });
+      const taken = await Promise.all(Array.from({ length: 20 }, () => codes.takeAttempt(userId, Date.now())));
+      const granted = taken.filter((record) => record !== null);
+      expect(granted.map((record) => record.attemptsLeft).sort()).toEqual([0, 1, 2, 3, 4]);
+      expect(await codes.takeAttempt(userId, Date.now())).toBeNull();
+    });
+  });
+}
+
+/**
+ * Reset-code guessing against a store: the attempts are taken (one atomic step in the store)
+ * before a guess is compared, so that concurrent guesses, as many identity replicas or one
+ * impatient script send them, still get the code compared at most maxAttempts times.
+ */
+export function resetGuessingContract(name: string, create: () => Promise<{ users: UserRepository; codes: ResetCodeStore; sessions: SessionStore }>): void {
+  describe(`Reset-code guessing: ${name}`, () => {
+    it('compares at most five of twenty concurrent wrong guesses, then the code is dead', async () => {
+      const { users, codes, sessions } = await create();
+      const user = sampleUser();
+      await users.create(user, []);
+      const secret = 'a-test-secret-of-at-least-thirty-two-characters';
+      const resets = new PasswordResetService({
+        users,
+        codes,
+        sessions: new SessionService(sessions, { idleMs: 60_000 }),
+        passwords: new PasswordHasher(),
+        sealer: new SealedBox(secret),
+        secret,
+        codeTtlMs: 60_000,
+        maxAttempts: 5,
+        clock: Date.now,
+        logger: pino({ level: 'silent' }),
+        onEventsCommitted: () => undefined,
+      });
+      // A live code that no six digits can match (no guess here may be the right one by luck).
+      await codes.put({ userId: user.id, codeHash: '0'.repeat(64), expiresAt: Date.now() + 60_000, attemptsLeft: 5 });
+      // Every guess compared is hashed first: counting the hashes counts the comparisons.
+      const hashed = vi.spyOn(PasswordResetService.prototype as unknown as { hash: (userId: string, code: string) => string }, 'hash');
+      try {
+        const guesses = Array.from({ length: 20 }, (_, i) => String(100000 + i));
+        const answers = await Promise.all(guesses.map((guess) => resets.checkCode(user.email, guess)));
+        expect(answers.every((matches) => matches === false)).toBe(true);
+        expect(hashed.mock.calls.length).toBeLessThanOrEqual(5);
+        expect(hashed.mock.calls.length).toBeGreaterThan(0);
+        expect(await resets.checkCode(user.email, '100020')).toBe(false);
+        expect(hashed.mock.calls.length).toBeLessThanOrEqual(5);
+      } finally {
+        hashed.mockRestore();
+      }
     });
   });
 }

@@ -36,6 +36,23 @@ export function subscribeIdentityEvents(bus: EventBus, mail: JobQueue<MailJob>, 
         );
         return;
       }
+      if (user.success && user.data.type === 'account.notice') {
+        const { data, id } = user.data;
+        await mail.add(
+          'account-notice',
+          {
+            kind: 'account-notice',
+            eventId: id,
+            userId: data.userId,
+            to: data.email,
+            fullName: data.full_name,
+            notice: data.notice,
+            ...(data.notice === 'email-changed' ? { newEmail: data.newEmail } : {}),
+          },
+          { jobId: mailJobId(id), ...MAIL_JOB_OPTIONS },
+        );
+        return;
+      }
       if (user.success && user.data.type === 'user.deleted') {
         const { userId } = user.data.data;
         const jobs = await mail.removeJobs((job) => job.data.userId === userId);

@@ -21,5 +21,15 @@ export const mailJobSchema = z.discriminatedUnion('kind', [
     sealedToken: z.string(),
     reason: z.enum(['registered', 'email-changed']),
   }),
+  z.object({
+    kind: z.literal('account-notice'),
+    eventId: z.string(),
+    userId: z.string().optional(),
+    to: z.string(),
+    fullName: z.string(),
+    notice: z.enum(['email-changed', 'password-changed']),
+    /** The address the account moved to (an e-mail change). */
+    newEmail: z.string().optional(),
+  }),
 ]);
 export type MailJob = z.infer<typeof mailJobSchema>;

@@ -1,6 +1,6 @@
 import type { ActiveJob, Logger, Mailer, SealedBox } from '@portal/platform';
 import type { MailJob } from './mail-job.js';
-import { resetCodeEmail, verificationEmail, type Branding, type EmailContent } from './templates.js';
+import { accountNoticeEmail, resetCodeEmail, verificationEmail, type Branding, type EmailContent } from './templates.js';
 
 export interface MailSenderDeps {
   mailer: Mailer;
@@ -40,6 +40,9 @@ function render(deps: MailSenderDeps, mail: MailJob): EmailContent {
   if (mail.kind === 'reset-code') {
     const minutes = Math.max(1, Math.round((Date.parse(mail.expiresAt) - deps.clock()) / 60_000));
     return resetCodeEmail(deps.branding, { fullName: mail.fullName, email: mail.to, code: deps.sealer.open(mail.sealedCode), minutes });
+  }
+  if (mail.kind === 'account-notice') {
+    return accountNoticeEmail(deps.branding, { fullName: mail.fullName, notice: mail.notice, newEmail: mail.newEmail });
   }
   const link = `${deps.branding.publicUrl}/api/user/verify-email?token=${encodeURIComponent(deps.sealer.open(mail.sealedToken))}`;
   return verificationEmail(deps.branding, { fullName: mail.fullName, link, reason: mail.reason });

@@ -79,3 +79,36 @@ export function verificationEmail(branding: Branding, input: { fullName: string;
     ),
   };
 }
+
+/**
+ * Tells the owner that the account's e-mail address (sent to the old address) or its password
+ * changed, and what to do if it was not them. It carries no secret and no link that acts.
+ */
+export function accountNoticeEmail(
+  branding: Branding,
+  input: { fullName: string; notice: 'email-changed' | 'password-changed'; newEmail?: string | undefined },
+): EmailContent {
+  const resetLink = `${branding.publicUrl}/reset-password-email`;
+  const what =
+    input.notice === 'email-changed'
+      ? `The e-mail address of your ${branding.productName} account was changed to ${input.newEmail ?? 'another address'}. E-mail about the account, password reset codes included, now goes there.`
+      : `Your password was changed. Every device signed in to your ${branding.productName} account has been signed out.`;
+  const ifNotYou =
+    input.notice === 'email-changed'
+      ? 'If this was not you, tell the festival staff at once: someone else may be using your account.'
+      : `If this was not you, reset your password now (${resetLink}) and tell the festival staff.`;
+  return {
+    subject: input.notice === 'email-changed' ? `Your ${branding.productName} e-mail address was changed` : `Your ${branding.productName} password was changed`,
+    text: [`Hello ${input.fullName},`, '', what, '', ifNotYou].join('\n'),
+    html: layout(
+      branding,
+      `<p>Hello ${escapeHtml(input.fullName)},</p>
+    <p>${escapeHtml(what)}</p>
+    <p>${
+      input.notice === 'email-changed'
+        ? escapeHtml(ifNotYou)
+        : `If this was not you, <a href="${escapeHtml(resetLink)}">reset your password now</a> and tell the festival staff.`
+    }</p>`,
+    ),
+  };
+}

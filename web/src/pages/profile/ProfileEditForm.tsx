@@ -7,7 +7,7 @@ import Stack from '@mui/material/Stack';
 import TextField from '@mui/material/TextField';
 import Typography from '@mui/material/Typography';
 import { useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useMemo, useState } from 'react';
 import { useForm } from 'react-hook-form';
 import type { z } from 'zod';
 import { MESSAGES, PRONOUN_OPTIONS, fullNameField, profileUpdateSchema, type User } from '@portal/contracts';
@@ -18,10 +18,21 @@ import { PhoneField, PronounsField, SubmitButton } from '../../components/FormPa
 import { FilePickButton } from '../../components/FilePickButton';
 import { useObjectUrl } from '../../components/useObjectUrl';
 
-/** In the browser the full name is required too (the API accepts a profile update without it). */
-const profileFormSchema = profileUpdateSchema.extend({ full_name: fullNameField });
-type ProfileFormInput = z.input<typeof profileFormSchema>;
-type ProfileFormOutput = z.output<typeof profileFormSchema>;
+/**
+ * In the browser the full name is required too (the API accepts a profile update without it), and
+ * the current password as soon as the e-mail address is not the account's own any more.
+ */
+function profileFormSchema(currentEmail: string) {
+  return profileUpdateSchema.extend({ full_name: fullNameField }).superRefine((values, context) => {
+    if (emailChanged(values.email, currentEmail) && !values.current_password) {
+      context.addIssue({ code: 'custom', path: ['current_password'], message: MESSAGES.currentPasswordRequired });
+    }
+  });
+}
+type ProfileFormInput = z.input<ReturnType<typeof profileFormSchema>>;
+type ProfileFormOutput = z.output<ReturnType<typeof profileFormSchema>>;
+
+const emailChanged = (typed: string | undefined, currentEmail: string) => (typed ?? '').trim().toLowerCase() !== currentEmail.toLowerCase();
 
 /** The edit view of the profile: contact details, pronouns and a new avatar. */
 export function ProfileEditForm({ user, onCancel, onSaved }: { user: User; onCancel: () => void; onSaved: () => void }) {
@@ -30,23 +41,40 @@ export function ProfileEditForm({ user, onCancel, onSaved }: { user: User; onCan
   const [avatarProblem, setAvatarProblem] = useState<string | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
   const preview = useObjectUrl(avatar);
+  const schema = useMemo(() => profileFormSchema(user.email), [user.email]);
   const {
     register,
     handleSubmit,
+    watch,
+    setError,
     formState: { errors, isSubmitting },
   } = useForm<ProfileFormInput, unknown, ProfileFormOutput>({
-    resolver: zodResolver(profileFormSchema),
-    defaultValues: { full_name: user.full_name, email: user.email, phone_number: user.phone_number, pronouns: PRONOUN_OPTIONS.find((option) => option === user.pronouns) ?? '' },
+    resolver: zodResolver(schema),
+    defaultValues: {
+      full_name: user.full_name,
+      email: user.email,
+      phone_number: user.phone_number,
+      pronouns: PRONOUN_OPTIONS.find((option) => option === user.pronouns) ?? '',
+      current_password: '',
+    },
   });
+  const changingEmail = emailChanged(watch('email'), user.email);
 
   const save = handleSubmit(async (values) => {
     setFailure(null);
+    const { current_password: currentPassword, ...details } = values;
     try {
-      await updateProfile({ ...values, avatar });
+      // The password travels only when the address changes.
+      await updateProfile({ ...details, ...(changingEmail ? { current_password: currentPassword } : {}), avatar });
       await reloadCurrentUser(client);
       onSaved();
     } catch (error) {
       console.warn('profile update failed', error);
+      const passwordProblem = error instanceof ApiRequestError ? error.fields.current_password : undefined;
+      if (passwordProblem) {
+        setError('current_password', { message: passwordProblem }, { shouldFocus: true });
+        return;
+      }
       setFailure(error instanceof ApiRequestError && error.status !== 0 ? error.message : '');
     }
   });
@@ -66,6 +94,16 @@ export function ProfileEditForm({ user, onCancel, onSaved }: { user: User; onCan
       ) : null}
       <TextField label="Full Name" autoComplete="name" required {...field('full_name')} />
       <TextField label="Email" type="email" autoComplete="email" autoCapitalize="none" required {...field('email')} />
+      {changingEmail ? (
+        <TextField
+          label="Current Password"
+          type="password"
+          autoComplete="current-password"
+          required
+          {...field('current_password')}
+          helperText={errors.current_password?.message ?? 'To change your e-mail address, enter your current password.'}
+        />
+      ) : null}
       <PhoneField {...field('phone_number')} />
       <PronounsField {...field('pronouns')} />
       <Stack direction="row" spacing={2} alignItems="center" sx={{ mt: 2 }}>

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { MESSAGES, type RegisterRequest } from '@portal/contracts';
-import { messageOf } from '../../api/http';
+import { ApiRequestError, messageOf } from '../../api/http';
 import { register } from '../../api/account';
 import { useSignIn } from '../../auth/session';
 import { useNotify } from '../../notifications/notify-context';
@@ -22,6 +22,12 @@ export function useRegisterWithPhoto() {
       await register(fields, photo);
     } catch (failure) {
       console.warn('registration failed', failure);
+      // Too many registrations from this network: only that, and to wait (nothing was wrong with the form).
+      if (failure instanceof ApiRequestError && failure.status === 429) {
+        setError(failure.message || MESSAGES.tooManyRegistrations);
+        setBusy(false);
+        return 'failed';
+      }
       // The spec's sentence first; then what the server refused, when it said (a taken name, a photo it cannot read).
       const detail = messageOf(failure, '');
       setError(detail && detail !== MESSAGES.registrationFailed ? `${MESSAGES.registrationFailed} ${detail}` : MESSAGES.registrationFailed);

@@ -4,13 +4,14 @@ import {
   loginRequestSchema,
   profileUpdateSchema,
   registerRequestSchema,
+  MESSAGES,
 } from '@portal/contracts';
 import { HttpError, parseInput, requestId, requireCaller, route, signedInOnly } from '@portal/platform';
 import type { UserService } from '../../domain/user-service.js';
 import { toUserResponse } from '../../domain/user-record.js';
 import { clearSessionCookie, setSessionCookie, type SessionCookieSettings } from '../session-cookie.js';
 import { photoUpload, routeWithFiles, uploadedFile, type PhotoUploadSettings } from '../uploads.js';
-import type { AuthRateLimits } from '../rate-limits.js';
+import { parsedBody, type AuthRateLimits } from '../rate-limits.js';
 
 export interface AccountRouteDeps {
   users: UserService;
@@ -25,6 +26,8 @@ export function accountRoutes({ users, cookie, uploads, limits }: AccountRouteDe
 
   router.post(
     '/api/user/register',
+    // Before the body is read: a refused registration costs no upload, no hash and no decode.
+    ...limits.register,
     photoUpload(uploads, ['verification_photo'], 'The photo'),
     routeWithFiles(async (req, res) => {
       const request = parseInput(registerRequestSchema, req.body);
@@ -43,6 +46,7 @@ export function accountRoutes({ users, cookie, uploads, limits }: AccountRouteDe
 
   router.post(
     '/api/user/login',
+    parsedBody(loginRequestSchema),
     ...limits.login,
     route(async (req, res) => {
       const { username, password } = parseInput(loginRequestSchema, req.body);
@@ -84,11 +88,18 @@ export function accountRoutes({ users, cookie, uploads, limits }: AccountRouteDe
   router.put(
     '/api/evidence/user',
     signedInOnly(),
+    ...limits.currentPassword,
     photoUpload(uploads, ['file', 'avatar'], 'The avatar'),
     routeWithFiles(async (req, res) => {
       const caller = requireCaller(req);
       const update = parseInput(profileUpdateSchema, req.body);
-      const user = await users.updateProfile(caller, update, uploadedFile(req.files, ['file', 'avatar']), requestId(req));
+      const user = await users
+        .updateProfile(caller, update, uploadedFile(req.files, ['file', 'avatar']), requestId(req))
+        .catch((error: unknown) => {
+          // Counted by the current-password limiter: a wrong password, not any refused update.
+          if (error instanceof HttpError && error.fields?.current_password === MESSAGES.currentPasswordWrong) res.locals.currentPasswordRefused = true;
+          throw error;
+        });
       res.json(toUserResponse(user));
     }),
   );

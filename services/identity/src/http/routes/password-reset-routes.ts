@@ -10,7 +10,7 @@ import {
 import { parseInput, requestId, route } from '@portal/platform';
 import type { PasswordResetService } from '../../domain/password-reset-service.js';
 import type { UserService } from '../../domain/user-service.js';
-import type { AuthRateLimits } from '../rate-limits.js';
+import { parsedBody, type AuthRateLimits } from '../rate-limits.js';
 
 /** The reset flow of SPEC section 7, with the code made and checked here, and the e-mail link. */
 export function passwordResetRoutes({ resets, users, limits }: { resets: PasswordResetService; users: UserService; limits: AuthRateLimits }): Router {
@@ -27,6 +27,7 @@ export function passwordResetRoutes({ resets, users, limits }: { resets: Passwor
 
   router.post(
     '/api/email/send',
+    parsedBody(sendCodeRequestSchema),
     ...limits.sendCode,
     route(async (req, res) => {
       const { email } = parseInput(sendCodeRequestSchema, req.body);
@@ -37,6 +38,7 @@ export function passwordResetRoutes({ resets, users, limits }: { resets: Passwor
 
   router.put(
     '/api/email/reset-code',
+    parsedBody(resendCodeRequestSchema),
     ...limits.sendCode,
     route(async (req, res) => {
       const { email } = parseInput(resendCodeRequestSchema, req.body);
@@ -47,6 +49,7 @@ export function passwordResetRoutes({ resets, users, limits }: { resets: Passwor
 
   router.post(
     '/api/email/check/reset-code',
+    parsedBody(checkCodeRequestSchema),
     ...limits.checkCode,
     route(async (req, res) => {
       const { email, code } = parseInput(checkCodeRequestSchema, req.body);
@@ -56,6 +59,7 @@ export function passwordResetRoutes({ resets, users, limits }: { resets: Passwor
 
   router.put(
     '/api/user/passwordupdated',
+    parsedBody(passwordUpdateRequestSchema),
     ...limits.checkCode,
     route(async (req, res) => {
       const { email, code, password } = parseInput(passwordUpdateRequestSchema, req.body);

@@ -1,6 +1,14 @@
 import type { Redis } from 'ioredis';
 import type { ResetCodeRecord, ResetCodeStore } from '../user-repository.js';
 
+/** Takes an attempt from a live code with attempts left; answers [codeHash, expiresAt, attemptsLeft] or nil. */
+const TAKE_ATTEMPT = `
+local fields = redis.call('hmget', KEYS[1], 'codeHash', 'expiresAt', 'attemptsLeft')
+if not fields[1] or tonumber(fields[3]) <= 0 or tonumber(fields[2]) <= tonumber(ARGV[1]) then return nil end
+local left = redis.call('hincrby', KEYS[1], 'attemptsLeft', -1)
+return { fields[1], fields[2], left }
+`;
+
 /** Reset codes in Redis: one hash per user, expiring with the code. */
 export class RedisResetCodeStore implements ResetCodeStore {
   constructor(
@@ -28,14 +36,20 @@ export class RedisResetCodeStore implements ResetCodeStore {
     return { userId, codeHash: fields.codeHash, expiresAt: Number(fields.expiresAt), attemptsLeft: Number(fields.attemptsLeft) };
   }
 
-  async spendAttempt(userId: string): Promise<number> {
-    // One atomic step: a code that expired meanwhile is not brought back to life by the decrement.
-    const left = await this.redis.eval(
-      "if redis.call('exists', KEYS[1]) == 1 then return redis.call('hincrby', KEYS[1], 'attemptsLeft', -1) else return 0 end",
+  async takeAttempt(userId: string, now: number): Promise<ResetCodeRecord | null> {
+    // One Lua script runs as one step on the server: no other guess comes between check and decrement.
+    const taken = (await this.redis.eval(TAKE_ATTEMPT, 1, this.key(userId), String(now))) as [string, string, number] | null;
+    if (!taken) return null;
+    return { userId, codeHash: taken[0], expiresAt: Number(taken[1]), attemptsLeft: Number(taken[2]) };
+  }
+
+  async returnAttempt(userId: string): Promise<void> {
+    // A code that was replaced or deleted meanwhile is not brought back to life.
+    await this.redis.eval(
+      "if redis.call('exists', KEYS[1]) == 1 then redis.call('hincrby', KEYS[1], 'attemptsLeft', 1) end return 0",
       1,
       this.key(userId),
     );
-    return Number(left);
   }
 
   async delete(userId: string): Promise<void> {

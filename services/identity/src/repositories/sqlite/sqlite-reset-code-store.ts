@@ -21,11 +21,20 @@ export class SqliteResetCodeStore implements ResetCodeStore {
     return row ? { userId: row.user_id, codeHash: row.code_hash, expiresAt: row.expires_at, attemptsLeft: row.attempts_left } : null;
   }
 
-  async spendAttempt(userId: string): Promise<number> {
+  async takeAttempt(userId: string, now: number): Promise<ResetCodeRecord | null> {
+    // One conditional update: the check and the decrement cannot be split by another guess.
     const row = this.db
-      .prepare('UPDATE reset_codes SET attempts_left = attempts_left - 1 WHERE user_id = ? RETURNING attempts_left')
-      .get(userId) as { attempts_left: number } | undefined;
-    return row?.attempts_left ?? 0;
+      .prepare(
+        `UPDATE reset_codes SET attempts_left = attempts_left - 1
+         WHERE user_id = ? AND attempts_left > 0 AND expires_at > ?
+         RETURNING code_hash, expires_at, attempts_left`,
+      )
+      .get(userId, now) as { code_hash: string; expires_at: number; attempts_left: number } | undefined;
+    return row ? { userId, codeHash: row.code_hash, expiresAt: row.expires_at, attemptsLeft: row.attempts_left } : null;
+  }
+
+  async returnAttempt(userId: string): Promise<void> {
+    this.db.prepare('UPDATE reset_codes SET attempts_left = attempts_left + 1 WHERE user_id = ?').run(userId);
   }
 
   async delete(userId: string): Promise<void> {
