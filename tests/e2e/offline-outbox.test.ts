@@ -143,6 +143,43 @@ describe.skipIf(chromiumMissing)('the outbox of the installable app (Chromium, p
     expect(files).toBe(0);
   });
 
+  it('sends the outbox from the service worker when Background Sync wakes it with no page open', async () => {
+    const { page, context, participant } = await installedApp();
+    await context.setOffline(true);
+    await addEvidence(page, 'Notes');
+    await describeAndSend(page, 'Synced note from the square');
+    await page.waitForURL('**/evidence');
+    await addEvidence(page, 'Camera');
+    const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.getByRole('button', { name: 'Upload File' }).click()]);
+    await chooser.setFiles(bigPhoto);
+    await describeAndSend(page, 'Synced photo from the square');
+    await page.waitForURL('**/evidence');
+    await outboxEntry(page, 'Synced photo from the square').getByText('Waiting for network').waitFor();
+
+    // Only a blank tab is left (no page of the portal), and the network is back.
+    const blank = await context.newPage();
+    const cdp = await context.newCDPSession(blank);
+    const registrations: { registrationId: string; scopeURL: string; isDeleted?: boolean }[] = [];
+    cdp.on('ServiceWorker.workerRegistrationUpdated', (event: { registrations: typeof registrations }) => registrations.push(...event.registrations));
+    await cdp.send('ServiceWorker.enable');
+    await expect.poll(() => registrations.some((entry) => entry.scopeURL.startsWith(portal.url) && !entry.isDeleted)).toBe(true);
+    const registration = registrations.find((entry) => entry.scopeURL.startsWith(portal.url) && !entry.isDeleted)!;
+    await page.close();
+    await context.setOffline(false);
+    // What Chromium does when the connection returns: the sync event, to the service worker alone.
+    await cdp.send('ServiceWorker.dispatchSyncEvent', { origin: new URL(portal.url).origin, registrationId: registration.registrationId, tag: 'evidence-outbox', lastChance: false });
+    await expect
+      .poll(async () => (await ownItems(participant.client)).map((item) => `${item.media_type} ${item.title}`).sort(), { timeout: 60_000 })
+      .toEqual(['1 Synced note from the square', '2 Synced photo from the square']);
+
+    // Opened again: both are uploaded, and nothing is sent twice.
+    const reopened = await context.newPage();
+    await reopened.goto('/evidence');
+    for (const title of ['Synced note from the square', 'Synced photo from the square']) await outboxEntry(reopened, title).getByText('Uploaded').waitFor();
+    await reopened.waitForTimeout(2000);
+    expect(await ownItems(participant.client)).toHaveLength(2);
+  });
+
   it('says why a capture made offline was refused, and lets it be deleted from the phone', async () => {
     const { page, context, participant } = await installedApp();
     await context.setOffline(true);
