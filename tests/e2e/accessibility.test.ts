@@ -56,7 +56,8 @@ describe.skipIf(chromiumMissing)('accessibility on a phone', () => {
     const { client } = await adminClient(portal.url);
     const note = await client.post('/api/evidence', { title: 'A public note for the archive', notes: 'Seen at the corner.' });
     expect((await client.put(`/api/evidence/clearance/${(note.data as { id: string }).id}`)).status).toBe(200);
-    const page = await pages.open('phone');
+    // As a visitor's phone really is: with the app's service worker (its registration logs nothing).
+    const page = await pages.open('phone', undefined, { serviceWorkers: 'allow' });
     const errors: string[] = [];
     page.on('console', (message) => {
       if (message.type() === 'error' || message.type() === 'warning') errors.push(`${page.url()}: ${message.text()}`);

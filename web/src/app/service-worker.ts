@@ -25,7 +25,9 @@ export function registerServiceWorker(offer: UpdateOffer): void {
   const register = () => {
     navigator.serviceWorker
       .register('/sw.js', { scope: '/' })
-      .then((registration) => {
+      .then((registration: ServiceWorkerRegistration | undefined) => {
+        // (Automation that blocks service workers answers nothing.)
+        if (!registration) return;
         if (registration.waiting && navigator.serviceWorker.controller) offerWaiting(registration.waiting);
         registration.addEventListener('updatefound', () => {
           const installing = registration.installing;
