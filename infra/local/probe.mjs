@@ -172,7 +172,19 @@ async function probeS3(s) {
   return `signed CreateBucket${exists ? ' (already there)' : ''} + HeadBucket ${s.bucket}`;
 }
 
-const probes = { kafka: probeKafka, mongo: probeMongo, redis: probeRedis, smtp: probeSmtp, http: probeHttp, s3: probeS3 };
+const probes = { kafka: probeKafka, mongo: probeMongo, redis: probeRedis, smtp: probeSmtp, http: probeHttp, s3: probeS3, 'kafka-log': (s) => probeKafkaLog(s) };
+
+// ---------- Kafka behind SASL or TLS: the broker's own "started" log line, then its port open ----------
+async function probeKafkaLog(s) {
+  const { readFile } = await import('node:fs/promises');
+  const log = await readFile(s.log, 'utf8').catch(() => '');
+  if (!/Kafka Server started/.test(log)) throw new Error('the broker has not logged "Kafka Server started" yet');
+  await new Promise((resolve, reject) => {
+    const sock = net.connect({ host: s.host, port: s.port }, () => { sock.destroy(); resolve(); });
+    sock.on('error', reject);
+  });
+  return 'started (log), port open';
+}
 
 function alive(pid) {
   if (!pid) return true;

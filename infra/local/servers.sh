@@ -43,10 +43,18 @@ S3_REGION=${S3_REGION:-us-east-1}
 REDIS_SERVER=${REDIS_SERVER:-redis-server}
 
 CACHE=${PORTAL_INFRA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/portal-infra}
-STATE_FILE=$here/.servers.state   # remembers the data dir of the running set (git-ignored)
+# remembers the data dir of the running set (git-ignored); a second, private set (a test's) sets
+# its own together with PORTAL_INFRA_DATA and PORTAL_INFRA_ENV_FILE
+STATE_FILE=${PORTAL_INFRA_STATE_FILE:-$here/.servers.state}
 ENV_FILE=${PORTAL_INFRA_ENV_FILE:-$here/.env.servers}
 READY_TIMEOUT=${PORTAL_INFRA_READY_TIMEOUT:-60}     # seconds, per server
 KAFKA_READY_TIMEOUT=${KAFKA_READY_TIMEOUT:-120}
+# Kafka's client listener: plaintext, sasl_plaintext or sasl_ssl (SASL PLAIN, SCRAM-SHA-256 and
+# SCRAM-SHA-512 for one user; TLS with a self-signed certificate made with keytool, its PEM
+# written beside the data for clients: KAFKA_SSL_CA_FILE in the env file).
+KAFKA_SECURITY=${KAFKA_SECURITY:-plaintext}
+KAFKA_SASL_USERNAME=${KAFKA_SASL_USERNAME:-portal}
+KAFKA_SASL_PASSWORD=${KAFKA_SASL_PASSWORD:-portal-kafka-secret-0123456789}
 ALL_SERVERS="kafka mongo redis s3 smtp"
 
 # Go's official tarball installs to /usr/local/go, which a login shell's PATH may lack
@@ -273,17 +281,23 @@ launch() { # <name> <dir> <cmd...>: start detached, log to logs/<name>.log, pid 
 }
 
 start_kafka() {
-  local dir=$DATA/kafka libs; libs=$(kafka_dir)/libs
+  local dir=$DATA/kafka libs proto; libs=$(kafka_dir)/libs
   mkdir -p "$dir"
+  case $KAFKA_SECURITY in
+    plaintext) proto=PLAINTEXT ;;
+    sasl_plaintext) proto=SASL_PLAINTEXT ;;
+    sasl_ssl) proto=SASL_SSL ;;
+    *) err "KAFKA_SECURITY must be plaintext, sasl_plaintext or sasl_ssl"; return 1 ;;
+  esac
   cat > "$dir/server.properties" <<EOF
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@$HOST:$KAFKA_CONTROLLER_PORT
-listeners=PLAINTEXT://$HOST:$KAFKA_PORT,CONTROLLER://$HOST:$KAFKA_CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://$HOST:$KAFKA_PORT
+listeners=$proto://$HOST:$KAFKA_PORT,CONTROLLER://$HOST:$KAFKA_CONTROLLER_PORT
+advertised.listeners=$proto://$HOST:$KAFKA_PORT
 controller.listener.names=CONTROLLER
-inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+inter.broker.listener.name=$proto
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT
 log.dirs=$dir/log
 num.partitions=1
 default.replication.factor=1
@@ -302,6 +316,37 @@ num.recovery.threads.per.data.dir=1
 log.retention.hours=24
 log.segment.bytes=67108864
 EOF
+  if [ "$proto" != PLAINTEXT ]; then
+    local listener jaas_user
+    listener=$(echo "$proto" | tr 'A-Z' 'a-z')
+    jaas_user="username=\"$KAFKA_SASL_USERNAME\" password=\"$KAFKA_SASL_PASSWORD\""
+    cat >> "$dir/server.properties" <<EOF
+sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
+sasl.mechanism.inter.broker.protocol=PLAIN
+listener.name.$listener.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required $jaas_user user_$KAFKA_SASL_USERNAME="$KAFKA_SASL_PASSWORD";
+listener.name.$listener.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.$listener.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+EOF
+  fi
+  if [ "$proto" = SASL_SSL ]; then
+    local tls=$dir/tls pass=portal-infra-tls
+    mkdir -p "$tls"
+    if [ ! -f "$tls/broker.p12" ]; then
+      keytool -genkeypair -alias broker -keyalg RSA -keysize 2048 -validity 30 -dname "CN=$HOST" -ext "SAN=ip:$HOST,dns:localhost" \
+        -keystore "$tls/broker.p12" -storetype PKCS12 -storepass "$pass" -keypass "$pass" >/dev/null 2>&1 || { err "keytool could not make the broker's key"; return 1; }
+      keytool -exportcert -rfc -alias broker -keystore "$tls/broker.p12" -storepass "$pass" > "$tls/ca.pem" 2>/dev/null
+      keytool -importcert -noprompt -alias broker -file "$tls/ca.pem" -keystore "$tls/trust.p12" -storetype PKCS12 -storepass "$pass" >/dev/null 2>&1
+    fi
+    cat >> "$dir/server.properties" <<EOF
+ssl.keystore.type=PKCS12
+ssl.keystore.location=$tls/broker.p12
+ssl.keystore.password=$pass
+ssl.key.password=$pass
+ssl.truststore.type=PKCS12
+ssl.truststore.location=$tls/trust.p12
+ssl.truststore.password=$pass
+EOF
+  fi
   local logcfg
   case $KAFKA_VERSION in
     3.*)
@@ -335,7 +380,11 @@ EOF
     local cluster_id
     cluster_id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
     # shellcheck disable=SC2086
-    java -Xmx256m $logcfg -cp "$libs/*" kafka.tools.StorageTool format -t "$cluster_id" -c "$dir/server.properties" \
+    local scram=()
+    if [ "$proto" != PLAINTEXT ]; then
+      scram=(--add-scram "SCRAM-SHA-256=[name=$KAFKA_SASL_USERNAME,password=$KAFKA_SASL_PASSWORD]" --add-scram "SCRAM-SHA-512=[name=$KAFKA_SASL_USERNAME,password=$KAFKA_SASL_PASSWORD]")
+    fi
+    java -Xmx256m $logcfg -cp "$libs/*" kafka.tools.StorageTool format -t "$cluster_id" -c "$dir/server.properties" "${scram[@]}" \
       > "$DATA/logs/kafka-format.log" 2>&1 || { err "kafka storage format failed:"; tail -n 20 "$DATA/logs/kafka-format.log" >&2; return 1; }
   fi
   # shellcheck disable=SC2086
@@ -373,7 +422,9 @@ start_smtp() {
 probe_spec() { # JSON for probe.mjs
   local specs=() pid
   pid() { cat "$DATA/pids/$1.pid"; }
-  wants kafka && specs+=("{\"name\":\"kafka\",\"kind\":\"kafka\",\"host\":\"$HOST\",\"port\":$KAFKA_PORT,\"pid\":$(pid kafka),\"timeout\":$KAFKA_READY_TIMEOUT}")
+  # A SASL or TLS listener is not spoken by the probe: it waits for the broker's log line instead.
+  local kafka_kind=kafka; [ "$KAFKA_SECURITY" = plaintext ] || kafka_kind=kafka-log
+  wants kafka && specs+=("{\"name\":\"kafka\",\"kind\":\"$kafka_kind\",\"log\":\"$DATA/logs/kafka.log\",\"host\":\"$HOST\",\"port\":$KAFKA_PORT,\"pid\":$(pid kafka),\"timeout\":$KAFKA_READY_TIMEOUT}")
   wants mongo && specs+=("{\"name\":\"mongo\",\"kind\":\"mongo\",\"host\":\"$HOST\",\"port\":$MONGO_PORT,\"pid\":$(pid mongo),\"timeout\":$READY_TIMEOUT}")
   wants redis && specs+=("{\"name\":\"redis\",\"kind\":\"redis\",\"host\":\"$HOST\",\"port\":$REDIS_PORT,\"pid\":$(pid redis),\"timeout\":$READY_TIMEOUT}")
   wants s3 && specs+=("{\"name\":\"s3\",\"kind\":\"s3\",\"host\":\"$HOST\",\"port\":$S3_PORT,\"pid\":$(pid s3),\"timeout\":$READY_TIMEOUT,\"healthPath\":\"/health\",\"bucket\":\"$S3_BUCKET\",\"region\":\"$S3_REGION\",\"accessKey\":\"$S3_ACCESS_KEY_ID\",\"secretKey\":\"$S3_SECRET_ACCESS_KEY\"}")
@@ -389,6 +440,12 @@ write_env() {
   {
     echo "# written by infra/local/servers.sh start at $(date -u +%FT%TZ); data in $DATA"
     wants kafka && echo "KAFKA_BROKERS=$HOST:$KAFKA_PORT"
+    if wants kafka && [ "$KAFKA_SECURITY" != plaintext ]; then
+      echo "KAFKA_SASL_MECHANISM=plain"
+      echo "KAFKA_SASL_USERNAME=$KAFKA_SASL_USERNAME"
+      echo "KAFKA_SASL_PASSWORD=$KAFKA_SASL_PASSWORD"
+      if [ "$KAFKA_SECURITY" = sasl_ssl ]; then echo "KAFKA_SSL=true"; echo "KAFKA_SSL_CA_FILE=$DATA/kafka/tls/ca.pem"; fi
+    fi
     wants mongo && echo "MONGO_URL=mongodb://$HOST:$MONGO_PORT"
     wants redis && echo "REDIS_URL=redis://$HOST:$REDIS_PORT"
     if wants s3; then

@@ -17,7 +17,7 @@ describe('infrastructure servers', () => {
 if (servers.kafkaBrokers) {
   const brokers = servers.kafkaBrokers;
   eventBusContract('Kafka (kafkajs)', {
-    connect: async () => new KafkaEventBus({ brokers, clientId: 'contract-test', logger: silent }),
+    connect: async () => new KafkaEventBus({ brokers, clientId: 'contract-test', logger: silent, createTopics: true }),
     timeoutMs: 45_000,
   });
 } else {

@@ -5,6 +5,7 @@ import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createKafkaTopics, kafkaConnectionFromEnv } from '@portal/platform';
 import { waitFor } from '@portal/platform/testing';
 import { freePort } from './free-port.js';
 
@@ -36,6 +37,11 @@ export interface DistributedPortal {
   dispose(): Promise<void>;
 }
 
+/** TLS/SASL of the brokers when a test gives them (KAFKA_SSL*, KAFKA_SASL_* in its env). */
+function kafkaClientOf(env: Record<string, string>) {
+  return kafkaConnectionFromEnv({ ...process.env, ...env });
+}
+
 /**
  * The portal in its distributed mode: the five services as separate Node processes (their built
  * dist/main.js), on the Kafka, MongoDB, Redis, S3 and SMTP servers named in the environment
@@ -43,12 +49,14 @@ export interface DistributedPortal {
  */
 export async function startDistributedPortal(env: Record<string, string> = {}): Promise<DistributedPortal> {
   for (const name of ['KAFKA_BROKERS', 'MONGO_URL', 'REDIS_URL', 'S3_BUCKET', 'SMTP_URL']) {
-    if (!process.env[name]) throw new Error(`${name} is not set: start the servers (infra/local/servers.sh start) and load infra/local/.env.servers`);
+    if (!env[name] && !process.env[name]) throw new Error(`${name} is not set: start the servers (infra/local/servers.sh start) and load infra/local/.env.servers`);
   }
   for (const main of Object.values(MAIN)) {
     if (!existsSync(join(ROOT, main))) throw new Error(`${main} is missing: run npm run build first`);
   }
   const namespace = `t${randomBytes(4).toString('hex')}`;
+  // The services never create topics: a deployment's kafka-topics Job does, here this set-up.
+  await createKafkaTopics({ brokers: (env.KAFKA_BROKERS ?? process.env.KAFKA_BROKERS!).split(','), namespace, partitions: 3, replicationFactor: 1, retentionMs: 3_600_000, ...kafkaClientOf(env) });
   const dataDir = mkdtempSync(join(tmpdir(), 'portal-distributed-'));
   const ports = {
     identity: await freePort(),

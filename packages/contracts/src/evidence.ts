@@ -158,6 +158,12 @@ export const mediaJobSchema = z.object({
   originalKey: z.string(),
   /** Where the derivatives go: <prefix>display.*, <prefix>thumb.webp, <prefix>poster.webp */
   outputPrefix: z.string(),
+  /**
+   * The ffmpeg demuxer the upload check read the file with (e.g. "mov", "matroska"); the worker
+   * reads it with that one and no other. Absent for pictures and for jobs queued again after a
+   * crash.
+   */
+  demuxer: z.string().optional(),
 });
 export type MediaJob = z.infer<typeof mediaJobSchema>;
 

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { z } from 'zod';
-import { envBytes, envPort, parseEnv } from '@portal/platform';
+import { envBytes, envPort, mediaCapsFromEnv, parseEnv, type MediaCaps } from '@portal/platform';
 import type { MediaLimits } from './domain/evidence-service.js';
 
 export interface EvidenceSettings {
@@ -9,6 +9,8 @@ export interface EvidenceSettings {
   dataDir: string;
   internalSecret: string;
   limits: MediaLimits;
+  /** MEDIA_MAX_VIDEO_SECONDS, MEDIA_MAX_AUDIO_SECONDS, MEDIA_MAX_STREAMS. */
+  mediaCaps: MediaCaps;
   /** Unfinished resumable uploads untouched for this long are removed (ms). */
   uploadExpiryMs: number;
 }
@@ -33,6 +35,7 @@ export function evidenceSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): E
     internalSecret: parsed.INTERNAL_SECRET,
     limits: { image: parsed.EVIDENCE_IMAGE_MAX_BYTES, video: parsed.EVIDENCE_VIDEO_MAX_BYTES, audio: parsed.EVIDENCE_AUDIO_MAX_BYTES },
     uploadExpiryMs: parsed.UPLOAD_EXPIRY_HOURS * 3600_000,
+    mediaCaps: mediaCapsFromEnv(env),
   };
 }
 

@@ -88,6 +88,7 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
     blobs,
     jobs,
     limits: settings.limits,
+    caps: settings.mediaCaps,
     logger,
     onEventsCommitted: () => relay.kick(),
   });

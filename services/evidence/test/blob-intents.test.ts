@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { MediaJob } from '@portal/contracts';
-import { FsBlobStore, SqliteJobQueue, openDatabase } from '@portal/platform';
+import { FsBlobStore, SqliteJobQueue, mediaCapsFromEnv, openDatabase } from '@portal/platform';
 import { EvidenceService } from '../src/domain/evidence-service.js';
 import { EVIDENCE_MIGRATIONS } from '../src/repositories/sqlite/migrations.js';
 import { SqliteAuthorDirectory } from '../src/repositories/sqlite/sqlite-author-directory.js';
@@ -30,6 +30,7 @@ const service = new EvidenceService({
   blobs,
   jobs,
   limits: { image: 1e6, video: 1e6, audio: 1e6 },
+  caps: mediaCapsFromEnv({}),
   logger,
   onEventsCommitted: () => undefined,
 });

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { z } from 'zod';
-import { parseEnv } from '@portal/platform';
+import { mediaCapsFromEnv, parseEnv, type MediaCaps } from '@portal/platform';
 
 export interface MediaWorkerSettings {
   dataDir: string;
@@ -9,6 +9,8 @@ export interface MediaWorkerSettings {
   workRoot: string;
   /** A job whose worker stops renewing its lock for this long (it died) goes to another worker. */
   lockDurationMs: number;
+  /** MEDIA_MAX_VIDEO_SECONDS, MEDIA_MAX_AUDIO_SECONDS, MEDIA_MAX_STREAMS (the evidence service reads the same). */
+  caps: MediaCaps;
 }
 
 const mediaWorkerEnvSchema = z.object({
@@ -25,5 +27,6 @@ export function mediaWorkerSettingsFromEnv(env: NodeJS.ProcessEnv = process.env)
     concurrency: parsed.MEDIA_WORKER_CONCURRENCY,
     workRoot: parsed.MEDIA_WORK_DIR ?? join(parsed.DATA_DIR, 'tmp', 'media-worker'),
     lockDurationMs: parsed.MEDIA_JOB_LOCK_MS,
+    caps: mediaCapsFromEnv(env),
   };
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import './tracing.js';
 import type { MediaJob } from '@portal/contracts';
-import { createBlobStore, createJobQueue, onShutdownSignal, serveProcessHealth, startServiceProcess } from '@portal/platform';
+import { createBlobStore, createJobQueue, finishJobsWithinMs, onShutdownSignal, serveProcessHealth, shutdownGraceMsFromEnv, startServiceProcess } from '@portal/platform';
 import { mediaWorkerSettingsFromEnv } from './config.js';
 import { createMediaWorker } from './service.js';
 
@@ -17,10 +17,12 @@ const health = await serveProcessHealth(logger, { portVariable: 'HEALTH_PORT', h
   { name: 'blobs', check: () => blobs.ping() },
   { name: 'bus', check: () => bus.ping() },
 ], worker.metrics);
+const graceMs = shutdownGraceMsFromEnv();
 onShutdownSignal(logger, [
-  // Finish the running jobs (or hand them back when the grace period ends) before anything closes.
-  () => worker.stop(),
+  // Finish the running jobs before anything closes; those still running near the end of the grace
+  // period (SHUTDOWN_GRACE_MS) go back to the queue for another worker, no try counted.
+  () => worker.stop({ handBackAfterMs: finishJobsWithinMs(graceMs) }),
   async () => void health.server.close(),
   () => jobs.close(),
   () => bus.close(),
-]);
+], graceMs);

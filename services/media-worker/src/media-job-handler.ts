@@ -10,12 +10,19 @@ import {
   type MediaProcessedData,
 } from '@portal/contracts';
 import {
+  MEDIA_DEMUXERS,
+  capBreach,
   createEvent,
+  formatAgrees,
+  isMediaDemuxer,
+  mediaCapsFromEnv,
   probeMedia,
+  tooLongMessage,
   type ActiveJob,
   type BlobStore,
   type EventBus,
   type Logger,
+  type MediaCaps,
   type ProbeResult,
 } from '@portal/platform';
 import { UnprocessableMediaError } from './processing/media-error.js';
@@ -30,6 +37,8 @@ export interface MediaJobDeps {
   logger: Logger;
   /** Scratch space for originals and outputs while a job runs. */
   workRoot: string;
+  /** Longest video and recording, most tracks (MEDIA_MAX_*); the defaults when not given. */
+  caps?: MediaCaps;
 }
 
 type Derivatives = Pick<MediaProcessedData, 'display' | 'thumbnail' | 'poster' | 'placeholder' | 'width' | 'height' | 'duration'>;
@@ -59,7 +68,8 @@ export function mediaJobHandler(deps: MediaJobDeps) {
         result = { evidenceId: data.evidenceId, revision: data.revision, status: 'ready', media_type: data.media_type, error: null, ...derivatives };
       } catch (error) {
         if (!(error instanceof UnprocessableMediaError)) throw error;
-        deps.logger.warn({ jobId: job.id, reason: error.message }, 'media could not be processed');
+        // The participant is told the reason; ffmpeg's words (paths included) go to the log only.
+        deps.logger.warn({ jobId: job.id, reason: error.message, detail: error.detail }, 'media could not be processed');
         result = {
           evidenceId: data.evidenceId,
           revision: data.revision,
@@ -87,6 +97,11 @@ async function process(
   workDir: string,
   onProgress: (percent: number) => void,
 ): Promise<Derivatives> {
+  const caps = deps.caps ?? mediaCapsFromEnv({});
+  // The demuxer the upload check chose; anything else in a job (a playlist demuxer) is refused.
+  if (job.demuxer !== undefined && !isMediaDemuxer(job.demuxer)) {
+    throw new UnprocessableMediaError('the file is not a video or a recording the portal can read', `the job names demuxer ${job.demuxer}`);
+  }
   const put = async (name: string, body: Buffer | string, contentType: string) => {
     const key = `${job.outputPrefix}${name}`;
     await deps.blobs.put(key, typeof body === 'string' ? createReadStream(body) : body, { contentType });
@@ -95,7 +110,8 @@ async function process(
 
   if (job.media_type === MEDIA_TYPES.image) {
     const images = await stillImages(original).catch((error: unknown) => {
-      throw new UnprocessableMediaError(`the image could not be decoded (${(error as Error).message})`);
+      const detail = (error as Error).message;
+      throw new UnprocessableMediaError(/pixel limit/i.test(detail) ? 'the picture is over the pixel limit' : 'the image could not be decoded', detail);
     });
     return {
       display: await put('display.webp', images.display, 'image/webp'),
@@ -109,11 +125,23 @@ async function process(
   }
 
   if (job.media_type === MEDIA_TYPES.video) {
-    const probe = await probeMedia(original).catch(() => {
-      throw new UnprocessableMediaError('the file is not a recording ffprobe can read');
+    const probe = await probeMedia(original, { demuxer: job.demuxer ?? null }).catch((error: Error) => {
+      throw new UnprocessableMediaError('the file is not a video the portal can read', error.message);
     });
-    const video = await transcodeVideo(original, probe, workDir, onProgress);
-    const output = await probeMedia(video);
+    // A job queued again after a crash names no demuxer: the one ffprobe chose among the media
+    // demuxers is used from here on.
+    const demuxer = job.demuxer ?? MEDIA_DEMUXERS.find((name) => formatAgrees(probe.format.format_name, name)) ?? null;
+    if (!demuxer || !formatAgrees(probe.format.format_name, demuxer)) {
+      throw new UnprocessableMediaError('the file is not a video the portal can read', `ffprobe read it as ${probe.format.format_name}`);
+    }
+    const breach = capBreach(probe, 'video', caps);
+    if (breach) throw new UnprocessableMediaError(lowerFirst(breach.message));
+    const video = await transcodeVideo(original, probe, workDir, onProgress, {
+      demuxer,
+      maxSeconds: caps.maxVideoSeconds,
+      tooLong: lowerFirst(tooLongMessage('video', caps)),
+    });
+    const output = await probeMedia(video, { demuxer: 'mov' });
     const duration = durationOf(output);
     const stream = output.streams.find((s) => s.codec_type === 'video');
     const poster = await stillImages(await posterFrame(video, duration, workDir), 1280);
@@ -130,7 +158,11 @@ async function process(
 
   // A recording is one ffmpeg process (see transcodeAudio); its length is what ffmpeg reports
   // having written.
-  const audio = await transcodeAudio(original, workDir, onProgress);
+  const audio = await transcodeAudio(original, workDir, onProgress, {
+    demuxer: job.demuxer ?? null,
+    maxSeconds: caps.maxAudioSeconds,
+    tooLong: lowerFirst(tooLongMessage('audio', caps)),
+  });
   return {
     display: await put('display.m4a', audio.output, 'audio/mp4'),
     thumbnail: null,
@@ -140,6 +172,11 @@ async function process(
     height: null,
     duration: roundedSeconds(audio.durationSeconds),
   };
+}
+
+/** "Videos can be..." → "videos can be..." (after "The file could not be processed: "). */
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
 }
 
 function durationOf(probe: ProbeResult): number | null {

@@ -1,5 +1,5 @@
 import type { MediaJob } from '@portal/contracts';
-import { ServiceMetrics, locateFfmpeg, type BlobStore, type EventBus, type JobQueue, type JobWorker, type Logger } from '@portal/platform';
+import { ServiceMetrics, drainJobWorker, locateFfmpeg, type BlobStore, type EventBus, type JobQueue, type JobWorker, type Logger } from '@portal/platform';
 import type { MediaWorkerSettings } from './config.js';
 import { mediaJobHandler } from './media-job-handler.js';
 
@@ -13,8 +13,11 @@ export interface MediaWorkerRuntime {
 export interface MediaWorkerHandle {
   metrics: ServiceMetrics;
   start(): Promise<void>;
-  /** Stops taking jobs and lets the running ones finish. */
-  stop(): Promise<void>;
+  /**
+   * Stops taking jobs and lets the running ones finish; with `handBackAfterMs`, those still
+   * running then are handed back to the queue for another worker.
+   */
+  stop(options?: { handBackAfterMs?: number }): Promise<void>;
 }
 
 export function createMediaWorker(settings: MediaWorkerSettings, runtime: MediaWorkerRuntime): MediaWorkerHandle {
@@ -25,14 +28,16 @@ export function createMediaWorker(settings: MediaWorkerSettings, runtime: MediaW
     metrics,
     async start() {
       const binaries = locateFfmpeg();
-      runtime.logger.info({ ...binaries, concurrency: settings.concurrency }, 'media worker starting');
+      runtime.logger.info({ ...binaries, concurrency: settings.concurrency, caps: settings.caps }, 'media worker starting');
       worker = await runtime.jobs.work(
-        metrics.timeJobs('media', mediaJobHandler({ blobs: runtime.blobs, bus: runtime.bus, logger: runtime.logger, workRoot: settings.workRoot })),
+        metrics.timeJobs('media', mediaJobHandler({ blobs: runtime.blobs, bus: runtime.bus, logger: runtime.logger, workRoot: settings.workRoot, caps: settings.caps })),
         { concurrency: settings.concurrency, lockDurationMs: settings.lockDurationMs },
       );
     },
-    async stop() {
-      await worker?.close();
+    async stop(options = {}) {
+      if (!worker) return;
+      if (options.handBackAfterMs === undefined) await worker.close();
+      else await drainJobWorker(worker, options.handBackAfterMs, runtime.logger);
     },
   };
 }

@@ -1,12 +1,14 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buffer } from 'node:stream/consumers';
+import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOPICS, type MediaJob, type MediaProcessedData, type MediaType } from '@portal/contracts';
-import { FsBlobStore, SqliteEventBus, probeMedia, type ActiveJob } from '@portal/platform';
+import { FsBlobStore, SqliteEventBus, locateFfmpeg, probeMedia, type ActiveJob } from '@portal/platform';
 import { makeMediaFixtures, type MediaFixtures } from '../../../tests/support/media-fixtures.js';
 import { mediaJobHandler } from '../src/media-job-handler.js';
 
@@ -31,7 +33,7 @@ afterAll(async () => {
 
 let counter = 0;
 /** Stores a fixture as an original and runs one job on it, as the queue would. */
-async function runJob(file: string, media_type: MediaType): Promise<{ result: MediaProcessedData; progress: number[] }> {
+async function runJob(file: string, media_type: MediaType, demuxer?: string): Promise<{ result: MediaProcessedData; progress: number[] }> {
   counter++;
   const id = `item-${counter}`;
   await blobs.put(`evidence/${id}/r1/original`, readFileSync(file), { contentType: 'application/octet-stream' });
@@ -40,7 +42,7 @@ async function runJob(file: string, media_type: MediaType): Promise<{ result: Me
     id: `${id}.r1`,
     name: 'process-media',
     attemptsMade: 0,
-    data: { evidenceId: id, revision: 1, media_type, originalKey: `evidence/${id}/r1/original`, outputPrefix: `evidence/${id}/r1/` },
+    data: { evidenceId: id, revision: 1, media_type, originalKey: `evidence/${id}/r1/original`, outputPrefix: `evidence/${id}/r1/`, ...(demuxer ? { demuxer } : {}) },
     updateProgress: async (value) => void progress.push(value),
   };
   return { result: await handle(job), progress };
@@ -121,7 +123,9 @@ describe('media worker', () => {
   });
 
   it('reports a recording without a sound track as failed, with that reason', async () => {
-    const { result } = await runJob(fixtures.jpegWithGps, 4);
+    const silent = join(root, 'silent.mp4');
+    await promisify(execFile)(locateFfmpeg().ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10:duration=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', silent]);
+    const { result } = await runJob(silent, 4, 'mov');
     expect(result).toMatchObject({ status: 'failed', media_type: 4, display: null, duration: null });
     expect(result.error).toBe('The file could not be processed: The file has no sound track');
   });

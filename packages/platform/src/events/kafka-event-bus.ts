@@ -3,6 +3,7 @@ import { Kafka, logLevel, type Admin, type Consumer, type Producer, type IHeader
 import type { EventEnvelope } from '@portal/contracts';
 import type { Logger } from 'pino';
 import { inTraceOf } from '../observability/trace-context.js';
+import type { KafkaConnectionSettings } from './kafka-settings.js';
 import {
   deadLetterTopic,
   type BusMessage,
@@ -12,10 +13,16 @@ import {
   type Subscription,
 } from './event-bus.js';
 
-export interface KafkaEventBusOptions {
+export interface KafkaEventBusOptions extends KafkaConnectionSettings {
   brokers: string[];
   clientId: string;
   logger: Logger;
+  /**
+   * Create a topic the first time it is used, when it does not exist. Off for the services: a
+   * deployment creates its topics once (createKafkaTopics: the kafka-topics Job), with their
+   * partitions, replication factor and retention. On for tests that invent topic names.
+   */
+  createTopics?: boolean;
   /** Partitions of topics this bus creates (messages with the same key share a partition). */
   partitions?: number;
   replicationFactor?: number;
@@ -53,6 +60,8 @@ export class KafkaEventBus implements EventBus {
     this.kafka = new Kafka({
       clientId: options.clientId,
       brokers: options.brokers,
+      ...(options.ssl ? { ssl: options.ssl } : {}),
+      ...(options.sasl ? { sasl: options.sasl } : {}),
       retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 10_000 },
       logLevel: logLevel.WARN,
       logCreator: () => ({ level, log: entry }) => {
@@ -195,7 +204,13 @@ export class KafkaEventBus implements EventBus {
   }
 
   private async ensureTopics(topics: string[]): Promise<void> {
-    const missing = topics.filter((topic) => !this.knownTopics.has(topic));
+    if (!this.options.createTopics) return;
+    let missing = topics.filter((topic) => !this.knownTopics.has(topic));
+    if (missing.length === 0) return;
+    // Only those the cluster lacks: asking to create an existing topic makes kafkajs log an error.
+    const present = new Set(await this.admin.listTopics());
+    for (const topic of missing) if (present.has(this.qualify(topic))) this.knownTopics.add(topic);
+    missing = missing.filter((topic) => !this.knownTopics.has(topic));
     if (missing.length === 0) return;
     await this.admin.createTopics({
       waitForLeaders: true,

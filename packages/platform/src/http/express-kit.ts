@@ -164,7 +164,7 @@ export function toHttpError(error: unknown): HttpError {
 
 export type ReadinessCheck = HealthCheck;
 
-/** GET /healthz (the process answers) and GET /readyz (every dependency answers). */
+/** GET /healthz (the process answers) and GET /readyz (it serves; its dependencies' states in the body: runReadinessChecks). */
 export function healthRoutes(router: Router, checks: ReadinessCheck[]): void {
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

@@ -99,9 +99,12 @@ export class BullMqJobQueue<T = unknown> implements JobQueue<T> {
 
   async work(handler: JobHandler<T>, options: WorkOptions = {}): Promise<JobWorker> {
     const lockDuration = options.lockDurationMs ?? 30_000;
+    // The running jobs with their lock tokens, to hand them back (handBack).
+    const running = new Map<string, { job: Job<T>; token: string | undefined }>();
     const worker = new Worker<T>(
       this.options.queue,
-      async (job) => {
+      async (job, token) => {
+        running.set(job.id!, { job, token });
         const { [TRACE_KEY]: traceparent, ...data } = (job.data ?? {}) as Record<string, unknown>;
         const active: ActiveJob<T> = {
           id: job.id!,
@@ -110,7 +113,11 @@ export class BullMqJobQueue<T = unknown> implements JobQueue<T> {
           attemptsMade: job.attemptsMade,
           updateProgress: (progress) => job.updateProgress(progress),
         };
-        return inTraceOf(typeof traceparent === 'string' ? traceparent : undefined, `${this.name} job`, { 'job.id': job.id ?? '' }, () => handler(active));
+        try {
+          return await inTraceOf(typeof traceparent === 'string' ? traceparent : undefined, `${this.name} job`, { 'job.id': job.id ?? '' }, () => handler(active));
+        } finally {
+          running.delete(job.id!);
+        }
       },
       {
         connection: this.connection,
@@ -132,6 +139,19 @@ export class BullMqJobQueue<T = unknown> implements JobQueue<T> {
       close: async () => {
         this.workers.delete(worker);
         await worker.close();
+      },
+      handBack: async () => {
+        this.workers.delete(worker);
+        const handedBack: string[] = [];
+        for (const { job, token } of [...running.values()]) {
+          // Back to the waiting list, its lock released; attemptsMade is not increased.
+          await job.moveToWait(token);
+          handedBack.push(job.id!);
+        }
+        running.clear();
+        // force: do not wait for the handlers of the jobs just handed back.
+        await worker.close(true);
+        return handedBack;
       },
     };
   }

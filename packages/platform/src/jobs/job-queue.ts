@@ -44,6 +44,13 @@ export interface WorkOptions {
 export interface JobWorker {
   /** Stops taking jobs and waits for the active ones to finish. */
   close(): Promise<void>;
+  /**
+   * Stops taking jobs and gives the running ones back to the queue at once: waiting again, with
+   * no try counted, for another worker. What a process does when its shutdown grace period ends
+   * before its jobs do (a rollout must not use up a long video's tries). The handlers are not
+   * waited for, and what they do afterwards is not recorded. Answers the ids handed back.
+   */
+  handBack(): Promise<string[]>;
 }
 
 /**
@@ -52,6 +59,7 @@ export interface JobWorker {
  * - a job whose handler throws is tried again after the backoff, up to `attempts` tries, then
  *   kept in the failed state with its reason;
  * - a job whose worker died (its lock expired) goes back to waiting and is processed again;
+ * - a job its worker hands back is waiting again at once, with no try counted;
  * - at most `concurrency` jobs run at once per worker;
  * - a jobId makes add idempotent.
  */

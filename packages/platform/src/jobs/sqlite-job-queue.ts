@@ -129,6 +129,10 @@ export class SqliteJobQueue<T = unknown> implements JobQueue<T> {
         await worker.stop();
         this.workers.delete(worker);
       },
+      handBack: async () => {
+        this.workers.delete(worker);
+        return worker.handBack();
+      },
     };
   }
 
@@ -186,6 +190,16 @@ export class SqliteJobQueue<T = unknown> implements JobQueue<T> {
       this.db
         .prepare(`UPDATE jobs SET locked_until = ? WHERE queue = ? AND id = ? AND lock_token = ? AND state = 'active'`)
         .run(Date.now() + lockDurationMs, this.name, id, token).changes > 0
+    );
+  }
+
+  /** @internal Gives a running job back: waiting again at once, no try counted, its lock released. */
+  release(id: string, token: string): boolean {
+    if (this.closed) return false;
+    return (
+      this.db
+        .prepare(`UPDATE jobs SET state = 'waiting', run_at = ?, lock_token = NULL, locked_until = NULL WHERE queue = ? AND id = ? AND lock_token = ? AND state = 'active'`)
+        .run(Date.now(), this.name, id, token).changes > 0
     );
   }
 
@@ -270,6 +284,8 @@ interface WorkerSettings {
 class QueueWorker<T> {
   private running = false;
   private readonly active = new Set<Promise<void>>();
+  /** Running job id -> its lock token. */
+  private readonly holding = new Map<string, string>();
   private wakeUp: (() => void) | undefined;
   private loop: Promise<void> | undefined;
 
@@ -294,6 +310,16 @@ class QueueWorker<T> {
     this.wake();
     await this.loop;
     await Promise.all(this.active);
+  }
+
+  /** Stops taking jobs and releases the running ones without waiting for their handlers. */
+  async handBack(): Promise<string[]> {
+    this.running = false;
+    this.wake();
+    await this.loop;
+    const released = [...this.holding].filter(([id, token]) => this.queue.release(id, token)).map(([id]) => id);
+    this.holding.clear();
+    return released;
   }
 
   private async run(): Promise<void> {
@@ -326,6 +352,7 @@ class QueueWorker<T> {
   private async execute(row: JobRow, token: string): Promise<void> {
     const { lockDurationMs, logger } = this.settings;
     const heartbeat = setInterval(() => this.queue.renewLock(row.id, token, lockDurationMs), Math.max(50, lockDurationMs / 3));
+    this.holding.set(row.id, token);
     const job: ActiveJob<T> = {
       id: row.id,
       name: row.name,
@@ -342,6 +369,7 @@ class QueueWorker<T> {
       logger[outcome === 'failed' ? 'error' : 'warn']({ jobId: row.id, queue: this.queue.name, err: error, outcome }, 'job failed');
     } finally {
       clearInterval(heartbeat);
+      this.holding.delete(row.id);
     }
   }
 }

@@ -1,6 +1,7 @@
 import { accessSync, constants } from 'node:fs';
 import { createRequire } from 'node:module';
 import { delimiter, join } from 'node:path';
+import { fileInput, mediaInputOptions } from './media-containers.js';
 import { execFileOffThread } from './off-thread-exec.js';
 
 export interface FfmpegBinaries {
@@ -35,19 +36,16 @@ function fromNpm(pkg: string): string | null {
 
 const cache = new Map<string, { path: string; source: FfmpegBinaries['source'] }>();
 
+/** The environment is read on every call (FFMPEG_PATH may name another build); the search of PATH and npm is done once. */
 function locate(command: 'ffmpeg' | 'ffprobe', envName: string, npmPackage: string): { path: string; source: FfmpegBinaries['source'] } {
+  const fromEnv = process.env[envName];
+  if (fromEnv) return { path: fromEnv, source: 'env' };
   const known = cache.get(command);
   if (known) return known;
-  const fromEnv = process.env[envName];
-  const found = fromEnv
-    ? { path: fromEnv, source: 'env' as const }
-    : (() => {
-        const system = onPath(command);
-        if (system) return { path: system, source: 'system' as const };
-        const npm = fromNpm(npmPackage);
-        if (npm) return { path: npm, source: 'npm' as const };
-        throw new Error(`${command} was not found: install ffmpeg (apt-get install ffmpeg) or set ${envName}`);
-      })();
+  const system = onPath(command);
+  const npm = system ? null : fromNpm(npmPackage);
+  const found = system ? { path: system, source: 'system' as const } : npm ? { path: npm, source: 'npm' as const } : null;
+  if (!found) throw new Error(`${command} was not found: install ffmpeg (apt-get install ffmpeg) or set ${envName}`);
   cache.set(command, found);
   return found;
 }
@@ -68,6 +66,8 @@ export function locateFfmpeg(): FfmpegBinaries {
 }
 
 export interface ProbedStream {
+  /** The stream's number in the file (what `-map 0:<index>` names). */
+  index?: number;
   codec_type: 'video' | 'audio' | 'subtitle' | 'data' | string;
   codec_name?: string;
   width?: number;
@@ -82,13 +82,26 @@ export interface ProbeResult {
   format: { format_name?: string; duration?: string; size?: string; tags?: Record<string, string> };
 }
 
-/** Runs ffprobe on a file; rejects when ffprobe cannot read it. */
-export async function probeMedia(path: string, timeoutMs = 30_000): Promise<ProbeResult> {
+export interface ProbeOptions {
+  /**
+   * The demuxer to read the file with (see media-containers.ts): the one the upload check chose.
+   * Without it ffprobe may choose, but only among the media demuxers.
+   */
+  demuxer?: string | null;
+  timeoutMs?: number;
+}
+
+/**
+ * Runs ffprobe on a local file, with the demuxer named and nothing but local files allowed;
+ * rejects when ffprobe cannot read it.
+ */
+export async function probeMedia(path: string, { demuxer = null, timeoutMs = 30_000 }: ProbeOptions = {}): Promise<ProbeResult> {
   // From a worker thread: starting a process blocks the calling thread (see off-thread-exec.ts).
-  const stdout = await execFileOffThread(locateFfprobe(), ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', path], {
-    timeout: timeoutMs,
-    maxBuffer: 8 * 1024 * 1024,
-  });
+  const stdout = await execFileOffThread(
+    locateFfprobe(),
+    ['-v', 'error', ...mediaInputOptions(demuxer), '-print_format', 'json', '-show_format', '-show_streams', fileInput(path)],
+    { timeout: timeoutMs, maxBuffer: 8 * 1024 * 1024 },
+  );
   return JSON.parse(stdout) as ProbeResult;
 }
 

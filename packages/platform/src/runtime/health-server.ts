@@ -1,30 +1,56 @@
 import { createServer, type Server } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
+import { isShuttingDown } from '../lifecycle/shutdown.js';
 
 export interface HealthCheck {
   name: string;
   check: () => Promise<void>;
 }
 
-/** Runs every check at once; ready when all answered. Each failure is named with its reason. */
-export async function runReadinessChecks(checks: HealthCheck[]): Promise<{ ready: boolean; body: { status: string; checks: Record<string, string> } }> {
-  const results = await Promise.all(
-    checks.map(async ({ name, check }) => {
-      try {
-        await check();
-        return [name, 'ok'] as const;
-      } catch (error) {
-        return [name, error instanceof Error ? error.message : 'unavailable'] as const;
-      }
-    }),
-  );
-  const ready = results.every(([, state]) => state === 'ok');
-  return { ready, body: { status: ready ? 'ready' : 'not ready', checks: Object.fromEntries(results) } };
+/** A dependency that has not answered within this is reported as such (probes time out at 1 s). */
+export const READINESS_CHECK_TIMEOUT_MS = 750;
+
+export interface ReadinessAnswer {
+  ready: boolean;
+  body: { status: 'ready' | 'degraded' | 'stopping'; checks: Record<string, string> };
 }
 
 /**
- * GET /healthz (the process answers) and GET /readyz (every dependency answers), for services
+ * Readiness means "this process can serve": it is up and not shutting down. Each dependency is
+ * asked at once (at most READINESS_CHECK_TIMEOUT_MS) and its state reported in the body, with the
+ * status "degraded" when one does not answer; but a slow or absent Kafka, MongoDB, Redis, S3 or
+ * neighbouring service does not make the process unready: it is shared by every pod, so taking
+ * them all out of the load balancer would turn one slow dependency into a site that answers 503
+ * for everything (the web app and the public archive included). Those requests that need the
+ * missing dependency fail on their own, with their own errors; the outboxes keep events until
+ * Kafka is back.
+ */
+export async function runReadinessChecks(checks: HealthCheck[], stopping = isShuttingDown()): Promise<ReadinessAnswer> {
+  const results = await Promise.all(
+    checks.map(async ({ name, check }) => {
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        await Promise.race([
+          check(),
+          new Promise((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`no answer within ${READINESS_CHECK_TIMEOUT_MS} ms`)), READINESS_CHECK_TIMEOUT_MS);
+          }),
+        ]);
+        return [name, 'ok'] as const;
+      } catch (error) {
+        return [name, error instanceof Error ? error.message : 'unavailable'] as const;
+      } finally {
+        clearTimeout(timer);
+      }
+    }),
+  );
+  const healthy = results.every(([, state]) => state === 'ok');
+  return { ready: !stopping, body: { status: stopping ? 'stopping' : healthy ? 'ready' : 'degraded', checks: Object.fromEntries(results) } };
+}
+
+/**
+ * GET /healthz (the process answers) and GET /readyz (it serves; its dependencies' states in the body), for services
  * that serve no HTTP otherwise (the media worker, the notifier), so Kubernetes can probe them.
  */
 export async function startHealthServer(port: number, host: string, checks: HealthCheck[], extra?: (path: string) => Promise<{ type: string; body: string } | null>): Promise<{ server: Server; url: string }> {

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { envBoolean, parseEnv } from '../config/env.js';
 import type { EventBus } from '../events/event-bus.js';
 import { KafkaEventBus } from '../events/kafka-event-bus.js';
+import { describeKafkaConnection, kafkaConnectionFromEnv, type KafkaConnectionSettings } from '../events/kafka-settings.js';
 import { SqliteEventBus } from '../events/sqlite-event-bus.js';
 import type { BlobStore } from '../blobs/blob-store.js';
 import { FsBlobStore } from '../blobs/fs-blob-store.js';
@@ -20,6 +21,8 @@ import { SqliteJobQueue } from '../jobs/sqlite-job-queue.js';
 export interface InfrastructureSettings {
   dataDir: string;
   kafkaBrokers: string[] | null;
+  /** TLS and SASL of the Kafka client (KAFKA_SSL*, KAFKA_SASL_*). */
+  kafka: KafkaConnectionSettings;
   redisUrl: string | null;
   mongoUrl: string | null;
   s3: S3BlobStoreOptions | null;
@@ -53,6 +56,7 @@ export function infrastructureFromEnv(env: NodeJS.ProcessEnv = process.env): Inf
   return {
     dataDir: parsed.DATA_DIR,
     kafkaBrokers: parsed.KAFKA_BROKERS ? parsed.KAFKA_BROKERS.split(',') : null,
+    kafka: parsed.KAFKA_BROKERS ? kafkaConnectionFromEnv(env) : {},
     redisUrl: parsed.REDIS_URL ?? null,
     mongoUrl: parsed.MONGO_URL ?? null,
     s3: parsed.S3_BUCKET
@@ -74,7 +78,7 @@ export function infrastructureFromEnv(env: NodeJS.ProcessEnv = process.env): Inf
 
 export function createEventBus(settings: InfrastructureSettings, clientId: string, logger: Logger): EventBus {
   return settings.kafkaBrokers
-    ? new KafkaEventBus({ brokers: settings.kafkaBrokers, clientId, logger, namespace: settings.namespace })
+    ? new KafkaEventBus({ brokers: settings.kafkaBrokers, clientId, logger, namespace: settings.namespace, ...settings.kafka })
     : new SqliteEventBus({ file: join(settings.dataDir, 'bus.sqlite'), logger, ...(settings.busPruneAfterMs !== undefined ? { pruneAfterMs: settings.busPruneAfterMs } : {}) });
 }
 
@@ -96,7 +100,7 @@ export function createJobQueue<T>(
 /** Names the adapters in use, for the start-up log line. */
 export function describeInfrastructure(settings: InfrastructureSettings): Record<string, string> {
   return {
-    bus: settings.kafkaBrokers ? `kafka ${settings.kafkaBrokers.join(',')}` : 'embedded (SQLite log)',
+    bus: settings.kafkaBrokers ? `kafka ${settings.kafkaBrokers.join(',')} (${describeKafkaConnection(settings.kafka)})` : 'embedded (SQLite log)',
     jobs: settings.redisUrl ? 'bullmq (redis)' : 'embedded (SQLite)',
     blobs: settings.s3 ? `s3 ${settings.s3.endpoint ?? 'aws'}/${settings.s3.bucket}` : 'files',
     documents: settings.mongoUrl ? 'mongodb' : 'embedded (SQLite)',

@@ -165,6 +165,21 @@ export function jobQueueContract(name: string, options: JobQueueContractOptions)
       expect(started[0]! - added).toBeGreaterThanOrEqual(380);
     });
 
+    it('hands the running jobs back on request: waiting again, no try counted, then done by another worker', async () => {
+      const queue = await connect();
+      const stuck = await queue.work(() => new Promise(() => undefined));
+      await queue.add('long', { n: 5 }, { jobId: 'long', attempts: 2 });
+      await waitFor(async () => (await queue.getJob('long'))?.state === 'active', { timeoutMs, what: 'the job to start' });
+      expect(await stuck.handBack()).toEqual(['long']);
+      expect(await queue.getJob('long')).toMatchObject({ state: 'waiting', attemptsMade: 0 });
+      workers.push(await queue.work(async (job) => ({ n: job.data.n })));
+      const done = await waitFor(async () => {
+        const job = await queue.getJob('long');
+        return job?.state === 'completed' ? job : null;
+      }, { timeoutMs, what: 'the job done by the next worker' });
+      expect(done).toMatchObject({ returnValue: { n: 5 }, attemptsMade: 1 });
+    });
+
     it('reports progress while a job runs', async () => {
       const queue = await connect();
       let release!: () => void;

@@ -26,6 +26,7 @@ import {
   type CallerIdentity,
   type JobQueue,
   type Logger,
+  type MediaCaps,
 } from '@portal/platform';
 import { NO_MEDIA, NO_PROCESSED_MEDIA, type EvidenceChanges, type EvidenceRecord, type MediaVariant } from './evidence-record.js';
 import { classifyMediaFile, type ClassifiedFile } from './media-classifier.js';
@@ -44,6 +45,8 @@ export interface EvidenceServiceDeps {
   blobs: BlobStore;
   jobs: JobQueue<MediaJob>;
   limits: MediaLimits;
+  /** Longest video and recording, most tracks in a file (the upload check refuses files over them). */
+  caps: MediaCaps;
   logger: Logger;
   onEventsCommitted: () => void;
 }
@@ -163,7 +166,7 @@ export class EvidenceService {
       // The item refers to its original now: the note made before writing it is done with.
       await this.deps.evidence.blobIntents.remove(revisionPrefix(record.id, 1));
       this.deps.onEventsCommitted();
-      await this.enqueue(record);
+      await this.enqueue(record, classified.demuxer);
       return record;
     } finally {
       await rm(file.path, { force: true });
@@ -193,7 +196,7 @@ export class EvidenceService {
     try {
       const current = await this.ownedOrAdministered(caller, id);
       const changes: EvidenceChanges = { title: input.title, notes: input.notes, updated_at: new Date().toISOString() };
-      let replaced: { revision: number } | undefined;
+      let replaced: { revision: number; demuxer: string | null } | undefined;
       if (file) {
         if (current.user_id !== caller.userId) throw forbidden('Only the participant who uploaded it can replace the file');
         if (current.media_type === MEDIA_TYPES.note) throw badRequest('A note has no file to replace', { file: 'A note has no file to replace' });
@@ -207,7 +210,7 @@ export class EvidenceService {
         // between cannot leave them behind (the sweep keeps whichever revision the item is at).
         await this.deps.evidence.blobIntents.add(revisionPrefix(id, current.media_revision));
         Object.assign(changes, await this.storeOriginal(current.id, revision, file, classified, size));
-        replaced = { revision: current.media_revision };
+        replaced = { revision: current.media_revision, demuxer: classified.demuxer };
       }
       // If the change is not filed, the new revision's blobs go and the old ones stay.
       const abandon = async () => {
@@ -228,7 +231,7 @@ export class EvidenceService {
       this.deps.onEventsCommitted();
       if (replaced) {
         await this.deps.evidence.blobIntents.remove(revisionPrefix(id, replaced.revision + 1));
-        await this.enqueue(updated);
+        await this.enqueue(updated, replaced.demuxer);
         await this.removeBlobs(revisionPrefix(id, replaced.revision));
       }
       return updated;
@@ -370,7 +373,9 @@ export class EvidenceService {
       if (!job) {
         await this.enqueue(record);
       } else if (job.state === 'failed') {
-        await this.applyMediaResult(failedResult(record, job.failedReason));
+        // The queue's reason is an error of the worker's own (storage, bus...): for the log only.
+        this.deps.logger.warn({ evidenceId: record.id, reason: job.failedReason }, 'media job failed for good');
+        await this.applyMediaResult(failedResult(record));
       } else if (job.state === 'completed' && job.returnValue) {
         await this.applyMediaResult(job.returnValue as MediaProcessedData);
       }
@@ -416,7 +421,7 @@ export class EvidenceService {
   private async inspect(file: ReceivedFile): Promise<{ size: number; classified: ClassifiedFile }> {
     const { size } = await stat(file.path);
     if (size === 0) throw badRequest(MESSAGES.emptyFile, { file: MESSAGES.emptyFile });
-    const classified = await classifyMediaFile(file.path);
+    const classified = await classifyMediaFile(file.path, this.deps.caps);
     const limit = { 2: this.deps.limits.image, 3: this.deps.limits.video, 4: this.deps.limits.audio }[classified.media_type];
     if (size > limit) throw payloadTooLarge(`${KIND_NAMES[classified.media_type].plural} can be at most ${formatBytes(limit)}`);
     return { size, classified };
@@ -440,7 +445,12 @@ export class EvidenceService {
     };
   }
 
-  private async enqueue(record: EvidenceRecord): Promise<void> {
+  /**
+   * Queues the media job. `demuxer` is what the upload check read the file with; a job queued
+   * again after a crash has none, and the worker then lets ffprobe choose among the media
+   * demuxers only.
+   */
+  private async enqueue(record: EvidenceRecord, demuxer: string | null = null): Promise<void> {
     if (!record.original_key || record.media_type === MEDIA_TYPES.note) return;
     await this.deps.jobs.add(
       'process-media',
@@ -450,6 +460,7 @@ export class EvidenceService {
         media_type: record.media_type,
         originalKey: record.original_key,
         outputPrefix: `evidence/${record.id}/r${record.media_revision}/`,
+        ...(demuxer ? { demuxer } : {}),
       },
       { jobId: jobIdFor(record.id, record.media_revision), attempts: 3, backoff: { type: 'exponential', delay: 5000 } },
     );
@@ -489,13 +500,13 @@ export class EvidenceService {
   }
 }
 
-function failedResult(record: EvidenceRecord, reason: string | null): MediaProcessedData {
+function failedResult(record: EvidenceRecord): MediaProcessedData {
   return {
     evidenceId: record.id,
     revision: record.media_revision,
     status: 'failed',
     media_type: record.media_type,
-    error: reason ? `The file could not be processed: ${reason}` : 'The file could not be processed',
+    error: 'The file could not be processed',
     ...NO_DERIVATIVES,
   };
 }

@@ -24,6 +24,7 @@ import {
   IdentityTokens,
   SERVICE_TOKEN_HEADER,
   redactUrl,
+  runReadinessChecks,
   type EventBus,
   type Logger,
   type ServedRoute,
@@ -358,19 +359,21 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
 
   // --- health --------------------------------------------------------------------------------
   const healthPools = { identity: new Pool(settings.identityUrl, { connections: 1 }), evidence: new Pool(settings.evidenceUrl, { connections: 1 }) };
-  const probe = (pool: Pool) =>
-    pool
-      .request({ method: 'GET', path: '/healthz', headersTimeout: 2000, bodyTimeout: 2000 })
-      .then(async (response) => {
-        await response.body.dump();
-        return response.statusCode === 200 ? 'ok' : `answered ${response.statusCode}`;
-      })
-      .catch((error: Error) => error.message);
+  const probe = (pool: Pool) => async () => {
+    const response = await pool.request({ method: 'GET', path: '/healthz', headersTimeout: 2000, bodyTimeout: 2000 });
+    await response.body.dump();
+    if (response.statusCode !== 200) throw new Error(`answered ${response.statusCode}`);
+  };
+  const readiness = [
+    { name: 'identity', check: probe(healthPools.identity) },
+    { name: 'evidence', check: probe(healthPools.evidence) },
+  ];
   app.get('/healthz', async () => ({ status: 'ok' }));
+  // Ready while this gateway serves: the web app and the cached public archive need neither
+  // identity nor evidence, so their slowness is reported ("degraded"), not made a 503 for all.
   app.get('/readyz', async (_request, reply) => {
-    const checks = { identity: await probe(healthPools.identity), evidence: await probe(healthPools.evidence) };
-    const ready = Object.values(checks).every((state) => state === 'ok');
-    return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks });
+    const { ready, body } = await runReadinessChecks(readiness);
+    return reply.status(ready ? 200 : 503).send(body);
   });
 
   // --- the web app ---------------------------------------------------------------------------

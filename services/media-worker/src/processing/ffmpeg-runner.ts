@@ -1,22 +1,25 @@
 import ffmpeg from 'fluent-ffmpeg';
-import { locateFfmpeg } from '@portal/platform';
+import { fileInput, locateFfmpeg, mediaInputOptions } from '@portal/platform';
 import { UnprocessableMediaError } from './media-error.js';
 
-let configured = false;
-
-/** fluent-ffmpeg pointed at the binaries locateFfmpeg found (system first, npm fallback). */
-export function ffmpegCommand(input: string): ffmpeg.FfmpegCommand {
-  if (!configured) {
-    const { ffmpeg: ffmpegPath, ffprobe } = locateFfmpeg();
-    ffmpeg.setFfmpegPath(ffmpegPath);
-    ffmpeg.setFfprobePath(ffprobe);
-    configured = true;
-  }
+/**
+ * fluent-ffmpeg pointed at the binaries locateFfmpeg finds (system first, npm fallback), reading
+ * a local file with the given demuxer and no other, and no protocol but `file` (see
+ * media-containers.ts in the platform). Without a demuxer ffmpeg chooses among the media
+ * demuxers only.
+ */
+export function ffmpegCommand(input: string, demuxer: string | null): ffmpeg.FfmpegCommand {
+  const { ffmpeg: ffmpegPath, ffprobe } = locateFfmpeg();
   // Phones record long videos; a job that runs away is stopped after half an hour.
-  return ffmpeg(input, { timeout: 30 * 60 });
+  return ffmpeg(fileInput(input), { timeout: 30 * 60 })
+    .setFfmpegPath(ffmpegPath)
+    .setFfprobePath(ffprobe)
+    .inputOptions(mediaInputOptions(demuxer));
 }
 
 export interface RunOptions {
+  /** What the participant is told when ffmpeg fails. */
+  reason?: string;
   /** The input's length if already known; otherwise taken from ffmpeg's own `Duration:` line. */
   durationSeconds?: number | null;
   /** 0-99 while ffmpeg works, when the input's length is known. */
@@ -33,14 +36,18 @@ const INPUT_DURATION = /^\s*Duration: (\d+):(\d{2}):(\d{2}(?:\.\d+)?)/;
 const seconds = (mark: RegExpExecArray) => Number(mark[1]) * 3600 + Number(mark[2]) * 60 + Number(mark[3]);
 
 /**
- * Runs a command to completion; ffmpeg's own complaint becomes an UnprocessableMediaError.
+ * Runs a command to completion; ffmpeg's own complaint becomes an UnprocessableMediaError whose
+ * message is `reason` (shown to the participant) and whose detail is ffmpeg's last lines (logged).
  *
  * Progress is read from ffmpeg's stderr lines (`time=`) against the input's duration. fluent-ffmpeg's
  * own 'progress' event is not used: listening to it makes fluent-ffmpeg start an ffprobe of the
  * input beside every ffmpeg run, only for the percentage, which was about a fifth of the whole
  * processing time of a minute of voice (bench/transcode).
  */
-export function runFfmpeg(command: ffmpeg.FfmpegCommand, { durationSeconds = null, onProgress }: RunOptions = {}): Promise<RunOutcome> {
+export function runFfmpeg(
+  command: ffmpeg.FfmpegCommand,
+  { durationSeconds = null, onProgress, reason = 'the file could not be converted' }: RunOptions = {},
+): Promise<RunOutcome> {
   let duration = durationSeconds;
   let writtenSeconds: number | null = null;
   return new Promise((resolve, reject) => {
@@ -58,7 +65,7 @@ export function runFfmpeg(command: ffmpeg.FfmpegCommand, { durationSeconds = nul
       .on('end', () => resolve({ writtenSeconds }))
       .on('error', (error: Error, _stdout: string | null, stderr: string | null) => {
         const detail = (stderr ?? '').trim().split('\n').slice(-3).join(' ').slice(0, 300);
-        reject(new UnprocessableMediaError(detail || error.message));
+        reject(new UnprocessableMediaError(reason, detail || error.message));
       })
       .run();
   });
@@ -68,4 +75,19 @@ export function runFfmpeg(command: ffmpeg.FfmpegCommand, { durationSeconds = nul
 export function probedSeconds(duration: string | undefined): number | null {
   const value = Number(duration);
   return Number.isFinite(value) && value > 0 ? value : null;
+}
+
+/**
+ * The output length ffmpeg is allowed to write: a second past the cap, so that a file that does
+ * not say its length (or lies about it) is stopped there and found to be over the cap.
+ */
+export function outputLimit(maxSeconds: number): string[] {
+  return ['-t', String(maxSeconds + 1)];
+}
+
+/** Throws when what ffmpeg wrote is longer than the cap (the file ran past it). */
+export function checkWrittenLength(writtenSeconds: number | null, maxSeconds: number, tooLong: string): void {
+  if (writtenSeconds !== null && writtenSeconds > maxSeconds) {
+    throw new UnprocessableMediaError(tooLong, `ffmpeg wrote ${writtenSeconds} s, the cap is ${maxSeconds} s`);
+  }
 }

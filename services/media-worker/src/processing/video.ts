@@ -1,42 +1,76 @@
 import { join } from 'node:path';
-import { hasVideoTrack, type ProbeResult } from '@portal/platform';
-import { ffmpegCommand, probedSeconds, runFfmpeg } from './ffmpeg-runner.js';
+import type { ProbeResult, ProbedStream } from '@portal/platform';
+import { checkWrittenLength, ffmpegCommand, outputLimit, probedSeconds, runFfmpeg } from './ffmpeg-runner.js';
 import { UnprocessableMediaError } from './media-error.js';
+
+export interface VideoOptions {
+  /** The demuxer the file was probed with (null: ffmpeg chooses among the media demuxers). */
+  demuxer?: string | null;
+  /** The longest video taken (seconds), and what the participant is told past it. */
+  maxSeconds?: number;
+  tooLong?: string;
+}
+
+/** The first picture track that is not cover art, and the first sound track: the only ones used. */
+function chosenStreams(probe: ProbeResult): { video: ProbedStream | undefined; audio: ProbedStream | undefined } {
+  return {
+    video: probe.streams.find((stream) => stream.codec_type === 'video' && !stream.disposition?.attached_pic),
+    audio: probe.streams.find((stream) => stream.codec_type === 'audio'),
+  };
+}
+
+/** `-map 0:<index>` for a probed stream; by type when ffprobe did not number it. */
+const mapOf = (stream: ProbedStream, type: 'v' | 'a') => ['-map', typeof stream.index === 'number' ? `0:${stream.index}` : `0:${type}:0`];
 
 /**
  * Any phone or browser video → H.264 (High profile) / AAC in MP4 with the index at the front
  * (faststart, so playback starts before the download ends), at most 720p on its short side,
- * turned upright, with every metadata atom (GPS position included) left out.
+ * turned upright, with every metadata atom (GPS position included) left out. One picture and
+ * one sound track, chosen explicitly; ffmpeg stops a second past the length cap.
  */
-export async function transcodeVideo(input: string, probe: ProbeResult, workDir: string, onProgress: (percent: number) => void) {
-  if (!hasVideoTrack(probe)) throw new UnprocessableMediaError('The file has no picture track');
+export async function transcodeVideo(
+  input: string,
+  probe: ProbeResult,
+  workDir: string,
+  onProgress: (percent: number) => void,
+  { demuxer = null, maxSeconds = 7200, tooLong = 'videos are limited in length' }: VideoOptions = {},
+) {
+  const { video, audio } = chosenStreams(probe);
+  if (!video) throw new UnprocessableMediaError('The file has no picture track');
   const output = join(workDir, 'display.mp4');
-  const hasAudio = probe.streams.some((stream) => stream.codec_type === 'audio');
-  const command = ffmpegCommand(input)
+  const command = ffmpegCommand(input, demuxer)
     .outputOptions([
-      '-map', '0:v:0',
-      ...(hasAudio ? ['-map', '0:a:0'] : []),
+      ...mapOf(video, 'v'),
+      ...(audio ? mapOf(audio, 'a') : []),
       '-map_metadata', '-1',
       '-map_chapters', '-1',
+      ...outputLimit(maxSeconds),
       '-vf', "scale='if(gte(iw,ih),-2,min(720,iw))':'if(gte(iw,ih),min(720,ih),-2)',format=yuv420p",
       '-c:v', 'libx264',
       '-preset', 'veryfast',
       '-crf', '23',
       '-profile:v', 'high',
       '-level', '4.0',
-      ...(hasAudio ? ['-c:a', 'aac', '-b:a', '128k', '-ac', '2'] : ['-an']),
+      ...(audio ? ['-c:a', 'aac', '-b:a', '128k', '-ac', '2'] : ['-an']),
       '-movflags', '+faststart',
       '-threads', '2',
     ])
     .output(output);
-  await runFfmpeg(command, { durationSeconds: probedSeconds(probe.format.duration), onProgress });
+  const { writtenSeconds } = await runFfmpeg(command, {
+    durationSeconds: probedSeconds(probe.format.duration),
+    onProgress,
+    reason: 'the file could not be read as a video',
+  });
+  checkWrittenLength(writtenSeconds, maxSeconds, tooLong);
   return output;
 }
 
-/** One frame, a little way in (or the first of a very short clip), as PNG. */
+/** One frame of the portal's own display copy (MP4), a little way in (or the first of a very short clip), as PNG. */
 export async function posterFrame(video: string, durationSeconds: number | null, workDir: string): Promise<string> {
   const output = join(workDir, 'poster.png');
   const at = durationSeconds && durationSeconds > 2 ? 1 : 0;
-  await runFfmpeg(ffmpegCommand(video).seekInput(at).outputOptions(['-frames:v', '1', '-map_metadata', '-1']).output(output));
+  await runFfmpeg(ffmpegCommand(video, 'mov').seekInput(at).outputOptions(['-map', '0:v:0', '-frames:v', '1', '-map_metadata', '-1']).output(output), {
+    reason: 'no picture could be taken from the video',
+  });
   return output;
 }

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import {
+  MEDIA_DEMUXERS,
+  capBreach,
+  demuxerForExtension,
+  describeSeconds,
+  formatAgrees,
+  mediaCapsFromEnv,
+  mediaInputOptions,
+  type ProbeResult,
+} from '../src/index.js';
+
+// ffmpeg demuxers that read other files named inside the input, or patterns of files.
+const LIST_DEMUXERS = ['hls', 'applehttp', 'dash', 'concat', 'ffconcat', 'sdp', 'rtsp', 'tee', 'image2', 'image2pipe', 'mpjpeg', 'data', 'lavfi', 'subfile', 'ffmetadata', 'webm_dash_manifest'];
+
+describe('media containers', () => {
+  it('reads every container the upload check takes with a media demuxer, never a playlist or script demuxer', () => {
+    for (const extension of ['mp4', 'mov', 'm4a', 'webm', 'mkv', 'flv', 'flac', 'mp3', 'ogg', 'opus', 'wav', 'avi', 'wmv']) {
+      expect(MEDIA_DEMUXERS).toContain(demuxerForExtension(extension));
+    }
+    for (const name of LIST_DEMUXERS) expect(MEDIA_DEMUXERS).not.toContain(name);
+    for (const extension of ['m3u8', 'mpd', 'ffconcat', 'sdp', 'txt', 'xml', 'toString', '__proto__']) expect(demuxerForExtension(extension)).toBeNull();
+  });
+
+  it('names the demuxer, allows it alone and the file protocol alone; refuses to name any other', () => {
+    expect(mediaInputOptions('flv')).toEqual(['-f', 'flv', '-format_whitelist', 'flv', '-protocol_whitelist', 'file']);
+    expect(mediaInputOptions(null)).toEqual(['-format_whitelist', MEDIA_DEMUXERS.join(','), '-protocol_whitelist', 'file']);
+    for (const name of LIST_DEMUXERS) expect(() => mediaInputOptions(name)).toThrow(/not a media demuxer/);
+  });
+
+  it("compares ffprobe's format_name with the demuxer", () => {
+    expect(formatAgrees('mov,mp4,m4a,3gp,3g2,mj2', 'mov')).toBe(true);
+    expect(formatAgrees('matroska,webm', 'matroska')).toBe(true);
+    expect(formatAgrees('hls', 'flv')).toBe(false);
+    expect(formatAgrees(undefined, 'flv')).toBe(false);
+  });
+});
+
+describe('media caps', () => {
+  const probe = (duration: string | undefined, streams: number): ProbeResult => ({
+    streams: Array.from({ length: streams }, () => ({ codec_type: 'audio' })),
+    format: duration === undefined ? {} : { duration },
+  });
+
+  it('defaults to 2 hours of video, 4 hours of sound and 16 tracks, and reads the environment', () => {
+    expect(mediaCapsFromEnv({})).toEqual({ maxVideoSeconds: 7200, maxAudioSeconds: 14_400, maxStreams: 16 });
+    expect(mediaCapsFromEnv({ MEDIA_MAX_VIDEO_SECONDS: '600', MEDIA_MAX_AUDIO_SECONDS: '90', MEDIA_MAX_STREAMS: '4' })).toEqual({ maxVideoSeconds: 600, maxAudioSeconds: 90, maxStreams: 4 });
+    expect(() => mediaCapsFromEnv({ MEDIA_MAX_VIDEO_SECONDS: 'long' })).toThrow(/MEDIA_MAX_VIDEO_SECONDS/);
+  });
+
+  it('says which cap a probed file breaks, in words a participant reads', () => {
+    const caps = mediaCapsFromEnv({});
+    expect(capBreach(probe('7200', 2), 'video', caps)).toBeNull();
+    expect(capBreach(probe('7200.5', 2), 'video', caps)).toEqual({ cap: 'duration', message: 'Videos can be at most 2 hours long' });
+    expect(capBreach(probe('14401', 1), 'audio', caps)).toEqual({ cap: 'duration', message: 'Recordings can be at most 4 hours long' });
+    expect(capBreach(probe(undefined, 1), 'audio', caps)).toBeNull();
+    expect(capBreach(probe('10', 17), 'audio', caps)).toEqual({ cap: 'streams', message: 'This file has more tracks than the portal takes (at most 16)' });
+    expect([describeSeconds(5400), describeSeconds(90), describeSeconds(1), describeSeconds(3600)]).toEqual(['90 minutes', '90 seconds', '1 second', '1 hour']);
+  });
+});

@@ -1,0 +1,180 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiClient } from '../support/api-client.js';
+import { newParticipant } from '../support/accounts.js';
+import { uploadEvidence, waitForMedia, type EvidenceItem } from '../support/evidence.js';
+import { makeMediaFixtures, type MediaFixtures } from '../support/media-fixtures.js';
+import { countVideoFrames, ffmpegBuilds, hostileMediaCorpus, useFfmpegBuild } from '../support/hostile-media.js';
+import { startTestPortal, type TestPortal } from '../support/portal.js';
+
+const run = promisify(execFile);
+const ONBOARDING_VIDEO = fileURLToPath(new URL('../../web/public/onboarding/onboarding.mp4', import.meta.url));
+const CORPUS = hostileMediaCorpus('/x').map((file) => file.name);
+
+// Small caps, so that "too long" and "too many tracks" cost little to make.
+const CAPS = { MEDIA_MAX_VIDEO_SECONDS: '4', MEDIA_MAX_AUDIO_SECONDS: '6', MEDIA_MAX_STREAMS: '4' };
+
+/** What a participant may be shown: no server path, no ffmpeg output. */
+export function expectParticipantSafe(message: string | null | undefined): void {
+  expect(message ?? '').not.toMatch(/\/[\w.-]+\/|\\|ffmpeg|ffprobe|Invalid data|Error|at \w+ \(|original/i);
+}
+
+describe.each(ffmpegBuilds())('hostile media files, $name', ({ build, missing }) => {
+  if (!build) {
+    it.skip(`needs ${missing}`, () => undefined);
+    return;
+  }
+  let restore: () => void;
+  let portal: TestPortal;
+  let fixtures: MediaFixtures;
+  let dir: string;
+  let attacker: ApiClient;
+  /** Another participant's private video, and where its display copy lies on the server's disk. */
+  let victim: { item: EvidenceItem; displayPath: string };
+  const targets = () => ({ 'the onboarding video': ONBOARDING_VIDEO, "another participant's display copy": victim.displayPath });
+
+  beforeAll(async () => {
+    restore = useFfmpegBuild(build);
+    dir = mkdtempSync(join(tmpdir(), 'hostile-media-'));
+    [portal, fixtures] = await Promise.all([
+      startTestPortal({ ...CAPS, FFMPEG_PATH: build.ffmpeg, FFPROBE_PATH: build.ffprobe }),
+      makeMediaFixtures(join(dir, 'fixtures')),
+    ]);
+    const owner = (await newParticipant(portal.url, { username: 'victim', email: 'victim@example.org' })).client;
+    attacker = (await newParticipant(portal.url, { username: 'attacker', email: 'attacker@example.org' })).client;
+    const uploaded = await uploadEvidence(owner, fixtures.phoneMp4, { title: 'Private' });
+    expect(uploaded.status).toBe(201);
+    const item = await waitForMedia(owner, uploaded.data.id as string);
+    expect(item.media_status).toBe('ready');
+    victim = { item, displayPath: join(portal.dataDir, 'blobs', 'data', 'evidence', item.id, 'r1', 'display.mp4') };
+    // The file the corpus names must be readable there, or the test proves nothing.
+    expect(await countVideoFrames(build.ffprobe, victim.displayPath)).toBeGreaterThan(10);
+  }, 180_000);
+  afterAll(async () => {
+    await portal?.dispose();
+    restore?.();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function send(bytes: Buffer, filename: string) {
+    const file = join(dir, filename);
+    writeFileSync(file, bytes);
+    return uploadEvidence(attacker, file, { title: 'Hostile' });
+  }
+
+  /** Refused with a 4xx and a message, or taken in and ended `failed`: nothing made from it. */
+  async function expectRefusedOrFailed(answer: { status: number; data: any }): Promise<void> {
+    if (answer.status >= 400) {
+      expect(answer.status, JSON.stringify(answer.data)).toBeLessThan(500);
+      expect(answer.data.message).toEqual(expect.any(String));
+      expectParticipantSafe(answer.data.message);
+      return;
+    }
+    // Filed (201, or 200 for the last PATCH of a resumable upload): it must end failed.
+    expect([200, 201]).toContain(answer.status);
+    const item = await waitForMedia(attacker, answer.data.id as string, 120_000);
+    // A display copy here would be made from the file the playlist names.
+    expect({ status: item.media_status, display: item.aws_url }).toEqual({ status: 'failed', display: null });
+    expect(item.media_error).toMatch(/could not be processed/);
+    expectParticipantSafe(item.media_error);
+  }
+
+  it.each(CORPUS)('refuses %s (or ends it failed), serving nothing of the file it names', async (name) => {
+    for (const [label, target] of Object.entries(targets())) {
+      const file = hostileMediaCorpus(target).find((candidate) => candidate.name === name)!;
+      const started = Date.now();
+      const answer = await send(file.bytes, file.filename);
+      await expectRefusedOrFailed(answer).catch((error: Error) => {
+        throw new Error(`${name} naming ${label}: ${error.message}`);
+      });
+      // Neither a playlist of 5000 segments nor anything else keeps the portal busy.
+      expect(Date.now() - started).toBeLessThan(30_000);
+    }
+  }, 180_000);
+
+  /** A whole resumable (tus) upload: create it, then every byte in one PATCH; answers the last response. */
+  async function sendResumable(bytes: Buffer, filename: string): Promise<{ status: number; data: any }> {
+    const b64 = (value: string) => Buffer.from(value).toString('base64');
+    const tus = { 'tus-resumable': '1.0.0' };
+    const created = await attacker.request('POST', '/api/evidence/uploads', {
+      headers: { ...tus, 'upload-length': String(bytes.length), 'upload-metadata': `title ${b64('Hostile')},filename ${b64(filename)}` },
+    });
+    expect(created.status).toBe(201);
+    const response = await fetch(new URL(created.headers.get('location')!, portal.url), {
+      method: 'PATCH',
+      headers: {
+        ...tus,
+        'upload-offset': '0',
+        'content-type': 'application/offset+octet-stream',
+        cookie: [...attacker.cookies].map(([name, value]) => `${name}=${value}`).join('; '),
+      },
+      body: new Uint8Array(bytes),
+    });
+    const text = await response.text();
+    return { status: response.status, data: text ? JSON.parse(text) : undefined };
+  }
+
+  it('refuses the same files (or ends them failed), and a video over the cap, through the resumable upload', async () => {
+    for (const file of hostileMediaCorpus(ONBOARDING_VIDEO)) {
+      await expectRefusedOrFailed(await sendResumable(file.bytes, file.filename)).catch((error: Error) => {
+        throw new Error(`${file.name}: ${error.message}`);
+      });
+    }
+    const video = join(dir, 'long-resumable.mp4');
+    await run(build.ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10:duration=6', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', video]);
+    const answer = await sendResumable(readFileSync(video), 'long.mp4');
+    expect(answer.status).toBe(413);
+    expect(answer.data.message).toBe('Videos can be at most 4 seconds long');
+  }, 60_000);
+
+  it('refuses a video or a recording longer than the configured caps, with the limit in the message', async () => {
+    const video = join(dir, 'long.mp4');
+    await run(build.ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10:duration=6', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', video]);
+    const tooLongVideo = await uploadEvidence(attacker, video);
+    expect(tooLongVideo.status).toBe(413);
+    expect(tooLongVideo.data.message).toBe('Videos can be at most 4 seconds long');
+    const tooLongAudio = await uploadEvidence(attacker, fixtures.longMp3);
+    expect(tooLongAudio.status).toBe(413);
+    expect(tooLongAudio.data.message).toBe('Recordings can be at most 6 seconds long');
+  }, 60_000);
+
+  it('ends failed a recording whose container does not say its length and runs past the cap', async () => {
+    // A live WebM (written to a pipe, as browsers' recorders do) carries no duration: the upload
+    // check cannot see its length, the worker stops at the cap.
+    const { stdout } = await run(build.ffmpeg, ['-v', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=10', '-c:a', 'libopus', '-f', 'webm', 'pipe:1'], {
+      encoding: 'buffer',
+      maxBuffer: 10 * 1024 * 1024,
+    });
+    const answer = await send(stdout, 'live.webm');
+    expect(answer.status, JSON.stringify(answer.data)).toBe(201);
+    const item = await waitForMedia(attacker, answer.data.id as string, 120_000);
+    expect(item).toMatchObject({ media_status: 'failed', aws_url: null, media_error: 'The file could not be processed: recordings can be at most 6 seconds long' });
+  }, 120_000);
+
+  it('refuses a file with more tracks than the cap', async () => {
+    const many = join(dir, 'many-tracks.mkv');
+    const inputs = Array.from({ length: 6 }, (_, index) => ['-f', 'lavfi', '-i', `sine=frequency=${300 + index * 100}:duration=1`]).flat();
+    const maps = Array.from({ length: 6 }, (_, index) => ['-map', `${index}:a`]).flat();
+    await run(build.ffmpeg, ['-v', 'error', '-y', ...inputs, ...maps, '-c:a', 'libopus', many]);
+    const answer = await uploadEvidence(attacker, many);
+    expect(answer.status).toBe(415);
+    expect(answer.data.message).toBe('This file has more tracks than the portal takes (at most 4)');
+  }, 60_000);
+
+  it('is still up afterwards and processes a good video and a good recording', async () => {
+    for (const [file, type] of [
+      [fixtures.browserWebm, 3],
+      [fixtures.mp3, 4],
+    ] as const) {
+      const answer = await uploadEvidence(attacker, file);
+      expect(answer.status).toBe(201);
+      const item = await waitForMedia(attacker, answer.data.id as string, 120_000);
+      expect(item).toMatchObject({ media_status: 'ready', media_type: type });
+    }
+  }, 180_000);
+});
