@@ -162,7 +162,7 @@ describe.skipIf(chromiumMissing)('the outbox of the installable app (Chromium, p
     const registrations: { registrationId: string; scopeURL: string; isDeleted?: boolean }[] = [];
     cdp.on('ServiceWorker.workerRegistrationUpdated', (event: { registrations: typeof registrations }) => registrations.push(...event.registrations));
     await cdp.send('ServiceWorker.enable');
-    await expect.poll(() => registrations.some((entry) => entry.scopeURL.startsWith(portal.url) && !entry.isDeleted)).toBe(true);
+    await expect.poll(() => registrations.some((entry) => entry.scopeURL.startsWith(portal.url) && !entry.isDeleted), { timeout: 10_000 }).toBe(true);
     const registration = registrations.find((entry) => entry.scopeURL.startsWith(portal.url) && !entry.isDeleted)!;
     await page.close();
     await context.setOffline(false);
@@ -247,7 +247,8 @@ describe.skipIf(chromiumMissing)('the outbox of the installable app (Chromium, p
     await cutDone;
     // The outbox knows the upload's address and what the server has.
     await expect
-      .poll(() =>
+      .poll(
+        () =>
         page.evaluate(
           () =>
             new Promise<{ sent: number; uploadUrl: string | null } | null>((resolve, reject) => {
@@ -259,6 +260,7 @@ describe.skipIf(chromiumMissing)('the outbox of the installable app (Chromium, p
               };
             }),
         ),
+        { timeout: 15_000 },
       )
       .toMatchObject({ sent: CHUNK, uploadUrl: expect.stringMatching(/^\/api\/evidence\/uploads\//) });
     await page.close();
