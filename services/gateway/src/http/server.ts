@@ -309,7 +309,8 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
       // The onboarding flag travels in the caller's token: a participant who has just watched the
       // video may add evidence with their very next request (other gateways hear the event).
       if (request.method === 'PUT' && request.url.startsWith('/api/user/watched/') && reply.statusCode === 200) {
-        resolver.evictUser(decodeURIComponent(request.url.slice('/api/user/watched/'.length).split('?')[0] ?? ''));
+        const userId = request.url.slice('/api/user/watched/'.length).split('?')[0] ?? '';
+        resolver.evictUser(/^[\w-]+$/.test(userId) ? userId : '');
       }
       done();
     });
