@@ -2,16 +2,17 @@
 // note, a photo and a recording) is kept on the phone through a reload made offline, and reaches
 // the server once each when the network is back; a large upload cut off mid-way goes on from the
 // stored offset after the page is closed and opened again, not from zero.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '@portal/contracts';
 import type { ApiClient } from '../support/api-client.js';
 import { newParticipant } from '../support/accounts.js';
-import { CHROMIUM_MISSING_REASON, OpenPages, chromiumMissing, startWithBrowser } from '../support/browser.js';
+import { CHROMIUM_MISSING_REASON, OpenPages, chromiumMissing, phoneContext, startWithBrowser } from '../support/browser.js';
 import { phoneJpeg } from '../support/media.js';
 import { startTestPortal, type TestPortal } from '../support/portal.js';
 
@@ -199,6 +200,37 @@ describe.skipIf(chromiumMissing)('the outbox of the installable app (Chromium, p
     await page.getByRole('dialog', { name: 'Delete from this phone?' }).getByRole('button', { name: 'Delete' }).click();
     await entry.waitFor({ state: 'detached' });
     expect(await ownItems(participant.client)).toEqual([]);
+  });
+
+  it('offers a new release when one is out, and switches to it when asked', async () => {
+    // A portal serving its own copy of the build, so that a "release" can change its service worker.
+    const webDist = join(workDir, 'web-dist');
+    cpSync(fileURLToPath(new URL('../../web/dist', import.meta.url)), webDist, { recursive: true });
+    const releasing = await startTestPortal({ WEB_DIST: webDist });
+    const context = await phoneContext(browser, releasing.url, { serviceWorkers: 'allow' });
+    try {
+      const page = await context.newPage();
+      await page.goto('/archive');
+      await page.evaluate(async () => {
+        await navigator.serviceWorker.ready;
+      });
+      await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+      expect(await page.getByText('A new version of the portal is available.').count()).toBe(0);
+
+      appendFileSync(join(webDist, 'sw.js'), '\n// the next release\n');
+      await page.evaluate(async () => {
+        await (await navigator.serviceWorker.getRegistration())?.update();
+      });
+      const prompt = page.getByRole('status').filter({ hasText: 'A new version of the portal is available.' });
+      await prompt.waitFor({ timeout: 30_000 });
+      await Promise.all([page.waitForEvent('load'), prompt.getByRole('button', { name: 'Reload' }).click()]);
+      await page.getByText('Archive').first().waitFor();
+      expect(await page.evaluate(async () => (await navigator.serviceWorker.getRegistration())?.waiting ?? null)).toBeNull();
+      expect(await page.getByText('A new version of the portal is available.').count()).toBe(0);
+    } finally {
+      await context.close();
+      await releasing.dispose();
+    }
   });
 
   it('plays the onboarding video offline, and leaves unknown addresses to the server (404)', async () => {
