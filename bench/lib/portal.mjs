@@ -2,7 +2,8 @@
 // in through the API, as a phone does) and the media they send (made with sharp and ffmpeg).
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -104,4 +105,35 @@ export async function smallMp4(ffmpeg, file, { seconds = 2, size = '640x360' } =
     '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', '-movflags', '+faststart', file,
   ]);
   return file;
+}
+
+/**
+ * A valid MP4 of exactly `size` bytes: a short H.264/AAC clip (index in front) followed by one
+ * top-level "free" box that fills the rest. MP4 readers skip free boxes, so the evidence service's
+ * type check (file-type, then ffprobe for the tracks) sees a playable video. The filler is random
+ * bytes (a 1 MiB block repeated), like compressed video: nothing on the way can squeeze it.
+ */
+export async function paddedMp4(ffmpeg, dir, name, size) {
+  const clip = await readFile(await smallMp4(ffmpeg, join(dir, `${name}-clip.mp4`)));
+  const fill = size - clip.length;
+  if (fill < 8) throw new Error(`--size is smaller than the clip itself (${clip.length} bytes)`);
+  const path = join(dir, `${name}.mp4`);
+  const fd = openSync(path, 'w');
+  try {
+    writeSync(fd, clip);
+    const header = Buffer.alloc(8);
+    header.writeUInt32BE(fill, 0);
+    header.write('free', 4, 'latin1');
+    writeSync(fd, header);
+    const block = randomBytes(2 ** 20);
+    let left = fill - 8;
+    while (left > 0) {
+      const n = Math.min(left, block.length);
+      writeSync(fd, block, 0, n);
+      left -= n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return path;
 }

@@ -7,14 +7,12 @@
 //   npm run bench:upload -- [--size 1GB] [--rounds 1] [--label text]
 //
 // It builds nothing: run `npm run build` first. All traffic goes to 127.0.0.1.
-import { closeSync, mkdirSync, openSync, readdirSync, writeSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { formatProfile, summarizeProfile } from '../gateway/profile-top.mjs';
 import { expectStatus, freePort, waitFor } from '../lib/http.mjs';
 import { cpuMeter, mb, percentCell, rssSampler } from '../lib/measure.mjs';
-import { ALL_IN_ONE_BUILT, mediaTools, noisyJpeg, registerParticipant, smallMp4, startAllInOne } from '../lib/portal.mjs';
+import { ALL_IN_ONE_BUILT, mediaTools, noisyJpeg, paddedMp4, registerParticipant, startAllInOne } from '../lib/portal.mjs';
 import {
   HOST,
   RESULTS_DIR,
@@ -79,37 +77,6 @@ function settingsFromArgs() {
     profile: values.profile ?? false,
     label: values.label ?? process.env.BENCH_LABEL ?? '',
   };
-}
-
-/**
- * A valid MP4 of exactly `size` bytes: a short H.264/AAC clip (index in front) followed by one
- * top-level "free" box that fills the rest. MP4 readers skip free boxes, so the evidence service's
- * type check (file-type, then ffprobe for the tracks) sees a playable video. The filler is random
- * bytes (a 1 MiB block repeated), like compressed video: nothing on the way can squeeze it.
- */
-async function paddedMp4(ffmpeg, dir, name, size) {
-  const clip = await readFile(await smallMp4(ffmpeg, join(dir, `${name}-clip.mp4`)));
-  const fill = size - clip.length;
-  if (fill < 8) throw new UsageError(`--size is smaller than the clip itself (${clip.length} bytes)`);
-  const path = join(dir, `${name}.mp4`);
-  const fd = openSync(path, 'w');
-  try {
-    writeSync(fd, clip);
-    const header = Buffer.alloc(8);
-    header.writeUInt32BE(fill, 0);
-    header.write('free', 4, 'latin1');
-    writeSync(fd, header);
-    const block = randomBytes(2 ** 20);
-    let left = fill - 8;
-    while (left > 0) {
-      const n = Math.min(left, block.length);
-      writeSync(fd, block, 0, n);
-      left -= n;
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return path;
 }
 
 async function main() {

@@ -72,6 +72,8 @@ async function openAdministration(page: Page): Promise<void> {
   await page.goto('/admin');
   await page.getByRole('heading', { level: 1, name: 'Administration' }).waitFor();
   await page.getByRole('heading', { level: 2, name: 'Evidence', exact: true }).waitFor();
+  // The page opens on the review queue (tests/e2e/moderation.test.ts); these tests work on all evidence.
+  await page.getByRole('group', { name: 'Show' }).getByRole('button', { name: /^All/ }).click();
 }
 
 function toast(page: Page, text: string) {
@@ -139,7 +141,8 @@ describe.skipIf(chromiumMissing)('administration and archive (Chromium)', () => 
     await dialog.getByText('The boat came in without lights.').waitFor();
     await dialog.getByText(`Submitted by ${informant.user.username}`).waitFor();
     await dialog.getByText(/^Posted [A-Z][a-z]{2} \d{1,2}, \d{4}, \d{1,2}:\d{2}\s?[AP]M$/).waitFor();
-    await dialog.getByText('Location: 40.71280, -74.00600 (±15 m)').waitFor();
+    // The public sees a device position to about 100 m (PUBLIC_LOCATION_DECIMALS), not as recorded.
+    await dialog.getByText('Location: 40.713, -74.006 (±111 m)').waitFor();
     const media = dialog.getByRole('img', { name: 'Harbour photo' });
     expect(await media.getAttribute('src')).toMatch(/\/display/);
     await expect.poll(() => media.evaluate((element: HTMLImageElement) => element.complete && element.naturalWidth > 0)).toBe(true);
@@ -228,7 +231,7 @@ describe.skipIf(chromiumMissing)('administration and archive (Chromium)', () => 
     let info = page.getByRole('dialog', { name: 'User Information' });
     await info.getByRole('img', { name: `Verification photo of ${informant.user.username}` }).waitFor();
     const shown = await info.locator('dl').innerText();
-    for (const text of ['Username', informant.user.username, 'Email', informant.user.email, 'Phone Number', 'Role', 'User', 'Full Name', 'Ida Informant', 'Video Watched', 'Yes']) {
+    for (const text of ['Username', informant.user.username, 'Email', informant.user.email, 'Phone Number', 'Role', 'User', 'Full Name', 'Ida Informant', 'Video Watched', 'Yes', 'Participation Terms', 'not recorded']) {
       expect(shown).toContain(text);
     }
     await expect

@@ -115,6 +115,11 @@ describe.skipIf(chromiumMissing)(chromiumMissing ? `foundation forms (skipped: $
     await page.getByRole('button', { name: 'Register', exact: true }).click();
     await page.getByText(MESSAGES.phonesDoNotMatch).waitFor();
     await page.getByText(MESSAGES.passwordsDoNotMatch).waitFor();
+    // The participation terms must be accepted (their words are beside the box).
+    await page.getByText(MESSAGES.termsRequired).waitFor();
+    const terms = page.getByRole('checkbox', { name: /I accept the participation terms \(version \S+\)/ });
+    expect(await terms.getAttribute('aria-describedby')).toBeTruthy();
+    await terms.check();
 
     // Valid, but the username belongs to the administrator: the server's message, no photo step.
     await field('Confirm Phone Number').fill('5551234567');
@@ -210,6 +215,7 @@ describe.skipIf(chromiumMissing)(chromiumMissing ? `foundation forms (skipped: $
       await page.getByRole('textbox', { name: 'Confirm Phone Number' }).fill('5551234567');
       await page.getByRole('textbox', { name: 'Password', exact: true }).fill('password1');
       await page.getByRole('textbox', { name: 'Confirm Password' }).fill('password1');
+      await page.getByRole('checkbox', { name: /I accept the participation terms/ }).check();
       await page.getByRole('button', { name: 'Register', exact: true }).click();
       const photoDialog = page.getByRole('dialog', { name: 'Verification Photo' });
       await chooseFile(page, photoDialog.getByRole('button', { name: 'Choose from Files' }), photoPath);

@@ -46,12 +46,13 @@ async function fillRegistration(page: Page, prefix: string) {
   await page.getByRole('textbox', { name: 'Confirm Phone Number' }).fill('5551234567');
   await page.getByRole('textbox', { name: 'Password', exact: true }).fill('password1');
   await page.getByRole('textbox', { name: 'Confirm Password' }).fill('password1');
+  await page.getByRole('checkbox', { name: /I accept the participation terms/ }).check();
   await page.getByRole('button', { name: 'Register', exact: true }).click();
   return { username, email, password: 'password1' };
 }
 
 /** The signed-in user as the server sees the browser's session (null when signed out). */
-function serverUser(page: Page): Promise<{ username: string; video_watched: boolean; verification_photo: boolean; verification_photo_AWS_URL: string | null } | null> {
+function serverUser(page: Page): Promise<{ username: string; video_watched: boolean; verification_photo: boolean; verification_photo_AWS_URL: string | null; terms_version: string | null } | null> {
   return page.evaluate(async () => {
     const response = await fetch('/api/user');
     return response.ok ? response.json() : null;
@@ -128,7 +129,7 @@ describe.skipIf(chromiumMissing)(chromiumMissing ? `foundation screens (skipped:
     await alertWith(page, MESSAGES.newUserCreated).waitFor();
     await page.waitForURL('**/user');
     const me = await serverUser(page);
-    expect(me).toMatchObject({ username: account.username, verification_photo: true, video_watched: false });
+    expect(me).toMatchObject({ username: account.username, verification_photo: true, video_watched: false, terms_version: '1' });
 
     // The welcome dialog cannot be dismissed.
     const welcome = page.getByRole('dialog', { name: `Welcome to ${PRODUCT}` });

@@ -6,6 +6,10 @@ import { blobIntentsContract } from '@portal/platform/testing';
 import { MongoUserRepository } from '../../services/identity/src/repositories/mongo/mongo-user-repository.js';
 import { MongoAuthorDirectory, MongoEvidenceRepository } from '../../services/evidence/src/repositories/mongo/mongo-evidence-repository.js';
 import { userRepositoryContract } from '../../services/identity/test/contracts/identity-store-contracts.js';
+import { auditLogContract } from '../../services/identity/test/contracts/audit-log-contracts.js';
+import { MongoAuditLog } from '../../services/identity/src/repositories/mongo/mongo-audit-log.js';
+import { MongoScheduleStore } from '../../services/identity/src/repositories/mongo/mongo-schedule-store.js';
+import { scheduleStoreContract } from '../../services/identity/test/contracts/schedule-store-contracts.js';
 import { authorDirectoryContract, evidenceRepositoryContract } from '../../services/evidence/test/contracts/evidence-store-contracts.js';
 import { infraServers, stopContainers } from '../support/infra-servers.js';
 
@@ -30,6 +34,13 @@ if (servers.mongoUrl) {
     return users;
   });
   userRepositoryContract('MongoDB (mongoose)', () => identityDb);
+  const auditDb = database('audit').then(async (connection) => {
+    const audit = new MongoAuditLog(connection);
+    await audit.ensureIndexes();
+    return audit;
+  });
+  auditLogContract('MongoDB (mongoose)', () => auditDb);
+  scheduleStoreContract('MongoDB (mongoose)', async () => new MongoScheduleStore(await auditDb.then(() => database('schedule'))));
   blobIntentsContract('identity MongoDB (mongoose)', { create: async () => (await identityDb).blobIntents });
   const evidenceDb = database('evidence').then(async (connection) => {
     const evidence = new MongoEvidenceRepository(connection);

@@ -155,6 +155,10 @@ export const API_ROUTES: Record<string, Probe[]> = {
   'identity GET /api/user/:id/export': [
     probe("the owner's data export", by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).bytes(`/api/user/${ctx.account('owner').id}/export`).then(toAnswer)),
   ],
+  'identity GET /api/admin/activity': [probe('the audit log', by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get('/api/admin/activity?limit=5'))],
+  'identity GET /api/admin/activity.csv': [
+    probe('the audit log as CSV', by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get('/api/admin/activity.csv?action=admin.login')),
+  ],
   'identity DELETE /api/user/:id': [
     probe('delete an account (the owner is a new participant each time)', by(401, 403, 403, 200), async (caller, ctx) => {
       const victim = await ctx.freshParticipant();
@@ -205,7 +209,15 @@ export const API_ROUTES: Record<string, Probe[]> = {
       return answer;
     }),
   ],
-  'evidence GET /api/evidence/admin': [probe('all evidence', by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get('/api/evidence/admin'))],
+  'evidence GET /api/evidence/admin': [
+    probe('all evidence', by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get('/api/evidence/admin')),
+    probe('the review queue, searched', by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get('/api/evidence/admin?review_status=new&visibility=private&q=evidence')),
+  ],
+  'evidence GET /api/evidence/export': [
+    probe("the investigator's export of one private item", by(401, 403, 403, 200), async (caller, ctx) =>
+      as(ctx, caller).bytes(`/api/evidence/export?ids=${(await ctx.privatePhoto()).id}`).then(toAnswer),
+    ),
+  ],
   'evidence GET /api/user/:id/evidence': [probe("the owner's evidence", by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get(`/api/user/${ctx.account('owner').id}/evidence`))],
   'evidence GET /api/evidence/item/:id': [
     probe('a private item', by(404, 200, 404, 200), async (caller, ctx) => as(ctx, caller).get(`/api/evidence/item/${(await ctx.privatePhoto()).id}`)),
@@ -219,6 +231,18 @@ export const API_ROUTES: Record<string, Probe[]> = {
   ],
   'evidence PUT /api/evidence/clearance/:id': [
     probe("toggle the owner's item", by(401, 403, 403, 200), async (caller, ctx) => as(ctx, caller).put(`/api/evidence/clearance/${(await ctx.ownerNote()).id}`)),
+  ],
+  'evidence GET /api/evidence/admin/counts': [probe('the review queue and archive counts', by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get('/api/evidence/admin/counts'))],
+  'evidence PUT /api/evidence/visibility': [
+    probe("publish the owner's item", by(401, 403, 403, 200), async (caller, ctx) =>
+      as(ctx, caller).put('/api/evidence/visibility', { ids: [(await ctx.ownerNote()).id], is_public: true }),
+    ),
+  ],
+  'evidence PUT /api/evidence/review': [
+    probe("mark the owner's item reviewed", by(401, 403, 403, 200), async (caller, ctx) => as(ctx, caller).put('/api/evidence/review', { ids: [(await ctx.ownerNote()).id] })),
+  ],
+  'evidence PUT /api/evidence/review/:id': [
+    probe("mark the owner's item reviewed", by(401, 403, 403, 200), async (caller, ctx) => as(ctx, caller).put(`/api/evidence/review/${(await ctx.ownerNote()).id}`)),
   ],
   'evidence PUT /api/evidence/makeAllPublic': [probe('everything public', by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).put('/api/evidence/makeAllPublic'))],
   'evidence PUT /api/evidence/makeAllSecret': [probe('everything private', by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).put('/api/evidence/makeAllSecret'))],
@@ -299,6 +323,8 @@ export const GATEWAY_FORWARDS: Record<string, { to: 'identity' | 'evidence'; met
   '/api/user/*': { to: 'identity', methods: EVERY_METHOD },
   '/api/session': { to: 'identity', methods: ['GET', 'HEAD'] },
   '/api/session/*': { to: 'identity', methods: ['GET', 'HEAD'] },
+  '/api/admin': { to: 'identity', methods: ['GET', 'HEAD'] },
+  '/api/admin/*': { to: 'identity', methods: ['GET', 'HEAD'] },
   '/api/email': { to: 'identity', methods: EVERY_METHOD },
   '/api/email/*': { to: 'identity', methods: EVERY_METHOD },
   '/api/evidence/user': { to: 'identity', methods: ['PUT'] },

@@ -31,6 +31,13 @@ describe('deleting a participant', () => {
     await waitForMail(portal.dataDir, someone.user.email, { subject: /code|reset/i });
     await waitForMail(portal.dataDir, someone.user.email, { subject: /verif|confirm/i });
     const admin = (await adminClient(portal.url)).client;
+    // Administrative acts about them: the audit log's entries name them until they are deleted.
+    expect((await admin.put(`/api/evidence/clearance/${someone.note.id}`)).status).toBe(200);
+    const edit = { username: someone.user.username, email: someone.user.email, phone_number: someone.user.phone_number, full_name: 'Renamed Person' };
+    expect((await admin.put(`/api/user/admin/${someone.user.id}`, edit)).status).toBe(200);
+    await waitFor(async () => (await admin.get(`/api/admin/activity?target=${someone.user.id}&action=user.edit`)).data.length === 1, {
+      what: 'the audit entry of the edit',
+    });
 
     // Every file the portal holds of theirs (pictures, originals, derivatives) and what they sent.
     const exported = await readZip((await admin.bytes(`/api/user/${someone.user.id}/export`)).body);
@@ -63,6 +70,12 @@ describe('deleting a participant', () => {
       { timeoutMs: 30_000, intervalMs: 500, what: 'every trace of the deleted participant to go' },
     ).catch(() => undefined);
     expect(left, 'what is still there').toEqual([]);
+
+    // The audit log keeps what was done, without who it was done to.
+    const kept = (await admin.get(`/api/admin/activity?target=${someone.note.id}`)).data;
+    expect(kept).toMatchObject([{ action: 'evidence.publish', erased: true, target_label: null, before: null, after: null }]);
+    const edits = (await admin.get('/api/admin/activity?action=user.edit')).data as { erased: boolean; target_id: string | null }[];
+    expect(edits.filter((entry) => entry.erased && entry.target_id === null)).toHaveLength(1);
 
     // The portal still works for everyone else.
     expect((await admin.get('/api/user/users')).status).toBe(200);

@@ -64,6 +64,8 @@ describe('exporting everything held on one participant', () => {
       role: 1,
       role_name: 'participant',
       video_watched: true,
+      // Registered without the terms' version (through the API): said so, not left out.
+      participation_terms: 'not recorded',
       has_verification_photo: true,
       has_avatar: true,
       created_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),

@@ -8,6 +8,10 @@ export const TOPICS = {
   passwordResets: 'identity.password-resets',
   evidence: 'evidence.items',
   media: 'media.results',
+  /** Administrative acts, from identity and evidence, stored by identity's audit log. */
+  audit: 'audit.entries',
+  /** Moderator digests due (identity → notifier). */
+  moderation: 'identity.moderation',
 } as const;
 
 export const eventEnvelopeSchema = z.object({

@@ -15,6 +15,28 @@ export const LOCATION_MAX_LENGTH = 200;
 export const MEDIA_STATUSES = ['none', 'processing', 'ready', 'failed'] as const;
 export type MediaStatus = (typeof MEDIA_STATUSES)[number];
 
+/**
+ * Where an item is in moderation: `new` until an administrator publishes, unpublishes or marks it
+ * reviewed; a participant's own edit of an item sends it back to `new`.
+ */
+export const REVIEW_STATUSES = ['new', 'reviewed'] as const;
+export type ReviewStatus = (typeof REVIEW_STATUSES)[number];
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Decimals of a device position in public answers unless PUBLIC_LOCATION_DECIMALS says otherwise (3: about 100 m). */
+export const DEFAULT_PUBLIC_LOCATION_DECIMALS = 3;
+
+/** Metres of one unit of the last decimal kept (a degree of latitude is about 111 320 m). */
+export function publicLocationMetres(decimals: number): number {
+  return Math.round(111_320 * 10 ** -decimals);
+}
+
+/** The most ids one call of the selected-items routes takes. */
+export const MAX_SELECTED_IDS = 500;
+/** The longest search text (q) the lists take. */
+export const SEARCH_MAX_LENGTH = 200;
+
 export const titleField = z
   .string({ error: MESSAGES.titleRequired })
   .trim()
@@ -75,6 +97,7 @@ export const evidenceSchema = z
     media_status: z.enum(MEDIA_STATUSES),
     media_error: z.string().nullable().meta({ description: 'Why processing failed, in words' }),
     is_public: z.boolean(),
+    review_status: z.enum(REVIEW_STATUSES).meta({ description: '`new` until an administrator publishes, unpublishes or marks it reviewed' }),
     date_posted: z.string().meta({ format: 'date-time' }),
     user_id: z.string(),
     username: z.string(),
@@ -96,8 +119,85 @@ export const evidenceListQuerySchema = z.object({
     .max(100, 'limit must be a number from 1 to 100')
     .default(24),
   cursor: z.string().max(300).optional().meta({ description: 'Opaque cursor from the rel="next" Link header' }),
+  q: z
+    .string({ error: 'q must be text' })
+    .trim()
+    .max(SEARCH_MAX_LENGTH, `The search can be at most ${SEARCH_MAX_LENGTH} characters long`)
+    .optional()
+    .transform((value) => (value ? value : undefined))
+    .meta({
+      description:
+        'Words to find in titles and notes: every word must start a word of the title or notes (case and accents ignored); ' +
+        'punctuation is ignored, and a search without letters or digits matches everything',
+    }),
 });
 export type EvidenceListQuery = z.infer<typeof evidenceListQuerySchema>;
+
+/** GET /api/evidence/admin: the list filters, and the moderation ones. */
+export const adminEvidenceListQuerySchema = evidenceListQuerySchema.extend({
+  review_status: z
+    .enum(REVIEW_STATUSES, { error: 'review_status must be new or reviewed' })
+    .optional()
+    .meta({ description: 'Only items in this review state (`new`: the review queue)' }),
+  visibility: z
+    .enum(['public', 'private'], { error: 'visibility must be public or private' })
+    .optional()
+    .meta({ description: 'Only public, or only private, items' }),
+});
+export type AdminEvidenceListQuery = z.infer<typeof adminEvidenceListQuerySchema>;
+
+/** GET /api/evidence/admin/counts: the review queue and the archive at a glance. */
+export const evidenceCountsSchema = z
+  .object({
+    new: z.number().int().meta({ description: 'Items waiting for review' }),
+    public: z.number().int(),
+    private: z.number().int(),
+    total: z.number().int(),
+  })
+  .meta({ id: 'EvidenceCounts' });
+export type EvidenceCounts = z.infer<typeof evidenceCountsSchema>;
+
+const selectedIds = z
+  .array(z.string({ error: 'Each id must be an evidence id' }).regex(UUID_PATTERN, 'Each id must be an evidence id'), {
+    error: 'ids must be a list of evidence ids',
+  })
+  .min(1, 'Choose at least one item')
+  .max(MAX_SELECTED_IDS, `At most ${MAX_SELECTED_IDS} items can be changed at once`)
+  .transform((ids) => [...new Set(ids.map((id) => id.toLowerCase()))]);
+
+/** PUT /api/evidence/visibility: publish or unpublish the chosen items. */
+export const selectedVisibilityRequestSchema = z
+  .object({
+    ids: selectedIds,
+    is_public: z.boolean({ error: 'is_public must be true or false' }),
+  }, { error: 'Send a JSON object with ids and is_public' })
+  .meta({ id: 'SelectedVisibilityRequest' });
+export type SelectedVisibilityRequest = z.input<typeof selectedVisibilityRequestSchema>;
+
+export const selectedVisibilityResponseSchema = z
+  .object({
+    ok: z.literal(true),
+    is_public: z.boolean(),
+    changed: z.array(z.string()).meta({ description: 'Items whose visibility changed (one evidence.visibility-changed event each)' }),
+    unchanged: z.array(z.string()).meta({ description: 'Items that already had this visibility (now marked reviewed)' }),
+    not_found: z.array(z.string()).meta({ description: 'Ids of no item; nothing was done for them' }),
+  })
+  .meta({ id: 'SelectedVisibility' });
+export type SelectedVisibility = z.infer<typeof selectedVisibilityResponseSchema>;
+
+/** PUT /api/evidence/review: mark the chosen items reviewed without changing their visibility. */
+export const markReviewedRequestSchema = z.object({ ids: selectedIds }, { error: 'Send a JSON object with ids' }).meta({ id: 'MarkReviewedRequest' });
+export type MarkReviewedRequest = z.input<typeof markReviewedRequestSchema>;
+
+export const markReviewedResponseSchema = z
+  .object({
+    ok: z.literal(true),
+    reviewed: z.array(z.string()).meta({ description: 'Items that were new and are reviewed now (one evidence.reviewed event each)' }),
+    unchanged: z.array(z.string()).meta({ description: 'Items that were reviewed already' }),
+    not_found: z.array(z.string()).meta({ description: 'Ids of no item' }),
+  })
+  .meta({ id: 'MarkReviewed' });
+export type MarkReviewed = z.infer<typeof markReviewedResponseSchema>;
 
 export const bulkVisibilityResponseSchema = z
   .object({ ok: z.literal(true), changed: z.number().int(), is_public: z.boolean() })
@@ -118,6 +218,8 @@ export const evidenceVisibilityData = z.object({
   is_public: z.boolean(),
   changed: z.number().int(),
 });
+export const evidenceReviewedData = z.object({ evidenceId: z.string(), review_status: z.enum(REVIEW_STATUSES) });
+export type EvidenceReviewedData = z.infer<typeof evidenceReviewedData>;
 export type EvidenceChangedData = z.infer<typeof evidenceChangedData>;
 export type EvidenceDeletedData = z.infer<typeof evidenceDeletedData>;
 export type EvidenceVisibilityData = z.infer<typeof evidenceVisibilityData>;

@@ -14,12 +14,20 @@ import {
   userSchema,
 } from './users.js';
 import { publicConfigSchema } from './public-config.js';
+import { auditEntrySchema, auditFilterSchema, auditQuerySchema } from './audit.js';
+import { investigatorExportQuerySchema } from './investigator-export.js';
 import {
   bulkVisibilityResponseSchema,
   createEvidenceSchema,
+  adminEvidenceListQuerySchema,
+  evidenceCountsSchema,
   evidenceListQuerySchema,
   evidenceSchema,
   idempotencyKeyField,
+  markReviewedRequestSchema,
+  markReviewedResponseSchema,
+  selectedVisibilityRequestSchema,
+  selectedVisibilityResponseSchema,
   updateEvidenceSchema,
 } from './evidence.js';
 import {
@@ -242,6 +250,36 @@ const paths: ZodOpenApiPathsObject = {
       },
     }),
   },
+  '/api/admin/activity': {
+    get: op({
+      summary: 'The audit log: administrative acts, newest first, a page at a time (administrators)',
+      description:
+        'Who did what to which item or account, when, with the values before and after where they apply. ' +
+        'Entries about a deleted participant stay, without anything that identifies them (erased: true).',
+      tags: ['administration'],
+      security: [sessionCookie],
+      requestParams: { query: auditQuerySchema },
+      responses: {
+        '200': { description: 'One page of entries', headers: z.object(nextLink), ...json(z.array(auditEntrySchema)) },
+        ...adminOnly,
+      },
+    }),
+  },
+  '/api/admin/activity.csv': {
+    get: op({
+      summary: 'Every audit log entry matching the filters, as one CSV file (administrators)',
+      description:
+        'Columns: at, actor_username, actor_id, action, target_type, target_id, target_label, before, after, details ' +
+        '(the last three as JSON), erased. A text value a spreadsheet would run as a formula starts with an apostrophe.',
+      tags: ['administration'],
+      security: [sessionCookie],
+      requestParams: { query: auditFilterSchema },
+      responses: {
+        '200': { description: 'CSV (Content-Disposition: attachment)', content: { 'text/csv': { schema: z.string() } } },
+        ...adminOnly,
+      },
+    }),
+  },
   '/api/user/{id}/verification-photo': {
     get: op({
       summary: "A user's verification photo (its owner and administrators only)",
@@ -301,6 +339,9 @@ const evidencePaths: ZodOpenApiPathsObject = {
   '/api/evidence/public': {
     get: op({
       summary: 'The public archive: public items whose media is ready, newest first',
+      description:
+        'With q, only items whose title or notes have every word searched for. A position recorded by "Add my location" ' +
+        '("lat, long (±m)") is rounded to PUBLIC_LOCATION_DECIMALS decimals here (3: about 100 m); free-text locations are as written.',
       tags: ['archive'],
       requestParams: { query: evidenceListQuerySchema },
       responses: { '200': evidencePage('One page of public items (no e-mail, phone or verification photo in them)'), ...commonErrors },
@@ -309,10 +350,66 @@ const evidencePaths: ZodOpenApiPathsObject = {
   '/api/evidence/admin': {
     get: op({
       summary: 'All evidence (administrators)',
+      description: 'review_status=new is the review queue; q searches titles and notes; all filters combine. Locations are exact.',
       tags: ['administration'],
       security: [sessionCookie],
-      requestParams: { query: evidenceListQuerySchema },
+      requestParams: { query: adminEvidenceListQuerySchema },
       responses: { '200': evidencePage('One page of items'), ...adminOnly },
+    }),
+  },
+  '/api/evidence/admin/counts': {
+    get: op({
+      summary: 'How many items wait for review, and how many are public and private (administrators)',
+      tags: ['administration'],
+      security: [sessionCookie],
+      responses: { '200': { description: 'The counts', ...json(evidenceCountsSchema) }, ...adminOnly },
+    }),
+  },
+  '/api/evidence/visibility': {
+    put: op({
+      summary: 'Publish or unpublish the chosen items, and mark them reviewed (administrators)',
+      description:
+        'Up to 500 ids a call. Each item changes on its own, all or nothing, with one evidence.visibility-changed event; ' +
+        'an item that already had that visibility is only marked reviewed; ids of no item are listed in not_found.',
+      tags: ['administration'],
+      security: [sessionCookie],
+      requestBody: body(selectedVisibilityRequestSchema),
+      responses: { '200': { description: 'What happened to each id', ...json(selectedVisibilityResponseSchema) }, ...adminOnly },
+    }),
+  },
+  '/api/evidence/review': {
+    put: op({
+      summary: 'Mark the chosen items reviewed, leaving their visibility (administrators)',
+      description: 'Up to 500 ids a call; one evidence.reviewed event per item that was new; ids of no item are listed in not_found.',
+      tags: ['administration'],
+      security: [sessionCookie],
+      requestBody: body(markReviewedRequestSchema),
+      responses: { '200': { description: 'What happened to each id', ...json(markReviewedResponseSchema) }, ...adminOnly },
+    }),
+  },
+  '/api/evidence/review/{id}': {
+    put: op({
+      summary: 'Mark one item reviewed, leaving its visibility (administrators)',
+      tags: ['administration'],
+      security: [sessionCookie],
+      requestParams: { path: evidenceIdPath },
+      responses: { '200': { description: 'The item, reviewed', ...json(evidenceSchema) }, ...adminOnly, '404': error('No such item') },
+    }),
+  },
+  '/api/evidence/export': {
+    get: op({
+      summary: "The investigator's export: chosen or filtered evidence as one zip archive (administrators)",
+      description:
+        'manifest.csv and manifest.json (id, title, notes, location, type, posted, author, public, review_status, files) and ' +
+        'the display copy of every item under media/<id>/ (with originals=true its original too). Streamed as it is made; ' +
+        'manifest.json lists requested ids that no longer exist under `missing`. Recorded in the audit log.',
+      tags: ['administration'],
+      security: [sessionCookie],
+      requestParams: { query: investigatorExportQuerySchema },
+      responses: {
+        '200': { description: 'A zip archive (Content-Disposition: attachment)', content: { 'application/zip': { schema: binary } } },
+        ...adminOnly,
+      },
     }),
   },
   '/api/user/{id}/evidence': {
@@ -327,6 +424,9 @@ const evidencePaths: ZodOpenApiPathsObject = {
   '/api/evidence/item/{id}': {
     get: op({
       summary: 'One item (its owner, administrators, or anyone once it is public); used to follow processing',
+      description:
+        'The owner and administrators get the exact location (Cache-Control: private, no-store); everyone else gets ' +
+        'a position from "Add my location" rounded to PUBLIC_LOCATION_DECIMALS decimals (public, max-age=30).',
       tags: ['evidence'],
       requestParams: { path: evidenceIdPath },
       responses: { '200': { description: 'The item', ...json(evidenceSchema) }, '404': error('No such item, or not visible to the caller') },
@@ -335,6 +435,9 @@ const evidencePaths: ZodOpenApiPathsObject = {
   '/api/evidence/update/{id}': {
     put: op({
       summary: 'Edit title and notes (owner or administrator); the owner may replace the file with one of the same kind',
+      description:
+        "A participant's own edit (or new file) takes a public item out of the archive and puts it back in the review " +
+        "queue (is_public false, review_status new) until an administrator publishes it again; an administrator's edit does not.",
       tags: ['evidence'],
       security: [sessionCookie],
       requestParams: { path: evidenceIdPath },
@@ -366,7 +469,7 @@ const evidencePaths: ZodOpenApiPathsObject = {
   },
   '/api/evidence/clearance/{id}': {
     put: op({
-      summary: "Toggle an item's public visibility (administrators)",
+      summary: "Toggle an item's public visibility, and mark it reviewed (administrators)",
       tags: ['administration'],
       security: [sessionCookie],
       requestParams: { path: evidenceIdPath },

@@ -63,11 +63,19 @@ export const registerRequestSchema = z
     phone_number: phoneField,
     full_name: fullNameField,
     pronouns: pronounsField,
+    terms_version: z
+      .string({ error: MESSAGES.termsRequired })
+      .trim()
+      .min(1, MESSAGES.termsRequired)
+      .max(100, MESSAGES.termsChanged)
+      .optional()
+      .meta({ description: 'The version of the participation terms the person accepted (GET /api/config: terms.version); recorded with the time' }),
   })
   .meta({
     id: 'RegisterRequest',
     description:
-      'Registration fields. A role or usernameOrEmail sent by the client is ignored: self-registration always gets role 1.',
+      'Registration fields. A role or usernameOrEmail sent by the client is ignored: self-registration always gets role 1. ' +
+      'Without terms_version the account says the terms were "not recorded".',
   });
 export type RegisterRequest = z.infer<typeof registerRequestSchema>;
 
@@ -76,11 +84,13 @@ export const registrationFormSchema = registerRequestSchema
   .extend({
     confirm_password: z.string(),
     confirm_phone_number: z.string(),
+    accept_terms: z.boolean(),
   })
   .superRefine((form, ctx) => {
     if (form.password !== form.confirm_password) {
       ctx.addIssue({ code: 'custom', path: ['confirm_password'], message: MESSAGES.passwordsDoNotMatch });
     }
+    if (!form.accept_terms) ctx.addIssue({ code: 'custom', path: ['accept_terms'], message: MESSAGES.termsRequired });
     if (form.phone_number !== form.confirm_phone_number.trim()) {
       ctx.addIssue({ code: 'custom', path: ['confirm_phone_number'], message: MESSAGES.phonesDoNotMatch });
     }
@@ -135,6 +145,8 @@ export const userSchema = z
     video_watched: z.boolean(),
     email_verified: z.boolean(),
     created_at: z.string().meta({ format: 'date-time' }),
+    terms_version: z.string().nullable().meta({ description: 'The participation terms accepted at registration; null: not recorded' }),
+    terms_accepted_at: z.string().nullable().meta({ description: 'When they were accepted; null: not recorded' }),
   })
   .meta({ id: 'User' });
 export type User = z.infer<typeof userSchema>;

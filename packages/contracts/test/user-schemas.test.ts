@@ -10,6 +10,7 @@ const valid = {
   confirm_phone_number: '5551234567',
   full_name: 'Night Owl',
   pronouns: '',
+  accept_terms: true,
 };
 
 function firstMessage(input: unknown, path: string): string | undefined {
@@ -31,6 +32,7 @@ describe('registration form schema (shared by the browser and the server)', () =
     expect(firstMessage({ ...valid, confirm_phone_number: '5551234568' }, 'confirm_phone_number')).toBe(MESSAGES.phonesDoNotMatch);
     expect(firstMessage({ ...valid, username: '' }, 'username')).toBe(MESSAGES.registrationInput);
     expect(firstMessage({ ...valid, password: '' }, 'password')).toBe(MESSAGES.registrationInput);
+    expect(firstMessage({ ...valid, accept_terms: false }, 'accept_terms')).toBe(MESSAGES.termsRequired);
   });
 
   it('needs both login fields', () => {

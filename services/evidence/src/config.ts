@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_PUBLIC_LOCATION_DECIMALS } from '@portal/contracts';
 import { envBytes, envPort, mediaCapsFromEnv, parseEnv, type MediaCaps } from '@portal/platform';
 import type { MediaLimits } from './domain/evidence-service.js';
 
@@ -13,6 +14,8 @@ export interface EvidenceSettings {
   mediaCaps: MediaCaps;
   /** Unfinished resumable uploads untouched for this long are removed (ms). */
   uploadExpiryMs: number;
+  /** Decimals of a device position in public answers (3: about 100 m). */
+  publicLocationDecimals: number;
 }
 
 const evidenceEnvSchema = z.object({
@@ -24,6 +27,12 @@ const evidenceEnvSchema = z.object({
   EVIDENCE_VIDEO_MAX_BYTES: envBytes.default(1024 ** 3),
   EVIDENCE_AUDIO_MAX_BYTES: envBytes.default(200 * 1024 ** 2),
   UPLOAD_EXPIRY_HOURS: z.coerce.number().positive().default(24),
+  PUBLIC_LOCATION_DECIMALS: z.coerce
+    .number()
+    .int('must be a whole number from 0 to 5')
+    .min(0, 'must be a whole number from 0 to 5')
+    .max(5, 'must be a whole number from 0 to 5')
+    .default(DEFAULT_PUBLIC_LOCATION_DECIMALS),
 });
 
 export function evidenceSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): EvidenceSettings {
@@ -36,6 +45,7 @@ export function evidenceSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): E
     limits: { image: parsed.EVIDENCE_IMAGE_MAX_BYTES, video: parsed.EVIDENCE_VIDEO_MAX_BYTES, audio: parsed.EVIDENCE_AUDIO_MAX_BYTES },
     uploadExpiryMs: parsed.UPLOAD_EXPIRY_HOURS * 3600_000,
     mediaCaps: mediaCapsFromEnv(env),
+    publicLocationDecimals: parsed.PUBLIC_LOCATION_DECIMALS,
   };
 }
 

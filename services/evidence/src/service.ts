@@ -101,7 +101,9 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
   const tmpDirs = [join(settings.dataDir, 'tmp', 'evidence-uploads'), join(settings.dataDir, 'tmp', 'finished-uploads')];
   const { app, cleanUpUploads } = createEvidenceApp({
     metrics,
+    publicLocationDecimals: settings.publicLocationDecimals,
     logger,
+    onEventsCommitted: () => relay.kick(),
     tokens: new IdentityTokens(settings.internalSecret),
     evidence,
     repository,

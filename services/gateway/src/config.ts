@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { PublicConfig } from '@portal/contracts';
+import { DEFAULT_PUBLIC_LOCATION_DECIMALS, DEFAULT_TERMS_TEXT, DEFAULT_TERMS_VERSION, type PublicConfig } from '@portal/contracts';
 import { envBoolean, envPort, parseEnv } from '@portal/platform';
 
 export interface GatewaySettings {
@@ -50,6 +50,11 @@ const publicConfigEnvSchema = z.object({
   ONBOARDING_CAPTIONS_URL: z.string().default('/onboarding/onboarding.en.vtt'),
   TUTORIAL_VIDEO_URL: z.string().optional(),
   TUTORIAL_CAPTIONS_URL: z.string().optional(),
+  // The evidence service rounds public positions; the app says how much next to "Add my location".
+  PUBLIC_LOCATION_DECIMALS: z.coerce.number().int().min(0).max(5).default(DEFAULT_PUBLIC_LOCATION_DECIMALS),
+  TERMS_VERSION: z.string().max(100).default(DEFAULT_TERMS_VERSION),
+  TERMS_TEXT: z.string().max(20_000).optional(),
+  TERMS_URL: z.string().optional(),
 });
 
 /** The event-specific words and links, from the environment (documented in the README). */
@@ -64,10 +69,17 @@ export function publicConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Publi
     publicAfterDate: parsed.PUBLIC_AFTER_DATE,
     spyOnUrl: parsed.SPY_ON_URL,
     ticketUrl: parsed.TICKET_URL,
+    publicLocationDecimals: parsed.PUBLIC_LOCATION_DECIMALS,
     onboardingVideo,
     tutorialVideo: parsed.TUTORIAL_VIDEO_URL
       ? { url: parsed.TUTORIAL_VIDEO_URL, captionsUrl: parsed.TUTORIAL_CAPTIONS_URL ?? null }
       : onboardingVideo,
+    // Without TERMS_TEXT and TERMS_URL, the default words (with a URL alone, none: the link says it all).
+    terms: {
+      version: parsed.TERMS_VERSION,
+      text: parsed.TERMS_TEXT ?? (parsed.TERMS_URL ? null : DEFAULT_TERMS_TEXT),
+      url: parsed.TERMS_URL ?? null,
+    },
   };
 }
 

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_TERMS_VERSION } from '@portal/contracts';
 import { envBoolean, envBytes, envPort, parseEnv } from '@portal/platform';
 import type { NewAdmin } from './domain/user-service.js';
 
@@ -19,6 +20,10 @@ export interface IdentitySettings {
   registerRateLimitPerMinute: number;
   /** Where the evidence service listens (the participant data export asks it for their items). */
   evidenceUrl: string;
+  /** The current participation terms (registration records the version a person accepted). */
+  termsVersion: string;
+  /** How often at most administrators get the moderator digest (ms); 0 = never. */
+  moderationDigestMs: number;
   /** The first administrator, created at start when it does not exist. */
   admin?: NewAdmin;
 }
@@ -36,6 +41,8 @@ export const identityEnvSchema = z.object({
   AUTH_RATE_LIMITS: envBoolean.default(true),
   REGISTER_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(30),
   EVIDENCE_URL: z.url({ error: 'must be a URL such as http://evidence:4002' }).default('http://127.0.0.1:4002'),
+  TERMS_VERSION: z.string().max(100).default(DEFAULT_TERMS_VERSION),
+  MODERATION_DIGEST_MINUTES: z.coerce.number({ error: 'must be a number of minutes (0 = off)' }).min(0).max(7 * 24 * 60).default(60),
   ADMIN_USERNAME: z.string().optional(),
   ADMIN_EMAIL: z.string().optional(),
   ADMIN_PASSWORD: z.string().optional(),
@@ -56,6 +63,8 @@ export function identitySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): I
     authRateLimits: parsed.AUTH_RATE_LIMITS,
     registerRateLimitPerMinute: parsed.REGISTER_RATE_LIMIT_PER_MINUTE,
     evidenceUrl: parsed.EVIDENCE_URL,
+    termsVersion: parsed.TERMS_VERSION,
+    moderationDigestMs: Math.round(parsed.MODERATION_DIGEST_MINUTES * 60_000),
     admin: adminFromEnv(env),
   };
 }

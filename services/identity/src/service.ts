@@ -20,8 +20,9 @@ import {
   type BlobStore,
   type EventBus,
   type Logger,
+  type Subscription,
 } from '@portal/platform';
-import { adminUserUpdateSchema, registerRequestSchema } from '@portal/contracts';
+import { DEFAULT_TERMS_VERSION, adminUserUpdateSchema, registerRequestSchema } from '@portal/contracts';
 import { createIdentityApp } from './http/app.js';
 import { HttpEvidenceSource } from './clients/evidence-client.js';
 import { ParticipantExporter } from './domain/participant-export.js';
@@ -40,6 +41,15 @@ import { MongoUserRepository } from './repositories/mongo/mongo-user-repository.
 import { RedisSessionStore } from './repositories/redis/redis-session-store.js';
 import { RedisResetCodeStore } from './repositories/redis/redis-reset-code-store.js';
 import type { ResetCodeStore, SessionStore, UserRepository } from './repositories/user-repository.js';
+import type { AuditLogStore } from './repositories/audit-log-store.js';
+import { SqliteAuditLog } from './repositories/sqlite/sqlite-audit-log.js';
+import { MongoAuditLog } from './repositories/mongo/mongo-audit-log.js';
+import { AuditTrail } from './domain/audit-trail.js';
+import { subscribeAuditConsumer } from './consumers/audit-consumer.js';
+import type { ScheduleStore } from './repositories/schedule-store.js';
+import { SqliteScheduleStore } from './repositories/sqlite/sqlite-schedule-store.js';
+import { MongoScheduleStore } from './repositories/mongo/mongo-schedule-store.js';
+import { ModerationDigest } from './domain/moderation-digest.js';
 
 export interface IdentityRuntime {
   bus: EventBus;
@@ -64,6 +74,10 @@ export interface IdentityStores {
   users: UserRepository;
   sessions: SessionStore;
   resetCodes: ResetCodeStore;
+  /** The audit log (append-only). */
+  audit: AuditLogStore;
+  /** Runs of periodic work (the moderator digest). */
+  schedule: ScheduleStore;
   /** Redis, when the stores are distributed (shared with the rate limiter). */
   redis: Redis | null;
   close(): Promise<void>;
@@ -79,12 +93,16 @@ export async function openIdentityStores(infrastructure: InfrastructureSettings)
     const connection = await connectMongo(infrastructure.mongoUrl, `${infrastructure.namespace}_identity`);
     const users = new MongoUserRepository(connection);
     await users.ensureIndexes();
+    const audit = new MongoAuditLog(connection);
+    await audit.ensureIndexes();
     const redis = new Redis(infrastructure.redisUrl, { maxRetriesPerRequest: 3 });
     const prefix = `${infrastructure.namespace}:identity`;
     return {
       users,
       sessions: new RedisSessionStore(redis, prefix),
       resetCodes: new RedisResetCodeStore(redis, prefix),
+      audit,
+      schedule: new MongoScheduleStore(connection),
       redis,
       close: async () => {
         redis.disconnect();
@@ -97,6 +115,8 @@ export async function openIdentityStores(infrastructure: InfrastructureSettings)
     users: new SqliteUserRepository(db),
     sessions: new SqliteSessionStore(db),
     resetCodes: new SqliteResetCodeStore(db),
+    audit: new SqliteAuditLog(db),
+    schedule: new SqliteScheduleStore(db),
     redis: null,
     close: async () => {
       db.close();
@@ -111,6 +131,8 @@ export interface UserServiceParts {
   sessionIdleDays: number;
   /** The services' shared secret (signs verification links, seals secrets in events). */
   secret: string;
+  /** The current participation terms (TERMS_VERSION); the ops command registers nobody and may leave it out. */
+  termsVersion?: string;
   onEventsCommitted: () => void;
 }
 
@@ -127,6 +149,7 @@ export function buildUserService(parts: UserServiceParts): { users: UserService;
     logger: parts.logger,
     verification: new EmailVerificationTokens(parts.secret),
     sealer: new SealedBox(parts.secret),
+    termsVersion: parts.termsVersion ?? DEFAULT_TERMS_VERSION,
     onEventsCommitted: parts.onEventsCommitted,
   });
   return { users, sessions };
@@ -146,6 +169,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
     logger,
     sessionIdleDays: settings.sessionIdleDays,
     secret: settings.internalSecret,
+    termsVersion: settings.termsVersion,
     onEventsCommitted: () => relay.kick(),
   });
   const resets = new PasswordResetService({
@@ -162,6 +186,20 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
     onEventsCommitted: () => relay.kick(),
   });
   const tokens = new IdentityTokens(settings.internalSecret);
+  const evidenceSource = new HttpEvidenceSource(settings.evidenceUrl, tokens);
+  const digest =
+    settings.moderationDigestMs > 0
+      ? new ModerationDigest({
+          users: stores.users,
+          schedule: stores.schedule,
+          evidence: evidenceSource,
+          logger,
+          everyMs: settings.moderationDigestMs,
+          onEventsCommitted: () => relay.kick(),
+          ...(runtime.clock ? { clock: runtime.clock } : {}),
+        })
+      : undefined;
+  const trail = new AuditTrail({ store: stores.audit, users: stores.users, logger });
   // Where received pictures wait while they are checked (this process's alone: emptied at start).
   const uploadsTmpDir = join(settings.dataDir, 'tmp', 'identity-uploads');
   const app = createIdentityApp({
@@ -175,11 +213,12 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
     namespace: runtime.infrastructure.namespace,
     sessions,
     userRepository: stores.users,
+    trail,
     exporter: new ParticipantExporter({
       users: stores.users,
       resetCodes: stores.resetCodes,
       blobs,
-      evidence: new HttpEvidenceSource(settings.evidenceUrl, tokens),
+      evidence: evidenceSource,
       logger,
       ...(runtime.clock ? { clock: runtime.clock } : {}),
     }),
@@ -189,6 +228,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
     metrics: new ServiceMetrics('identity'),
     readiness: [
       { name: 'users', check: () => stores.users.ping() },
+      { name: 'audit', check: () => stores.audit.ping() },
       { name: 'sessions', check: () => stores.sessions.ping() },
       { name: 'blobs', check: () => blobs.ping() },
       { name: 'bus', check: () => runtime.bus.ping() },
@@ -196,6 +236,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
   });
   let server: Server | undefined;
   let timer: NodeJS.Timeout | undefined;
+  let subscription: Subscription | undefined;
 
   return {
     users,
@@ -223,6 +264,8 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
         logger.info({ username: admin.username, outcome }, 'first administrator');
       }
       relay.start();
+      subscription = await subscribeAuditConsumer(runtime.bus, trail, logger);
+      digest?.start();
       server = app.listen(settings.port, settings.host);
       await once(server, 'listening');
       const { port } = server.address() as AddressInfo;
@@ -235,6 +278,8 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
         server.closeIdleConnections();
         await new Promise<void>((resolve) => server!.close(() => resolve()));
       }
+      await digest?.stop();
+      await subscription?.close();
       // Publish what is committed before the bus goes away; what fails stays in the outbox.
       await relay.flush().catch((error: unknown) => logger.warn({ err: error }, 'outbox not flushed'));
       await relay.stop();

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { infrastructureFromEnv } from '@portal/platform';
 import { openIdentityStores } from '../src/service.js';
+import { auditLogContract } from './contracts/audit-log-contracts.js';
+import { scheduleStoreContract } from './contracts/schedule-store-contracts.js';
 import { resetCodeStoreContract, resetGuessingContract, sampleUser, sessionStoreContract, userRepositoryContract } from './contracts/identity-store-contracts.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'identity-stores-'));
@@ -23,4 +25,6 @@ resetCodeStoreContract('SQLite', async () => ({
     return user.id;
   },
 }));
+auditLogContract('SQLite', async () => stores.audit);
+scheduleStoreContract('SQLite', async () => stores.schedule);
 resetGuessingContract('SQLite', async () => ({ users: stores.users, codes: stores.resetCodes, sessions: stores.sessions }));

@@ -55,7 +55,7 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
   let worker: JobWorker | undefined;
   const metrics = new ServiceMetrics('notifier');
   metrics.watchQueue(runtime.mail);
-  metrics.watchConsumerLag(runtime.bus, 'notifier', [TOPICS.users, TOPICS.passwordResets]);
+  metrics.watchConsumerLag(runtime.bus, 'notifier', [TOPICS.users, TOPICS.passwordResets, TOPICS.moderation]);
   const sent = metrics.counter('portal_emails_sent_total', 'E-mails handed to the mail server (or the outbox)', ['kind']);
   const failed = metrics.counter('portal_emails_failed_total', 'Tries to send an e-mail that failed (each is retried)', ['kind']);
   return {

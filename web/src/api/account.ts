@@ -17,6 +17,7 @@ export function register(fields: RegisterRequest, photo: Blob): Promise<User> {
   form.append('full_name', fields.full_name);
   form.append('pronouns', fields.pronouns);
   form.append('role', String(ROLE_USER));
+  if (fields.terms_version) form.append('terms_version', fields.terms_version);
   form.append('verification_photo', photo, fileNameFor(photo));
   return apiRequest<User>('/api/user/register', { method: 'POST', form });
 }

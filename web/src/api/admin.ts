@@ -1,5 +1,6 @@
-import type { AdminUserUpdate, Evidence, User } from '@portal/contracts';
-import { fetchListPage, type ListPage } from './evidence';
+import type { AdminUserUpdate, AuditEntry, Evidence, EvidenceCounts, MarkReviewed, MediaType, SelectedVisibility, User } from '@portal/contracts';
+import { MAX_SELECTED_IDS } from '@portal/contracts';
+import { fetchListPage, firstPageUrl, type ListFilters, type ListPage } from './evidence';
 import { apiRequest } from './http';
 
 export const USERS_PAGE_SIZE = 50;
@@ -34,4 +35,89 @@ export interface BulkVisibility {
 /** PUT /api/evidence/makeAllPublic or makeAllSecret: every item at once. */
 export function setAllVisibility(makePublic: boolean): Promise<BulkVisibility> {
   return apiRequest<BulkVisibility>(makePublic ? '/api/evidence/makeAllPublic' : '/api/evidence/makeAllSecret', { method: 'PUT' });
+}
+
+/** GET /api/evidence/admin/counts: items waiting for review, public and private. */
+export function fetchEvidenceCounts(signal?: AbortSignal): Promise<EvidenceCounts> {
+  return apiRequest<EvidenceCounts>('/api/evidence/admin/counts', signal ? { signal } : {});
+}
+
+/** Splits ids into the calls the selected-items routes take (at most 500 each). */
+function chunks(ids: readonly string[]): string[][] {
+  const parts: string[][] = [];
+  for (let start = 0; start < ids.length; start += MAX_SELECTED_IDS) parts.push(ids.slice(start, start + MAX_SELECTED_IDS));
+  return parts;
+}
+
+/** PUT /api/evidence/review/{id}: one item reviewed, its visibility as it was. */
+export function markItemReviewed(id: string): Promise<Evidence> {
+  return apiRequest<Evidence>(`/api/evidence/review/${encodeURIComponent(id)}`, { method: 'PUT' });
+}
+
+/** PUT /api/evidence/visibility, 500 ids a call: publishes or unpublishes the chosen items. */
+export async function setSelectedVisibility(ids: readonly string[], isPublic: boolean): Promise<SelectedVisibility> {
+  const total: SelectedVisibility = { ok: true, is_public: isPublic, changed: [], unchanged: [], not_found: [] };
+  for (const part of chunks(ids)) {
+    const result = await apiRequest<SelectedVisibility>('/api/evidence/visibility', { method: 'PUT', json: { ids: part, is_public: isPublic } });
+    total.changed.push(...result.changed);
+    total.unchanged.push(...result.unchanged);
+    total.not_found.push(...result.not_found);
+  }
+  return total;
+}
+
+/** PUT /api/evidence/review, 500 ids a call: marks the chosen items reviewed. */
+export async function markReviewed(ids: readonly string[]): Promise<MarkReviewed> {
+  const total: MarkReviewed = { ok: true, reviewed: [], unchanged: [], not_found: [] };
+  for (const part of chunks(ids)) {
+    const result = await apiRequest<MarkReviewed>('/api/evidence/review', { method: 'PUT', json: { ids: part } });
+    total.reviewed.push(...result.reviewed);
+    total.unchanged.push(...result.unchanged);
+    total.not_found.push(...result.not_found);
+  }
+  return total;
+}
+
+/** The ids of every item the administration list's filters match, page by page (100 a page). */
+export async function fetchMatchingIds(type: MediaType | null, filters: ListFilters, signal?: AbortSignal): Promise<string[]> {
+  const ids: string[] = [];
+  let url: string | null = firstPageUrl({ kind: 'admin' }, type, 100, filters);
+  while (url) {
+    const page: ListPage<Evidence> = await fetchListPage<Evidence>(url, signal);
+    ids.push(...page.items.map((item) => item.id));
+    url = page.next;
+  }
+  return ids;
+}
+
+export interface ActivityFilter {
+  actor?: string;
+  action?: string;
+  target?: string;
+  /** ISO 8601 */
+  from?: string;
+  to?: string;
+}
+
+function activityQuery(filter: ActivityFilter): URLSearchParams {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(filter)) if (typeof value === 'string' && value.trim() !== '') query.set(name, value.trim());
+  return query;
+}
+
+/** GET /api/admin/activity: the first page of the audit log, newest first, for these filters. */
+export function firstActivityPage(filter: ActivityFilter, limit = 50): string {
+  const query = activityQuery(filter);
+  query.set('limit', String(limit));
+  return `/api/admin/activity?${query.toString()}`;
+}
+
+/** GET /api/admin/activity.csv: everything matching the filters, as a CSV download. */
+export function activityCsvUrl(filter: ActivityFilter): string {
+  const query = activityQuery(filter).toString();
+  return `/api/admin/activity.csv${query ? `?${query}` : ''}`;
+}
+
+export function fetchActivityPage(url: string, signal?: AbortSignal): Promise<ListPage<AuditEntry>> {
+  return fetchListPage<AuditEntry>(url, signal);
 }

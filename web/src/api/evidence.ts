@@ -1,4 +1,4 @@
-import type { Evidence, MediaType } from '@portal/contracts';
+import type { Evidence, MediaType, ReviewStatus } from '@portal/contracts';
 import { ApiRequestError, apiRequest } from './http';
 
 /** One page of a list answer: the items and the URL of the next page (from the Link header), if any. */
@@ -54,8 +54,15 @@ export type EvidenceScope = { kind: 'own' } | { kind: 'public' } | { kind: 'admi
 
 export const EVIDENCE_PAGE_SIZE = 24;
 
-/** The URL of the first page of a list, optionally of one media type. */
-export function firstPageUrl(scope: EvidenceScope, type: MediaType | null, limit = EVIDENCE_PAGE_SIZE): string {
+/** Filters beside the media type: search words (all lists but one's own) and, for administrators, moderation. */
+export interface ListFilters {
+  q?: string;
+  review_status?: ReviewStatus;
+  visibility?: 'public' | 'private';
+}
+
+/** The URL of the first page of a list, optionally of one media type and with filters. */
+export function firstPageUrl(scope: EvidenceScope, type: MediaType | null, limit = EVIDENCE_PAGE_SIZE, filters: ListFilters = {}): string {
   const base =
     scope.kind === 'own'
       ? '/api/evidence'
@@ -66,6 +73,10 @@ export function firstPageUrl(scope: EvidenceScope, type: MediaType | null, limit
           : `/api/user/${encodeURIComponent(scope.userId)}/evidence`;
   const query = new URLSearchParams({ limit: String(limit) });
   if (type !== null) query.set('type', String(type));
+  const q = filters.q?.trim();
+  if (q) query.set('q', q);
+  if (filters.review_status) query.set('review_status', filters.review_status);
+  if (filters.visibility) query.set('visibility', filters.visibility);
   return `${base}?${query.toString()}`;
 }
 

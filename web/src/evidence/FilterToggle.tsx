@@ -35,8 +35,8 @@ export function FilterToggle({ value, onChange }: { value: MediaType | null; onC
   );
 }
 
-/** Segments joined into one outlined bar; the pressed one in the primary colour. */
-const groupSx = {
+/** Segments joined into one outlined bar; the pressed one in the primary colour (also the administration's filters). */
+export const groupSx = {
   display: 'inline-flex',
   flexWrap: 'wrap',
   '& > button': (theme) => ({

@@ -1,7 +1,7 @@
 import { queryOptions, useInfiniteQuery, useQueries, useQueryClient, type InfiniteData, type QueryClient } from '@tanstack/react-query';
 import { useEffect, useMemo } from 'react';
 import type { Evidence, MediaType } from '@portal/contracts';
-import { fetchEvidenceItem, fetchListPage, firstPageUrl, type EvidenceScope, type ListPage } from '../api/evidence';
+import { fetchEvidenceItem, fetchListPage, firstPageUrl, EVIDENCE_PAGE_SIZE, type EvidenceScope, type ListFilters, type ListPage } from '../api/evidence';
 
 /** Every evidence query starts with this key: invalidating it refreshes every list. */
 export const EVIDENCE_KEY = ['evidence'] as const;
@@ -16,8 +16,9 @@ export function evidenceItemKey(id: string) {
   return [...EVIDENCE_KEY, 'item', id] as const;
 }
 
-export function evidenceListKey(scope: EvidenceScope, type: MediaType | null) {
-  return [...LIST_KEY, scopeKey(scope), type ?? 'all'] as const;
+export function evidenceListKey(scope: EvidenceScope, type: MediaType | null, filters: ListFilters = {}) {
+  const { q, review_status, visibility } = filters;
+  return [...LIST_KEY, scopeKey(scope), type ?? 'all', { q: q?.trim() || null, review_status: review_status ?? null, visibility: visibility ?? null }] as const;
 }
 
 type EvidencePages = InfiniteData<ListPage<Evidence>, string>;
@@ -26,11 +27,11 @@ type EvidencePages = InfiniteData<ListPage<Evidence>, string>;
  * One list of evidence, a page at a time (newest first): the next page's URL comes from the Link
  * header of the previous answer.
  */
-export function useEvidenceList(scope: EvidenceScope, type: MediaType | null, options: { enabled?: boolean } = {}) {
+export function useEvidenceList(scope: EvidenceScope, type: MediaType | null, options: { enabled?: boolean; filters?: ListFilters } = {}) {
   const query = useInfiniteQuery({
-    queryKey: evidenceListKey(scope, type),
+    queryKey: evidenceListKey(scope, type, options.filters),
     queryFn: ({ pageParam, signal }) => fetchListPage<Evidence>(pageParam, signal),
-    initialPageParam: firstPageUrl(scope, type),
+    initialPageParam: firstPageUrl(scope, type, EVIDENCE_PAGE_SIZE, options.filters),
     getNextPageParam: (last) => last.next ?? undefined,
     enabled: options.enabled ?? true,
   });

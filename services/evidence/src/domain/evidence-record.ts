@@ -1,4 +1,5 @@
-import type { Evidence, MediaStatus, MediaType } from '@portal/contracts';
+import type { Evidence, MediaStatus, MediaType, ReviewStatus } from '@portal/contracts';
+import { coarsenLocation } from './public-location.js';
 
 /** An evidence item as the evidence service stores it. */
 export interface EvidenceRecord {
@@ -12,6 +13,8 @@ export interface EvidenceRecord {
   location: string | null;
   media_type: MediaType;
   is_public: boolean;
+  /** `new` until an administrator publishes, unpublishes or marks it reviewed. */
+  review_status: ReviewStatus;
   date_posted: string;
   updated_at: string;
   media_status: MediaStatus;
@@ -54,14 +57,17 @@ export function mediaUrl(record: Pick<EvidenceRecord, 'id' | 'media_revision'>, 
   return `/media/evidence/${record.id}/${variant}?v=${record.media_revision}`;
 }
 
-/** The item of the API. URLs lead through the gateway to this service's media route. */
-export function toEvidenceResponse(record: EvidenceRecord): Evidence {
+/**
+ * The item of the API. URLs lead through the gateway to this service's media route. The public's
+ * copy (`publicLocationDecimals` given) carries a device position rounded to that many decimals.
+ */
+export function toEvidenceResponse(record: EvidenceRecord, publicLocationDecimals?: number): Evidence {
   const ready = record.media_status === 'ready';
   return {
     id: record.id,
     title: record.title,
     notes: record.notes,
-    location: record.location,
+    location: publicLocationDecimals === undefined ? record.location : coarsenLocation(record.location, publicLocationDecimals),
     media_type: record.media_type,
     aws_url: ready && record.display_key ? mediaUrl(record, 'display') : null,
     thumbnail_url: ready && record.thumb_key ? mediaUrl(record, 'thumb') : null,
@@ -73,6 +79,7 @@ export function toEvidenceResponse(record: EvidenceRecord): Evidence {
     media_status: record.media_status,
     media_error: record.media_error,
     is_public: record.is_public,
+    review_status: record.review_status,
     date_posted: record.date_posted,
     user_id: record.user_id,
     username: record.username,

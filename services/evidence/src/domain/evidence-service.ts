@@ -7,7 +7,9 @@ import {
   TOPICS,
   isAdminRole,
   type EvidenceChangedData,
+  type EvidenceCounts,
   type EvidenceDeletedData,
+  type EvidenceReviewedData,
   type EvidenceVisibilityData,
   type MediaJob,
   type MediaProcessedData,
@@ -15,6 +17,7 @@ import {
   type UserUpdatedData,
 } from '@portal/contracts';
 import {
+  auditEvent,
   badRequest,
   createEvent,
   formatBytes,
@@ -31,7 +34,11 @@ import {
 import { NO_MEDIA, NO_PROCESSED_MEDIA, type EvidenceChanges, type EvidenceRecord, type MediaVariant } from './evidence-record.js';
 import { classifyMediaFile, type ClassifiedFile } from './media-classifier.js';
 import type { AuthorDirectory } from '../repositories/author-directory.js';
-import type { EvidenceFilter, EvidencePage, EvidenceRepository, PendingEvent } from '../repositories/evidence-repository.js';
+import type { EvidenceFilter, EvidencePage, EvidenceRepository, PendingEvent, SelectedChange } from '../repositories/evidence-repository.js';
+import { MAX_SEARCH_WORDS, searchWords } from './search-words.js';
+
+/** The lists' filters as the HTTP layer reads them; `q` is the search text as typed. */
+export type EvidenceListFilter = Omit<EvidenceFilter, 'words'> & { q?: string };
 
 export interface MediaLimits {
   image: number;
@@ -173,17 +180,22 @@ export class EvidenceService {
     }
   }
 
-  listOwn(caller: CallerIdentity, type: MediaType | undefined, limit: number, cursor?: string): Promise<EvidencePage> {
-    return this.deps.evidence.list({ ownerId: caller.userId, type }, limit, cursor);
+  listOwn(caller: CallerIdentity, filter: { type?: MediaType; q?: string }, limit: number, cursor?: string): Promise<EvidencePage> {
+    return this.deps.evidence.list({ ownerId: caller.userId, type: filter.type, words: wordsOf(filter.q) }, limit, cursor);
   }
 
-  listPublic(type: MediaType | undefined, limit: number, cursor?: string): Promise<EvidencePage> {
-    return this.deps.evidence.list({ publicOnly: true, type }, limit, cursor);
+  listPublic(filter: { type?: MediaType; q?: string }, limit: number, cursor?: string): Promise<EvidencePage> {
+    return this.deps.evidence.list({ publicOnly: true, type: filter.type, words: wordsOf(filter.q) }, limit, cursor);
   }
 
-  /** Administrators: everything, or one participant's items. */
-  listAll(filter: EvidenceFilter, limit: number, cursor?: string): Promise<EvidencePage> {
-    return this.deps.evidence.list(filter, limit, cursor);
+  /** Administrators: everything, or one participant's items, by review state, visibility and words. */
+  listAll({ q, ...filter }: EvidenceListFilter, limit: number, cursor?: string): Promise<EvidencePage> {
+    return this.deps.evidence.list({ ...filter, words: wordsOf(q) }, limit, cursor);
+  }
+
+  /** Administrators: the review queue and the archive at a glance. */
+  counts(): Promise<EvidenceCounts> {
+    return this.deps.evidence.counts();
   }
 
   async update(
@@ -196,6 +208,9 @@ export class EvidenceService {
     try {
       const current = await this.ownedOrAdministered(caller, id);
       const changes: EvidenceChanges = { title: input.title, notes: input.notes, updated_at: new Date().toISOString() };
+      // A participant's own edit is new to the moderators: a published item leaves the archive
+      // until an administrator publishes it again (what was approved is not what it shows now).
+      if (!isAdminRole(caller.role)) Object.assign(changes, { is_public: false, review_status: 'new' } satisfies EvidenceChanges);
       let replaced: { revision: number; demuxer: string | null } | undefined;
       if (file) {
         if (current.user_id !== caller.userId) throw forbidden('Only the participant who uploaded it can replace the file');
@@ -219,7 +234,10 @@ export class EvidenceService {
         await this.deps.evidence.blobIntents.remove(revisionPrefix(id, replaced.revision));
       };
       const updated = await this.deps.evidence
-        .update(id, changes, [this.changedEvent('evidence.updated', { ...current, ...changes }, requestId)])
+        .update(id, changes, [
+          this.changedEvent('evidence.updated', { ...current, ...changes }, requestId),
+          ...(isAdminRole(caller.role) ? [this.editedAudit(caller, current, changes, requestId)] : []),
+        ])
         .catch(async (error: unknown) => {
           await abandon();
           throw error;
@@ -247,6 +265,18 @@ export class EvidenceService {
     await this.deps.evidence.blobIntents.add(itemPrefix(id));
     const deleted = await this.deps.evidence.delete(id, [
       { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.deleted', key: id, data, requestId }) },
+      ...(isAdminRole(caller.role)
+        ? [
+            auditEvent({
+              actor: caller,
+              action: 'evidence.delete',
+              target: { type: 'evidence', id, label: current.title },
+              subjectUserId: current.user_id,
+              before: { title: current.title, notes: current.notes, is_public: current.is_public, author: current.username },
+              requestId,
+            }),
+          ]
+        : []),
     ]);
     if (!deleted) {
       await this.deps.evidence.blobIntents.remove(itemPrefix(id));
@@ -256,26 +286,68 @@ export class EvidenceService {
     await this.removeBlobs(itemPrefix(id));
   }
 
-  async toggleVisibility(id: string, requestId?: string): Promise<EvidenceRecord> {
+  async toggleVisibility(caller: CallerIdentity, id: string, requestId?: string): Promise<EvidenceRecord> {
     const current = await this.deps.evidence.findById(id);
     if (!current) throw notFound(MESSAGES.evidenceNotFound);
     const is_public = !current.is_public;
     const data: EvidenceVisibilityData = { evidenceId: id, is_public, changed: 1 };
-    const updated = await this.deps.evidence.update(id, { is_public, updated_at: new Date().toISOString() }, [
+    const updated = await this.deps.evidence.update(id, { is_public, review_status: 'reviewed', updated_at: new Date().toISOString() }, [
       { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: id, data, requestId }) },
+      auditEvent({
+        actor: caller,
+        action: is_public ? 'evidence.publish' : 'evidence.unpublish',
+        target: { type: 'evidence', id, label: current.title },
+        subjectUserId: current.user_id,
+        before: { is_public: current.is_public },
+        after: { is_public },
+        requestId,
+      }),
     ]);
     if (!updated) throw notFound(MESSAGES.evidenceNotFound);
     this.deps.onEventsCommitted();
     return updated;
   }
 
-  async setAllVisibility(is_public: boolean, requestId?: string): Promise<number> {
+  async setAllVisibility(caller: CallerIdentity, is_public: boolean, requestId?: string): Promise<number> {
+    const audit = (changed: number) =>
+      auditEvent({
+        actor: caller,
+        action: is_public ? 'evidence.publish-all' : 'evidence.unpublish-all',
+        target: { type: 'archive', id: null, label: is_public ? 'Make All Public' : 'Make All Private' },
+        details: { changed },
+        requestId,
+      });
     const changed = await this.deps.evidence.setAllVisibility(is_public, (count) => {
       const data: EvidenceVisibilityData = { evidenceId: null, is_public, changed: count };
-      return [{ topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: 'all', data, requestId }) }];
+      return [{ topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: 'all', data, requestId }) }, audit(count)];
     });
-    if (changed > 0) this.deps.onEventsCommitted();
+    // Nothing to change is still an act an administrator did.
+    if (changed === 0) await this.deps.evidence.appendEvents([audit(0)]);
+    this.deps.onEventsCommitted();
     return changed;
+  }
+
+  /**
+   * Publishes or unpublishes the chosen items (administrators). Each item changes on its own with
+   * its own evidence.visibility-changed event; ids of no item are reported, not refused.
+   */
+  async setSelectedVisibility(ids: string[], is_public: boolean, requestId?: string): Promise<SelectedChange> {
+    const result = await this.deps.evidence.setVisibility(ids, is_public, (record) => {
+      const data: EvidenceVisibilityData = { evidenceId: record.id, is_public, changed: 1 };
+      return { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: record.id, data, requestId }) };
+    });
+    if (result.changed.length > 0) this.deps.onEventsCommitted();
+    return result;
+  }
+
+  /** Marks the chosen items reviewed without changing their visibility (administrators). */
+  async markReviewed(ids: string[], requestId?: string): Promise<SelectedChange> {
+    const result = await this.deps.evidence.markReviewed(ids, (record) => {
+      const data: EvidenceReviewedData = { evidenceId: record.id, review_status: 'reviewed' };
+      return { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.reviewed', key: record.id, data, requestId }) };
+    });
+    if (result.changed.length > 0) this.deps.onEventsCommitted();
+    return result;
   }
 
   /** An item for someone who may see it: its owner, an administrator, or anyone once it is public. */
@@ -479,6 +551,7 @@ export class EvidenceService {
       location: input.location,
       media_type,
       is_public: false,
+      review_status: 'new',
       date_posted: now,
       updated_at: now,
       media_status: media_type === MEDIA_TYPES.note ? 'none' : 'processing',
@@ -486,6 +559,25 @@ export class EvidenceService {
       media_revision: 0,
       ...NO_MEDIA,
     };
+  }
+
+  private editedAudit(caller: CallerIdentity, current: EvidenceRecord, changes: EvidenceChanges, requestId?: string): PendingEvent {
+    const before: Record<string, unknown> = {};
+    const after: Record<string, unknown> = {};
+    for (const field of ['title', 'notes', 'media_revision'] as const) {
+      if (changes[field] === undefined || changes[field] === current[field]) continue;
+      before[field] = current[field];
+      after[field] = changes[field];
+    }
+    return auditEvent({
+      actor: caller,
+      action: 'evidence.edit',
+      target: { type: 'evidence', id: current.id, label: changes.title ?? current.title },
+      subjectUserId: current.user_id,
+      before,
+      after,
+      requestId,
+    });
   }
 
   private changedEvent(type: 'evidence.created' | 'evidence.updated', record: EvidenceRecord, requestId?: string): PendingEvent {
@@ -498,6 +590,17 @@ export class EvidenceService {
     };
     return { topic: TOPICS.evidence, event: createEvent({ type, key: record.id, data, requestId }) };
   }
+}
+
+/** A search's words; too many is a clear 400 rather than a slow query. */
+function wordsOf(q: string | undefined): string[] | undefined {
+  if (q === undefined) return undefined;
+  const words = searchWords(q);
+  if (words.length > MAX_SEARCH_WORDS) {
+    const message = `Search for at most ${MAX_SEARCH_WORDS} words at once`;
+    throw badRequest(message, { q: message });
+  }
+  return words;
 }
 
 function failedResult(record: EvidenceRecord): MediaProcessedData {

@@ -18,6 +18,8 @@ import { evidenceRoutes } from './routes/evidence-routes.js';
 import { mediaRoutes } from './routes/media-routes.js';
 import { uploadRoutes } from './routes/upload-routes.js';
 import { internalRoutes } from './routes/internal-routes.js';
+import { exportRoutes } from './routes/export-routes.js';
+import { InvestigatorExporter } from '../domain/investigator-export.js';
 import type { UploadStorage } from './upload-storage.js';
 
 export interface EvidenceAppDeps {
@@ -30,6 +32,10 @@ export interface EvidenceAppDeps {
   uploads: UploadStorage;
   readiness: ReadinessCheck[];
   metrics: ServiceMetrics;
+  /** Decimals of a device position in public answers. */
+  publicLocationDecimals: number;
+  /** After a commit that carries events (the outbox relay publishes them at once). */
+  onEventsCommitted: () => void;
 }
 
 export function createEvidenceApp(deps: EvidenceAppDeps): { app: Express; cleanUpUploads: () => Promise<number> } {
@@ -53,7 +59,17 @@ export function createEvidenceApp(deps: EvidenceAppDeps): { app: Express; cleanU
   app.use(uploads.router);
   app.use(express.json({ limit: '64kb' }));
   app.use(mediaRoutes({ evidence: deps.evidence, blobs: deps.blobs }));
-  app.use(evidenceRoutes({ evidence: deps.evidence, tmpDir: deps.tmpDir }));
+  app.use(
+    exportRoutes({
+      exporter: new InvestigatorExporter({
+        evidence: deps.repository,
+        blobs: deps.blobs,
+        logger: deps.logger,
+        onEventsCommitted: deps.onEventsCommitted,
+      }),
+    }),
+  );
+  app.use(evidenceRoutes({ evidence: deps.evidence, tmpDir: deps.tmpDir, publicLocationDecimals: deps.publicLocationDecimals }));
   app.use(notFoundHandler());
   app.use(errorHandler(deps.logger));
   return { app, cleanUpUploads: uploads.cleanUp };

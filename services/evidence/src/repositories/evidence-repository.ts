@@ -1,4 +1,4 @@
-import type { EventEnvelope, MediaType } from '@portal/contracts';
+import type { EvidenceCounts, EventEnvelope, MediaType, ReviewStatus } from '@portal/contracts';
 import type { BlobIntents, OutboxStore } from '@portal/platform';
 import type { EvidenceChanges, EvidenceRecord } from '../domain/evidence-record.js';
 
@@ -13,6 +13,25 @@ export interface EvidenceFilter {
   /** Only public items whose media can be shown (ready, or notes). */
   publicOnly?: boolean;
   type?: MediaType;
+  /** Only items in this review state. */
+  reviewStatus?: ReviewStatus;
+  /** Only public (true) or only private (false) items, whatever their media. */
+  isPublic?: boolean;
+  /**
+   * Only items whose title or notes have, for each of these words (searchWords), a word that
+   * starts with it.
+   */
+  words?: string[];
+}
+
+/** What a change of selected items did, id by id. */
+export interface SelectedChange {
+  /** The items changed, as they are now (each with its event, written with it). */
+  changed: EvidenceRecord[];
+  /** Ids of items that needed no change. */
+  unchanged: string[];
+  /** Ids of no item. */
+  missing: string[];
 }
 
 export interface EvidencePage {
@@ -44,7 +63,17 @@ export interface EvidenceRepository {
   update(id: string, changes: EvidenceChanges, events: PendingEvent[]): Promise<EvidenceRecord | null>;
   delete(id: string, events: PendingEvent[]): Promise<EvidenceRecord | null>;
   list(filter: EvidenceFilter, limit: number, cursor?: string): Promise<EvidencePage>;
-  /** Sets every item's visibility; answers how many changed. */
+  /**
+   * Publishes or unpublishes the given items and marks them reviewed. Each item changes on its
+   * own, all or nothing, with the event `eventFor` makes for it; an item that already had that
+   * visibility is only marked reviewed (no event).
+   */
+  setVisibility(ids: string[], isPublic: boolean, eventFor: (record: EvidenceRecord) => PendingEvent): Promise<SelectedChange>;
+  /** Marks the given items reviewed, each with its event; items reviewed already are unchanged. */
+  markReviewed(ids: string[], eventFor: (record: EvidenceRecord) => PendingEvent): Promise<SelectedChange>;
+  /** How many items wait for review, and how many are public and private. */
+  counts(): Promise<EvidenceCounts>;
+  /** Sets every item's visibility and marks every item reviewed; answers how many changed visibility. */
   setAllVisibility(isPublic: boolean, events: (changed: number) => PendingEvent[]): Promise<number>;
   /** Applies a media result only if the item is still at that revision; answers the updated item. */
   applyMediaResult(id: string, revision: number, changes: EvidenceChanges): Promise<EvidenceRecord | null>;
@@ -54,6 +83,8 @@ export interface EvidenceRepository {
   /** Items still waiting for their media, oldest first. */
   findProcessing(limit: number): Promise<EvidenceRecord[]>;
   findFinishedUpload(uploadId: string): Promise<FinishedUpload | null>;
+  /** Stores events that belong to no change of an item (for example the record of an export). */
+  appendEvents(events: PendingEvent[]): Promise<void>;
   /**
    * Notes, made before blobs are written or deleted, of the prefix they are under; a note is
    * removed when the work is done. What a crash leaves noted is garbage unless an item refers to

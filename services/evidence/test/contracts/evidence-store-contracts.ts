@@ -4,6 +4,7 @@ import { createEvent } from '@portal/platform';
 import { NO_MEDIA, type EvidenceRecord } from '../../src/domain/evidence-record.js';
 import type { AuthorDirectory } from '../../src/repositories/author-directory.js';
 import type { EvidenceRepository } from '../../src/repositories/evidence-repository.js';
+import { searchWords } from '../../src/domain/search-words.js';
 
 export function sampleEvidence(overrides: Partial<EvidenceRecord> = {}): EvidenceRecord {
   const now = new Date().toISOString();
@@ -17,6 +18,7 @@ export function sampleEvidence(overrides: Partial<EvidenceRecord> = {}): Evidenc
     location: null,
     media_type: 1,
     is_public: false,
+    review_status: 'new',
     date_posted: now,
     updated_at: now,
     media_status: 'none',
@@ -86,6 +88,116 @@ export function evidenceRepositoryContract(name: string, create: () => Promise<E
       const changed = await repo.setAllVisibility(false, (count) => [{ ...event('all', 'evidence.visibility-changed'), event: createEvent({ type: 'evidence.visibility-changed', key: 'all', data: { changed: count } }) }]);
       expect(changed).toBeGreaterThanOrEqual(1);
       expect((await repo.list({ publicOnly: true }, 100)).items).toEqual([]);
+    });
+
+    it('marks every item reviewed when all are made public or private at once', async () => {
+      const repo = await create();
+      const waiting = sampleEvidence({ is_public: false, review_status: 'new' });
+      await repo.create(waiting, []);
+      await repo.setAllVisibility(false, () => []);
+      expect(await repo.findById(waiting.id)).toMatchObject({ is_public: false, review_status: 'reviewed' });
+      expect((await repo.counts()).new).toBe(0);
+    });
+
+    it('filters by review state and visibility, and counts new, public and private items', async () => {
+      const repo = await create();
+      await repo.setAllVisibility(false, () => []);
+      const owner = randomUUID();
+      const fresh = sampleEvidence({ user_id: owner, review_status: 'new' });
+      const published = sampleEvidence({ user_id: owner, review_status: 'reviewed', is_public: true });
+      const kept = sampleEvidence({ user_id: owner, review_status: 'reviewed', is_public: false });
+      for (const item of [fresh, published, kept]) await repo.create(item, []);
+      const listed = async (filter: Parameters<EvidenceRepository['list']>[0]) =>
+        (await repo.list({ ownerId: owner, ...filter }, 100)).items.map((item) => item.id).sort();
+      expect(await listed({ reviewStatus: 'new' })).toEqual([fresh.id]);
+      expect(await listed({ reviewStatus: 'reviewed' })).toEqual([published.id, kept.id].sort());
+      expect(await listed({ isPublic: true })).toEqual([published.id]);
+      expect(await listed({ isPublic: false })).toEqual([fresh.id, kept.id].sort());
+      const counts = await repo.counts();
+      expect(counts.new).toBe(1);
+      expect(counts.public).toBe(1);
+      expect(counts.private).toBe(counts.total - 1);
+    });
+
+    it('publishes and unpublishes selected items one by one, with one event each, and reports unknown ids', async () => {
+      const repo = await create();
+      for (const entry of await repo.outbox.pending(10_000)) await repo.outbox.markPublished([entry.id]);
+      const a = sampleEvidence({ is_public: false });
+      const b = sampleEvidence({ is_public: true, review_status: 'new' });
+      const c = sampleEvidence({ is_public: false });
+      for (const item of [a, b, c]) await repo.create(item, []);
+      const unknown = randomUUID();
+      const result = await repo.setVisibility([a.id, b.id, unknown], true, (record) => event(record.id, 'evidence.visibility-changed'));
+      expect(result.changed.map((record) => record.id)).toEqual([a.id]);
+      expect(result.changed[0]).toMatchObject({ is_public: true, review_status: 'reviewed' });
+      expect(result.unchanged).toEqual([b.id]);
+      expect(result.missing).toEqual([unknown]);
+      expect(await repo.findById(a.id)).toMatchObject({ is_public: true, review_status: 'reviewed' });
+      expect(await repo.findById(b.id)).toMatchObject({ is_public: true, review_status: 'reviewed' });
+      expect(await repo.findById(c.id)).toMatchObject({ is_public: false, review_status: 'new' });
+      const announced = (await repo.outbox.pending(100)).map((entry) => entry.event.key);
+      expect(announced).toEqual([a.id]);
+      const back = await repo.setVisibility([a.id], false, (record) => event(record.id, 'evidence.visibility-changed'));
+      expect(back.changed.map((record) => record.is_public)).toEqual([false]);
+    });
+
+    it('marks selected items reviewed, announcing only those that were new', async () => {
+      const repo = await create();
+      for (const entry of await repo.outbox.pending(10_000)) await repo.outbox.markPublished([entry.id]);
+      const fresh = sampleEvidence({ review_status: 'new' });
+      const done = sampleEvidence({ review_status: 'reviewed' });
+      for (const item of [fresh, done]) await repo.create(item, []);
+      const unknown = randomUUID();
+      const result = await repo.markReviewed([fresh.id, done.id, unknown], (record) => event(record.id, 'evidence.reviewed'));
+      expect(result.changed.map((record) => [record.id, record.review_status, record.is_public])).toEqual([[fresh.id, 'reviewed', false]]);
+      expect(result.unchanged).toEqual([done.id]);
+      expect(result.missing).toEqual([unknown]);
+      expect((await repo.outbox.pending(100)).map((entry) => entry.event.type)).toEqual(['evidence.reviewed']);
+    });
+
+    it('finds items by the words of their title and notes: prefixes, any case and accents, every word', async () => {
+      const repo = await create();
+      const owner = randomUUID();
+      const cafe = sampleEvidence({ user_id: owner, title: 'Noise at the Café-Bar', notes: 'Loud music after midnight, 2 speakers' });
+      const bridge = sampleEvidence({ user_id: owner, title: 'Bridge', notes: 'Graffiti on the north pillar' });
+      const music = sampleEvidence({ user_id: owner, title: 'MUSIC stage', notes: '' });
+      for (const item of [cafe, bridge, music]) await repo.create(item, []);
+      // The service hands the repository the words of what was typed (searchWords).
+      const found = async (q: string) => (await repo.list({ ownerId: owner, words: searchWords(q) }, 100)).items.map((item) => item.id).sort();
+      expect(await found('cafe')).toEqual([cafe.id]);
+      expect(await found('CAFÉ')).toEqual([cafe.id]);
+      expect(await found('mus')).toEqual([cafe.id, music.id].sort());
+      expect(await found('music midnight')).toEqual([cafe.id]);
+      expect(await found('"music", (midnight)!')).toEqual([cafe.id]);
+      expect(await found('graffiti midnight')).toEqual([]);
+      expect(await found('Pillar')).toEqual([bridge.id]);
+      expect(await found('2')).toEqual([cafe.id]);
+      expect(await found('illar')).toEqual([]);
+      expect(await found('')).toEqual([cafe.id, bridge.id, music.id].sort());
+      expect((await repo.list({ ownerId: owner, words: ['.*'] }, 100)).items).toEqual([]);
+      expect((await repo.list({ ownerId: owner, words: ['"'] }, 100)).items).toEqual([]);
+      // Edits change what is found; deleted items are not found.
+      await repo.update(bridge.id, { title: 'Tunnel', notes: 'Stencils' }, []);
+      expect(await found('bridge')).toEqual([]);
+      expect(await found('stencil')).toEqual([bridge.id]);
+      await repo.update(bridge.id, { notes: 'Murals' }, []);
+      expect(await found('tunnel murals')).toEqual([bridge.id]);
+      await repo.delete(cafe.id, []);
+      expect(await found('cafe')).toEqual([]);
+      // With the other filters and a page at a time.
+      const base = Date.parse('2031-01-01T00:00:00Z') + Math.floor(Math.random() * 1e9);
+      const many = Array.from({ length: 5 }, (_, i) =>
+        sampleEvidence({ user_id: owner, title: `Lantern ${i}`, date_posted: new Date(base + i * 1000).toISOString(), is_public: i % 2 === 0 }),
+      );
+      for (const item of many) await repo.create(item, []);
+      const pages: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await repo.list({ ownerId: owner, words: ['lantern'], isPublic: true }, 1, cursor);
+        pages.push(...page.items.map((item) => item.id));
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor);
+      expect(pages).toEqual([many[4]!.id, many[2]!.id, many[0]!.id]);
     });
 
     it('applies a media result only to the revision it belongs to', async () => {

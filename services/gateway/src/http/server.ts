@@ -129,6 +129,8 @@ function upstreams(settings: GatewaySettings) {
     { prefix: '/api/user', upstream: settings.identityUrl },
     { prefix: '/api/session', upstream: settings.identityUrl, httpMethods: ['GET', 'HEAD'] },
     { prefix: '/api/email', upstream: settings.identityUrl },
+    // The audit log is kept by identity (docs/ARCHITECTURE.md, "Audit log").
+    { prefix: '/api/admin', upstream: settings.identityUrl, httpMethods: ['GET', 'HEAD'] },
     { prefix: '/api/evidence/user', upstream: settings.identityUrl, httpMethods: ['PUT'] },
     { prefix: '/api/evidence', upstream: settings.evidenceUrl },
     { prefix: '/media', upstream: settings.evidenceUrl, httpMethods: ['GET', 'HEAD'] },

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { evidenceExportSchema, type EvidenceExport } from '@portal/contracts';
+import { evidenceExportSchema, postedCountsSchema, type EvidenceExport, type PostedCounts } from '@portal/contracts';
 import { HttpError, SERVICE_TOKEN_HEADER, ServiceTokenSource, type IdentityTokens } from '@portal/platform';
 
 /** What the export needs from the evidence service (its internal routes, over HTTP). */
@@ -9,6 +9,8 @@ export interface EvidenceSource {
   itemsOf(userId: string): Promise<EvidenceExport['items']>;
   /** One file of an item, as a stream (never whole in memory). */
   openFile(itemId: string, variant: string): Promise<Readable>;
+  /** How many items of each kind were posted after the time (the moderator digest). */
+  postedSince(since: string): Promise<PostedCounts>;
 }
 
 const unavailable = () =>
@@ -34,6 +36,11 @@ export class HttpEvidenceSource implements EvidenceSource {
     const response = await this.get(`/internal/evidence/${encodeURIComponent(itemId)}/files/${encodeURIComponent(variant)}`);
     if (!response.body) throw unavailable();
     return Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
+  }
+
+  async postedSince(since: string): Promise<PostedCounts> {
+    const response = await this.get(`/internal/evidence/posted-counts?since=${encodeURIComponent(since)}`);
+    return postedCountsSchema.parse(await response.json());
   }
 
   private async get(path: string): Promise<Response> {

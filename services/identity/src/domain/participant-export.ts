@@ -1,8 +1,6 @@
-import { once } from 'node:events';
-import type { Readable, Writable } from 'node:stream';
-import archiver, { type Archiver } from 'archiver';
+import type { Writable } from 'node:stream';
 import { MESSAGES, isAdminRole } from '@portal/contracts';
-import { notFound, type BlobStore, type Logger } from '@portal/platform';
+import { notFound, streamZip, type AddToZip, type BlobStore, type Logger } from '@portal/platform';
 import type { EvidenceSource } from '../clients/evidence-client.js';
 import type { ResetCodeStore, UserRepository } from '../repositories/user-repository.js';
 import type { UserRecord } from './user-record.js';
@@ -19,6 +17,8 @@ export interface ParticipantExportDeps {
 /** An export ready to be written: everything is looked up, only the bytes remain to stream. */
 export interface PreparedExport {
   fileName: string;
+  /** Whose data it is. */
+  user: Pick<UserRecord, 'id' | 'username'>;
   /** Streams the archive into the destination; rejects (after destroying it) when a part fails. */
   writeTo(destination: Writable): Promise<void>;
 }
@@ -57,6 +57,7 @@ export class ParticipantExporter {
     }));
     const date = now.toISOString().slice(0, 10);
     return {
+      user: { id: user.id, username: user.username },
       fileName: `participant-${user.username.replace(/[^A-Za-z0-9_-]/g, '_')}-${date}.zip`,
       writeTo: (destination) =>
         this.write(destination, async (add) => {
@@ -74,32 +75,10 @@ export class ParticipantExporter {
     };
   }
 
-  private async write(
-    destination: Writable,
-    fill: (add: (source: Readable | string, name: string, stored: boolean) => Promise<void>) => Promise<void>,
-  ): Promise<void> {
-    const archive: Archiver = archiver('zip', { zlib: { level: 6 } });
-    const failed = new Promise<never>((_, reject) => {
-      archive.on('error', reject);
-      archive.on('warning', reject);
-      destination.on('close', () => reject(new Error('The download was closed before the archive was complete')));
-    });
-    failed.catch(() => undefined);
-    archive.pipe(destination);
-    // One entry at a time: the next file is opened only when the previous one is in the archive.
-    const add = async (source: Readable | string, name: string, stored: boolean) => {
-      const added = once(archive, 'entry');
-      // Photos and media are compressed already: stored as they are, they cost no CPU.
-      archive.append(source, { name, store: stored, date: new Date() });
-      await Promise.race([added, failed]);
-    };
+  private async write(destination: Writable, fill: (add: AddToZip) => Promise<void>): Promise<void> {
     try {
-      await Promise.race([fill(add), failed]);
-      await Promise.race([archive.finalize(), failed]);
-      if (!destination.writableFinished) await Promise.race([once(destination, 'finish'), failed]);
+      await streamZip(destination, fill);
     } catch (error) {
-      archive.abort();
-      destination.destroy(error as Error);
       this.deps.logger.warn({ err: error }, 'participant export stopped');
       throw error;
     }
@@ -119,6 +98,8 @@ function profileOf(user: UserRecord) {
     role: user.role,
     role_name: isAdminRole(user.role) ? 'administrator' : 'participant',
     video_watched: user.video_watched,
+    participation_terms:
+      user.terms_version !== null ? { version: user.terms_version, accepted_at: user.terms_accepted_at } : MESSAGES.termsNotRecorded,
     has_verification_photo: user.verification_photo_key !== null,
     has_avatar: user.avatar_key !== null,
     created_at: user.created_at,

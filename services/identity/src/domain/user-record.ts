@@ -16,6 +16,9 @@ export interface UserRecord {
   avatar_key: string | null;
   video_watched: boolean;
   email_verified: boolean;
+  /** The participation terms accepted at registration, and when; null for accounts made without. */
+  terms_version: string | null;
+  terms_accepted_at: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -52,5 +55,7 @@ export function toUserResponse(user: UserRecord): User {
     video_watched: user.video_watched,
     email_verified: user.email_verified,
     created_at: user.created_at,
+    terms_version: user.terms_version,
+    terms_accepted_at: user.terms_accepted_at,
   };
 }

@@ -20,6 +20,7 @@ import {
 } from '@portal/contracts';
 import {
   HttpError,
+  auditEvent,
   badRequest,
   conflict,
   createEvent,
@@ -51,6 +52,8 @@ export interface UserServiceDeps {
   logger: Logger;
   verification: EmailVerificationTokens;
   sealer: SealedBox;
+  /** The current participation terms' version (TERMS_VERSION). */
+  termsVersion: string;
   /** Called after every commit that carries events, so the outbox relay publishes them at once. */
   onEventsCommitted: () => void;
 }
@@ -89,6 +92,10 @@ export class UserService {
 
   async register(request: RegisterRequest, photo: UploadedFile | undefined, requestId?: string): Promise<UserRecord> {
     try {
+      // Terms accepted in an earlier version than today's were not the terms in force: read them again.
+      if (request.terms_version !== undefined && request.terms_version !== this.deps.termsVersion) {
+        throw badRequest(MESSAGES.termsChanged, { terms_version: MESSAGES.termsChanged });
+      }
       if (!photo) throw badRequest(MESSAGES.photoRequired, { verification_photo: MESSAGES.photoRequired });
       await this.assertAvailable(request.username, request.email);
       const [passwordHash, processed] = await Promise.all([
@@ -114,6 +121,8 @@ export class UserService {
         avatar_key: null,
         video_watched: false,
         email_verified: false,
+        terms_version: request.terms_version ?? null,
+        terms_accepted_at: request.terms_version !== undefined ? now : null,
         created_at: now,
         updated_at: now,
       };
@@ -148,6 +157,12 @@ export class UserService {
     // A fresh session id at every login: a session id planted before login is worth nothing after.
     if (previousSessionId) await this.endSession(previousSessionId, user.id, 'logout');
     const { rawId } = await this.deps.sessions.start(user.id);
+    if (isAdminRole(user.role)) {
+      await this.deps.users.appendEvents([
+        auditEvent({ actor: { userId: user.id, username: user.username }, action: 'admin.login', target: { type: 'user', id: user.id, label: user.username } }),
+      ]);
+      this.deps.onEventsCommitted();
+    }
     return { user, sessionRawId: rawId };
   }
 
@@ -229,7 +244,7 @@ export class UserService {
     return this.deps.users.list(limit, cursor);
   }
 
-  async adminUpdate(userId: string, update: AdminUserUpdate, requestId?: string): Promise<UserRecord> {
+  async adminUpdate(caller: CallerIdentity, userId: string, update: AdminUserUpdate, requestId?: string): Promise<UserRecord> {
     const current = await this.deps.users.findById(userId);
     if (!current) throw notFound(MESSAGES.userNotFound);
     const changes: UserChanges = {
@@ -239,7 +254,10 @@ export class UserService {
       full_name: update.full_name,
     };
     if (update.email.toLowerCase() !== current.email.toLowerCase()) changes.email_verified = false;
-    return this.applyUpdate(userId, changes, requestId);
+    const { before, after } = changedFields(current, changes, ['username', 'email', 'phone_number', 'full_name']);
+    return this.applyUpdate(userId, changes, requestId, [
+      auditEvent({ actor: caller, action: 'user.edit', target: { type: 'user', id: userId, label: update.username }, subjectUserId: userId, before, after, requestId }),
+    ]);
   }
 
   /** Deletes the account and its pictures; answers what it was (to forget its rate-limit counters). */
@@ -258,6 +276,8 @@ export class UserService {
       .delete(userId, [
         { topic: TOPICS.users, event: createEvent({ type: 'user.deleted', key: userId, data: deleted, requestId }) },
         { topic: TOPICS.sessions, event: createEvent({ type: 'sessions.revoked', key: userId, data: revoked, requestId }) },
+        // Stored without what identifies the account (it is gone by the time the log has it).
+        auditEvent({ actor: caller, action: 'user.delete', target: { type: 'user', id: userId, label: user.username }, subjectUserId: userId, before: { role: user.role }, requestId }),
       ])
       .catch(async (error: unknown) => {
         await this.deps.users.blobIntents.remove(pictures);
@@ -330,6 +350,8 @@ export class UserService {
       // Staff created by ops are not sent through the participants' onboarding video.
       video_watched: true,
       email_verified: true,
+      terms_version: null,
+      terms_accepted_at: null,
       created_at: now,
       updated_at: now,
     };
@@ -357,11 +379,28 @@ export class UserService {
     const user = login.includes('@') ? await this.deps.users.findByEmail(login.toLowerCase()) : await this.deps.users.findByUsername(login);
     if (!user) throw notFound(MESSAGES.userNotFound);
     if (isAdminRole(user.role)) return 'unchanged';
-    await this.applyUpdate(user.id, { role: ROLE_ADMIN });
+    await this.applyUpdate(user.id, { role: ROLE_ADMIN }, undefined, [
+      auditEvent({
+        actor: 'ops-command',
+        action: 'user.promote',
+        target: { type: 'user', id: user.id, label: user.username },
+        subjectUserId: user.id,
+        before: { role: user.role },
+        after: { role: ROLE_ADMIN },
+      }),
+    ]);
     return 'promoted';
   }
 
-  private async applyUpdate(userId: string, changes: UserChanges, requestId?: string): Promise<UserRecord> {
+  /** Records an administrator's export of a participant's data (the export itself reads only). */
+  async recordExport(caller: CallerIdentity, user: Pick<UserRecord, 'id' | 'username'>, requestId?: string): Promise<void> {
+    await this.deps.users.appendEvents([
+      auditEvent({ actor: caller, action: 'user.export', target: { type: 'user', id: user.id, label: user.username }, subjectUserId: user.id, requestId }),
+    ]);
+    this.deps.onEventsCommitted();
+  }
+
+  private async applyUpdate(userId: string, changes: UserChanges, requestId?: string, alsoRecord: PendingEvent[] = []): Promise<UserRecord> {
     const current = await this.deps.users.findById(userId);
     if (!current) throw notFound(MESSAGES.userNotFound);
     const next = { ...current, ...changes };
@@ -379,6 +418,7 @@ export class UserService {
       updated = await this.deps.users.update(userId, { ...changes, updated_at: new Date().toISOString() }, [
         { topic: TOPICS.users, event: createEvent({ type: 'user.updated', key: userId, data, requestId }) },
         ...(emailChanged ? [await this.verificationEvent(next, 'email-changed', requestId), this.emailChangedNotice(current, next.email, requestId)] : []),
+        ...alsoRecord,
       ]);
     } catch (error) {
       throw this.translateDuplicate(error);
@@ -459,6 +499,18 @@ export class UserService {
     };
     return { topic: TOPICS.users, event: createEvent({ type: 'user.registered', key: user.id, data, requestId }) };
   }
+}
+
+/** The listed fields the changes alter: their values before and after (for the audit log). */
+function changedFields(current: UserRecord, changes: UserChanges, fields: (keyof UserChanges & keyof UserRecord)[]) {
+  const before: Record<string, unknown> = {};
+  const after: Record<string, unknown> = {};
+  for (const field of fields) {
+    if (changes[field] === undefined || changes[field] === current[field]) continue;
+    before[field] = current[field];
+    after[field] = changes[field];
+  }
+  return { before, after };
 }
 
 /** Where an account's pictures are (all of them go with the account). */

@@ -26,6 +26,8 @@ import { adminRoutes } from './routes/admin-routes.js';
 import { pictureRoutes } from './routes/picture-routes.js';
 import { internalRoutes } from './routes/internal-routes.js';
 import type { ParticipantExporter } from '../domain/participant-export.js';
+import type { AuditTrail } from '../domain/audit-trail.js';
+import { auditRoutes } from './routes/audit-routes.js';
 
 export interface IdentityAppDeps {
   logger: Logger;
@@ -40,6 +42,7 @@ export interface IdentityAppDeps {
   namespace: string;
   sessions: SessionService;
   userRepository: UserRepository;
+  trail: AuditTrail;
   exporter: ParticipantExporter;
   blobs: BlobStore;
   cookie: SessionCookieSettings;
@@ -68,6 +71,7 @@ export function createIdentityApp(deps: IdentityAppDeps): Express {
   app.use(accountRoutes({ users: deps.users, cookie: deps.cookie, uploads: deps.uploads, limits }));
   app.use(passwordResetRoutes({ resets: deps.resets, users: deps.users, limits }));
   app.use(adminRoutes({ users: deps.users, exporter: deps.exporter, limits }));
+  app.use(auditRoutes({ trail: deps.trail }));
   app.use(pictureRoutes({ users: deps.users, blobs: deps.blobs }));
   app.use(notFoundHandler());
   app.use(errorHandler(deps.logger));

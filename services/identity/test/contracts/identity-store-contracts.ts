@@ -29,6 +29,8 @@ export function sampleUser(overrides: Partial<UserRecord> = {}): UserRecord {
     avatar_key: null,
     video_watched: false,
     email_verified: false,
+    terms_version: '2026-07',
+    terms_accepted_at: now,
     created_at: now,
     updated_at: now,
     ...overrides,

@@ -1,4 +1,4 @@
-import { TOPICS, passwordResetEventSchema, userEventSchema } from '@portal/contracts';
+import { TOPICS, moderationDigestRequestedData, passwordResetEventSchema, userEventSchema } from '@portal/contracts';
 import type { EventBus, JobQueue, Logger, Mailer, Subscription } from '@portal/platform';
 import type { MailJob } from '../emails/mail-job.js';
 
@@ -14,8 +14,22 @@ const MAIL_JOB_OPTIONS = { attempts: 10, backoff: { type: 'exponential' as const
 export function subscribeIdentityEvents(bus: EventBus, mail: JobQueue<MailJob>, mailer: Mailer, logger: Logger): Promise<Subscription> {
   return bus.subscribe({
     groupId: 'notifier',
-    topics: [TOPICS.users, TOPICS.passwordResets],
+    topics: [TOPICS.users, TOPICS.passwordResets, TOPICS.moderation],
     handler: async (message) => {
+      if (message.topic === TOPICS.moderation) {
+        const digest = moderationDigestRequestedData.safeParse(message.value.data);
+        if (message.value.type !== 'moderation-digest.requested' || !digest.success) {
+          logger.warn({ eventId: message.value.id, type: message.value.type }, 'ignored an unknown moderation event');
+          return;
+        }
+        const { data } = digest;
+        await mail.add(
+          'moderation-digest',
+          { kind: 'moderation-digest', eventId: message.value.id, userId: data.userId, to: data.email, fullName: data.full_name, counts: data.counts, since: data.since, until: data.until },
+          { jobId: mailJobId(message.value.id), ...MAIL_JOB_OPTIONS },
+        );
+        return;
+      }
       const reset = passwordResetEventSchema.safeParse(message.value);
       if (reset.success) {
         const { data, id } = reset.data;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { postedCountsSchema } from '@portal/contracts';
 
 /** One e-mail to send, as kept in the mail queue. Secrets inside stay sealed until sending. */
 export const mailJobSchema = z.discriminatedUnion('kind', [
@@ -30,6 +31,16 @@ export const mailJobSchema = z.discriminatedUnion('kind', [
     notice: z.enum(['email-changed', 'password-changed']),
     /** The address the account moved to (an e-mail change). */
     newEmail: z.string().optional(),
+  }),
+  z.object({
+    kind: z.literal('moderation-digest'),
+    eventId: z.string(),
+    userId: z.string().optional(),
+    to: z.string(),
+    fullName: z.string(),
+    counts: postedCountsSchema,
+    since: z.string(),
+    until: z.string(),
   }),
 ]);
 export type MailJob = z.infer<typeof mailJobSchema>;

@@ -1,6 +1,6 @@
 import type { ActiveJob, Logger, Mailer, SealedBox } from '@portal/platform';
 import type { MailJob } from './mail-job.js';
-import { accountNoticeEmail, resetCodeEmail, verificationEmail, type Branding, type EmailContent } from './templates.js';
+import { accountNoticeEmail, moderationDigestEmail, resetCodeEmail, verificationEmail, type Branding, type EmailContent } from './templates.js';
 
 export interface MailSenderDeps {
   mailer: Mailer;
@@ -41,6 +41,7 @@ function render(deps: MailSenderDeps, mail: MailJob): EmailContent {
     const minutes = Math.max(1, Math.round((Date.parse(mail.expiresAt) - deps.clock()) / 60_000));
     return resetCodeEmail(deps.branding, { fullName: mail.fullName, email: mail.to, code: deps.sealer.open(mail.sealedCode), minutes });
   }
+  if (mail.kind === 'moderation-digest') return moderationDigestEmail(deps.branding, mail);
   if (mail.kind === 'account-notice') {
     return accountNoticeEmail(deps.branding, { fullName: mail.fullName, notice: mail.notice, newEmail: mail.newEmail });
   }

@@ -80,6 +80,42 @@ export function verificationEmail(branding: Branding, input: { fullName: string;
   };
 }
 
+/** The moderator digest: what was posted since the previous one, by kind, and the queue's address. */
+export function moderationDigestEmail(
+  branding: Branding,
+  input: { fullName: string; counts: { notes: number; photos: number; videos: number; audio: number } },
+): EmailContent {
+  const { notes, photos, videos, audio } = input.counts;
+  const total = notes + photos + videos + audio;
+  const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+  const lines = [
+    plural(photos, 'photo', 'photos'),
+    plural(videos, 'video', 'videos'),
+    plural(audio, 'audio recording', 'audio recordings'),
+    plural(notes, 'note', 'notes'),
+  ];
+  const link = `${branding.publicUrl}/admin`;
+  return {
+    subject: `${plural(total, 'new item', 'new items')} to review in ${branding.productName}`,
+    text: [
+      `Hello ${input.fullName},`,
+      '',
+      `Participants posted ${plural(total, 'new item', 'new items')} since the last digest:`,
+      '',
+      ...lines.map((line) => `- ${line}`),
+      '',
+      `Review them: ${link}`,
+    ].join('\n'),
+    html: layout(
+      branding,
+      `<p>Hello ${escapeHtml(input.fullName)},</p>
+    <p>Participants posted ${plural(total, 'new item', 'new items')} since the last digest:</p>
+    <ul>${lines.map((line) => `<li>${escapeHtml(line)}</li>`).join('')}</ul>
+    <p style="margin:24px 0"><a href="${escapeHtml(link)}" style="background:#b71c1c;color:#ffffff;padding:12px 20px;border-radius:6px;text-decoration:none">Open the review queue</a></p>`,
+    ),
+  };
+}
+
 /**
  * Tells the owner that the account's e-mail address (sent to the old address) or its password
  * changed, and what to do if it was not them. It carries no secret and no link that acts.

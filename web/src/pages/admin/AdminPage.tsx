@@ -14,16 +14,39 @@ import { useNotify } from '../../notifications/notify-context';
 
 const AdminEvidenceList = lazy(() => import('./AdminEvidenceList'));
 const AdminUserList = lazy(() => import('./AdminUserList'));
+const ActivityDialog = lazy(() => import('./ActivityDialog'));
 
 const loading = <Typography role="status">Loading...</Typography>;
 
-/** /admin (administrators): all evidence or all users, and the whole archive's visibility at once. */
+/**
+ * The views of the administration page, one shown at a time; each is its own lazily loaded
+ * module. A further view (e.g. an activity log) is one more entry here and one more button.
+ */
+export type AdminView = 'evidence' | 'users';
+
+const VIEW_HEADINGS: Record<AdminView, string> = { evidence: 'Evidence', users: 'Users' };
+
+function AdminViewContent({ view }: { view: AdminView }) {
+  switch (view) {
+    case 'users':
+      return <AdminUserList />;
+    default:
+      return <AdminEvidenceList />;
+  }
+}
+
+/**
+ * /admin (administrators): the evidence (opening on the review queue) or all users, and the
+ * whole archive's visibility at once.
+ */
 export default function AdminPage() {
   const client = useQueryClient();
   const notify = useNotify();
-  const [showUsers, setShowUsers] = useState(false);
+  const [view, setView] = useState<AdminView>('evidence');
+  const showUsers = view === 'users';
   const [bulk, setBulk] = useState<'public' | 'private' | null>(null);
   const [busy, setBusy] = useState(false);
+  const [showActivity, setShowActivity] = useState(false);
 
   const applyBulk = async (makePublic: boolean) => {
     setBusy(true);
@@ -46,20 +69,31 @@ export default function AdminPage() {
   return (
     <Page title="Administration" maxWidth="md">
       <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1.5} sx={{ mb: 3 }}>
-        <Button variant="contained" startIcon={<PublicIcon />} onClick={() => setBulk('public')}>
+        {/* The bulk actions are outlined: the riskiest act on the page is not its loudest button. */}
+        <Button variant="outlined" startIcon={<PublicIcon />} onClick={() => setBulk('public')}>
           Make All Public
         </Button>
         <Button variant="outlined" startIcon={<PublicOffIcon />} onClick={() => setBulk('private')}>
           Make All Private
         </Button>
-        <Button variant="outlined" color="secondary" onClick={() => setShowUsers((value) => !value)} aria-pressed={showUsers}>
+        <Button variant="outlined" color="inherit" onClick={() => setView(showUsers ? 'evidence' : 'users')} aria-pressed={showUsers}>
           {showUsers ? 'Show Evidence' : 'Show Users'}
+        </Button>
+        <Button variant="outlined" color="secondary" onClick={() => setShowActivity(true)} aria-haspopup="dialog">
+          Activity
         </Button>
       </Stack>
       <Typography variant="h2" component="h2" gutterBottom>
-        {showUsers ? 'Users' : 'Evidence'}
+        {VIEW_HEADINGS[view]}
       </Typography>
-      <Suspense fallback={loading}>{showUsers ? <AdminUserList /> : <AdminEvidenceList />}</Suspense>
+      <Suspense fallback={loading}>
+        <AdminViewContent view={view} />
+      </Suspense>
+      {showActivity ? (
+        <Suspense fallback={loading}>
+          <ActivityDialog open onClose={() => setShowActivity(false)} />
+        </Suspense>
+      ) : null}
       <ConfirmDialog
         open={bulk !== null}
         title={bulk === 'private' ? 'Make All Evidence Private' : 'Make All Evidence Public'}

@@ -18,7 +18,7 @@ import { useTheme } from '@mui/material/styles';
 import { useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 import { MESSAGES, updateEvidenceSchema, type Evidence } from '@portal/contracts';
-import { toggleClearance } from '../../api/admin';
+import { markItemReviewed, toggleClearance } from '../../api/admin';
 import { deleteEvidence, updateEvidence } from '../../api/evidence';
 import { messageOf } from '../../api/http';
 import { ConfirmDialog } from '../../evidence/ConfirmDialog';
@@ -89,6 +89,18 @@ export function EvidenceViewerDialog({ item, onChanged, onClose }: EvidenceViewe
     }
   };
 
+  const review = async () => {
+    setBusy(true);
+    try {
+      changed(await markItemReviewed(item.id));
+    } catch (error) {
+      console.warn('mark reviewed failed', error);
+      setProblem(messageOf(error, 'The item could not be marked reviewed. Please try again.'));
+    } finally {
+      setBusy(false);
+    }
+  };
+
   const remove = async () => {
     setBusy(true);
     try {
@@ -137,10 +149,21 @@ export function EvidenceViewerDialog({ item, onChanged, onClose }: EvidenceViewe
             <Typography variant="body2" color="text.secondary">
               {`Submitted by ${item.username} · ${formatPosted(item.date_posted)}`}
             </Typography>
-            <FormControlLabel
-              control={<Switch checked={item.is_public} onChange={() => setConfirm('visibility')} />}
-              label={item.is_public ? 'Public' : 'Private'}
-            />
+            <Stack direction="row" sx={{ alignItems: 'center', flexWrap: 'wrap', gap: 1 }}>
+              <FormControlLabel
+                control={<Switch checked={item.is_public} onChange={() => setConfirm('visibility')} />}
+                label={item.is_public ? 'Public' : 'Private'}
+              />
+              {item.review_status === 'new' ? (
+                <Button variant="outlined" size="small" disabled={busy || saving} onClick={() => void review()}>
+                  Mark Reviewed
+                </Button>
+              ) : (
+                <Typography variant="body2" color="text.secondary">
+                  Reviewed
+                </Typography>
+              )}
+            </Stack>
             <Stack direction="row" spacing={1}>
               {editing ? (
                 <>

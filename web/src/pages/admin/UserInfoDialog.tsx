@@ -27,6 +27,13 @@ export function roleName(role: number): string {
   return role === ROLE_USER ? 'User' : 'Admin';
 }
 
+/** "version 3, accepted 1 July 2026, 10:00", or "not recorded" for accounts made without. */
+export function termsAccepted(user: Pick<User, 'terms_version' | 'terms_accepted_at'>): string {
+  if (user.terms_version === null || user.terms_version === undefined) return MESSAGES.termsNotRecorded;
+  const at = user.terms_accepted_at ? new Date(user.terms_accepted_at).toLocaleString() : null;
+  return `version ${user.terms_version}${at ? `, accepted ${at}` : ''}`;
+}
+
 function Field({ label, value }: { label: string; value: string }) {
   return (
     <Box component="div" sx={{ display: 'grid', gridTemplateColumns: { xs: '1fr', sm: '160px 1fr' }, gap: { xs: 0, sm: 2 }, py: 0.75 }}>
@@ -138,6 +145,7 @@ export function UserInfoDialog({ user, onClose, onSaved }: { user: User; onClose
               <Field label="Role" value={roleName(user.role)} />
               <Field label="Full Name" value={user.full_name} />
               <Field label="Video Watched" value={user.video_watched ? 'Yes' : 'No'} />
+              <Field label="Participation Terms" value={termsAccepted(user)} />
             </Box>
           )}
         </DialogContent>

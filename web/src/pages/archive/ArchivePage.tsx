@@ -6,6 +6,7 @@ import { Page } from '../../components/Page';
 import { PageLoading } from '../../components/PageLoading';
 import { FilterToggle } from '../../evidence/FilterToggle';
 import { LoadMore } from '../../evidence/LoadMore';
+import { SearchBox } from '../../evidence/SearchBox';
 import { useEvidenceList } from '../../evidence/queries';
 import { ArchiveCard, ARCHIVE_CARD_WIDTH } from './ArchiveCard';
 import { LoadFailedAlert } from '../../components/LoadFailedAlert';
@@ -19,9 +20,10 @@ const PUBLIC = { kind: 'public' } as const;
 /** /archive: the declassified evidence, open to everyone; more loads as the visitor scrolls. */
 export default function ArchivePage() {
   const [type, setType] = useState<MediaType | null>(null);
+  const [q, setQ] = useState('');
   const [openId, setOpenId] = useState<string | null>(null);
   const [dialogUsed, setDialogUsed] = useState(false);
-  const list = useEvidenceList(PUBLIC, type);
+  const list = useEvidenceList(PUBLIC, type, { filters: { q } });
   const opened = list.items.find((item) => item.id === openId) ?? null;
 
   let content;
@@ -31,8 +33,8 @@ export default function ArchivePage() {
     content = <LoadFailedAlert onRetry={() => void list.refetch()}>{MESSAGES.evidenceLoadFailed}</LoadFailedAlert>;
   } else if (list.items.length === 0) {
     content = (
-      <Typography variant="h2" component="p" sx={{ textAlign: 'center', py: 6 }}>
-        {MESSAGES.archiveEmpty}
+      <Typography variant="h2" component="p" role="status" sx={{ textAlign: 'center', py: 6 }}>
+        {q ? `Nothing in the archive matches “${q}”.` : MESSAGES.archiveEmpty}
       </Typography>
     );
   } else {
@@ -58,6 +60,7 @@ export default function ArchivePage() {
 
   return (
     <Page title="Archive" maxWidth="lg">
+      <SearchBox label="Search the archive" value={q} onSearch={setQ} placeholder="Words in titles and notes" />
       <FilterToggle value={type} onChange={setType} />
       {content}
       <LoadMore hasMore={list.hasNextPage} loading={list.isFetchingNextPage} onLoadMore={() => void list.fetchNextPage()} />

@@ -11,15 +11,16 @@ import Stack from '@mui/material/Stack';
 import TextField from '@mui/material/TextField';
 import Typography from '@mui/material/Typography';
 import { useQueryClient } from '@tanstack/react-query';
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { useLocation, useNavigate } from 'react-router';
 import { z } from 'zod';
-import { DEFAULT_EVIDENCE_TITLE, MESSAGES, notesField, titleField } from '@portal/contracts';
+import { DEFAULT_EVIDENCE_TITLE, DEFAULT_PUBLIC_LOCATION_DECIMALS, MESSAGES, notesField, publicLocationMetres, titleField } from '@portal/contracts';
 import { createNote } from '../../api/evidence';
 import { messageOf } from '../../api/http';
 import { FormError } from '../../components/FormParts';
 import { Page } from '../../components/Page';
+import { usePublicConfig } from '../../config/usePublicConfig';
 import { currentPosition } from '../../evidence/location';
 import { refreshEvidence } from '../../evidence/queries';
 import { clearSelection, kindFromState, useEvidenceSelection } from '../../evidence/selection';
@@ -80,6 +81,8 @@ export default function EvidenceDetailsPage() {
   const navigate = useNavigate();
   const routerLocation = useLocation();
   const selection = useEvidenceSelection();
+  const locationNoticeId = useId();
+  const locationDecimals = usePublicConfig().data?.publicLocationDecimals ?? DEFAULT_PUBLIC_LOCATION_DECIMALS;
   const kind = kindFromState(routerLocation.state) ?? selection.kind;
   // The media being sent stays shown (with its full progress bar) after the selection is cleared.
   const [sent, setSent] = useState<File | null>(null);
@@ -295,9 +298,19 @@ export default function EvidenceDetailsPage() {
         />
         <FormControlLabel
           sx={{ mt: 1 }}
-          control={<Checkbox checked={place.wanted} disabled={busy} onChange={(event) => void toggleLocation(event.target.checked)} />}
+          control={
+            <Checkbox
+              checked={place.wanted}
+              disabled={busy}
+              onChange={(event) => void toggleLocation(event.target.checked)}
+              slotProps={{ input: { 'aria-describedby': locationNoticeId } }}
+            />
+          }
           label="Add my location"
         />
+        <Typography id={locationNoticeId} variant="body2" color="text.secondary" sx={{ mb: 1 }}>
+          {`Administrators see your exact position. If this evidence is published, the public archive shows it only to within about ${publicLocationMetres(locationDecimals)} m.`}
+        </Typography>
         {place.wanted ? (
           <Box sx={{ mb: 1 }} aria-live="polite">
             {place.finding ? (

@@ -1,5 +1,6 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import UploadIcon from '@mui/icons-material/Upload';
+import Alert from '@mui/material/Alert';
 import Button from '@mui/material/Button';
 import CircularProgress from '@mui/material/CircularProgress';
 import Dialog from '@mui/material/Dialog';
@@ -22,6 +23,10 @@ import { evidenceItemKey, refreshEvidence, replaceCachedItem } from '../../evide
 type EditInput = z.input<typeof updateEvidenceSchema>;
 type EditOutput = z.output<typeof updateEvidenceSchema>;
 
+/** Said before a participant saves changes to a published item (the server unpublishes it). */
+export const PUBLIC_EDIT_NOTICE =
+  'This evidence is in the public archive. When you save changes, it leaves the archive until an administrator has looked at it and publishes it again.';
+
 const ACCEPT: Record<2 | 3 | 4, string> = { 2: 'image/*', 3: 'video/*', 4: 'audio/*' };
 
 /**
@@ -31,6 +36,7 @@ const ACCEPT: Record<2 | 3 | 4, string> = { 2: 'image/*', 3: 'video/*', 4: 'audi
 export default function EvidenceEditDialog({ item, onClose }: { item: Evidence; onClose: () => void }) {
   const client = useQueryClient();
   const titleId = useId();
+  const noticeId = useId();
   const [file, setFile] = useState<File | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
   const {
@@ -64,11 +70,17 @@ export default function EvidenceEditDialog({ item, onClose }: { item: Evidence; 
       fullWidth
       maxWidth="sm"
       aria-labelledby={titleId}
+      aria-describedby={item.is_public ? noticeId : undefined}
     >
       <form onSubmit={save} noValidate>
         <DialogTitle id={titleId}>Edit Evidence</DialogTitle>
         <DialogContent>
           <FormError>{failure}</FormError>
+          {item.is_public ? (
+            <Alert severity="info" id={noticeId} sx={{ mb: 2 }}>
+              {PUBLIC_EDIT_NOTICE}
+            </Alert>
+          ) : null}
           <TextField
             label="Title"
             required

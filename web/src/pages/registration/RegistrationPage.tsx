@@ -1,6 +1,12 @@
 import { zodResolver } from '@hookform/resolvers/zod';
+import Checkbox from '@mui/material/Checkbox';
+import FormControl from '@mui/material/FormControl';
+import FormControlLabel from '@mui/material/FormControlLabel';
+import FormHelperText from '@mui/material/FormHelperText';
+import Link from '@mui/material/Link';
 import TextField from '@mui/material/TextField';
-import { useState } from 'react';
+import Typography from '@mui/material/Typography';
+import { useId, useState } from 'react';
 import { useForm, type FieldErrors } from 'react-hook-form';
 import { useNavigate } from 'react-router';
 import type { z } from 'zod';
@@ -8,6 +14,7 @@ import { MESSAGES, registrationFormSchema, type RegistrationForm } from '@portal
 import { checkAvailability } from '../../api/account';
 import { FormError, PhoneField, PronounsField, SubmitButton } from '../../components/FormParts';
 import { Page } from '../../components/Page';
+import { usePublicConfig } from '../../config/usePublicConfig';
 import { PhotoDialog } from './PhotoDialog';
 import { useRegisterWithPhoto } from './useRegisterWithPhoto';
 
@@ -20,6 +27,7 @@ const EMPTY_FORM: RegistrationForm = {
   confirm_phone_number: '',
   password: '',
   confirm_password: '',
+  accept_terms: false,
 };
 
 type Parsed = z.output<typeof registrationFormSchema>;
@@ -30,6 +38,8 @@ export default function RegistrationPage() {
   const [formError, setFormError] = useState<string | null>(null);
   const [checked, setChecked] = useState<Parsed | null>(null);
   const registration = useRegisterWithPhoto();
+  const { data: config } = usePublicConfig();
+  const termsId = useId();
   const {
     register,
     handleSubmit,
@@ -49,6 +59,10 @@ export default function RegistrationPage() {
 
   const onValid = async (form: Parsed) => {
     setFormError(null);
+    if (!config) {
+      setFormError('The participation terms could not be loaded. Please reload the page.');
+      return;
+    }
     try {
       const check = await checkAvailability(form.username, form.email);
       if (check.exists) {
@@ -60,7 +74,8 @@ export default function RegistrationPage() {
       console.warn('uniqueness check failed', error);
     }
     registration.clearError();
-    setChecked(form);
+    // The version of the terms shown on this page is the one accepted.
+    setChecked({ ...form, terms_version: config.terms.version });
   };
 
   const submitPhoto = async (photo: Blob) => {
@@ -90,6 +105,24 @@ export default function RegistrationPage() {
         <PhoneField label="Confirm Phone Number" {...field('confirm_phone_number')} />
         <TextField label="Password" type="password" autoComplete="new-password" required {...field('password')} />
         <TextField label="Confirm Password" type="password" autoComplete="new-password" required {...field('confirm_password')} />
+        <FormControl error={Boolean(errors.accept_terms)} required sx={{ mt: 2 }}>
+          <Typography id={termsId} variant="body2" sx={{ whiteSpace: 'pre-line' }}>
+            {config?.terms.text ?? ''}
+            {config?.terms.url ? (
+              <>
+                {config.terms.text ? ' ' : ''}
+                <Link href={config.terms.url} target="_blank" rel="noopener noreferrer">
+                  Read the participation terms
+                </Link>
+              </>
+            ) : null}
+          </Typography>
+          <FormControlLabel
+            control={<Checkbox {...register('accept_terms')} slotProps={{ input: { 'aria-describedby': termsId } }} />}
+            label={`I accept the participation terms${config ? ` (version ${config.terms.version})` : ''}`}
+          />
+          {errors.accept_terms ? <FormHelperText>{errors.accept_terms.message}</FormHelperText> : null}
+        </FormControl>
         <SubmitButton submitting={isSubmitting} fullWidth sx={{ mt: 3 }}>
           Register
         </SubmitButton>

@@ -3,10 +3,16 @@ import { z } from 'zod';
 import {
   MESSAGES,
   IDEMPOTENCY_KEY_HEADER,
+  adminEvidenceListQuerySchema,
   createEvidenceSchema,
   evidenceListQuerySchema,
   idempotencyKeyField,
+  isAdminRole,
+  markReviewedRequestSchema,
+  selectedVisibilityRequestSchema,
   updateEvidenceSchema,
+  type MarkReviewed,
+  type SelectedVisibility,
 } from '@portal/contracts';
 import {
   notFound,
@@ -27,14 +33,23 @@ import { evidenceFileUpload, routeWithFile } from '../file-upload.js';
 export interface EvidenceRouteDeps {
   evidence: EvidenceService;
   tmpDir: string;
+  /** Decimals of a device position in public answers (the owner and administrators see it whole). */
+  publicLocationDecimals: number;
 }
 
 const evidenceId = (req: Request) => uuidParam(req.params.id, MESSAGES.evidenceNotFound);
 
-function sendPage(req: Request, res: Parameters<Parameters<typeof route>[0]>[1], limit: number, page: EvidencePage, cache: string): void {
+function sendPage(
+  req: Request,
+  res: Parameters<Parameters<typeof route>[0]>[1],
+  limit: number,
+  page: EvidencePage,
+  cache: string,
+  publicLocationDecimals?: number,
+): void {
   setNextLink(req, res, limit, page.nextCursor);
   res.set('Cache-Control', cache);
-  res.json(page.items.map(toEvidenceResponse));
+  res.json(page.items.map((record) => toEvidenceResponse(record, publicLocationDecimals)));
 }
 
 /** The Idempotency-Key header, checked; undefined when not sent. */
@@ -44,8 +59,10 @@ function idempotencyKeyOf(req: Request): string | undefined {
   return parseInput(z.object({ key: idempotencyKeyField }), { key: value }).key;
 }
 
+const ids = (records: { id: string }[]) => records.map((record) => record.id);
+
 /** The evidence routes of SPEC section 7; every role and ownership rule is enforced here. */
-export function evidenceRoutes({ evidence, tmpDir }: EvidenceRouteDeps): Router {
+export function evidenceRoutes({ evidence, tmpDir, publicLocationDecimals }: EvidenceRouteDeps): Router {
   const router = Router();
   const upload = evidenceFileUpload(tmpDir, evidence.largestUpload);
 
@@ -81,16 +98,16 @@ export function evidenceRoutes({ evidence, tmpDir }: EvidenceRouteDeps): Router 
     '/api/evidence',
     route(async (req, res) => {
       const caller = requireCaller(req);
-      const { type, limit, cursor } = parseInput(evidenceListQuerySchema, req.query);
-      sendPage(req, res, limit, await evidence.listOwn(caller, type, limit, cursor), 'private, no-store');
+      const { type, q, limit, cursor } = parseInput(evidenceListQuerySchema, req.query);
+      sendPage(req, res, limit, await evidence.listOwn(caller, { type, q }, limit, cursor), 'private, no-store');
     }),
   );
 
   router.get(
     '/api/evidence/public',
     route(async (req, res) => {
-      const { type, limit, cursor } = parseInput(evidenceListQuerySchema, req.query);
-      sendPage(req, res, limit, await evidence.listPublic(type, limit, cursor), 'public, max-age=30');
+      const { type, q, limit, cursor } = parseInput(evidenceListQuerySchema, req.query);
+      sendPage(req, res, limit, await evidence.listPublic({ type, q }, limit, cursor), 'public, max-age=30', publicLocationDecimals);
     }),
   );
 
@@ -98,8 +115,18 @@ export function evidenceRoutes({ evidence, tmpDir }: EvidenceRouteDeps): Router 
     '/api/evidence/admin',
     route(async (req, res) => {
       requireAdmin(req);
-      const { type, limit, cursor } = parseInput(evidenceListQuerySchema, req.query);
-      sendPage(req, res, limit, await evidence.listAll({ type }, limit, cursor), 'private, no-store');
+      const { type, q, review_status, visibility, limit, cursor } = parseInput(adminEvidenceListQuerySchema, req.query);
+      const isPublic = visibility === undefined ? undefined : visibility === 'public';
+      sendPage(req, res, limit, await evidence.listAll({ type, q, reviewStatus: review_status, isPublic }, limit, cursor), 'private, no-store');
+    }),
+  );
+
+  router.get(
+    '/api/evidence/admin/counts',
+    route(async (req, res) => {
+      requireAdmin(req);
+      res.set('Cache-Control', 'private, no-store');
+      res.json(await evidence.counts());
     }),
   );
 
@@ -108,8 +135,8 @@ export function evidenceRoutes({ evidence, tmpDir }: EvidenceRouteDeps): Router 
     route(async (req, res) => {
       requireAdmin(req);
       const ownerId = uuidParam(req.params.id, MESSAGES.userNotFound);
-      const { type, limit, cursor } = parseInput(evidenceListQuerySchema, req.query);
-      sendPage(req, res, limit, await evidence.listAll({ ownerId, type }, limit, cursor), 'private, no-store');
+      const { type, q, limit, cursor } = parseInput(evidenceListQuerySchema, req.query);
+      sendPage(req, res, limit, await evidence.listAll({ ownerId, type, q }, limit, cursor), 'private, no-store');
     }),
   );
 
@@ -118,8 +145,19 @@ export function evidenceRoutes({ evidence, tmpDir }: EvidenceRouteDeps): Router 
     route(async (req, res) => {
       const record = await evidence.readable(req.caller, evidenceId(req));
       const open = record.is_public && (record.media_status === 'ready' || record.media_status === 'none');
-      res.set('Cache-Control', open ? 'public, max-age=30' : 'private, no-store');
-      res.json(toEvidenceResponse(record));
+      const privileged = req.caller !== undefined && (req.caller.userId === record.user_id || isAdminRole(req.caller.role));
+      if (open && !privileged) {
+        // The public's copy: a device position is coarsened. The owner and administrators get
+        // another answer at this URL, so it varies with the caller: the gateway's shared cache
+        // (which stores no answer with Vary) must not hand this copy to them.
+        res.set('Cache-Control', 'public, max-age=30');
+        res.set('Vary', 'Cookie');
+        res.json(toEvidenceResponse(record, publicLocationDecimals));
+      } else {
+        // The owner's and administrators' copy holds the exact position: never shared.
+        res.set('Cache-Control', 'private, no-store');
+        res.json(toEvidenceResponse(record));
+      }
     }),
   );
 
@@ -147,8 +185,47 @@ export function evidenceRoutes({ evidence, tmpDir }: EvidenceRouteDeps): Router 
   router.put(
     '/api/evidence/clearance/:id',
     route(async (req, res) => {
+      const caller = requireAdmin(req);
+      res.json(toEvidenceResponse(await evidence.toggleVisibility(caller, evidenceId(req), requestId(req))));
+    }),
+  );
+
+  router.put(
+    '/api/evidence/visibility',
+    route(async (req, res) => {
       requireAdmin(req);
-      res.json(toEvidenceResponse(await evidence.toggleVisibility(evidenceId(req), requestId(req))));
+      const input = parseInput(selectedVisibilityRequestSchema, req.body);
+      const result = await evidence.setSelectedVisibility(input.ids, input.is_public, requestId(req));
+      const body: SelectedVisibility = {
+        ok: true,
+        is_public: input.is_public,
+        changed: ids(result.changed),
+        unchanged: result.unchanged,
+        not_found: result.missing,
+      };
+      res.json(body);
+    }),
+  );
+
+  router.put(
+    '/api/evidence/review',
+    route(async (req, res) => {
+      requireAdmin(req);
+      const input = parseInput(markReviewedRequestSchema, req.body);
+      const result = await evidence.markReviewed(input.ids, requestId(req));
+      const body: MarkReviewed = { ok: true, reviewed: ids(result.changed), unchanged: result.unchanged, not_found: result.missing };
+      res.json(body);
+    }),
+  );
+
+  router.put(
+    '/api/evidence/review/:id',
+    route(async (req, res) => {
+      requireAdmin(req);
+      const id = evidenceId(req);
+      const result = await evidence.markReviewed([id], requestId(req));
+      if (result.missing.length > 0) throw notFound(MESSAGES.evidenceNotFound);
+      res.json(toEvidenceResponse(await evidence.readable(req.caller, id)));
     }),
   );
 
@@ -159,8 +236,8 @@ export function evidenceRoutes({ evidence, tmpDir }: EvidenceRouteDeps): Router 
     router.put(
       path,
       route(async (req, res) => {
-        requireAdmin(req);
-        const changed = await evidence.setAllVisibility(isPublic, requestId(req));
+        const caller = requireAdmin(req);
+        const changed = await evidence.setAllVisibility(caller, isPublic, requestId(req));
         res.json({ ok: true, changed, is_public: isPublic });
       }),
     );

@@ -1,6 +1,6 @@
 import { Router } from 'express';
-import { MESSAGES } from '@portal/contracts';
-import { notFound, requireServiceToken, route, uuidParam, type BlobStore, type IdentityTokens } from '@portal/platform';
+import { MESSAGES, type PostedCounts } from '@portal/contracts';
+import { badRequest, notFound, requireServiceToken, route, uuidParam, type BlobStore, type IdentityTokens } from '@portal/platform';
 import type { MediaVariant } from '../../domain/evidence-record.js';
 import type { EvidenceRepository } from '../../repositories/evidence-repository.js';
 import { exportedFiles, type ExportedItem } from '../../domain/evidence-export.js';
@@ -30,6 +30,31 @@ export function internalRoutes(deps: { tokens: IdentityTokens; repository: Evide
       } while (cursor);
       res.set('Cache-Control', 'no-store');
       res.json({ items: items.reverse() });
+    }),
+  );
+
+  /**
+   * How many items of each kind were posted after `since` (for the moderator digest). Newest
+   * first, so only the new items are read.
+   */
+  router.get(
+    '/internal/evidence/posted-counts',
+    route(async (req, res) => {
+      const since = typeof req.query.since === 'string' && !Number.isNaN(Date.parse(req.query.since)) ? new Date(req.query.since).toISOString() : null;
+      if (!since) throw badRequest('since must be a date and time');
+      const counts: PostedCounts = { notes: 0, photos: 0, videos: 0, audio: 0 };
+      const kinds = { 1: 'notes', 2: 'photos', 3: 'videos', 4: 'audio' } as const;
+      let cursor: string | undefined;
+      scan: do {
+        const page = await deps.repository.list({}, PAGE, cursor);
+        for (const record of page.items) {
+          if (record.date_posted <= since) break scan;
+          counts[kinds[record.media_type]] += 1;
+        }
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor);
+      res.set('Cache-Control', 'no-store');
+      res.json(counts);
     }),
   );
 

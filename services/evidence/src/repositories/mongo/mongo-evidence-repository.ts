@@ -1,5 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import type { MediaType } from '@portal/contracts';
+import type { EvidenceCounts, MediaType } from '@portal/contracts';
 import {
   MongoBlobIntents,
   MongoOutboxStore,
@@ -12,7 +12,8 @@ import {
   serialWrite,
 } from '@portal/platform';
 import type { EvidenceChanges, EvidenceRecord } from '../../domain/evidence-record.js';
-import type { EvidenceFilter, EvidencePage, EvidenceRepository, FinishedUpload, PendingEvent } from '../evidence-repository.js';
+import type { EvidenceFilter, EvidencePage, EvidenceRepository, FinishedUpload, PendingEvent, SelectedChange } from '../evidence-repository.js';
+import { searchWords } from '../../domain/search-words.js';
 
 interface EvidenceDocument extends Omit<EvidenceRecord, 'id'> {
   _id: string;
@@ -23,6 +24,8 @@ interface EvidenceDocument extends Omit<EvidenceRecord, 'id'> {
    * is deleted: always set and unique (FerretDB has no partial or sparse unique indexes).
    */
   idempotency_key?: string;
+  /** The words of title and notes (searchWords), for search: see searchTermsOf. */
+  search_terms: string[];
   _outbox: EmbeddedEvent[];
   _outboxVersion: number;
   _deleted?: boolean;
@@ -39,6 +42,7 @@ const evidenceSchema = new Schema<EvidenceDocument>(
     location: { type: String, default: null },
     media_type: Number,
     is_public: Boolean,
+    review_status: { type: String, default: 'new' },
     date_posted: String,
     updated_at: String,
     media_status: String,
@@ -58,6 +62,7 @@ const evidenceSchema = new Schema<EvidenceDocument>(
     upload_id: { type: String, default: null },
     upload_size: { type: Number, default: null },
     idempotency_key: String,
+    search_terms: { type: [String], default: [] },
     _outbox: { type: [embeddedEventSchema], default: [] },
     _outboxVersion: { type: Number, default: 0 },
     _deleted: { type: Boolean, default: false },
@@ -73,6 +78,21 @@ evidenceSchema.index({ idempotency_key: 1 }, { name: 'by_idempotency_key', uniqu
 
 const keyOf = (userId: string, key: string) => `${userId} ${key}`;
 
+evidenceSchema.index({ review_status: 1, date_posted: -1, _id: -1 }, { name: 'by_review_status' });
+// Multikey: one entry per word. A prefix regex (^word) on it is an index range scan.
+evidenceSchema.index({ search_terms: 1 }, { name: 'by_search_term' });
+
+/**
+ * Search without $text: FerretDB (the distributed test server) has no text indexes, so each item
+ * carries its words (searchWords of title and notes) and a query asks, word by word, for a term
+ * that starts with it. The same words and the same rule as SQLite's FTS5 prefix queries.
+ */
+function searchTermsOf(record: Pick<EvidenceRecord, 'title' | 'notes'>): string[] {
+  return searchWords(`${record.title} ${record.notes}`);
+}
+
+const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 interface AuthorDocument {
   _id: string;
   username: string;
@@ -83,8 +103,10 @@ const LIVE = { _deleted: { $ne: true } };
 
 function toRecord(document: EvidenceDocument | null): EvidenceRecord | null {
   if (!document || document._deleted) return null;
-  const { _id, upload_id: _upload, upload_size: _size, idempotency_key: _key, _outbox, _outboxVersion, _deleted, ...rest } = document;
-  return { id: _id, ...rest, media_type: rest.media_type as MediaType } as EvidenceRecord;
+  const { _id, upload_id: _upload, upload_size: _size, idempotency_key: _key, search_terms: _terms, _outbox, _outboxVersion, _deleted, ...rest } = document;
+  // Documents written before the review queue existed: public ones were published by an administrator.
+  const review_status = rest.review_status ?? (rest.is_public ? 'reviewed' : 'new');
+  return { id: _id, ...rest, review_status, media_type: rest.media_type as MediaType } as EvidenceRecord;
 }
 
 /** Evidence in MongoDB (mongoose): one document per item with its pending events inside. */
@@ -106,6 +128,27 @@ export class MongoEvidenceRepository implements EvidenceRepository {
     }
     await this.items.createIndexes();
     await this.blobIntents.ensureIndexes();
+    await this.migrate();
+  }
+
+  /** Documents from before the review queue and search: their review state and their words. */
+  private async migrate(): Promise<void> {
+    await serialWrite(this.items, async () => {
+      await this.items.collection.updateMany({ review_status: { $exists: false }, is_public: true }, { $set: { review_status: 'reviewed' } });
+      await this.items.collection.updateMany({ review_status: { $exists: false } }, { $set: { review_status: 'new' } });
+    });
+    for (;;) {
+      const batch = await this.items.collection.find({ search_terms: { $exists: false } }, { projection: { title: 1, notes: 1 } }).limit(500).toArray();
+      if (batch.length === 0) return;
+      for (const document of batch) {
+        await serialWrite(this.items, () =>
+          this.items.collection.updateOne(
+            { _id: document._id, search_terms: { $exists: false } },
+            { $set: { search_terms: searchTermsOf({ title: String(document.title ?? ''), notes: String(document.notes ?? '') }) } },
+          ),
+        );
+      }
+    }
   }
 
   async create(record: EvidenceRecord, events: PendingEvent[], finishedUpload?: FinishedUpload, idempotencyKey?: string): Promise<void> {
@@ -113,6 +156,7 @@ export class MongoEvidenceRepository implements EvidenceRepository {
     await this.items.collection.insertOne({
       _id: id,
       ...rest,
+      search_terms: searchTermsOf(record),
       upload_id: finishedUpload?.uploadId ?? null,
       upload_size: finishedUpload?.size ?? null,
       idempotency_key: idempotencyKey === undefined ? id : keyOf(record.user_id, idempotencyKey),
@@ -127,9 +171,18 @@ export class MongoEvidenceRepository implements EvidenceRepository {
   }
 
   async update(id: string, changes: EvidenceChanges, events: PendingEvent[]): Promise<EvidenceRecord | null> {
-    const updated = await serialWrite(this.items, () =>
-      this.items.findOneAndUpdate({ _id: id, ...LIVE }, { $set: changes, ...outboxPush(toEmbedded(events)) }, { new: true }).lean<EvidenceDocument>().exec(),
-    );
+    const updated = await serialWrite(this.items, async () => {
+      const set: Record<string, unknown> = { ...changes };
+      if (changes.title !== undefined || changes.notes !== undefined) {
+        // The words come from both fields; one not changed is read (writes are serialised here).
+        const current =
+          changes.title !== undefined && changes.notes !== undefined
+            ? null
+            : await this.items.findOne({ _id: id, ...LIVE }, { title: 1, notes: 1 }).lean<EvidenceDocument>();
+        set.search_terms = searchTermsOf({ title: changes.title ?? current?.title ?? '', notes: changes.notes ?? current?.notes ?? '' });
+      }
+      return this.items.findOneAndUpdate({ _id: id, ...LIVE }, { $set: set, ...outboxPush(toEmbedded(events)) }, { new: true }).lean<EvidenceDocument>().exec();
+    });
     return toRecord(updated);
   }
 
@@ -148,8 +201,13 @@ export class MongoEvidenceRepository implements EvidenceRepository {
       query.media_status = { $in: ['ready', 'none'] };
     }
     if (filter.type) query.media_type = filter.type;
+    if (filter.reviewStatus) query.review_status = filter.reviewStatus;
+    if (filter.isPublic !== undefined) query.is_public = filter.isPublic;
+    const and: Record<string, unknown>[] = [];
+    for (const word of filter.words ?? []) and.push({ search_terms: { $regex: `^${escapeRegex(word)}` } });
     const after = cursor ? decodeCursor(cursor) : null;
-    if (after) query.$or = [{ date_posted: { $lt: after[0] } }, { date_posted: after[0], _id: { $lt: after[1] } }];
+    if (after) and.push({ $or: [{ date_posted: { $lt: after[0] } }, { date_posted: after[0], _id: { $lt: after[1] } }] });
+    if (and.length > 0) query.$and = and;
     const documents = await this.items.find(query).sort({ date_posted: -1, _id: -1 }).limit(limit + 1).lean<EvidenceDocument[]>();
     const items = documents.slice(0, limit).map((document) => toRecord(document)!);
     const last = items.at(-1);
@@ -157,13 +215,81 @@ export class MongoEvidenceRepository implements EvidenceRepository {
   }
 
   async setAllVisibility(isPublic: boolean, events: (changed: number) => PendingEvent[]): Promise<number> {
-    const result = await serialWrite(this.items, () =>
-      this.items.updateMany({ is_public: { $ne: isPublic }, ...LIVE }, { $set: { is_public: isPublic, updated_at: new Date().toISOString() } }).exec(),
-    );
+    const result = await serialWrite(this.items, async () => {
+      const changed = await this.items
+        .updateMany({ is_public: { $ne: isPublic }, ...LIVE }, { $set: { is_public: isPublic, review_status: 'reviewed', updated_at: new Date().toISOString() } })
+        .exec();
+      await this.items.updateMany({ review_status: { $ne: 'reviewed' }, ...LIVE }, { $set: { review_status: 'reviewed' } }).exec();
+      return changed;
+    });
     // Without multi-document transactions the bulk announcement is a separate write: if the
     // process died right here the change would stand unannounced (nothing consumes it today).
     if (result.modifiedCount > 0) await this.outbox.appendStandalone(events(result.modifiedCount));
     return result.modifiedCount;
+  }
+
+  async setVisibility(ids: string[], isPublic: boolean, eventFor: (record: EvidenceRecord) => PendingEvent): Promise<SelectedChange> {
+    const result: SelectedChange = { changed: [], unchanged: [], missing: [] };
+    const updated_at = new Date().toISOString();
+    for (const id of ids) {
+      // One document, one atomic write with its event: the item is changed and announced, or neither.
+      const changed = await serialWrite(this.items, async () => {
+        const current = await this.items.findOne({ _id: id, ...LIVE }).lean<EvidenceDocument>();
+        if (!current) return 'missing' as const;
+        if (current.is_public === isPublic) {
+          await this.items.updateOne({ _id: id, ...LIVE, review_status: { $ne: 'reviewed' } }, { $set: { review_status: 'reviewed' } }).exec();
+          return 'unchanged' as const;
+        }
+        const after = { ...toRecord(current)!, is_public: isPublic, review_status: 'reviewed' as const, updated_at };
+        const written = await this.items
+          .findOneAndUpdate(
+            { _id: id, ...LIVE, is_public: current.is_public },
+            { $set: { is_public: isPublic, review_status: 'reviewed', updated_at }, ...outboxPush(toEmbedded([eventFor(after)])) },
+            { new: true },
+          )
+          .lean<EvidenceDocument>()
+          .exec();
+        return toRecord(written) ?? ('missing' as const);
+      });
+      if (changed === 'missing') result.missing.push(id);
+      else if (changed === 'unchanged') result.unchanged.push(id);
+      else result.changed.push(changed);
+    }
+    return result;
+  }
+
+  async markReviewed(ids: string[], eventFor: (record: EvidenceRecord) => PendingEvent): Promise<SelectedChange> {
+    const result: SelectedChange = { changed: [], unchanged: [], missing: [] };
+    for (const id of ids) {
+      const outcome = await serialWrite(this.items, async () => {
+        const current = toRecord(await this.items.findOne({ _id: id, ...LIVE }).lean<EvidenceDocument>());
+        if (!current) return 'missing' as const;
+        if (current.review_status === 'reviewed') return 'unchanged' as const;
+        const after = { ...current, review_status: 'reviewed' as const };
+        const written = await this.items
+          .findOneAndUpdate(
+            { _id: id, ...LIVE, review_status: { $ne: 'reviewed' } },
+            { $set: { review_status: 'reviewed' }, ...outboxPush(toEmbedded([eventFor(after)])) },
+            { new: true },
+          )
+          .lean<EvidenceDocument>()
+          .exec();
+        return toRecord(written) ?? ('unchanged' as const);
+      });
+      if (outcome === 'missing') result.missing.push(id);
+      else if (outcome === 'unchanged') result.unchanged.push(id);
+      else result.changed.push(outcome);
+    }
+    return result;
+  }
+
+  async counts(): Promise<EvidenceCounts> {
+    const [total, open, waiting] = await Promise.all([
+      this.items.countDocuments({ ...LIVE }).exec(),
+      this.items.countDocuments({ ...LIVE, is_public: true }).exec(),
+      this.items.countDocuments({ ...LIVE, review_status: 'new' }).exec(),
+    ]);
+    return { new: waiting, public: open, private: total - open, total };
   }
 
   async applyMediaResult(id: string, revision: number, changes: EvidenceChanges): Promise<EvidenceRecord | null> {
@@ -206,6 +332,10 @@ export class MongoEvidenceRepository implements EvidenceRepository {
 
   async findByIdempotencyKey(userId: string, key: string): Promise<EvidenceRecord | null> {
     return toRecord(await this.items.findOne({ idempotency_key: keyOf(userId, key), ...LIVE }).lean<EvidenceDocument>());
+  }
+
+  async appendEvents(events: PendingEvent[]): Promise<void> {
+    await this.outbox.appendStandalone(events);
   }
 
   async ping(): Promise<void> {

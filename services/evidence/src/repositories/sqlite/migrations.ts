@@ -49,6 +49,40 @@ export const EVIDENCE_MIGRATIONS = [
      created_at TEXT NOT NULL
    );
    CREATE INDEX blob_intents_by_age ON blob_intents (created_at);`,
+  // Moderation: the review queue (review_status) and search in titles and notes (FTS5). Items
+  // already public were published by an administrator, so they count as reviewed; the others
+  // wait in the queue. The search index is contentless (the text stays in evidence only) and
+  // kept by triggers; its documents are numbered in a table of their own rather than by the
+  // evidence table's implicit rowid, which a VACUUM may renumber. FTS5's secure-delete removes a
+  // deleted item's words from the index at once (not only when its segments are next merged).
+  `ALTER TABLE evidence ADD COLUMN review_status TEXT NOT NULL DEFAULT 'new';
+   UPDATE evidence SET review_status = 'reviewed' WHERE is_public = 1;
+   CREATE INDEX evidence_review ON evidence (review_status, date_posted DESC, id DESC);
+   CREATE TABLE evidence_search_docs (
+     doc INTEGER PRIMARY KEY,
+     evidence_id TEXT NOT NULL UNIQUE
+   );
+   CREATE VIRTUAL TABLE evidence_search USING fts5(
+     title, notes, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2'
+   );
+   INSERT INTO evidence_search (evidence_search, rank) VALUES ('secure-delete', 1);
+   INSERT INTO evidence_search_docs (evidence_id) SELECT id FROM evidence;
+   INSERT INTO evidence_search (rowid, title, notes)
+     SELECT d.doc, e.title, e.notes FROM evidence e JOIN evidence_search_docs d ON d.evidence_id = e.id;
+   CREATE TRIGGER evidence_search_insert AFTER INSERT ON evidence BEGIN
+     INSERT INTO evidence_search_docs (evidence_id) VALUES (new.id);
+     INSERT INTO evidence_search (rowid, title, notes)
+       SELECT doc, new.title, new.notes FROM evidence_search_docs WHERE evidence_id = new.id;
+   END;
+   CREATE TRIGGER evidence_search_update AFTER UPDATE OF title, notes ON evidence BEGIN
+     DELETE FROM evidence_search WHERE rowid = (SELECT doc FROM evidence_search_docs WHERE evidence_id = old.id);
+     INSERT INTO evidence_search (rowid, title, notes)
+       SELECT doc, new.title, new.notes FROM evidence_search_docs WHERE evidence_id = new.id;
+   END;
+   CREATE TRIGGER evidence_search_delete AFTER DELETE ON evidence BEGIN
+     DELETE FROM evidence_search WHERE rowid = (SELECT doc FROM evidence_search_docs WHERE evidence_id = old.id);
+     DELETE FROM evidence_search_docs WHERE evidence_id = old.id;
+   END;`,
   // The client's idempotency key of each item made with one (EvidenceRepository.create).
   `CREATE TABLE idempotency_keys (
      user_id TEXT NOT NULL,

@@ -1,5 +1,5 @@
 import { appendToOutbox, decodeCursor, encodeCursor, SqliteBlobIntents, SqliteOutboxStore, type SqliteDatabase } from '@portal/platform';
-import type { MediaType } from '@portal/contracts';
+import type { EvidenceCounts, MediaType } from '@portal/contracts';
 import type { EvidenceChanges, EvidenceRecord } from '../../domain/evidence-record.js';
 import type {
   EvidenceFilter,
@@ -7,6 +7,7 @@ import type {
   EvidenceRepository,
   FinishedUpload,
   PendingEvent,
+  SelectedChange,
 } from '../evidence-repository.js';
 
 type Row = Omit<EvidenceRecord, 'is_public' | 'media_type'> & { is_public: number; media_type: number };
@@ -19,6 +20,7 @@ const WRITABLE = [
   'location',
   'media_type',
   'is_public',
+  'review_status',
   'updated_at',
   'media_status',
   'media_error',
@@ -97,6 +99,21 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
       where.push('media_type = ?');
       params.push(filter.type);
     }
+    if (filter.reviewStatus) {
+      where.push('review_status = ?');
+      params.push(filter.reviewStatus);
+    }
+    if (filter.isPublic !== undefined) {
+      where.push('is_public = ?');
+      params.push(filter.isPublic ? 1 : 0);
+    }
+    if (filter.words && filter.words.length > 0) {
+      // Each word a quoted prefix query: the words hold letters and digits only (searchWords).
+      where.push(
+        `id IN (SELECT d.evidence_id FROM evidence_search s JOIN evidence_search_docs d ON d.doc = s.rowid WHERE evidence_search MATCH ?)`,
+      );
+      params.push(filter.words.map((word) => `"${word.replaceAll('"', '""')}"*`).join(' AND '));
+    }
     const after = cursor ? decodeCursor(cursor) : null;
     if (after) {
       where.push('(date_posted, id) < (?, ?)');
@@ -114,12 +131,66 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
 
   async setAllVisibility(isPublic: boolean, events: (changed: number) => PendingEvent[]): Promise<number> {
     return this.db.transaction(() => {
+      const now = new Date().toISOString();
       const changed = this.db
-        .prepare('UPDATE evidence SET is_public = ?, updated_at = ? WHERE is_public <> ?')
-        .run(isPublic ? 1 : 0, new Date().toISOString(), isPublic ? 1 : 0).changes;
+        .prepare(`UPDATE evidence SET is_public = ?, review_status = 'reviewed', updated_at = ? WHERE is_public <> ?`)
+        .run(isPublic ? 1 : 0, now, isPublic ? 1 : 0).changes;
+      this.db.prepare(`UPDATE evidence SET review_status = 'reviewed' WHERE review_status <> 'reviewed'`).run();
       if (changed > 0) this.append(events(changed));
       return changed;
     }).immediate();
+  }
+
+  async setVisibility(ids: string[], isPublic: boolean, eventFor: (record: EvidenceRecord) => PendingEvent): Promise<SelectedChange> {
+    // One transaction for the call: each item is still all or nothing, and 500 items cost one commit.
+    return this.db.transaction(() => {
+      const result: SelectedChange = { changed: [], unchanged: [], missing: [] };
+      const now = new Date().toISOString();
+      for (const id of ids) {
+        const row = this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row | undefined;
+        if (!row) {
+          result.missing.push(id);
+        } else if ((row.is_public === 1) === isPublic) {
+          this.db.prepare(`UPDATE evidence SET review_status = 'reviewed' WHERE id = ? AND review_status <> 'reviewed'`).run(id);
+          result.unchanged.push(id);
+        } else {
+          this.updateRow(id, { is_public: isPublic, review_status: 'reviewed', updated_at: now });
+          const record = fromRow(this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row)!;
+          this.append([eventFor(record)]);
+          result.changed.push(record);
+        }
+      }
+      return result;
+    }).immediate();
+  }
+
+  async markReviewed(ids: string[], eventFor: (record: EvidenceRecord) => PendingEvent): Promise<SelectedChange> {
+    return this.db.transaction(() => {
+      const result: SelectedChange = { changed: [], unchanged: [], missing: [] };
+      for (const id of ids) {
+        const row = this.db.prepare('SELECT review_status FROM evidence WHERE id = ?').get(id) as { review_status: string } | undefined;
+        if (!row) {
+          result.missing.push(id);
+        } else if (row.review_status === 'reviewed') {
+          result.unchanged.push(id);
+        } else {
+          this.db.prepare(`UPDATE evidence SET review_status = 'reviewed' WHERE id = ?`).run(id);
+          const record = fromRow(this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row)!;
+          this.append([eventFor(record)]);
+          result.changed.push(record);
+        }
+      }
+      return result;
+    }).immediate();
+  }
+
+  async counts(): Promise<EvidenceCounts> {
+    const row = this.db
+      .prepare(
+        `SELECT count(*) AS total, coalesce(sum(is_public), 0) AS public, coalesce(sum(review_status = 'new'), 0) AS new FROM evidence`,
+      )
+      .get() as { total: number; public: number; new: number };
+    return { new: row.new, public: row.public, private: row.total - row.public, total: row.total };
   }
 
   async applyMediaResult(id: string, revision: number, changes: EvidenceChanges): Promise<EvidenceRecord | null> {
@@ -166,6 +237,10 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
         .prepare('SELECT evidence.* FROM idempotency_keys JOIN evidence ON evidence.id = idempotency_keys.evidence_id WHERE idempotency_keys.user_id = ? AND idempotency_keys.key = ?')
         .get(userId, key) as Row | undefined,
     );
+  }
+
+  async appendEvents(events: PendingEvent[]): Promise<void> {
+    this.db.transaction(() => this.append(events)).immediate();
   }
 
   async ping(): Promise<void> {

@@ -29,9 +29,9 @@ export function adminRoutes({ users, exporter, limits }: { users: UserService; e
   router.put(
     '/api/user/admin/:id',
     route(async (req, res) => {
-      requireAdmin(req);
+      const caller = requireAdmin(req);
       const id = userIdParam(req.params.id);
-      const user = await users.adminUpdate(id, parseInput(adminUserUpdateSchema, req.body), requestId(req));
+      const user = await users.adminUpdate(caller, id, parseInput(adminUserUpdateSchema, req.body), requestId(req));
       res.json(toUserResponse(user));
     }),
   );
@@ -40,8 +40,9 @@ export function adminRoutes({ users, exporter, limits }: { users: UserService; e
   router.get(
     '/api/user/:id/export',
     route(async (req, res) => {
-      requireAdmin(req);
+      const caller = requireAdmin(req);
       const prepared = await exporter.prepare(userIdParam(req.params.id));
+      await users.recordExport(caller, prepared.user, requestId(req));
       res.status(200).set({
         'Content-Type': 'application/zip',
         'Content-Disposition': `attachment; filename="${prepared.fileName}"`,

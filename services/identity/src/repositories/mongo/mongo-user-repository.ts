@@ -40,6 +40,8 @@ const userSchema = new Schema<UserDocument>(
     avatar_key: { type: String, default: null },
     video_watched: Boolean,
     email_verified: Boolean,
+    terms_version: { type: String, default: null },
+    terms_accepted_at: { type: String, default: null },
     created_at: String,
     updated_at: String,
     _outbox: { type: [embeddedEventSchema], default: [] },

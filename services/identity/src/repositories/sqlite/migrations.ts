@@ -36,4 +36,33 @@ export const IDENTITY_MIGRATIONS = [
    );`,
   // Pictures being written or deleted (UserService.sweepPictureIntents).
   BLOB_INTENTS_TABLE_SQL,
+  // The audit log (SqliteAuditLog): append-only; the only change allowed is an erasure.
+  `CREATE TABLE audit_entries (
+     id TEXT PRIMARY KEY,
+     at TEXT NOT NULL,
+     actor_id TEXT,
+     actor_username TEXT,
+     action TEXT NOT NULL,
+     target_type TEXT NOT NULL,
+     target_id TEXT,
+     target_label TEXT,
+     subject_user_id TEXT,
+     before_json TEXT,
+     after_json TEXT,
+     details_json TEXT,
+     erased INTEGER NOT NULL DEFAULT 0
+   );
+   CREATE INDEX audit_by_time ON audit_entries (at, id);
+   CREATE INDEX audit_by_actor ON audit_entries (actor_id);
+   CREATE INDEX audit_by_target ON audit_entries (target_id);
+   CREATE INDEX audit_by_subject ON audit_entries (subject_user_id);
+   CREATE TRIGGER audit_entries_no_delete BEFORE DELETE ON audit_entries
+     BEGIN SELECT RAISE(ABORT, 'audit entries are append-only'); END;
+   CREATE TRIGGER audit_entries_erase_only BEFORE UPDATE ON audit_entries WHEN NEW.erased <> 1
+     BEGIN SELECT RAISE(ABORT, 'audit entries are append-only'); END;`,
+  // The participation terms accepted at registration (null: not recorded).
+  `ALTER TABLE users ADD COLUMN terms_version TEXT;
+   ALTER TABLE users ADD COLUMN terms_accepted_at TEXT;`,
+  // Runs of periodic work (SqliteScheduleStore): the moderator digest.
+  `CREATE TABLE schedule_runs (name TEXT PRIMARY KEY, last_at TEXT NOT NULL);`,
 ];

@@ -16,6 +16,8 @@ const COLUMNS = [
   'avatar_key',
   'video_watched',
   'email_verified',
+  'terms_version',
+  'terms_accepted_at',
   'updated_at',
 ] as const;
 

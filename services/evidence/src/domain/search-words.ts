@@ -1,0 +1,13 @@
+/** The most words one search may have. */
+export const MAX_SEARCH_WORDS = 12;
+
+/**
+ * The words of a text as search compares them: letters and digits only, lower case, accents
+ * removed ("Café-Bar 2" → cafe, bar, 2), each once. The same rule makes an item's terms and a
+ * query's words, so that every repository finds the same items (SQLite's FTS5 tokenizer
+ * `unicode61 remove_diacritics 2` splits and folds text the same way).
+ */
+export function searchWords(text: string): string[] {
+  const folded = text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
+  return [...new Set(folded.split(/[^\p{L}\p{N}]+/u).filter((word) => word.length > 0))];
+}

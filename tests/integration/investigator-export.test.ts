@@ -1,0 +1,111 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@portal/platform/testing';
+import { ApiClient } from '../support/api-client.js';
+import { adminClient, newParticipant } from '../support/accounts.js';
+import { uploadEvidence, waitForMedia, type EvidenceItem } from '../support/evidence.js';
+import { phoneJpeg } from '../support/media.js';
+import { readZip, sha256 } from '../support/participant-data.js';
+import { startTestPortal, TEST_ADMIN, type TestPortal } from '../support/portal.js';
+
+let portal: TestPortal;
+let scratch: string;
+let admin: ApiClient;
+let informant: Awaited<ReturnType<typeof newParticipant>>;
+let photo: EvidenceItem;
+let note: EvidenceItem;
+let photoBytes: Buffer;
+
+beforeAll(async () => {
+  scratch = mkdtempSync(join(tmpdir(), 'investigator-export-'));
+  portal = await startTestPortal();
+  admin = (await adminClient(portal.url)).client;
+  informant = await newParticipant(portal.url);
+  photoBytes = await phoneJpeg({ width: 800, height: 600 });
+  writeFileSync(join(scratch, 'street.jpg'), photoBytes);
+  const uploaded = await uploadEvidence(informant.client, join(scratch, 'street.jpg'), { title: 'Street, 9 pm', notes: 'Two cars, "no lights"', location: '40.7, -74.0' });
+  photo = await waitForMedia(informant.client, uploaded.data.id);
+  expect(photo.media_status).toBe('ready');
+  note = (await informant.client.post('/api/evidence', { title: '=1+1', notes: 'a note\nover two lines' })).data;
+  expect((await admin.put(`/api/evidence/clearance/${note.id}`)).status).toBe(200);
+}, 120_000);
+afterAll(async () => {
+  await portal?.dispose();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+async function exported(query: string) {
+  const response = await admin.bytes(`/api/evidence/export${query}`);
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toBe('application/zip');
+  expect(response.headers.get('content-disposition')).toMatch(/^attachment; filename="evidence-export-[\d-T]+\.zip"$/);
+  expect(response.headers.get('cache-control')).toBe('private, no-store');
+  const files = await readZip(response.body);
+  const manifest = JSON.parse(files.get('manifest.json')!.toString('utf8'));
+  return { files, manifest, csv: files.get('manifest.csv')!.toString('utf8') };
+}
+
+describe("the investigator's export", () => {
+  it('holds manifest.csv, manifest.json and the display copy of every item, newest first', async () => {
+    const { files, manifest, csv } = await exported('');
+    expect(manifest.items.map((item: { id: string }) => item.id)).toEqual([note.id, photo.id]);
+    expect(manifest.items[1]).toEqual({
+      id: photo.id,
+      title: 'Street, 9 pm',
+      notes: 'Two cars, "no lights"',
+      location: '40.7, -74.0',
+      type: 'photo',
+      posted: photo.date_posted,
+      author: informant.user.username,
+      public: false,
+      review_status: null,
+      files: [`media/${photo.id}/display.webp`],
+    });
+    expect(manifest.items[0]).toMatchObject({ type: 'note', public: true, files: [] });
+    expect(manifest.exported_by).toBe(TEST_ADMIN.username);
+    const display = await admin.bytes(`/media/evidence/${photo.id}/display`);
+    expect(sha256(files.get(`media/${photo.id}/display.webp`)!)).toBe(sha256(display.body));
+    expect([...files.keys()].some((name) => name.includes('original'))).toBe(false);
+    const lines = csv.trimEnd().split('\r\n');
+    expect(lines[0]).toBe('id,title,notes,location,type,posted,author,public,review_status,files');
+    expect(csv).toContain(`${note.id},'=1+1,"a note\nover two lines",,note,`);
+    expect(csv).toContain(`${photo.id},"Street, 9 pm","Two cars, ""no lights""","40.7, -74.0",photo,${photo.date_posted},${informant.user.username},false,,media/${photo.id}/display.webp\r\n`);
+  });
+
+  it('adds the originals as sent on request, and exports only the chosen ids or the filtered type', async () => {
+    const withOriginals = await exported(`?originals=true&ids=${photo.id}`);
+    expect(withOriginals.manifest.items.map((item: { id: string }) => item.id)).toEqual([photo.id]);
+    expect(withOriginals.manifest.items[0].files).toEqual([`media/${photo.id}/display.webp`, `media/${photo.id}/original.jpg`]);
+    expect(sha256(withOriginals.files.get(`media/${photo.id}/original.jpg`)!)).toBe(sha256(photoBytes));
+
+    const missing = '00000000-0000-4000-8000-000000000000';
+    const chosen = await exported(`?ids=${note.id},${missing}`);
+    expect(chosen.manifest.items.map((item: { id: string }) => item.id)).toEqual([note.id]);
+    expect(chosen.manifest.missing).toEqual([missing]);
+
+    const notes = await exported('?type=1');
+    expect(notes.manifest.items.map((item: { id: string }) => item.id)).toEqual([note.id]);
+  });
+
+  it('is recorded in the audit log', async () => {
+    await exported(`?ids=${photo.id}&originals=true`);
+    const entry = await waitFor(async () =>
+      ((await admin.get('/api/admin/activity?action=evidence.export')).data as { details: { ids?: string[]; originals: boolean } }[]).find(
+        (e) => e.details.ids?.[0] === photo.id && e.details.originals,
+      ),
+    );
+    expect(entry).toMatchObject({ actor_username: TEST_ADMIN.username, target_type: 'archive' });
+  });
+
+  it('is for administrators only, and refuses what it does not understand with a 400', async () => {
+    expect((await new ApiClient(portal.url).get('/api/evidence/export')).status).toBe(401);
+    expect((await informant.client.get('/api/evidence/export')).status).toBe(403);
+    for (const query of ['?ids=not-an-id', '?ids=', '?originals=yes', '?type=9', `?ids=${Array.from({ length: 301 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`).join(',')}`]) {
+      const response = await admin.get(`/api/evidence/export${query}`);
+      expect(response.status, query.slice(0, 40)).toBe(400);
+      expect(response.data.message).toEqual(expect.any(String));
+    }
+  });
+});
