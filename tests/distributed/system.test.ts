@@ -16,6 +16,7 @@ import { uploadEvidence, waitForMedia } from '../support/evidence.js';
 import { makeMediaFixtures, type MediaFixtures } from '../support/media-fixtures.js';
 import { codeIn, readOutbox, waitForMail } from '../support/outbox.js';
 import { TEST_ADMIN } from '../support/portal.js';
+import { rawRequest } from '../support/raw-http.js';
 import { startDistributedPortal, type DistributedPortal } from '../support/distributed-portal.js';
 
 const run = promisify(execFile);
@@ -89,6 +90,8 @@ beforeAll(async () => {
     ADMIN_EMAIL: TEST_ADMIN.email,
     ADMIN_PASSWORD: TEST_ADMIN.password,
     MEDIA_JOB_LOCK_MS: '4000',
+    // Short, for the stalled-body test; every other body here flows without a pause.
+    UPLOAD_IDLE_TIMEOUT_MS: '3000',
   });
 }, 240_000);
 
@@ -148,6 +151,54 @@ describe('the portal as five processes on Kafka, MongoDB, Redis, S3 and SMTP', (
     const ready = await waitForMedia(client, item.id, 120_000);
     expect(ready.media_status).toBe('ready');
     expect(Buffer.compare((await client.bytes(`/media/evidence/${item.id}/original`)).body, video)).toBe(0);
+  });
+
+  it("guards bodies at the gateway process: 413 before reading, 408 for a stalled chunk (what came stays in S3), a participant's unfinished uploads within their share", async () => {
+    const { client } = await newParticipant(portal.url);
+    const cookie = [...client.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+    const tus = { 'tus-resumable': '1.0.0', cookie };
+    const create = (length: number) =>
+      rawRequest(`${portal.url}/api/evidence/uploads`, {
+        method: 'POST',
+        headers: { ...tus, 'upload-length': String(length), 'upload-metadata': `title ${Buffer.from('Guarded').toString('base64')}`, 'content-length': '0' },
+        body: '',
+      });
+    const refused = await rawRequest(`${portal.url}/api/evidence`, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'multipart/form-data; boundary=b', 'content-length': '4000000000', expect: '100-continue' },
+    });
+    expect(refused.status, refused.body).toBe(413);
+    expect(refused.continued).toBe(false);
+
+    const stalledUpload = await create(300 * 1024);
+    expect(stalledUpload.status, stalledUpload.body).toBe(201);
+    const location = `${portal.url}${stalledUpload.headers.location}`;
+    const stalled = await rawRequest(location, {
+      method: 'PATCH',
+      headers: { ...tus, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream', 'content-length': String(300 * 1024) },
+      partial: Buffer.alloc(100 * 1024, 3),
+    });
+    expect(stalled.status, stalled.body).toBe(408);
+    await waitFor(async () => {
+      const head = await fetch(location, { method: 'HEAD', headers: tus });
+      return Number(head.headers.get('upload-offset')) === 100 * 1024 || null;
+    }, { timeoutMs: 10_000, intervalMs: 200, what: 'the stalled chunk kept in S3' });
+    expect((await fetch(location, { method: 'DELETE', headers: tus })).status).toBe(204);
+
+    // The default share: twice the largest evidence file (1 GiB).
+    const gib = 1024 ** 3;
+    const first = await create(gib);
+    expect(first.status, first.body).toBe(201);
+    const second = await create(gib);
+    expect(second.status).toBe(201);
+    const over = await create(1);
+    expect(over.status, over.body).toBe(413);
+    expect(JSON.parse(over.body).message).toMatch(/unfinished uploads already hold 2 GB/);
+    const cancel = (answer: { headers: { location?: string } }) => fetch(`${portal.url}${answer.headers.location}`, { method: 'DELETE', headers: tus });
+    expect((await cancel(first)).status).toBe(204);
+    const third = await create(1);
+    expect(third.status).toBe(201);
+    for (const upload of [second, third]) expect((await cancel(upload)).status).toBe(204);
   });
 
   it('sends the reset code through Kafka, the notifier and SMTP, and the new password works', async () => {

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@tus/server';
 import type { S3Store } from '@tus/s3-store';
-import { s3UploadStorage } from '../../services/evidence/src/http/upload-storage.js';
+import { s3UploadStorage, uploadIdFor } from '../../services/evidence/src/http/upload-storage.js';
 import { infraServers, stopContainers } from '../support/infra-servers.js';
 
 // Resumable uploads kept in S3 (@tus/s3-store), as the distributed evidence service keeps them,
@@ -80,6 +80,24 @@ if (servers.s3) {
       expect(await objectsOf(upload.id)).toContain(`${upload.id}.part`);
       await uploads.discard(await uploads.datastore.getUpload(upload.id));
       expect(await objectsOf(upload.id)).toEqual([]);
+    });
+
+    it("counts the bytes one owner's unfinished uploads declare, and only theirs (the per-participant quota)", async () => {
+      const uploads = await storage();
+      const owner = randomUUID();
+      const other = randomUUID();
+      const create = (ownerId: string, size: number | undefined) =>
+        uploads.datastore.create(new Upload({ id: uploadIdFor(ownerId), ...(size === undefined ? {} : { size }), offset: 0, metadata: { title: 'x', owner: ownerId } }));
+      expect(await uploads.reservedBy(owner, 1000)).toBe(0);
+      const first = await create(owner, 300_000);
+      await create(owner, 200_000);
+      await create(other, 5_000_000);
+      // A deferred length counts as the largest upload allowed.
+      await create(owner, undefined);
+      expect(await uploads.reservedBy(owner, 1000)).toBe(501_000);
+      await uploads.discard(await uploads.datastore.getUpload(first.id));
+      expect(await uploads.reservedBy(owner, 1000)).toBe(201_000);
+      expect(await uploads.reservedBy(other, 1000)).toBe(5_000_000);
     });
   });
 } else {

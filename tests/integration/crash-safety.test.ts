@@ -111,7 +111,8 @@ async function sendResumable(url: string, attempt: Attempt, chunkBytes = 512 * 1
 describe('a crash (kill -9) during 50 concurrent uploads', () => {
   it('keeps every acknowledged upload intact, no unacknowledged one half-made, and no orphan file', async () => {
     const dataDir = join(scratch, 'uploads-data');
-    const [media, first] = await Promise.all([makeMedia(scratch), start(dataDir)]);
+    // Ten uploads at once per participant (four by default), so that five participants make the fifty.
+    const [media, first] = await Promise.all([makeMedia(scratch), start(dataDir, { UPLOAD_CONCURRENT_PER_PARTICIPANT: '10' })]);
     const owners = await Promise.all(Array.from({ length: 5 }, () => newParticipant(first.url).then(({ client }) => client)));
 
     const attempts: Attempt[] = Array.from({ length: 50 }, (_, n) => ({

@@ -103,7 +103,7 @@ describe('processed media', () => {
     const display = await client.bytes(item.aws_url!);
     expect(display.headers.get('content-type')).toBe('image/webp');
     expect((await sharp(display.body).metadata()).exif).toBeUndefined();
-    expect(display.headers.get('cache-control')).toBe('private, max-age=3600');
+    expect(display.headers.get('cache-control')).toBe('private, no-store');
 
     const { client: admin } = await adminClient(portal.url);
     expect((await admin.put(`/api/evidence/clearance/${item.id}`)).data.is_public).toBe(true);

@@ -73,7 +73,8 @@ describe('resumable uploads (tus)', () => {
     const created = await createUpload(client, video.length, { title: 'From the corner', notes: 'shaky', location: '40.1, -74.2', filename: 'clip.mp4' });
     expect(created.status).toBe(201);
     const location = created.headers.get('location')!;
-    expect(location).toMatch(/^\/api\/evidence\/uploads\/[0-9a-f]+$/);
+    // The id starts with its owner's id, so that their unfinished uploads are found by prefix (the quota).
+    expect(location).toMatch(/^\/api\/evidence\/uploads\/[0-9a-f-]{36}\.[0-9a-f]{32}$/);
 
     await interruptedPatch(client, location, video, Math.floor(video.length / 2));
     let offset = 0;

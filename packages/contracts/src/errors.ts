@@ -24,6 +24,7 @@ export const ERROR_CODES = [
   'payload_too_large',
   'unsupported_media_type',
   'rate_limited',
+  'request_timeout',
   'cross_site_request',
   'service_unavailable',
   'internal',

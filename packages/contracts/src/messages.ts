@@ -61,6 +61,7 @@ export const MESSAGES = {
   emptyFile: 'The file is empty',
   uploadNotFound: 'This upload no longer exists. Please start it again.',
   uploadNotYours: 'This upload belongs to someone else',
+  uploadStalled: 'The upload stopped arriving. Check your connection and try again.',
   noEvidenceForUser: 'User has not uploaded any evidence',
   archiveEmpty: 'All Evidence To Be Declassified Soon.',
   noTypeChosen: 'No type has been chosen',

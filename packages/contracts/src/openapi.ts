@@ -56,7 +56,7 @@ const nextLink = {
 
 const commonErrors = {
   '400': error('The input breaks a rule; message says which, fields say where'),
-  '429': error('Too many requests from this address or for this account'),
+  '429': error('Too many requests from this address or for this account, or too many uploads at once for this participant'),
 };
 const signedIn = { ...commonErrors, '401': error('No session: log in first') };
 const adminOnly = { ...signedIn, '403': error('Only administrators may do this') };
@@ -94,6 +94,7 @@ const paths: ZodOpenApiPathsObject = {
         '201': { description: 'The new user', ...json(userSchema) },
         ...commonErrors,
         '409': error('The username or e-mail address is taken'),
+        '408': error('The body stopped arriving: no byte came for UPLOAD_IDLE_TIMEOUT_MS'),
         '413': error('The photo is too large'),
         '415': error('The photo is not an image'),
       },
@@ -122,6 +123,7 @@ const paths: ZodOpenApiPathsObject = {
   '/api/user/logout': {
     post: op({
       summary: 'End this session and clear the cookie',
+      description: 'Also answers Clear-Site-Data: "cache", so that a shared phone keeps none of the pictures and pages the person saw.',
       tags: ['users'],
       responses: { '200': { description: 'Logged out', ...json(okResponseSchema) } },
     }),
@@ -162,6 +164,7 @@ const paths: ZodOpenApiPathsObject = {
         '200': { description: 'The updated user', ...json(userSchema) },
         ...signedIn,
         '409': error('The e-mail address belongs to another account'),
+        '408': error('The body stopped arriving: no byte came for UPLOAD_IDLE_TIMEOUT_MS'),
         '413': error('The avatar is too large'),
         '415': error('The avatar is not an image'),
       },
@@ -226,7 +229,11 @@ const paths: ZodOpenApiPathsObject = {
       summary: "A user's avatar (public)",
       tags: ['users'],
       requestParams: { path: userIdPath },
-      responses: { '200': { description: 'WebP image', content: { 'image/webp': { schema: binary } } }, '404': error('No avatar') },
+      responses: {
+        '200': { description: 'WebP image', content: { 'image/webp': { schema: binary } } },
+        '304': { description: 'Not modified (If-None-Match or If-Modified-Since)' },
+        '404': error('No avatar'),
+      },
     }),
   },
   '/api/user/{id}/export': {
@@ -287,7 +294,8 @@ const paths: ZodOpenApiPathsObject = {
       security: [sessionCookie],
       requestParams: { path: userIdPath },
       responses: {
-        '200': { description: 'JPEG image', content: { 'image/jpeg': { schema: binary } } },
+        '200': { description: 'JPEG image, never stored by any cache (Cache-Control: private, no-store)', content: { 'image/jpeg': { schema: binary } } },
+        '304': { description: 'Not modified (If-None-Match or If-Modified-Since)' },
         '401': error('No session'),
         '403': error("Another participant's photo"),
         '404': error('No photo'),
@@ -324,6 +332,7 @@ const evidencePaths: ZodOpenApiPathsObject = {
         '200': { description: 'A note with this Idempotency-Key was already made: that item, unchanged', ...json(evidenceSchema) },
         ...signedIn,
         '403': error('A participant who has not watched the onboarding video yet'),
+        '408': error('The body stopped arriving: no byte came for UPLOAD_IDLE_TIMEOUT_MS'),
         '413': error('The file is over the size limit of its type, or a video or recording over the length limit'),
         '415': error('Not a photo, video or audio recording the portal can read, or one with more tracks than allowed'),
       },
@@ -453,6 +462,7 @@ const evidencePaths: ZodOpenApiPathsObject = {
         ...signedIn,
         '403': error("Someone else's evidence"),
         '404': error('No such item'),
+        '408': error('The body stopped arriving: no byte came for UPLOAD_IDLE_TIMEOUT_MS'),
         '413': error('The file is over the size limit of its type, or a video or recording over the length limit'),
         '415': error('Not a photo, video or audio recording the portal can read, or one with more tracks than allowed'),
       },
@@ -510,7 +520,8 @@ const evidencePaths: ZodOpenApiPathsObject = {
         '201': { description: 'Created; the upload URL is in Location', headers: z.object({ Location: z.string() }) },
         ...tusErrors,
         '403': error('A participant who has not watched the onboarding video yet'),
-        '413': error('Larger than the largest file allowed'),
+        '408': error('The body stopped arriving: no byte came for UPLOAD_IDLE_TIMEOUT_MS'),
+        '413': error("Larger than the largest file allowed, or more than one participant's unfinished uploads may hold together (UPLOAD_UNFINISHED_BYTES_PER_PARTICIPANT)"),
       },
     }),
   },
@@ -540,6 +551,7 @@ const evidencePaths: ZodOpenApiPathsObject = {
         '403': error("Someone else's upload"),
         '404': error('No such upload (expired after 24 hours without progress)'),
         '409': error('Upload-Offset does not match what the server has'),
+        '408': error('The body stopped arriving: no byte came for UPLOAD_IDLE_TIMEOUT_MS'),
         '413': error('The file is over the size limit of its type, or a video or recording over the length limit'),
         '415': error('Not a photo, video or audio recording the portal can read, or one with more tracks than allowed'),
       },
@@ -549,7 +561,7 @@ const evidencePaths: ZodOpenApiPathsObject = {
     get: op({
       summary: "An item's media: display (WebP/MP4/M4A), thumb (WebP), poster (WebP), original (owner and administrators only)",
       description:
-        'Honours Range (206 Partial Content) for seeking. Public items\' derivatives are cacheable by anyone for an hour; everything else is private to those allowed to see it, and originals are never cached.',
+        'Honours Range (206 Partial Content) for seeking. Public items\' derivatives are cacheable by anyone for an hour; everything else (private items, every original) is never stored by any cache (Cache-Control: private, no-store). Answers If-None-Match and If-Modified-Since with 304.',
       tags: ['evidence'],
       requestParams: {
         path: z.object({ id: z.string(), variant: z.enum(['display', 'thumb', 'poster', 'original']) }),
@@ -558,6 +570,7 @@ const evidencePaths: ZodOpenApiPathsObject = {
       responses: {
         '200': { description: 'The whole file' },
         '206': { description: 'The requested range' },
+        '304': { description: 'Not modified (If-None-Match or If-Modified-Since)' },
         '404': error('No such item or media, or not visible to the caller'),
         '416': error('The range is outside the file'),
       },

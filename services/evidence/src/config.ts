@@ -14,6 +14,8 @@ export interface EvidenceSettings {
   mediaCaps: MediaCaps;
   /** Unfinished resumable uploads untouched for this long are removed (ms). */
   uploadExpiryMs: number;
+  /** The bytes one participant's unfinished resumable uploads may declare together. */
+  unfinishedUploadBytesPerParticipant: number;
   /** Decimals of a device position in public answers (3: about 100 m). */
   publicLocationDecimals: number;
 }
@@ -27,6 +29,7 @@ const evidenceEnvSchema = z.object({
   EVIDENCE_VIDEO_MAX_BYTES: envBytes.default(1024 ** 3),
   EVIDENCE_AUDIO_MAX_BYTES: envBytes.default(200 * 1024 ** 2),
   UPLOAD_EXPIRY_HOURS: z.coerce.number().positive().default(24),
+  UPLOAD_UNFINISHED_BYTES_PER_PARTICIPANT: envBytes.optional(),
   PUBLIC_LOCATION_DECIMALS: z.coerce
     .number()
     .int('must be a whole number from 0 to 5')
@@ -44,6 +47,9 @@ export function evidenceSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): E
     internalSecret: parsed.INTERNAL_SECRET,
     limits: { image: parsed.EVIDENCE_IMAGE_MAX_BYTES, video: parsed.EVIDENCE_VIDEO_MAX_BYTES, audio: parsed.EVIDENCE_AUDIO_MAX_BYTES },
     uploadExpiryMs: parsed.UPLOAD_EXPIRY_HOURS * 3600_000,
+    // By default two of the largest files: one upload and the remains of one that was given up.
+    unfinishedUploadBytesPerParticipant:
+      parsed.UPLOAD_UNFINISHED_BYTES_PER_PARTICIPANT ?? 2 * Math.max(parsed.EVIDENCE_IMAGE_MAX_BYTES, parsed.EVIDENCE_VIDEO_MAX_BYTES, parsed.EVIDENCE_AUDIO_MAX_BYTES),
     mediaCaps: mediaCapsFromEnv(env),
     publicLocationDecimals: parsed.PUBLIC_LOCATION_DECIMALS,
   };

@@ -112,6 +112,7 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
     uploads: infrastructure.s3
       ? s3UploadStorage(infrastructure.s3, tmpDirs[1]!, settings.uploadExpiryMs)
       : fileUploadStorage(join(settings.dataDir, 'uploads'), settings.uploadExpiryMs),
+    unfinishedBytesPerParticipant: settings.unfinishedUploadBytesPerParticipant,
     readiness: [
       { name: 'evidence', check: () => repository.ping() },
       { name: 'blobs', check: () => blobs.ping() },

@@ -1,6 +1,35 @@
 import { z } from 'zod';
 import { DEFAULT_PUBLIC_LOCATION_DECIMALS, DEFAULT_TERMS_TEXT, DEFAULT_TERMS_VERSION, type PublicConfig } from '@portal/contracts';
-import { envBoolean, envPort, parseEnv } from '@portal/platform';
+import { envBoolean, envBytes, envPort, parseEnv } from '@portal/platform';
+import type { UploadLimits } from './http/upload-guard.js';
+
+/** false: no proxy; a number: that many proxies in front; a list: proxies at these addresses or networks (CIDR). */
+export type TrustProxy = false | number | string[];
+
+const PROXY_NETWORK = /^(loopback|linklocal|uniquelocal|[0-9a-fA-F:.]+(\/\d{1,3})?)$/;
+
+/**
+ * TRUST_PROXY as fastify and Express read it, with a safe meaning for `true`: one hop, the proxy
+ * right in front (an ingress, a load balancer), whose own X-Forwarded-For entry is believed and
+ * nothing a client wrote to the left of it. `true` meant "every hop" before, which made the
+ * left-most address (the client's own choice) the one every limit counts.
+ */
+export const envTrustProxy = z
+  .string()
+  .trim()
+  .transform((value, context): TrustProxy => {
+    const lower = value.toLowerCase();
+    if (['', 'false', '0', 'no'].includes(lower)) return false;
+    if (['true', 'yes'].includes(lower)) return 1;
+    if (/^\d+$/.test(lower)) return Math.min(Number(lower), 32);
+    const networks = value.split(',').map((part) => part.trim()).filter(Boolean);
+    const invalid = networks.find((network) => !PROXY_NETWORK.test(network));
+    if (invalid !== undefined) {
+      context.addIssue({ code: 'custom', message: `must be false, true (one proxy), a number of proxies, or addresses/networks such as 10.0.0.0/8 (not "${invalid}")` });
+      return z.NEVER;
+    }
+    return networks;
+  });
 
 export interface GatewaySettings {
   host: string;
@@ -19,8 +48,13 @@ export interface GatewaySettings {
   rateLimitPerMinute: number;
   /** How long public API answers (archive pages) are kept in memory at most (ms; 0 turns the cache off). */
   publicCacheTtlMs: number;
-  /** Honour X-Forwarded-* from a load balancer or ingress in front. */
-  trustProxy: boolean;
+  /**
+   * Which proxies in front may say who the client is (X-Forwarded-For, -Proto, -Host): none
+   * (false), the nearest N hops, or the proxies at these addresses or networks.
+   */
+  trustProxy: TrustProxy;
+  /** Request bodies and uploads: the same file limits as the services', refused here before a byte is read. */
+  uploads: UploadLimits;
   publicConfig: PublicConfig;
 }
 
@@ -35,7 +69,14 @@ const gatewayEnvSchema = z.object({
   SESSION_CACHE_TTL_MS: z.coerce.number().int().min(0).default(10_000),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(3000),
   PUBLIC_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
-  TRUST_PROXY: envBoolean.default(false),
+  TRUST_PROXY: envTrustProxy.default(false),
+  // The services' own limits (evidence and identity read the same variables, with the same defaults).
+  EVIDENCE_IMAGE_MAX_BYTES: envBytes.default(30 * 1024 ** 2),
+  EVIDENCE_VIDEO_MAX_BYTES: envBytes.default(1024 ** 3),
+  EVIDENCE_AUDIO_MAX_BYTES: envBytes.default(200 * 1024 ** 2),
+  PHOTO_MAX_BYTES: envBytes.default(15 * 1024 * 1024),
+  UPLOAD_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
+  UPLOAD_CONCURRENT_PER_PARTICIPANT: z.coerce.number().int().min(0).default(4),
 });
 
 const publicConfigEnvSchema = z.object({
@@ -97,6 +138,12 @@ export function gatewaySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ga
     rateLimitPerMinute: parsed.RATE_LIMIT_PER_MINUTE,
     publicCacheTtlMs: parsed.PUBLIC_CACHE_TTL_MS,
     trustProxy: parsed.TRUST_PROXY,
+    uploads: {
+      evidenceMaxBytes: Math.max(parsed.EVIDENCE_IMAGE_MAX_BYTES, parsed.EVIDENCE_VIDEO_MAX_BYTES, parsed.EVIDENCE_AUDIO_MAX_BYTES),
+      photoMaxBytes: parsed.PHOTO_MAX_BYTES,
+      idleTimeoutMs: parsed.UPLOAD_IDLE_TIMEOUT_MS,
+      concurrentPerParticipant: parsed.UPLOAD_CONCURRENT_PER_PARTICIPANT,
+    },
     publicConfig: publicConfigFromEnv(env),
   };
 }

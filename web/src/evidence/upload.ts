@@ -155,9 +155,12 @@ export function startUpload(file: File, fields: UploadFields, callbacks: UploadC
       .then((previous) => {
         const match = previous.find((entry) => sameFields(entry, fields));
         if (match) current.resumeFromPreviousUpload(match);
-        // Unfinished uploads of the same file with other words are forgotten here (the server drops them after a day).
+        // Unfinished uploads of the same file with other words are forgotten here, and ended on the
+        // server: until then they count against the participant's share of unfinished uploads.
         for (const entry of previous) {
-          if (entry !== match) void defaultOptions.urlStorage.removeUpload(entry.urlStorageKey).catch(() => undefined);
+          if (entry === match) continue;
+          void defaultOptions.urlStorage.removeUpload(entry.urlStorageKey).catch(() => undefined);
+          if (entry.uploadUrl) void Upload.terminate(entry.uploadUrl, { retryDelays: [] }).catch(() => undefined);
         }
       })
       .catch(() => undefined)

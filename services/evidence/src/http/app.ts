@@ -30,6 +30,8 @@ export interface EvidenceAppDeps {
   blobs: BlobStore;
   tmpDir: string;
   uploads: UploadStorage;
+  /** The bytes one participant's unfinished resumable uploads may declare together. */
+  unfinishedBytesPerParticipant: number;
   readiness: ReadinessCheck[];
   metrics: ServiceMetrics;
   /** Decimals of a device position in public answers. */
@@ -54,6 +56,7 @@ export function createEvidenceApp(deps: EvidenceAppDeps): { app: Express; cleanU
     tokens: deps.tokens,
     logger: deps.logger,
     storage: deps.uploads,
+    unfinishedBytesPerParticipant: deps.unfinishedBytesPerParticipant,
   });
   // Resumable uploads read their own request bodies: they come before any body parser.
   app.use(uploads.router);

@@ -4,6 +4,9 @@ import type { Request, RequestHandler, Response } from 'express';
 import multer from 'multer';
 import { formatBytes, payloadTooLarge, route } from '@portal/platform';
 
+/** What a form adds around its file: at most 10 fields of 64 KB, part headers and boundaries. */
+const FORM_ALLOWANCE = 1024 * 1024;
+
 /**
  * Multipart forms with at most one evidence file (field "file"): the file streams to a temporary
  * folder on disk, never whole into memory, and is refused once it passes the largest limit.
@@ -18,10 +21,17 @@ export function evidenceFileUpload(tmpDir: string, maxBytes: number): RequestHan
     preservePath: true,
     limits: { fileSize: maxBytes, files: 1, fields: 10, fieldSize: 64 * 1024, parts: 12 },
   }).single('file');
+  const tooLarge = `The file is too large (at most ${formatBytes(maxBytes)})`;
   return (req, res, next) => {
+    // A form declared larger than its file may be plus its fields is refused before it is read
+    // (the gateway refuses it first; this holds for whatever else reaches the service).
+    if (Number(req.headers['content-length']) > maxBytes + FORM_ALLOWANCE) {
+      res.set('Connection', 'close');
+      return next(payloadTooLarge(tooLarge));
+    }
     upload(req, res, (error: unknown) => {
       if ((error as { code?: string } | undefined)?.code === 'LIMIT_FILE_SIZE') {
-        return next(payloadTooLarge(`The file is too large (at most ${formatBytes(maxBytes)})`));
+        return next(payloadTooLarge(tooLarge));
       }
       next(error);
     });

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream, mkdirSync } from 'node:fs';
-import { readdir, rm, stat } from 'node:fs/promises';
+import { readFile, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { DeleteObjectsCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { FileStore } from '@tus/file-store';
 import { S3Store, type MetadataValue as S3UploadInfo } from '@tus/s3-store';
 import { ERRORS, MemoryKvStore, type DataStore, type Upload } from '@tus/server';
@@ -19,6 +19,27 @@ export interface UploadStorage {
   discard(upload: Upload): Promise<void>;
   /** Removes what a crash may leave behind: parts of uploads without their partner, once expired. */
   sweepOrphans(): Promise<number>;
+  /**
+   * The bytes an owner's unfinished uploads have declared (an upload of a length not yet known
+   * counts as `unknownAs`): what they may still fill. Upload ids start with their owner's id
+   * (uploadIdFor), so that only the owner's own are read.
+   */
+  reservedBy(ownerId: string, unknownAs: number): Promise<number>;
+}
+
+/** A new upload's id: its owner's id first, so that their uploads are found by prefix in any store. */
+export function uploadIdFor(ownerId: string): string {
+  return `${ownerId}.${randomUUID().replaceAll('-', '')}`;
+}
+
+/** The declared length of an upload's stored info (tus's Upload as JSON), or `unknownAs`. */
+function declaredSize(json: string, unknownAs: number): number {
+  try {
+    const size = (JSON.parse(json) as { size?: unknown }).size;
+    return typeof size === 'number' && Number.isSafeInteger(size) && size >= 0 ? size : unknownAs;
+  } catch {
+    return 0;
+  }
 }
 
 /** Unfinished uploads as files under a folder (all-in-one, or a single evidence replica). */
@@ -36,6 +57,16 @@ export function fileUploadStorage(directory: string, expireAfterMs: number): Upl
     async discard(upload) {
       await rm(join(directory, upload.id), { force: true });
       await rm(join(directory, `${upload.id}.json`), { force: true });
+    },
+    async reservedBy(ownerId, unknownAs) {
+      const prefix = `${ownerId}.`;
+      const names = (await readdir(directory).catch(() => [] as string[])).filter((name) => name.startsWith(prefix) && name.endsWith('.json'));
+      let total = 0;
+      for (const name of names) {
+        const json = await readFile(join(directory, name), 'utf8').catch(() => null);
+        if (json !== null) total += declaredSize(json, unknownAs);
+      }
+      return total;
     },
     // An upload is two files, <id> and <id>.json; tus lists (and so expires) only complete pairs.
     // A process killed between writing one and the other leaves half a pair, removed here.
@@ -88,6 +119,22 @@ export function s3UploadStorage(s3: S3BlobStoreOptions, tmpDir: string, expireAf
       const keys = [upload.id, `${upload.id}.info`, `${upload.id}.part`];
       await client.send(new DeleteObjectsCommand({ Bucket: s3.bucket, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } }));
       await infos.delete(upload.id);
+    },
+    // Each upload has its info in <id>.info (S3Store's own format: tus's Upload as JSON).
+    async reservedBy(ownerId, unknownAs) {
+      let total = 0;
+      let token: string | undefined;
+      do {
+        const listed = await client.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: `${ownerId}.`, ...(token ? { ContinuationToken: token } : {}) }));
+        for (const object of listed.Contents ?? []) {
+          if (!object.Key?.endsWith('.info')) continue;
+          const info = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: object.Key })).catch(() => null);
+          const json = await info?.Body?.transformToString();
+          if (json !== undefined) total += declaredSize(json, unknownAs);
+        }
+        token = listed.IsTruncated ? listed.NextContinuationToken : undefined;
+      } while (token);
+      return total;
     },
     // S3Store keeps an upload's parts under its multipart upload; its own expiry removes them.
     async sweepOrphans() {

@@ -34,6 +34,7 @@ import {
 import type { GatewaySettings } from '../config.js';
 import { IdentityUnavailableError, SessionResolver, type ResolvedCaller } from '../sessions/session-resolver.js';
 import { isCrossSiteWrite, securityHeaders } from './security.js';
+import { guardRequestBodies } from './upload-guard.js';
 import { PublicCache, readBody, withoutHopByHop, type CachedAnswer, type CacheTicket } from './public-cache.js';
 
 declare module 'fastify' {
@@ -111,6 +112,8 @@ const DROPPED_INWARD_HEADERS = new Set<string>([
   'x-forwarded-proto',
   'x-forwarded-host',
   'x-request-id',
+  // Answered by the gateway itself (100 Continue, or an early 413); undici refuses to send it.
+  'expect',
 ]);
 
 /** pino's level check; FastifyBaseLogger does not declare it, so a logger without it logs as before. */
@@ -135,6 +138,11 @@ function upstreams(settings: GatewaySettings) {
     { prefix: '/api/evidence', upstream: settings.evidenceUrl },
     { prefix: '/media', upstream: settings.evidenceUrl, httpMethods: ['GET', 'HEAD'] },
   ];
+}
+
+/** proxy-addr's trust function for a hop count: the socket's peer is hop 0, its X-Forwarded-For entry hop 1, … */
+function trustNearestHops(hops: number): (address: string, hop: number) => boolean {
+  return (_address, hop) => hop < hops;
 }
 
 /**
@@ -164,13 +172,15 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
   const resolver = new SessionResolver(settings.identityUrl, tokens, settings.sessionCacheTtlMs);
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
-    trustProxy: settings.trustProxy,
+    // A hop count as Express reads it (the nearest N proxies are believed); fastify's own number
+    // setting believes no X-Forwarded-* at all.
+    trustProxy: typeof settings.trustProxy === 'number' ? trustNearestHops(settings.trustProxy) : settings.trustProxy,
     // One line per request comes from the onResponse hook below, not from fastify itself.
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
-      return settings.trustProxy && typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+      return settings.trustProxy !== false && typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
     bodyLimit: 64 * 1024,
     return503OnClosing: true,
@@ -191,7 +201,10 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
 
   app.setErrorHandler((error: { statusCode?: number; code?: string; message: string }, request, reply) => {
     const status = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500;
-    if (status >= 500) request.log.error({ err: error }, 'gateway error');
+    // A client that went away mid-request (a phone losing signal during an upload) is no fault here.
+    const clientGone = request.raw.destroyed || request.raw.socket?.destroyed === true;
+    if (clientGone) request.log.info({ err: error }, 'the client went away before its answer');
+    else if (status >= 500) request.log.error({ err: error }, 'gateway error');
     const message =
       status === 429
         ? MESSAGES.tooManyRequests
@@ -223,6 +236,7 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
   });
 
   app.addHook('onRequest', securityHeaders(settings.publicConfig));
+  const uploads = guardRequestBodies(app, settings.uploads);
   await app.register(fastifyCookie);
 
   // --- the API -----------------------------------------------------------------------------
@@ -304,6 +318,10 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
         request.log.warn({ err: error }, 'session not resolved');
         return reply.status(503).send({ code: 'internal', message: 'Sign-in is not available right now. Please try again shortly.' });
       }
+    });
+
+    api.addHook('onRequest', (request, reply, done) => {
+      if (uploads.countUploads(request, reply)) done();
     });
 
     api.addHook('onResponse', (request, reply, done) => {
@@ -445,6 +463,15 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
    */
   function answerFromUpstream(request: FastifyRequest, reply: FastifyReply, response: UpstreamAnswer): void {
     const ticket = request.publicCacheTicket;
+    if (response.statusCode === 304 || response.statusCode === 204) {
+      // An answer without a body (a revalidated picture, say): nothing to stream, whatever
+      // Content-Length the service said the full answer would have.
+      ticket?.settle?.(null);
+      response.stream.resume();
+      if (response.statusCode === 204) void reply.removeHeader('content-length');
+      void reply.send();
+      return;
+    }
     const ttlMs = ticket && publicCache ? publicCache.storableForMs(response.statusCode, response.headers) : 0;
     if (!ticket || !publicCache || ttlMs === 0) {
       if (ticket) cacheOutcomes?.inc({ outcome: 'pass' });

@@ -10,6 +10,9 @@ export interface PhotoUploadSettings {
   maxBytes: number;
 }
 
+/** What a form adds around its picture: at most 30 fields of 16 KB, part headers and boundaries. */
+const FORM_ALLOWANCE = 1024 * 1024;
+
 /**
  * Multipart parsing for forms that carry one picture. Files stream to a temporary folder, never
  * whole into memory; text fields are small and few.
@@ -22,6 +25,12 @@ export function photoUpload(settings: PhotoUploadSettings, fields: string[], lab
   }).fields(fields.map((name) => ({ name, maxCount: 1 })));
   const tooLarge = `${label} is too large (at most ${formatBytes(settings.maxBytes)})`;
   return (req, res, next) => {
+    // A form declared larger than its picture may be plus its fields is refused before it is
+    // read (the gateway refuses it first; this holds for whatever else reaches the service).
+    if (Number(req.headers['content-length']) > settings.maxBytes + FORM_ALLOWANCE) {
+      res.set('Connection', 'close');
+      return next(payloadTooLarge(tooLarge));
+    }
     upload(req, res, (error: unknown) => {
       if ((error as { code?: string } | undefined)?.code === 'LIMIT_FILE_SIZE') {
         return next(payloadTooLarge(tooLarge));

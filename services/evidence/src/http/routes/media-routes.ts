@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import parseRange from 'range-parser';
 import { MESSAGES } from '@portal/contracts';
-import { HttpError, notFound, route, uuidParam, type BlobStore } from '@portal/platform';
+import { HttpError, isNotModified, notFound, route, uuidParam, type BlobStore } from '@portal/platform';
 import type { EvidenceService } from '../../domain/evidence-service.js';
 import type { MediaVariant } from '../../domain/evidence-record.js';
 
@@ -9,8 +9,8 @@ const VARIANTS = new Set<MediaVariant>(['display', 'thumb', 'poster', 'original'
 
 /**
  * GET/HEAD /media/evidence/{id}/{variant}: an item's media with byte ranges (seeking in video
- * and audio). Public derivatives may be cached by anyone for an hour; everything else only by the
- * browser of someone allowed to see it; originals are never cached.
+ * and audio). Public derivatives may be cached by anyone for an hour; everything else (private
+ * items' media, every original) is never stored by any cache.
  */
 export function mediaRoutes({ evidence, blobs }: { evidence: EvidenceService; blobs: BlobStore }): Router {
   const router = Router();
@@ -30,11 +30,14 @@ export function mediaRoutes({ evidence, blobs }: { evidence: EvidenceService; bl
         'Content-Type': info.contentType,
         ETag: etag,
         'Last-Modified': info.lastModified.toUTCString(),
-        'Cache-Control': variant === 'original' ? 'private, no-store' : cache === 'public' ? 'public, max-age=3600' : 'private, max-age=3600',
+        // Private media (and every original) stay in no cache, the browser's included: a phone
+        // shared at the venue must not show them to the next person after logout.
+        'Cache-Control': variant !== 'original' && cache === 'public' ? 'public, max-age=3600' : 'private, no-store',
         'Content-Disposition': variant === 'original' ? 'attachment' : 'inline',
       });
       if (cache === 'private') res.vary('Cookie');
-      if (req.headers['if-none-match'] === etag) {
+      // If-None-Match (weak or strong, a list, *) or else If-Modified-Since, as browsers send them.
+      if (isNotModified(req.headers, { etag, lastModified: info.lastModified })) {
         res.status(304).end();
         return;
       }

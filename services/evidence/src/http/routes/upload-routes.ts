@@ -14,7 +14,7 @@ import {
 import type { EvidenceService } from '../../domain/evidence-service.js';
 import { toEvidenceResponse } from '../../domain/evidence-record.js';
 import type { EvidenceRepository } from '../../repositories/evidence-repository.js';
-import type { UploadStorage } from '../upload-storage.js';
+import { uploadIdFor, type UploadStorage } from '../upload-storage.js';
 
 export const UPLOADS_PATH = '/api/evidence/uploads';
 
@@ -25,6 +25,8 @@ export interface UploadRouteDeps {
   logger: Logger;
   /** Where unfinished resumable uploads are kept (files, or S3). */
   storage: UploadStorage;
+  /** The bytes one participant's unfinished uploads may declare together. */
+  unfinishedBytesPerParticipant: number;
 }
 
 /** What tus sends back for an error: our JSON error body with its status. */
@@ -209,11 +211,22 @@ export function uploadRoutes(deps: UploadRouteDeps): { router: Router; cleanUp: 
       }
       if (owner !== caller.userId) throw tusError(403, 'forbidden', MESSAGES.uploadNotYours);
     },
+    namingFunction: async (req) => uploadIdFor((await callerOf(req)).userId),
     async onUploadCreate(req, upload) {
       const caller = await callerOf(req);
       if (!isAdminRole(caller.role) && caller.videoWatched !== true) throw tusError(403, 'forbidden', MESSAGES.watchVideoFirst);
       metadataInput(upload);
       idempotencyKeyOf(upload);
+      // Unfinished uploads hold disk (or S3) space for a day: one participant holds at most a share.
+      const quota = deps.unfinishedBytesPerParticipant;
+      const reserved = await deps.storage.reservedBy(caller.userId, deps.evidence.largestUpload);
+      if (reserved + (upload.size ?? deps.evidence.largestUpload) > quota) {
+        throw tusError(
+          413,
+          'payload_too_large',
+          `Your unfinished uploads already hold ${formatBytes(reserved)} of the ${formatBytes(quota)} one person may have waiting. Finish or cancel one of them, then start this one again.`,
+        );
+      }
       // The owner is set here, whatever the client put in the metadata.
       return { metadata: { ...upload.metadata, owner: caller.userId } };
     },

@@ -61,6 +61,8 @@ export function accountRoutes({ users, cookie, uploads, limits }: AccountRouteDe
     route(async (req, res) => {
       if (req.caller) await users.logout(req.caller);
       clearSessionCookie(cookie, req, res);
+      // A phone shared at the venue: what the last person saw (pictures, pages) leaves with them.
+      res.set({ 'Clear-Site-Data': '"cache"', 'Cache-Control': 'no-store' });
       res.json({ ok: true });
     }),
   );

@@ -1,11 +1,11 @@
 import { Router } from 'express';
-import { notFound, route, type BlobStore } from '@portal/platform';
+import { isNotModified, notFound, route, type BlobStore } from '@portal/platform';
 import type { UserService } from '../../domain/user-service.js';
 import { userIdParam } from './admin-routes.js';
 
 /**
  * Avatars are public (the archive shows them beside public evidence); verification photos are
- * for their owner and administrators only and are never stored by shared caches.
+ * for their owner and administrators only and are never stored by any cache.
  */
 export function pictureRoutes({ users, blobs }: { users: UserService; blobs: BlobStore }): Router {
   const router = Router();
@@ -19,21 +19,25 @@ export function pictureRoutes({ users, blobs }: { users: UserService; blobs: Blo
         const current = req.query.v === version;
         res.set({
           'Content-Type': info.contentType,
-          'Content-Length': String(info.size),
           ETag: `"${info.etag}"`,
+          'Last-Modified': info.lastModified.toUTCString(),
+          // A verification photo is a face: no cache keeps it, not even the browser's (a phone
+          // shared at the venue would show it to the next person after logout).
           'Cache-Control':
             kind === 'avatar'
               ? current
                 ? 'public, max-age=31536000, immutable'
                 : 'public, max-age=60'
-              : 'private, max-age=3600',
+              : 'private, no-store',
           'Content-Disposition': 'inline',
         });
         if (kind === 'verification-photo') res.vary('Cookie');
-        if (req.headers['if-none-match'] === `"${info.etag}"`) {
+        // If-None-Match (weak or strong, a list, *) or else If-Modified-Since, as browsers send them.
+        if (isNotModified(req.headers, { etag: `"${info.etag}"`, lastModified: info.lastModified })) {
           res.status(304).end();
           return;
         }
+        res.set('Content-Length', String(info.size));
         const object = await blobs.get(key);
         if (!object) throw notFound('No picture');
         object.body.on('error', (error) => res.destroy(error));
