@@ -95,43 +95,84 @@ export class EvidenceService {
     return Math.max(this.deps.limits.image, this.deps.limits.video, this.deps.limits.audio);
   }
 
-  async createNote(caller: CallerIdentity, input: EvidenceInput, requestId?: string): Promise<EvidenceRecord> {
+  /**
+   * A participant adds evidence only after the onboarding video (SPEC's flow; the web app leads
+   * them there). Administrators may always.
+   */
+  assertMayAddEvidence(caller: CallerIdentity): void {
+    if (!isAdminRole(caller.role) && caller.videoWatched !== true) throw forbidden(MESSAGES.watchVideoFirst);
+  }
+
+  /**
+   * A note. With an idempotency key, a note the owner already made with that key is answered
+   * instead of a second one (a phone that sent it again after a lost answer makes one item).
+   */
+  async createNote(caller: CallerIdentity, input: EvidenceInput, requestId?: string, idempotencyKey?: string): Promise<{ record: EvidenceRecord; created: boolean }> {
+    this.assertMayAddEvidence(caller);
+    if (idempotencyKey) {
+      const existing = await this.deps.evidence.findByIdempotencyKey(caller.userId, idempotencyKey);
+      if (existing) return { record: existing, created: false };
+    }
     const record = await this.newRecord(caller, input, MEDIA_TYPES.note);
-    await this.deps.evidence.create(record, [this.changedEvent('evidence.created', record, requestId)]);
+    try {
+      await this.deps.evidence.create(record, [this.changedEvent('evidence.created', record, requestId)], undefined, idempotencyKey);
+    } catch (error) {
+      const raced = idempotencyKey ? await this.deps.evidence.findByIdempotencyKey(caller.userId, idempotencyKey) : null;
+      if (raced) return { record: raced, created: false };
+      throw error;
+    }
     this.deps.onEventsCommitted();
-    return record;
+    return { record, created: true };
   }
 
   /**
    * Files a received upload as a new item: decides its type from the bytes, checks the limit for
    * that type, stores the original privately and hands it to the media worker. With an upload id
-   * (resumable uploads) it is idempotent: the same upload never makes two items.
+   * (resumable uploads) it is idempotent: the same upload never makes two items. With an
+   * idempotency key (the client's name for this piece of evidence) it is idempotent across
+   * uploads too: a second upload of the same capture answers the item the first one made.
    */
   async createFromFile(
     caller: CallerIdentity,
     file: ReceivedFile,
     input: EvidenceInput,
-    options: { uploadId?: string; requestId?: string } = {},
+    options: { uploadId?: string; requestId?: string; idempotencyKey?: string } = {},
   ): Promise<EvidenceRecord> {
     try {
+      this.assertMayAddEvidence(caller);
       if (options.uploadId) {
         const finished = await this.deps.evidence.findFinishedUpload(options.uploadId);
         const existing = finished ? await this.deps.evidence.findById(finished.evidenceId) : null;
         if (existing) return existing;
       }
+      if (options.idempotencyKey) {
+        const existing = await this.deps.evidence.findByIdempotencyKey(caller.userId, options.idempotencyKey);
+        if (existing) return existing;
+      }
       const { size, classified } = await this.inspect(file);
       const record = await this.newRecord(caller, input, classified.media_type);
       Object.assign(record, await this.storeOriginal(record.id, 1, file, classified, size));
-      await this.deps.evidence
+      const raced = await this.deps.evidence
         .create(
           record,
           [this.changedEvent('evidence.created', record, options.requestId)],
           options.uploadId ? { uploadId: options.uploadId, evidenceId: record.id, size } : undefined,
+          options.idempotencyKey,
         )
-        .catch(async (error: unknown) => {
-          await this.removeBlobs(revisionPrefix(record.id, 1));
-          throw error;
-        });
+        .then(
+          () => null,
+          async (error: unknown) => {
+            await this.removeBlobs(revisionPrefix(record.id, 1));
+            // Two uploads of the same capture finished at once: the other one made the item.
+            const raced = options.idempotencyKey ? await this.deps.evidence.findByIdempotencyKey(caller.userId, options.idempotencyKey) : null;
+            if (raced) return raced;
+            throw error;
+          },
+        );
+      if (raced) {
+        await this.deps.evidence.blobIntents.remove(revisionPrefix(record.id, 1));
+        return raced;
+      }
       // The item refers to its original now: the note made before writing it is done with.
       await this.deps.evidence.blobIntents.remove(revisionPrefix(record.id, 1));
       this.deps.onEventsCommitted();

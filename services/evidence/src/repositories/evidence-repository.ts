@@ -50,7 +50,14 @@ export interface FinishedUpload {
  * change (transactional outbox). Lists are newest first, a page at a time (keyset cursors).
  */
 export interface EvidenceRepository {
-  create(record: EvidenceRecord, events: PendingEvent[], finishedUpload?: FinishedUpload): Promise<void>;
+  /**
+   * Stores a new item. With an idempotency key (the client's name for this piece of evidence),
+   * the key is kept with the item: a second item of the same owner with the same key is refused
+   * (the store's unique index rejects it), findByIdempotencyKey finds the first.
+   */
+  create(record: EvidenceRecord, events: PendingEvent[], finishedUpload?: FinishedUpload, idempotencyKey?: string): Promise<void>;
+  /** The owner's live item made with this idempotency key, if any. */
+  findByIdempotencyKey(userId: string, key: string): Promise<EvidenceRecord | null>;
   findById(id: string): Promise<EvidenceRecord | null>;
   /** Applies the changes; null when the item does not exist. */
   update(id: string, changes: EvidenceChanges, events: PendingEvent[]): Promise<EvidenceRecord | null>;

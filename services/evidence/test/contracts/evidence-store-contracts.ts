@@ -235,6 +235,28 @@ export function evidenceRepositoryContract(name: string, create: () => Promise<E
       expect(await repo.findFinishedUpload('unknown')).toBeNull();
     });
 
+    it('keeps an idempotency key per owner: finds the item made with it, refuses a second, forgets it with the item', async () => {
+      const repo = await create();
+      const owner = randomUUID();
+      const key = `k-${randomUUID()}`;
+      const first = sampleEvidence({ user_id: owner });
+      await repo.create(first, [event(first.id, 'evidence.created')], undefined, key);
+      expect(await repo.findByIdempotencyKey(owner, key)).toEqual(first);
+      expect(await repo.findByIdempotencyKey(randomUUID(), key)).toBeNull();
+      const second = sampleEvidence({ user_id: owner });
+      await expect(repo.create(second, [event(second.id, 'evidence.created')], undefined, key)).rejects.toThrow();
+      expect(await repo.findById(second.id)).toBeNull();
+      // Another owner may use the same key.
+      const theirs = sampleEvidence();
+      await repo.create(theirs, [event(theirs.id, 'evidence.created')], undefined, key);
+      expect(await repo.findByIdempotencyKey(theirs.user_id, key)).toEqual(theirs);
+      await repo.delete(first.id, [event(first.id, 'evidence.deleted')]);
+      expect(await repo.findByIdempotencyKey(owner, key)).toBeNull();
+      const again = sampleEvidence({ user_id: owner });
+      await repo.create(again, [event(again.id, 'evidence.created')], undefined, key);
+      expect(await repo.findByIdempotencyKey(owner, key)).toEqual(again);
+    });
+
     it('keeps the events of each change in the outbox until published', async () => {
       const repo = await create();
       for (const entry of await repo.outbox.pending(10_000)) await repo.outbox.markPublished([entry.id]);

@@ -1,9 +1,12 @@
 import { Router, type Request } from 'express';
+import { z } from 'zod';
 import {
   MESSAGES,
+  IDEMPOTENCY_KEY_HEADER,
   adminEvidenceListQuerySchema,
   createEvidenceSchema,
   evidenceListQuerySchema,
+  idempotencyKeyField,
   isAdminRole,
   markReviewedRequestSchema,
   selectedVisibilityRequestSchema,
@@ -49,6 +52,13 @@ function sendPage(
   res.json(page.items.map((record) => toEvidenceResponse(record, publicLocationDecimals)));
 }
 
+/** The Idempotency-Key header, checked; undefined when not sent. */
+function idempotencyKeyOf(req: Request): string | undefined {
+  const value = req.get(IDEMPOTENCY_KEY_HEADER);
+  if (value === undefined) return undefined;
+  return parseInput(z.object({ key: idempotencyKeyField }), { key: value }).key;
+}
+
 const ids = (records: { id: string }[]) => records.map((record) => record.id);
 
 /** The evidence routes of SPEC section 7; every role and ownership rule is enforced here. */
@@ -59,14 +69,28 @@ export function evidenceRoutes({ evidence, tmpDir, publicLocationDecimals }: Evi
   router.post(
     '/api/evidence',
     signedInOnly(),
+    // Before a byte of the file is taken: the onboarding gate and the key's shape.
+    (req, _res, next) => {
+      try {
+        evidence.assertMayAddEvidence(requireCaller(req));
+        idempotencyKeyOf(req);
+        next();
+      } catch (error) {
+        next(error);
+      }
+    },
     upload,
     routeWithFile(async (req, res) => {
       const caller = requireCaller(req);
       const input = parseInput(createEvidenceSchema, req.body);
-      const record = req.file
-        ? await evidence.createFromFile(caller, { path: req.file.path }, input, { requestId: requestId(req) })
-        : await evidence.createNote(caller, input, requestId(req));
-      res.status(201).json(toEvidenceResponse(record));
+      const idempotencyKey = idempotencyKeyOf(req);
+      if (req.file) {
+        const record = await evidence.createFromFile(caller, { path: req.file.path }, input, { requestId: requestId(req), ...(idempotencyKey ? { idempotencyKey } : {}) });
+        res.status(201).json(toEvidenceResponse(record));
+        return;
+      }
+      const { record, created } = await evidence.createNote(caller, input, requestId(req), idempotencyKey);
+      res.status(created ? 201 : 200).json(toEvidenceResponse(record));
     }),
   );
 

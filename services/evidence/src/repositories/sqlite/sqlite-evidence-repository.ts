@@ -47,7 +47,7 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
     this.blobIntents = new SqliteBlobIntents(db);
   }
 
-  async create(record: EvidenceRecord, events: PendingEvent[], finishedUpload?: FinishedUpload): Promise<void> {
+  async create(record: EvidenceRecord, events: PendingEvent[], finishedUpload?: FinishedUpload, idempotencyKey?: string): Promise<void> {
     this.db.transaction(() => {
       const columns = ['id', 'user_id', 'date_posted', ...WRITABLE];
       this.db
@@ -57,6 +57,9 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
         this.db
           .prepare('INSERT INTO finished_uploads (upload_id, evidence_id, size) VALUES (?, ?, ?)')
           .run(finishedUpload.uploadId, finishedUpload.evidenceId, finishedUpload.size);
+      }
+      if (idempotencyKey !== undefined) {
+        this.db.prepare('INSERT INTO idempotency_keys (user_id, key, evidence_id) VALUES (?, ?, ?)').run(record.user_id, idempotencyKey, record.id);
       }
       this.append(events);
     }).immediate();
@@ -226,6 +229,14 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
       | { upload_id: string; evidence_id: string; size: number }
       | undefined;
     return row ? { uploadId: row.upload_id, evidenceId: row.evidence_id, size: row.size } : null;
+  }
+
+  async findByIdempotencyKey(userId: string, key: string): Promise<EvidenceRecord | null> {
+    return fromRow(
+      this.db
+        .prepare('SELECT evidence.* FROM idempotency_keys JOIN evidence ON evidence.id = idempotency_keys.evidence_id WHERE idempotency_keys.user_id = ? AND idempotency_keys.key = ?')
+        .get(userId, key) as Row | undefined,
+    );
   }
 
   async appendEvents(events: PendingEvent[]): Promise<void> {
