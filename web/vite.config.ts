@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { defaultClientConditions, defineConfig, type Plugin } from 'vite';
 import { compression } from 'vite-plugin-compression2';
+import { VitePWA } from 'vite-plugin-pwa';
 
 // react-router 7 points every condition of its package exports at its development build (with
 // its dev-only warnings; remix-run/react-router#12532, #14102); it ships a production build beside
@@ -51,6 +52,24 @@ export default defineConfig(({ command }) => ({
   // so phones download a third of the bytes and the gateway spends no CPU compressing per request.
   plugins: [
     withoutCssVariablesTheme(),
+    // The service worker (src/sw/sw.ts, Workbox) with the list of files it keeps for offline use:
+    // the app shell, every page's code, the icons and the onboarding video (MP4, the default
+    // ONBOARDING_VIDEO_URL) with its captions. The app registers it itself (app/service-worker.ts,
+    // no workbox-window on the first load); the gateway serves the manifest (PRODUCT_NAME).
+    VitePWA({
+      strategies: 'injectManifest',
+      srcDir: 'src/sw',
+      filename: 'sw.ts',
+      injectRegister: false,
+      manifest: false,
+      injectManifest: {
+        globPatterns: ['**/*.{html,js,css,svg,png,vtt,mp4}'],
+        globIgnores: ['**/*.gz', '**/*.br', 'sw.js'],
+        maximumFileSizeToCacheInBytes: 2 * 1024 * 1024,
+        rollupFormat: 'es',
+      },
+      devOptions: { enabled: false },
+    }),
     compression({
       include: /\.(html|js|css|svg|json|webmanifest|vtt)$/,
       threshold: 512,

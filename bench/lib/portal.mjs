@@ -66,7 +66,12 @@ export async function registerParticipant(url, username, facePhoto) {
   const response = await fetch(`${url}/api/user/register`, { method: 'POST', body: form, signal: AbortSignal.timeout(60_000) });
   const text = await response.text();
   if (response.status !== 201) throw new Error(`registering ${username} answered ${response.status}: ${text}`);
-  return { username, cookie: await login(url, { username, password }) };
+  const cookie = await login(url, { username, password });
+  // Evidence waits for the onboarding video.
+  const { id } = JSON.parse(text);
+  const watched = await fetch(`${url}/api/user/watched/${id}`, { method: 'PUT', headers: { cookie }, signal: AbortSignal.timeout(30_000) });
+  if (watched.status !== 200) throw new Error(`marking the video watched for ${username} answered ${watched.status}: ${await watched.text()}`);
+  return { username, cookie };
 }
 
 /** The worker's own processing functions and the ffmpeg it uses (from the build). */

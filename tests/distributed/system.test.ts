@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MEDIA_QUEUES } from '@portal/contracts';
 import { locateFfmpeg, probeMedia } from '@portal/platform';
 import { waitFor } from '@portal/platform/testing';
 import { ApiClient } from '../support/api-client.js';
@@ -234,7 +235,7 @@ describe('the portal as five processes on Kafka, MongoDB, Redis, S3 and SMTP', (
     const redis = new Redis(process.env.REDIS_URL!);
     try {
       // The job is being worked on...
-      await waitFor(async () => (await redis.llen(`${portal.namespace}:media:active`)) > 0, { timeoutMs: 60_000, intervalMs: 50, what: 'the job to start' });
+      await waitFor(async () => (await redis.llen(`${portal.namespace}:${MEDIA_QUEUES.av}:active`)) > 0, { timeoutMs: 60_000, intervalMs: 50, what: 'the job to start' });
     } finally {
       redis.disconnect();
     }
@@ -259,8 +260,9 @@ describe('the portal as five processes on Kafka, MongoDB, Redis, S3 and SMTP', (
     const evidence = await text('evidence');
     expect(evidence).toMatch(/portal_consumer_lag_evidence\{[^}]*topic="identity.users"/);
     const worker = await text('media-worker');
-    expect(worker).toMatch(/portal_jobs_media\{[^}]*state="completed"/);
-    expect(worker).toMatch(/portal_job_duration_seconds_count\{[^}]*queue="media",outcome="completed"/);
+    // One gauge per media queue: stills, audio/video, and the queue from before the split.
+    for (const queue of ['media_stills', 'media_av', 'media']) expect(worker).toMatch(new RegExp(`portal_jobs_${queue}\\{[^}]*state="completed"`));
+    expect(worker).toMatch(/portal_job_duration_seconds_count\{[^}]*queue="media-(stills|av)",outcome="completed"/);
     const notifier = await text('notifier');
     expect(notifier).toMatch(/portal_emails_sent_total\{[^}]*kind="reset-code"[^}]*\} [1-9]/);
     expect(notifier).toMatch(/portal_consumer_lag_notifier\{/);

@@ -1,6 +1,7 @@
 // The Activity view of the Administration page in Chromium, against a whole portal: a moderator's
 // acts (a publication, an edit) appear newest first with what changed, the filters narrow the
-// list, the CSV download holds the same entries, and the view works on a 360 px phone. Also the
+// list, the CSV download holds the same entries, and the view (and the Activity button beside the
+// review queue's views) works on a 360 px phone. Also the
 // participation terms a participant accepted, in their information dialog.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -109,6 +110,26 @@ describe.skipIf(chromiumMissing)('the Activity view', () => {
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(overflow).toBeLessThanOrEqual(0);
     await dialog.getByRole('button', { name: 'Close' }).waitFor();
+  });
+
+  it('sits with the review queue on a 360 px phone: Activity beside Show Users, the queue views two by two, whole', async () => {
+    const page = await pages.open('phone', admin.cookies.get('portal_session')!);
+    await page.setViewportSize({ width: 360, height: 740 });
+    await page.goto('/admin');
+    const views = page.getByRole('group', { name: 'Show' }).getByRole('button');
+    await expect.poll(() => views.allTextContents(), { timeout: 10_000 }).toEqual([expect.stringMatching(/^New \(\d+\)$/), expect.stringMatching(/^Public/), expect.stringMatching(/^Private/), expect.stringMatching(/^All/)]);
+    const box = async (name: string | RegExp) => (await page.getByRole('button', { name, exact: typeof name === 'string' }).boundingBox())!;
+    const [users, activity] = [await box('Show Users'), await box('Activity')];
+    expect(activity.y).toBe(users.y);
+    expect(activity.x).toBeGreaterThan(users.x + users.width);
+    expect(activity.height).toBeGreaterThanOrEqual(44);
+    const cells = await Promise.all([0, 1, 2, 3].map(async (i) => (await views.nth(i).boundingBox())!));
+    expect(cells[1]!.y).toBe(cells[0]!.y);
+    expect(cells[2]!.y).toBeGreaterThan(cells[0]!.y);
+    expect(cells[3]!.y).toBe(cells[2]!.y);
+    for (const cell of cells) expect(cell.x + cell.width).toBeLessThanOrEqual(360);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
   });
 });
 

@@ -227,7 +227,7 @@ describe.skipIf(chromiumMissing)('administration and archive (Chromium)', () => 
     await users.getByText(TEST_ADMIN.username, { exact: true }).waitFor();
 
     // Information.
-    await page.getByRole('button', { name: `Information about ${informant.user.username}` }).click();
+    await page.getByRole('button', { name: `Info about ${informant.user.username}` }).click();
     let info = page.getByRole('dialog', { name: 'User Information' });
     await info.getByRole('img', { name: `Verification photo of ${informant.user.username}` }).waitFor();
     const shown = await info.locator('dl').innerText();

@@ -234,7 +234,7 @@ describe.skipIf(chromiumMissing)(chromiumMissing ? `foundation forms (skipped: $
 
   it('rewatches the onboarding video before acknowledging it, and plays the help video with captions', async () => {
     const page = await openPage();
-    const participant = await newParticipant(portal.url);
+    const participant = await newParticipant(portal.url, {}, undefined, { watched: false });
     await logIn(page, participant.user.username, participant.password);
     await page.waitForURL('**/user');
     const welcome = page.getByRole('dialog', { name: `Welcome to ${PRODUCT}` });

@@ -217,7 +217,7 @@ describe.skipIf(chromiumMissing)(chromiumMissing ? `foundation screens (skipped:
 
   it('offers to load the onboarding video again when it did not arrive', async () => {
     const page = await openPage();
-    const { user, password } = await newParticipant(portal.url);
+    const { user, password } = await newParticipant(portal.url, {}, undefined, { watched: false });
     let arrive = false;
     await page.route('**/onboarding/onboarding.mp4', (route) => (arrive ? route.continue() : route.abort('connectionreset')));
     await logIn(page, user.username, password);
@@ -348,7 +348,7 @@ describe.skipIf(chromiumMissing)(chromiumMissing ? `foundation screens (skipped:
     await page.waitForURL('**/registration');
 
     // A participant who has not watched the video: the menu is locked.
-    const fresh = await newParticipant(portal.url);
+    const fresh = await newParticipant(portal.url, {}, undefined, { watched: false });
     await logIn(page, fresh.user.username, fresh.password);
     await page.waitForURL('**/user');
     await page.getByRole('dialog', { name: `Welcome to ${PRODUCT}` }).waitFor();

@@ -51,6 +51,41 @@ describe('the audit log', () => {
     ]);
   });
 
+  it('records a selected publish or unpublish and marking reviewed, one entry per item changed', async () => {
+    const owner = await newParticipant(portal.url);
+    const post = async (title: string) => ((await owner.client.post('/api/evidence', { title, notes: '' })).data as { id: string }).id;
+    const [a, b, c] = [await post('Chosen one'), await post('Chosen two'), await post('Left waiting')];
+    const missing = '00000000-0000-4000-8000-000000000000';
+
+    expect((await admin.client.put('/api/evidence/visibility', { ids: [a, b, missing], is_public: true })).status).toBe(200);
+    // Already public: nothing changes, so nothing is recorded.
+    expect((await admin.client.put('/api/evidence/visibility', { ids: [a], is_public: true })).status).toBe(200);
+    expect((await admin.client.put('/api/evidence/visibility', { ids: [b], is_public: false })).status).toBe(200);
+    expect((await admin.client.put('/api/evidence/review', { ids: [c, a] })).status).toBe(200);
+    expect((await admin.client.put(`/api/evidence/review/${c}`)).status).toBe(200);
+
+    const published = await entry(`?target=${a}&action=evidence.publish`);
+    expect(published).toMatchObject({
+      actor_id: admin.user.id,
+      actor_username: TEST_ADMIN.username,
+      target_type: 'evidence',
+      target_label: 'Chosen one',
+      before: { is_public: false },
+      after: { is_public: true },
+    });
+    const reviewed = await entry(`?target=${c}&action=evidence.mark-reviewed`);
+    expect(reviewed).toMatchObject({ actor_id: admin.user.id, target_type: 'evidence', target_label: 'Left waiting', before: { review_status: 'new' }, after: { review_status: 'reviewed' } });
+    await entry(`?target=${b}&action=evidence.unpublish`);
+    expect((await activity(`?target=${a}`)).map((e) => e.action)).toEqual(['evidence.publish']);
+    expect((await activity(`?target=${b}`)).map((e) => [e.action, e.before, e.after])).toEqual([
+      ['evidence.unpublish', { is_public: true }, { is_public: false }],
+      ['evidence.publish', { is_public: false }, { is_public: true }],
+    ]);
+    // Marked reviewed once: the second call found it reviewed already.
+    expect((await activity(`?target=${c}`)).map((e) => e.action)).toEqual(['evidence.mark-reviewed']);
+    expect(await activity(`?target=${missing}`)).toEqual([]);
+  });
+
   it('records Make All Public / Private with the number changed, edits of users and exports', async () => {
     const participant = await newParticipant(portal.url);
     await participant.client.post('/api/evidence', { title: 'Chalk mark', notes: '' });

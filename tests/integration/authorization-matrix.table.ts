@@ -126,6 +126,15 @@ export const API_ROUTES: Record<string, Probe[]> = {
   ],
   'identity POST /api/user/logout': [probe('ends a separate session', 200, async (caller, ctx) => (await ctx.freshSession(caller)).post('/api/user/logout'))],
   'identity GET /api/user': [probe('who am I', by(401, 200, 200, 200), (caller, ctx) => as(ctx, caller).get('/api/user'))],
+  'identity GET /api/session': [
+    probe('who is signed in, never refused', 200, async (caller, ctx) => {
+      const answer = await as(ctx, caller).get('/api/session');
+      const user = (answer.data as { user?: { id?: string } | null } | undefined)?.user;
+      const expected = caller === 'visitor' ? null : ctx.account(caller).id;
+      if ((user?.id ?? null) !== expected) return { ...answer, violation: `answered user ${JSON.stringify(user?.id ?? null)} instead of ${JSON.stringify(expected)}` };
+      return answer;
+    }),
+  ],
   'identity PUT /api/evidence/user': [probe('own profile', by(401, 200, 200, 200), (caller, ctx) => as(ctx, caller).putForm('/api/evidence/user', profileForm(ctx.account(caller === 'visitor' ? 'owner' : caller).email)))],
   'identity PUT /api/user/watched/:id': [
     probe("the owner's flag", by(401, 200, 403, 200), (caller, ctx) => as(ctx, caller).put(`/api/user/watched/${ctx.account('owner').id}`)),
@@ -312,6 +321,8 @@ const EVERY_METHOD = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT'
 export const GATEWAY_FORWARDS: Record<string, { to: 'identity' | 'evidence'; methods: string[] }> = {
   '/api/user': { to: 'identity', methods: EVERY_METHOD },
   '/api/user/*': { to: 'identity', methods: EVERY_METHOD },
+  '/api/session': { to: 'identity', methods: ['GET', 'HEAD'] },
+  '/api/session/*': { to: 'identity', methods: ['GET', 'HEAD'] },
   '/api/admin': { to: 'identity', methods: ['GET', 'HEAD'] },
   '/api/admin/*': { to: 'identity', methods: ['GET', 'HEAD'] },
   '/api/email': { to: 'identity', methods: EVERY_METHOD },
@@ -325,7 +336,7 @@ export const GATEWAY_FORWARDS: Record<string, { to: 'identity' | 'evidence'; met
 };
 
 /** The gateway's web-app routes (present once the app is built): not API, no probes here. */
-export const GATEWAY_WEB_APP = ['GET /', 'HEAD /', 'GET /*', 'HEAD /*'];
+export const GATEWAY_WEB_APP = ['GET /', 'HEAD /', 'GET /*', 'HEAD /*', 'GET /manifest.webmanifest', 'HEAD /manifest.webmanifest'];
 
 /**
  * Routes that are never public, checked by rule rather than by entry: everything under

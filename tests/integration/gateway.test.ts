@@ -35,6 +35,9 @@ beforeAll(async () => {
   writeFileSync(join(webDist, 'assets', 'app-def456.js.br'), brotliCompressSync(APP_JS));
   writeFileSync(join(webDist, 'index.html.gz'), gzipSync(readFileSync(join(webDist, 'index.html'))));
   writeFileSync(join(webDist, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
+  const SW = `self.addEventListener('install', () => self.skipWaiting()); // ${'precache '.repeat(100)}`;
+  writeFileSync(join(webDist, 'sw.js'), SW);
+  writeFileSync(join(webDist, 'sw.js.br'), brotliCompressSync(SW));
   portal = await startTestPortal({ WEB_DIST: webDist, PRODUCT_NAME: 'Night Watch', STREET_CORNER: 'Elm and 5th', ONBOARDING_VIDEO_URL: 'https://videos.example.net/intro.mp4' });
 });
 afterAll(async () => {
@@ -72,6 +75,25 @@ describe('the web app', () => {
     const icon = await fetch(`${portal.url}/favicon.svg`);
     expect(icon.headers.get('cache-control')).toBe('no-cache');
     expect((await fetch(`${portal.url}/assets/missing-123.js`)).status).toBe(404);
+  });
+
+  it('never lets the service worker be cached for long, in any encoding', async () => {
+    for (const encoding of ['br', 'identity']) {
+      const sw = await rawGet(`${portal.url}/sw.js`, { 'accept-encoding': encoding });
+      expect(sw.status).toBe(200);
+      expect(sw.headers['content-encoding'] ?? 'identity').toBe(encoding);
+      expect(sw.headers['cache-control']).toBe('no-cache, max-age=0, must-revalidate');
+    }
+  });
+
+  it('serves the web app manifest, named after the product', async () => {
+    const response = await fetch(`${portal.url}/manifest.webmanifest`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('application/manifest+json');
+    expect(response.headers.get('cache-control')).toBe('no-cache');
+    const manifest = (await response.json()) as { name: string; display: string; icons: { sizes: string; purpose: string }[] };
+    expect(manifest).toMatchObject({ name: 'Night Watch', short_name: 'Night Watch', display: 'standalone', theme_color: '#1f3a5f', start_url: '/home' });
+    expect(manifest.icons.map((icon) => `${icon.sizes} ${icon.purpose}`)).toEqual(['192x192 any', '512x512 any', '192x192 maskable', '512x512 maskable']);
   });
 
   it('sends the precompressed copy a browser accepts (brotli, else gzip), the plain file otherwise', async () => {

@@ -187,7 +187,7 @@ describe('administration of users', () => {
   });
 
   it('edits username, e-mail, phone and full name, never role or video_watched', async () => {
-    const target = await newParticipant(portal.url);
+    const target = await newParticipant(portal.url, {}, undefined, { watched: false });
     const { client } = await adminClient(portal.url);
     const response = await client.put(`/api/user/admin/${target.user.id}`, {
       username: `${target.user.username}_x`,

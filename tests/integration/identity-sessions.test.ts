@@ -146,8 +146,8 @@ describe('refusing cross-site writes', () => {
 
 describe('onboarding video flag', () => {
   it('is set by its owner, refused for someone else, allowed to an administrator', async () => {
-    const alice = await newParticipant(portal.url);
-    const bob = await newParticipant(portal.url);
+    const alice = await newParticipant(portal.url, {}, undefined, { watched: false });
+    const bob = await newParticipant(portal.url, {}, undefined, { watched: false });
     expect((await alice.client.put(`/api/user/watched/${alice.user.id}`)).data.video_watched).toBe(true);
     const refused = await alice.client.put(`/api/user/watched/${bob.user.id}`);
     expect(refused.status).toBe(403);

@@ -60,10 +60,10 @@ describe("the investigator's export", () => {
       posted: photo.date_posted,
       author: informant.user.username,
       public: false,
-      review_status: null,
+      review_status: 'new',
       files: [`media/${photo.id}/display.webp`],
     });
-    expect(manifest.items[0]).toMatchObject({ type: 'note', public: true, files: [] });
+    expect(manifest.items[0]).toMatchObject({ type: 'note', public: true, review_status: 'reviewed', files: [] });
     expect(manifest.exported_by).toBe(TEST_ADMIN.username);
     const display = await admin.bytes(`/media/evidence/${photo.id}/display`);
     expect(sha256(files.get(`media/${photo.id}/display.webp`)!)).toBe(sha256(display.body));
@@ -71,7 +71,7 @@ describe("the investigator's export", () => {
     const lines = csv.trimEnd().split('\r\n');
     expect(lines[0]).toBe('id,title,notes,location,type,posted,author,public,review_status,files');
     expect(csv).toContain(`${note.id},'=1+1,"a note\nover two lines",,note,`);
-    expect(csv).toContain(`${photo.id},"Street, 9 pm","Two cars, ""no lights""","40.7, -74.0",photo,${photo.date_posted},${informant.user.username},false,,media/${photo.id}/display.webp\r\n`);
+    expect(csv).toContain(`${photo.id},"Street, 9 pm","Two cars, ""no lights""","40.7, -74.0",photo,${photo.date_posted},${informant.user.username},false,new,media/${photo.id}/display.webp\r\n`);
   });
 
   it('adds the originals as sent on request, and exports only the chosen ids or the filtered type', async () => {
@@ -89,6 +89,26 @@ describe("the investigator's export", () => {
     expect(notes.manifest.items.map((item: { id: string }) => item.id)).toEqual([note.id]);
   });
 
+  it("applies the administration list's filters: review state, visibility, search words and type, combined", async () => {
+    const ids = async (query: string) => (await exported(query)).manifest.items.map((item: { id: string }) => item.id);
+    // Each filter gives what GET /api/evidence/admin gives with it.
+    for (const query of ['?review_status=new', '?review_status=reviewed', '?visibility=public', '?visibility=private', '?q=CARS', '?q=note%20lines', '?q=nothing-like-this', '?type=2&review_status=new', '?q=cars&visibility=public']) {
+      const listed = (await admin.get(`/api/evidence/admin${query}`)).data.map((item: { id: string }) => item.id);
+      expect(await ids(query), query).toEqual(listed);
+    }
+    expect(await ids('?review_status=new')).toEqual([photo.id]);
+    expect(await ids('?visibility=public')).toEqual([note.id]);
+    expect(await ids('?q=cars')).toEqual([photo.id]);
+    expect(await ids('?q=cars&visibility=public')).toEqual([]);
+    // ids choose the items; the filters do not narrow them further.
+    expect(await ids(`?ids=${photo.id}&visibility=public`)).toEqual([photo.id]);
+
+    const entry = await waitFor(async () =>
+      ((await admin.get('/api/admin/activity?action=evidence.export')).data as { details: Record<string, unknown> }[]).find((e) => e.details.q === 'cars' && e.details.visibility === 'public'),
+    );
+    expect(entry).toMatchObject({ target_label: 'Evidence matching the filters', details: { q: 'cars', visibility: 'public', originals: false } });
+  });
+
   it('is recorded in the audit log', async () => {
     await exported(`?ids=${photo.id}&originals=true`);
     const entry = await waitFor(async () =>
@@ -102,7 +122,7 @@ describe("the investigator's export", () => {
   it('is for administrators only, and refuses what it does not understand with a 400', async () => {
     expect((await new ApiClient(portal.url).get('/api/evidence/export')).status).toBe(401);
     expect((await informant.client.get('/api/evidence/export')).status).toBe(403);
-    for (const query of ['?ids=not-an-id', '?ids=', '?originals=yes', '?type=9', `?ids=${Array.from({ length: 301 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`).join(',')}`]) {
+    for (const query of ['?ids=not-an-id', '?ids=', '?originals=yes', '?type=9', '?review_status=maybe', '?visibility=secret', `?q=${'a'.repeat(201)}`, `?q=${Array.from({ length: 13 }, (_, i) => `w${i}`).join('+')}`, `?ids=${Array.from({ length: 301 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`).join(',')}`]) {
       const response = await admin.get(`/api/evidence/export${query}`);
       expect(response.status, query.slice(0, 40)).toBe(400);
       expect(response.data.message).toEqual(expect.any(String));

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newParticipant } from '../support/accounts.js';
+import { adminClient, newParticipant } from '../support/accounts.js';
 import { uploadEvidence } from '../support/evidence.js';
 import { phoneJpeg } from '../support/media.js';
 import { readOutbox, waitForMail, type ReceivedMail } from '../support/outbox.js';
@@ -64,5 +64,30 @@ describe('the moderator digest', () => {
     const second = await waitForMail(portal.dataDir, TEST_ADMIN.email, { count: sent.length + 1, subject: /to review/ });
     expect(second.subject).toMatch(/^1 new item to review/);
     expect(second.text).toContain('- 1 note');
+  }, 60_000);
+
+  it('counts only what waits in the review queue: not what was published or marked reviewed meanwhile, but an edit sent back to it', async () => {
+    const admin = (await adminClient(portal.url)).client;
+    const { client } = await newParticipant(portal.url);
+    const post = async (title: string) => ((await client.post('/api/evidence', { title, notes: '' })).data as { id: string }).id;
+    const before = (await digests()).length;
+    const approved = await post('Approved earlier');
+    expect((await admin.put('/api/evidence/visibility', { ids: [approved], is_public: true })).status).toBe(200);
+    await post('Waiting, to bring a digest');
+    // Right after a digest the next is a period away: what follows falls into one digest.
+    await waitForMail(portal.dataDir, TEST_ADMIN.email, { count: before + 1, subject: /to review/ });
+    const reviewed = await post('Seen, left private');
+    const published = await post('Seen, published');
+    expect((await admin.put('/api/evidence/review', { ids: [reviewed] })).status).toBe(200);
+    expect((await admin.put('/api/evidence/visibility', { ids: [published], is_public: true })).status).toBe(200);
+    await post('Still waiting');
+    // The participant's edit takes the approved item out of the archive and back into the queue.
+    expect((await client.put(`/api/evidence/update/${approved}`, { title: 'Approved earlier, changed', notes: 'more' })).status).toBe(200);
+
+    const next = await waitForMail(portal.dataDir, TEST_ADMIN.email, { count: before + 2, subject: /to review/ });
+    expect(next.subject).toMatch(/^2 new items to review/);
+    expect(next.text).toContain('- 2 notes');
+    expect(next.text).toContain('- 0 photos');
+    expect(next.text).toContain('2 new items came into the review queue since the last digest');
   }, 60_000);
 });

@@ -6,8 +6,11 @@ import { TEST_ADMIN } from './portal.js';
 
 let counter = 0;
 
-/** Registers and logs in a new participant; answers a client holding their session. */
-export async function newParticipant(baseUrl: string, overrides: Record<string, string> = {}, photo?: Buffer) {
+/**
+ * Registers and logs in a new participant who has watched the onboarding video (evidence waits
+ * for it); answers a client holding their session. `{ watched: false }` leaves the video unwatched.
+ */
+export async function newParticipant(baseUrl: string, overrides: Record<string, string> = {}, photo?: Buffer, options: { watched?: boolean } = {}) {
   counter += 1;
   const tag = `${Date.now().toString(36)}${counter}`;
   const fields = {
@@ -21,7 +24,12 @@ export async function newParticipant(baseUrl: string, overrides: Record<string, 
   if (registered.status !== 201) throw new Error(`registration failed: ${registered.status} ${registered.text}`);
   const login = await client.post('/api/user/login', { username: fields.username, password: fields.password });
   if (login.status !== 200) throw new Error(`login failed: ${login.status} ${login.text}`);
-  return { client, user: login.data as { id: string; username: string; email: string }, password: fields.password };
+  const user = login.data as { id: string; username: string; email: string };
+  if (options.watched !== false) {
+    const watched = await client.put(`/api/user/watched/${user.id}`);
+    if (watched.status !== 200) throw new Error(`marking the video watched failed: ${watched.status} ${watched.text}`);
+  }
+  return { client, user, password: fields.password };
 }
 
 export async function adminClient(baseUrl: string) {

@@ -47,10 +47,20 @@ export async function launchBrowser(): Promise<Browser> {
   });
 }
 
+/**
+ * Whether the app's service worker runs. Blocked unless a test is about it: with it, the app's
+ * files and the onboarding video come from its cache, which the network interceptions of the
+ * other tests (page.route) do not see.
+ */
+export interface ContextOptions {
+  serviceWorkers?: 'allow' | 'block';
+}
+
 /** A phone: 390x844, touch, a mobile user agent, camera and microphone allowed. */
-export async function phoneContext(browser: Browser, baseURL: string): Promise<BrowserContext> {
+export async function phoneContext(browser: Browser, baseURL: string, options: ContextOptions = {}): Promise<BrowserContext> {
   const context = await browser.newContext({
     baseURL,
+    serviceWorkers: options.serviceWorkers ?? 'block',
     viewport: { width: 390, height: 844 },
     deviceScaleFactor: 2,
     isMobile: true,
@@ -64,8 +74,8 @@ export async function phoneContext(browser: Browser, baseURL: string): Promise<B
 }
 
 /** A desktop window for administrators. */
-export async function desktopContext(browser: Browser, baseURL: string): Promise<BrowserContext> {
-  const context = await browser.newContext({ baseURL, viewport: { width: 1280, height: 900 } });
+export async function desktopContext(browser: Browser, baseURL: string, options: ContextOptions = {}): Promise<BrowserContext> {
+  const context = await browser.newContext({ baseURL, viewport: { width: 1280, height: 900 }, serviceWorkers: options.serviceWorkers ?? 'block' });
   context.setDefaultTimeout(WAIT_MS);
   return context;
 }
@@ -92,9 +102,9 @@ export class OpenPages {
   constructor(private readonly target: () => { browser: Browser; url: string }) {}
 
   /** A page of a new phone (or desktop) context, its session cookie set when one is given. */
-  async open(kind: 'phone' | 'desktop' = 'phone', session?: string): Promise<Page> {
+  async open(kind: 'phone' | 'desktop' = 'phone', session?: string, options: ContextOptions = {}): Promise<Page> {
     const { browser, url } = this.target();
-    const context = kind === 'phone' ? await phoneContext(browser, url) : await desktopContext(browser, url);
+    const context = kind === 'phone' ? await phoneContext(browser, url, options) : await desktopContext(browser, url, options);
     this.contexts.push(context);
     if (session !== undefined) await context.addCookies([{ name: 'portal_session', value: session, url }]);
     const page = await context.newPage();

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { buildOpenApiDocument } from '@portal/contracts/openapi';
-import type { MediaJob } from '@portal/contracts';
+import { mediaQueueList, openMediaQueues, type MediaJob } from '@portal/contracts';
 import {
   FsBlobStore,
   SqliteEventBus,
@@ -18,7 +18,7 @@ import {
   type ServedRoute,
 } from '@portal/platform';
 import { createIdentityService, identitySettingsFromEnv } from '@portal/identity';
-import { MEDIA_QUEUE, createEvidenceService, evidenceSettingsFromEnv, jobsDatabaseFile } from '@portal/evidence';
+import { createEvidenceService, evidenceSettingsFromEnv, jobsDatabaseFile } from '@portal/evidence';
 import { createMediaWorker, mediaWorkerSettingsFromEnv } from '@portal/media-worker';
 import { MAIL_KEEP_SENT_MS, createNotifier, notifierSettingsFromEnv, type MailJob } from '@portal/notifier';
 import { createGateway, gatewaySettingsFromEnv } from '@portal/gateway';
@@ -72,14 +72,14 @@ export async function startAllInOne(
   };
   const bus = new SqliteEventBus({ file: join(base.DATA_DIR, 'bus.sqlite'), logger: loggerFor('bus'), pruneAfterMs: infrastructure.busPruneAfterMs });
   const blobs = new FsBlobStore(join(base.DATA_DIR, 'blobs'));
-  const jobs = new SqliteJobQueue<MediaJob>({ file: jobsDatabaseFile(base.DATA_DIR), queue: MEDIA_QUEUE, logger: loggerFor('jobs') });
+  const mediaQueues = openMediaQueues((queue) => new SqliteJobQueue<MediaJob>({ file: jobsDatabaseFile(base.DATA_DIR), queue, logger: loggerFor('jobs') }));
   const mail = new SqliteJobQueue<MailJob>({
     file: jobsDatabaseFile(base.DATA_DIR),
     queue: 'mail',
     logger: loggerFor('jobs'),
     keepCompletedMs: MAIL_KEEP_SENT_MS,
   });
-  const stops: (() => Promise<void>)[] = [() => bus.close(), () => jobs.close(), () => mail.close()];
+  const stops: (() => Promise<void>)[] = [() => bus.close(), ...mediaQueueList(mediaQueues).map((queue) => () => queue.close()), () => mail.close()];
   const stop = async () => {
     for (const step of stops.splice(0).reverse()) {
       await step().catch((error: unknown) => log.error({ err: error }, 'stop step failed'));
@@ -90,7 +90,7 @@ export async function startAllInOne(
     // Evidence first: identity's participant export asks it for their items.
     const evidence = await createEvidenceService(
       evidenceSettingsFromEnv({ ...shared, EVIDENCE_HOST: '127.0.0.1', EVIDENCE_PORT: String(base.EVIDENCE_PORT) }),
-      { bus, jobs, blobs, infrastructure, logger: loggerFor('evidence') },
+      { bus, mediaQueues, blobs, infrastructure, logger: loggerFor('evidence') },
     );
     const evidenceUrl = await evidence.start();
     stops.push(() => evidence.stop());
@@ -103,7 +103,7 @@ export async function startAllInOne(
     stops.push(() => identity.stop());
 
     if (base.MEDIA_WORKER_ENABLED) {
-      const worker = createMediaWorker(mediaWorkerSettingsFromEnv(shared), { bus, jobs, blobs, logger: loggerFor('media-worker') });
+      const worker = createMediaWorker(mediaWorkerSettingsFromEnv(shared), { bus, mediaQueues, blobs, logger: loggerFor('media-worker') });
       await worker.start();
       stops.push(() => worker.stop());
     }

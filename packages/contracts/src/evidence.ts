@@ -60,6 +60,17 @@ export const createEvidenceSchema = z
   .meta({ id: 'CreateEvidence' });
 export type CreateEvidence = z.input<typeof createEvidenceSchema>;
 
+/**
+ * The client's name for one piece of evidence (the web app's outbox makes one per capture): sent
+ * as the Idempotency-Key header of POST /api/evidence or the idempotencyKey metadata of a
+ * resumable upload, so that sending the same capture again answers the item already made.
+ */
+export const idempotencyKeyField = z
+  .string()
+  .regex(/^[A-Za-z0-9._:-]{8,100}$/, 'The idempotency key must be 8 to 100 letters, digits, dots, colons, dashes or underscores')
+  .meta({ description: 'The same key for the same piece of evidence: a repeat answers the item already made' });
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+
 /** PUT /api/evidence/update/{id} (multipart; an optional replacement file beside). */
 export const updateEvidenceSchema = z
   .object({ title: titleField, notes: notesField })

@@ -7,6 +7,7 @@ export * from './client-routes.js';
 export * from './evidence.js';
 export * from './password-reset.js';
 export * from './uploads.js';
+export * from './media-queues.js';
 export * from './audit.js';
 export * from './investigator-export.js';
 export * from './moderation-digest.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { evidenceListQuerySchema } from './evidence.js';
+import { adminEvidenceListQuerySchema, type ReviewStatus } from './evidence.js';
 
 /** So that the query fits in the 16 KB of request head Node accepts (ids of 37 characters with their commas). */
 export const EXPORT_MAX_IDS = 300;
@@ -7,13 +7,14 @@ export const EXPORT_MAX_IDS = 300;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * GET /api/evidence/export: the administration list's filters (without paging), or `ids`; the
- * display copies of the media, and the originals too with `originals=true`. Each filter is listed
- * here and applied in InvestigatorExporter.pages (evidence service): a filter added to the
- * administration list is added to both, never accepted and ignored.
+ * GET /api/evidence/export: the administration list's filters (type, review_status, visibility,
+ * q; without paging), or `ids`; the display copies of the media, and the originals too with
+ * `originals=true`. Each filter is listed here and applied in InvestigatorExporter.pages
+ * (evidence service): a filter added to the administration list is added to both, never
+ * accepted and ignored.
  */
-export const investigatorExportQuerySchema = evidenceListQuerySchema
-  .pick({ type: true })
+export const investigatorExportQuerySchema = adminEvidenceListQuerySchema
+  .pick({ type: true, review_status: true, visibility: true, q: true })
   .extend({
     ids: z
       .string()
@@ -41,7 +42,7 @@ export interface ManifestItem {
   posted: string;
   author: string;
   public: boolean;
-  review_status: string | null;
+  review_status: ReviewStatus;
   /** Paths inside the archive. */
   files: string[];
 }

@@ -54,6 +54,7 @@ export const MESSAGES = {
   notFound: 'Not found',
   titleRequired: 'Please give the evidence a title',
   evidenceNotFound: 'No such evidence',
+  watchVideoFirst: 'Please watch the onboarding video on your profile page before adding evidence.',
   notYourEvidence: 'You can only change your own evidence',
   unsupportedEvidenceFile: 'This file is not a photo, video or audio recording the portal can read',
   heicNotSupported: 'HEIC photos cannot be read yet. Please upload a JPEG (on iPhone: Settings, Camera, Formats, Most Compatible).',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Items posted in a time span, by kind (GET /internal/evidence/posted-counts, evidence → identity). */
+/** Items that came into the review queue in a time span (posted, or sent back by their owner's edit, and still new), by kind (GET /internal/evidence/posted-counts, evidence → identity). */
 export const postedCountsSchema = z.object({
   notes: z.number().int().nonnegative(),
   photos: z.number().int().nonnegative(),

@@ -10,6 +10,7 @@ import {
   pageQuerySchema,
   profileUpdateSchema,
   registerRequestSchema,
+  sessionProbeSchema,
   userSchema,
 } from './users.js';
 import { publicConfigSchema } from './public-config.js';
@@ -22,6 +23,7 @@ import {
   evidenceCountsSchema,
   evidenceListQuerySchema,
   evidenceSchema,
+  idempotencyKeyField,
   markReviewedRequestSchema,
   markReviewedResponseSchema,
   selectedVisibilityRequestSchema,
@@ -132,6 +134,14 @@ const paths: ZodOpenApiPathsObject = {
       tags: ['users'],
       security: [sessionCookie],
       responses: { '200': { description: 'The user object itself', ...json(userSchema) }, '401': error('No session') },
+    }),
+  },
+  '/api/session': {
+    get: op({
+      summary: 'Who is signed in: the user, or null for a visitor (never 401; the web app asks this on every first load)',
+      tags: ['users'],
+      security: [sessionCookie, {}],
+      responses: { '200': { description: 'The signed-in user, or user null', ...json(sessionProbeSchema) } },
     }),
   },
   '/api/evidence/user': {
@@ -315,10 +325,13 @@ const evidencePaths: ZodOpenApiPathsObject = {
       summary: 'Add evidence: a note, or a file sent whole (use the resumable upload for large files)',
       tags: ['evidence'],
       security: [sessionCookie],
+      requestParams: { header: z.object({ 'Idempotency-Key': idempotencyKeyField.optional() }) },
       requestBody: { required: true, content: { 'multipart/form-data': { schema: multipartEvidence }, 'application/json': { schema: createEvidenceSchema } } },
       responses: {
         '201': { description: 'The new item; media items start as processing', ...json(evidenceSchema) },
+        '200': { description: 'A note with this Idempotency-Key was already made: that item, unchanged', ...json(evidenceSchema) },
         ...signedIn,
+        '403': error('A participant who has not watched the onboarding video yet'),
         '408': error('The body stopped arriving: no byte came for UPLOAD_IDLE_TIMEOUT_MS'),
         '413': error('The file is over the size limit of its type, or a video or recording over the length limit'),
         '415': error('Not a photo, video or audio recording the portal can read, or one with more tracks than allowed'),
@@ -491,9 +504,9 @@ const evidencePaths: ZodOpenApiPathsObject = {
   },
   '/api/evidence/uploads': {
     post: op({
-      summary: 'Start a resumable upload (tus 1.0.0 creation). Metadata: title (required), notes, location, filename',
+      summary: 'Start a resumable upload (tus 1.0.0 creation). Metadata: title (required), notes, location, filename, idempotencyKey',
       description:
-        'The tus protocol (https://tus.io/protocols/resumable-upload): PATCH the bytes to the Location, HEAD it after a dropped connection to learn the offset, and continue. The response to the last PATCH is the new item as JSON.',
+        'The tus protocol (https://tus.io/protocols/resumable-upload): PATCH the bytes to the Location, HEAD it after a dropped connection to learn the offset, and continue. The response to the last PATCH is the new item as JSON. With an idempotencyKey in the metadata, an upload that finishes after another one of the same key answers the item the first one made (no second item).',
       tags: ['evidence'],
       security: [sessionCookie],
       requestParams: {
@@ -506,6 +519,7 @@ const evidencePaths: ZodOpenApiPathsObject = {
       responses: {
         '201': { description: 'Created; the upload URL is in Location', headers: z.object({ Location: z.string() }) },
         ...tusErrors,
+        '403': error('A participant who has not watched the onboarding video yet'),
         '408': error('The body stopped arriving: no byte came for UPLOAD_IDLE_TIMEOUT_MS'),
         '413': error("Larger than the largest file allowed, or more than one participant's unfinished uploads may hold together (UPLOAD_UNFINISHED_BYTES_PER_PARTICIPANT)"),
       },

@@ -151,6 +151,13 @@ export const userSchema = z
   .meta({ id: 'User' });
 export type User = z.infer<typeof userSchema>;
 
+/**
+ * GET /api/session: who is signed in, asked without failing. A visitor gets 200 with user null,
+ * so the app's first request logs no error in the browser; GET /api/user stays for signed-in use.
+ */
+export const sessionProbeSchema = z.object({ user: userSchema.nullable() }).meta({ id: 'SessionProbe' });
+export type SessionProbe = z.infer<typeof sessionProbeSchema>;
+
 /** PUT /api/evidence/user: a participant's own profile (multipart; optional avatar file beside). */
 export const profileUpdateSchema = z
   .object({

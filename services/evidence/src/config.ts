@@ -57,4 +57,3 @@ export function evidenceSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): E
 
 export const evidenceDatabaseFile = (dataDir: string) => join(dataDir, 'evidence.sqlite');
 export const jobsDatabaseFile = (dataDir: string) => join(dataDir, 'jobs.sqlite');
-export const MEDIA_QUEUE = 'media';

@@ -1,14 +1,14 @@
 #!/usr/bin/env node
 import './tracing.js';
-import type { MediaJob } from '@portal/contracts';
+import { mediaQueueList, openMediaQueues, type MediaJob } from '@portal/contracts';
 import { createJobQueue, onShutdownSignal, startServiceProcess } from '@portal/platform';
-import { MEDIA_QUEUE, evidenceSettingsFromEnv } from './config.js';
+import { evidenceSettingsFromEnv } from './config.js';
 import { createEvidenceService } from './service.js';
 
 // The evidence service as a process of its own; adapters chosen by the environment alone.
 const { logger, infrastructure, bus } = startServiceProcess('evidence');
 const settings = evidenceSettingsFromEnv();
-const jobs = createJobQueue<MediaJob>(infrastructure, MEDIA_QUEUE, logger);
-const service = await createEvidenceService(settings, { bus, jobs, logger, infrastructure });
+const mediaQueues = openMediaQueues((queue) => createJobQueue<MediaJob>(infrastructure, queue, logger));
+const service = await createEvidenceService(settings, { bus, mediaQueues, logger, infrastructure });
 await service.start();
-onShutdownSignal(logger, [() => service.stop(), () => jobs.close(), () => bus.close()]);
+onShutdownSignal(logger, [() => service.stop(), () => Promise.all(mediaQueueList(mediaQueues).map((queue) => queue.close())).then(() => undefined), () => bus.close()]);

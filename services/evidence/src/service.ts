@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Express } from 'express';
-import { TOPICS, type MediaJob } from '@portal/contracts';
+import { TOPICS, mediaQueueList, type MediaJob, type MediaQueueSet } from '@portal/contracts';
 import {
   IdentityTokens,
   OutboxRelay,
@@ -34,7 +34,8 @@ import { fileUploadStorage, s3UploadStorage } from './http/upload-storage.js';
 
 export interface EvidenceRuntime {
   bus: EventBus;
-  jobs: JobQueue<MediaJob>;
+  /** The media queues, opened with openMediaQueues. */
+  mediaQueues: MediaQueueSet<JobQueue<MediaJob>>;
   logger: Logger;
   infrastructure: InfrastructureSettings;
   blobs?: BlobStore;
@@ -77,7 +78,7 @@ const RECONCILE_EVERY_MS = 60_000;
 
 /** Wires the evidence service; the same code runs alone or in the all-in-one process. */
 export async function createEvidenceService(settings: EvidenceSettings, runtime: EvidenceRuntime): Promise<EvidenceServiceHandle> {
-  const { logger, bus, jobs, infrastructure } = runtime;
+  const { logger, bus, mediaQueues, infrastructure } = runtime;
   const stores = await openEvidenceStores(infrastructure);
   const repository = stores.evidence;
   const blobs = runtime.blobs ?? createBlobStore(infrastructure);
@@ -86,14 +87,14 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
     evidence: repository,
     authors: stores.authors,
     blobs,
-    jobs,
+    mediaQueues,
     limits: settings.limits,
     caps: settings.mediaCaps,
     logger,
     onEventsCommitted: () => relay.kick(),
   });
   const metrics = new ServiceMetrics('evidence');
-  metrics.watchQueue(jobs);
+  for (const queue of mediaQueueList(mediaQueues)) metrics.watchQueue(queue);
   metrics.watchConsumerLag(bus, 'evidence', [TOPICS.users]);
   metrics.watchConsumerLag(bus, 'evidence.media-results', [TOPICS.media]);
   // This process's temporary folders (emptied at start): received multipart files, and finished
@@ -117,7 +118,7 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
       { name: 'evidence', check: () => repository.ping() },
       { name: 'blobs', check: () => blobs.ping() },
       { name: 'bus', check: () => bus.ping() },
-      { name: 'jobs', check: () => jobs.ping() },
+      { name: 'jobs', check: () => mediaQueues.stills.ping() },
     ],
   });
 

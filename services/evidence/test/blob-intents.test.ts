@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { MediaJob } from '@portal/contracts';
+import { mediaQueueList, openMediaQueues, type MediaJob } from '@portal/contracts';
 import { FsBlobStore, SqliteJobQueue, mediaCapsFromEnv, openDatabase } from '@portal/platform';
 import { EvidenceService } from '../src/domain/evidence-service.js';
 import { EVIDENCE_MIGRATIONS } from '../src/repositories/sqlite/migrations.js';
@@ -15,9 +15,9 @@ import { sampleEvidence } from './contracts/evidence-store-contracts.js';
 const dir = mkdtempSync(join(tmpdir(), 'blob-intents-'));
 const db = openDatabase(join(dir, 'evidence.sqlite'), EVIDENCE_MIGRATIONS);
 const logger = pino({ level: 'silent' });
-const jobs = new SqliteJobQueue<MediaJob>({ file: join(dir, 'jobs.sqlite'), queue: 'media', logger });
+const mediaQueues = openMediaQueues((queue) => new SqliteJobQueue<MediaJob>({ file: join(dir, 'jobs.sqlite'), queue, logger }));
 afterAll(async () => {
-  await jobs.close();
+  for (const queue of mediaQueueList(mediaQueues)) await queue.close();
   db.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -28,7 +28,7 @@ const service = new EvidenceService({
   evidence: repository,
   authors: new SqliteAuthorDirectory(db),
   blobs,
-  jobs,
+  mediaQueues,
   limits: { image: 1e6, video: 1e6, audio: 1e6 },
   caps: mediaCapsFromEnv({}),
   logger,

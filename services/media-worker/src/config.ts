@@ -1,11 +1,14 @@
 import { join } from 'node:path';
 import { z } from 'zod';
+import { MEDIA_QUEUE_KINDS, type MediaQueueKind } from '@portal/contracts';
 import { mediaCapsFromEnv, parseEnv, type MediaCaps } from '@portal/platform';
 
 export interface MediaWorkerSettings {
   dataDir: string;
-  /** Jobs processed at once by this worker (ffmpeg uses up to two threads per job). */
-  concurrency: number;
+  /** The media queues this worker takes (stills: images; av: video and audio). */
+  queues: MediaQueueKind[];
+  /** Jobs processed at once per queue (ffmpeg uses up to two threads per audio/video job). */
+  concurrency: Record<MediaQueueKind, number>;
   workRoot: string;
   /** A job whose worker stops renewing its lock for this long (it died) goes to another worker. */
   lockDurationMs: number;
@@ -13,9 +16,25 @@ export interface MediaWorkerSettings {
   caps: MediaCaps;
 }
 
+const concurrency = z.coerce.number().int().min(1).max(16);
+
+const mediaQueuesSetting = z
+  .string()
+  .transform((value) => value.split(',').map((part) => part.trim()).filter(Boolean))
+  .pipe(
+    z
+      .array(z.enum(MEDIA_QUEUE_KINDS as [MediaQueueKind, ...MediaQueueKind[]], { message: `each queue must be one of ${MEDIA_QUEUE_KINDS.join(', ')}` }))
+      .min(1, 'name at least one queue')
+      .transform((kinds) => [...new Set(kinds)]),
+  );
+
 const mediaWorkerEnvSchema = z.object({
   DATA_DIR: z.string().default('./data'),
-  MEDIA_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(1),
+  MEDIA_QUEUES: mediaQueuesSetting.default(['stills', 'av']),
+  MEDIA_STILLS_CONCURRENCY: concurrency.default(2),
+  MEDIA_AV_CONCURRENCY: concurrency.optional(),
+  /** The setting from before the queues were split: the audio/video concurrency when MEDIA_AV_CONCURRENCY is unset. */
+  MEDIA_WORKER_CONCURRENCY: concurrency.optional(),
   MEDIA_WORK_DIR: z.string().optional(),
   MEDIA_JOB_LOCK_MS: z.coerce.number().int().min(1000).default(60_000),
 });
@@ -24,7 +43,8 @@ export function mediaWorkerSettingsFromEnv(env: NodeJS.ProcessEnv = process.env)
   const parsed = parseEnv(mediaWorkerEnvSchema, env);
   return {
     dataDir: parsed.DATA_DIR,
-    concurrency: parsed.MEDIA_WORKER_CONCURRENCY,
+    queues: parsed.MEDIA_QUEUES,
+    concurrency: { stills: parsed.MEDIA_STILLS_CONCURRENCY, av: parsed.MEDIA_AV_CONCURRENCY ?? parsed.MEDIA_WORKER_CONCURRENCY ?? 1 },
     workRoot: parsed.MEDIA_WORK_DIR ?? join(parsed.DATA_DIR, 'tmp', 'media-worker'),
     lockDurationMs: parsed.MEDIA_JOB_LOCK_MS,
     caps: mediaCapsFromEnv(env),

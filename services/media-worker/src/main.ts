@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import './tracing.js';
-import type { MediaJob } from '@portal/contracts';
+import { mediaQueueList, openMediaQueues, type MediaJob } from '@portal/contracts';
 import { createBlobStore, createJobQueue, finishJobsWithinMs, onShutdownSignal, serveProcessHealth, shutdownGraceMsFromEnv, startServiceProcess } from '@portal/platform';
 import { mediaWorkerSettingsFromEnv } from './config.js';
 import { createMediaWorker } from './service.js';
@@ -8,12 +8,12 @@ import { createMediaWorker } from './service.js';
 // The media worker as a process of its own; adapters chosen by the environment alone.
 const { logger, infrastructure, bus } = startServiceProcess('media-worker');
 const settings = mediaWorkerSettingsFromEnv();
-const jobs = createJobQueue<MediaJob>(infrastructure, 'media', logger);
+const mediaQueues = openMediaQueues((queue) => createJobQueue<MediaJob>(infrastructure, queue, logger));
 const blobs = createBlobStore(infrastructure);
-const worker = createMediaWorker(settings, { bus, jobs, blobs, logger });
+const worker = createMediaWorker(settings, { bus, mediaQueues, blobs, logger });
 await worker.start();
 const health = await serveProcessHealth(logger, { portVariable: 'HEALTH_PORT', hostVariable: 'HEALTH_HOST', defaultPort: 4003 }, [
-  { name: 'jobs', check: () => jobs.ping() },
+  { name: 'jobs', check: () => mediaQueues.stills.ping() },
   { name: 'blobs', check: () => blobs.ping() },
   { name: 'bus', check: () => bus.ping() },
 ], worker.metrics);
@@ -23,6 +23,6 @@ onShutdownSignal(logger, [
   // period (SHUTDOWN_GRACE_MS) go back to the queue for another worker, no try counted.
   () => worker.stop({ handBackAfterMs: finishJobsWithinMs(graceMs) }),
   async () => void health.server.close(),
-  () => jobs.close(),
+  () => Promise.all(mediaQueueList(mediaQueues).map((queue) => queue.close())).then(() => undefined),
   () => bus.close(),
 ], graceMs);

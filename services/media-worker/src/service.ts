@@ -1,11 +1,13 @@
-import type { MediaJob } from '@portal/contracts';
+import type { MediaJob, MediaQueueSet } from '@portal/contracts';
 import { ServiceMetrics, drainJobWorker, locateFfmpeg, type BlobStore, type EventBus, type JobQueue, type JobWorker, type Logger } from '@portal/platform';
 import type { MediaWorkerSettings } from './config.js';
 import { mediaJobHandler } from './media-job-handler.js';
+import { mediaQueuePlan, workMediaQueues } from './media-queue-workers.js';
 
 export interface MediaWorkerRuntime {
   bus: EventBus;
-  jobs: JobQueue<MediaJob>;
+  /** Every media queue (openMediaQueues); the worker takes those its settings name. */
+  mediaQueues: MediaQueueSet<JobQueue<MediaJob>>;
   blobs: BlobStore;
   logger: Logger;
 }
@@ -23,16 +25,16 @@ export interface MediaWorkerHandle {
 export function createMediaWorker(settings: MediaWorkerSettings, runtime: MediaWorkerRuntime): MediaWorkerHandle {
   let worker: JobWorker | undefined;
   const metrics = new ServiceMetrics('media-worker');
-  metrics.watchQueue(runtime.jobs);
+  const plan = mediaQueuePlan(runtime.mediaQueues, settings);
+  for (const { queue } of plan) metrics.watchQueue(queue);
   return {
     metrics,
     async start() {
       const binaries = locateFfmpeg();
-      runtime.logger.info({ ...binaries, concurrency: settings.concurrency, caps: settings.caps }, 'media worker starting');
-      worker = await runtime.jobs.work(
-        metrics.timeJobs('media', mediaJobHandler({ blobs: runtime.blobs, bus: runtime.bus, logger: runtime.logger, workRoot: settings.workRoot, caps: settings.caps })),
-        { concurrency: settings.concurrency, lockDurationMs: settings.lockDurationMs },
-      );
+      const queues = Object.fromEntries(plan.map(({ queue, concurrency }) => [queue.name, concurrency]));
+      runtime.logger.info({ ...binaries, queues, caps: settings.caps }, 'media worker starting');
+      const handler = mediaJobHandler({ blobs: runtime.blobs, bus: runtime.bus, logger: runtime.logger, workRoot: settings.workRoot, caps: settings.caps });
+      worker = await workMediaQueues(runtime.mediaQueues, settings, (queue) => metrics.timeJobs(queue.name, handler));
     },
     async stop(options = {}) {
       if (!worker) return;

@@ -18,18 +18,26 @@ const notifierEnvSchema = z.object({
   SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional(),
   MAIL_FROM: z.string().optional(),
   PRODUCT_NAME: z.string().default('The Investigation'),
-  PUBLIC_URL: z.url({ error: 'must be the portal address, e.g. https://portal.example.org' }).default('http://localhost:8080'),
+  PUBLIC_URL: z.url({ error: 'must be the portal address, e.g. https://portal.example.org' }).optional(),
+  /** The port the portal (its gateway) listens on: without PUBLIC_URL, links point at it on localhost. */
+  PORT: z.string().regex(/^\d{1,5}$/).optional().catch(undefined),
 });
+
+/** PUBLIC_URL's default: the portal on this machine, at the port it listens on (PORT, else 8080). */
+export function defaultPublicUrl(port: string | undefined): string {
+  return `http://localhost:${port && Number(port) > 0 ? Number(port) : 8080}`;
+}
 
 export function notifierSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): NotifierSettings {
   const parsed = parseEnv(notifierEnvSchema, env);
-  const host = new URL(parsed.PUBLIC_URL).hostname;
+  const publicUrl = parsed.PUBLIC_URL ?? defaultPublicUrl(parsed.PORT);
+  const host = new URL(publicUrl).hostname;
   return {
     dataDir: parsed.DATA_DIR,
     internalSecret: parsed.INTERNAL_SECRET,
     smtpUrl: parsed.SMTP_URL ?? null,
     from: parsed.MAIL_FROM ?? `"${parsed.PRODUCT_NAME.replace(/"/g, '')}" <no-reply@${host.includes('.') ? host : 'localhost.localdomain'}>`,
     productName: parsed.PRODUCT_NAME,
-    publicUrl: parsed.PUBLIC_URL.replace(/\/+$/, ''),
+    publicUrl: publicUrl.replace(/\/+$/, ''),
   };
 }

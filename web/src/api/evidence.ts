@@ -91,11 +91,12 @@ export interface NoteFields {
   location?: string | null;
 }
 
-/** POST /api/evidence (JSON): a note, without media. */
-export function createNote(fields: NoteFields): Promise<Evidence> {
+/** POST /api/evidence (JSON): a note, without media; with an idempotency key, sent twice it is made once. */
+export function createNote(fields: NoteFields, idempotencyKey?: string): Promise<Evidence> {
   return apiRequest<Evidence>('/api/evidence', {
     method: 'POST',
     json: { title: fields.title, notes: fields.notes, ...(fields.location ? { location: fields.location } : {}) },
+    ...(idempotencyKey ? { headers: { 'idempotency-key': idempotencyKey } } : {}),
   });
 }
 

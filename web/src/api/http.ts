@@ -9,6 +9,8 @@ export class ApiRequestError extends Error {
     readonly code: string,
     message: string,
     readonly fields: Readonly<Record<string, string>> = {},
+    /** For a 429: in how many seconds the limit lets the request through again, when the server said. */
+    readonly retryAfterSeconds: number | null = null,
   ) {
     super(message);
   }
@@ -26,6 +28,8 @@ export interface RequestOptions {
   /** A multipart body (the browser sets the boundary). */
   form?: FormData;
   signal?: AbortSignal;
+  /** More request headers (e.g. Idempotency-Key). */
+  headers?: Record<string, string>;
 }
 
 /** The shape of apiErrorSchema, checked by hand so that zod stays out of the first-load bundle. */
@@ -40,15 +44,31 @@ function isApiError(body: unknown): body is ApiError {
   );
 }
 
+/**
+ * When a limit lets requests through again, in seconds: the Retry-After header (seconds or a
+ * date), else the t= of the RateLimit header (IETF draft 8, as the identity service sends it).
+ */
+export function retryAfterOf(headers: Headers, now = Date.now()): number | null {
+  const retryAfter = headers.get('retry-after')?.trim();
+  if (retryAfter) {
+    if (/^\d+$/.test(retryAfter)) return Number(retryAfter);
+    const date = Date.parse(retryAfter);
+    if (!Number.isNaN(date)) return Math.max(0, Math.ceil((date - now) / 1000));
+  }
+  const reset = /(?:^|;)\s*t=(\d+)/.exec(headers.get('ratelimit') ?? '');
+  return reset ? Number(reset[1]) : null;
+}
+
 async function errorFrom(response: Response): Promise<ApiRequestError> {
   const fallback = `The server answered ${response.status}`;
+  const retryAfter = response.status === 429 ? retryAfterOf(response.headers) : null;
   try {
     const body: unknown = await response.json();
-    if (isApiError(body)) return new ApiRequestError(response.status, body.code, body.message, body.fields ?? {});
+    if (isApiError(body)) return new ApiRequestError(response.status, body.code, body.message, body.fields ?? {}, retryAfter);
   } catch {
     // not JSON: a proxy's error page, for example
   }
-  return new ApiRequestError(response.status, response.status >= 500 ? 'internal' : 'unknown', fallback);
+  return new ApiRequestError(response.status, response.status >= 500 ? 'internal' : 'unknown', fallback, {}, retryAfter);
 }
 
 /**
@@ -56,7 +76,7 @@ async function errorFrom(response: Response): Promise<ApiRequestError> {
  * Every failure becomes an ApiRequestError, so callers deal with one type.
  */
 export async function apiRequest<T>(path: string, options: RequestOptions = {}): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' };
+  const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
   let body: BodyInit | undefined;
   if (options.json !== undefined) {
     headers['content-type'] = 'application/json';

@@ -22,11 +22,12 @@ export function AppRoutes() {
         <Route caseSensitive path="/verify-email" element={<P.VerifyEmailPage />} />
         <Route caseSensitive path="/help" element={<P.HelpPage />} />
         <Route caseSensitive path="/archive" element={<P.ArchivePage />} />
+        {/* Every participant page waits for the onboarding video, not only /home (the API does too). */}
         {['/Evidence', '/evidence'].map((path) => (
-          <Route key={path} caseSensitive path={path} element={<RequireUser><P.EvidencePage /></RequireUser>} />
+          <Route key={path} caseSensitive path={path} element={<RequireUser><RequireVideoWatched><P.EvidencePage /></RequireVideoWatched></RequireUser>} />
         ))}
-        <Route caseSensitive path="/evidenceupload" element={<RequireUser><P.EvidenceUploadPage /></RequireUser>} />
-        <Route caseSensitive path="/evidence-details" element={<RequireUser><P.EvidenceDetailsPage /></RequireUser>} />
+        <Route caseSensitive path="/evidenceupload" element={<RequireUser><RequireVideoWatched><P.EvidenceUploadPage /></RequireVideoWatched></RequireUser>} />
+        <Route caseSensitive path="/evidence-details" element={<RequireUser><RequireVideoWatched><P.EvidenceDetailsPage /></RequireVideoWatched></RequireUser>} />
         <Route caseSensitive path="/admin" element={<RequireUser><P.AdminRoute /></RequireUser>} />
         <Route caseSensitive path="/reset-password-email" element={<P.ResetPasswordEmailPage />} />
         <Route caseSensitive path="/reset-password-code" element={<P.ResetPasswordCodePage />} />

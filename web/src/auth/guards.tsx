@@ -18,7 +18,10 @@ export function RedirectIfSignedIn({ to, children }: { to: string; children: Rea
   return user ? <Navigate to={to} replace /> : children;
 }
 
-/** /home and /home-validate: a participant who has not watched the video goes to /user first. */
+/**
+ * /home, /home-validate and the evidence pages: a participant who has not watched the video goes
+ * to /user first, where the onboarding dialog is.
+ */
 export function RequireVideoWatched({ children }: { children: ReactNode }) {
   const { user, isPending } = useCurrentUser();
   if (isPending) return <PageLoading />;

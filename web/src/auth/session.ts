@@ -5,9 +5,17 @@ import { ApiRequestError } from '../api/http';
 import { fetchCurrentUser, login, logout } from '../api/session';
 import { setCurrentUser } from './useCurrentUser';
 
-/** The login error texts of SPEC section 8 for a failed sign-in. */
+/** What the login page says when the attempts limit answered 429, with when to try again. */
+export function tooManyAttemptsMessage(retryAfterSeconds: number | null): string {
+  if (retryAfterSeconds === null) return 'Too many attempts. Please wait a few minutes and try again.';
+  const minutes = Math.max(1, Math.ceil(retryAfterSeconds / 60));
+  return `Too many attempts. Please try again in ${minutes} ${minutes === 1 ? 'minute' : 'minutes'}.`;
+}
+
+/** The login error texts of SPEC section 8 for a failed sign-in (and the attempts limit's). */
 export function loginErrorMessage(error: unknown): string {
   if (error instanceof ApiRequestError && error.status === 401) return MESSAGES.loginMismatch;
+  if (error instanceof ApiRequestError && error.status === 429) return tooManyAttemptsMessage(error.retryAfterSeconds);
   if (error instanceof ApiRequestError && error.status === 400 && error.message === MESSAGES.loginInput) return MESSAGES.loginInput;
   return MESSAGES.loginNoServer;
 }

@@ -1,6 +1,6 @@
 import { queryOptions, useQuery, type QueryClient } from '@tanstack/react-query';
 import type { User } from '@portal/contracts';
-import { fetchCurrentUser } from '../api/session';
+import { fetchCurrentUser, rememberUser } from '../api/session';
 
 export const CURRENT_USER_KEY = ['current-user'] as const;
 
@@ -23,6 +23,7 @@ export function useCurrentUser() {
 /** Puts a user the API just answered into the cache (login, profile save, video watched). */
 export function setCurrentUser(client: QueryClient, user: User | null): void {
   client.setQueryData(CURRENT_USER_KEY, user);
+  rememberUser(user);
 }
 
 /** Asks the server again for the signed-in user and waits for the answer. */

@@ -31,7 +31,8 @@ export function EvidenceMedia({ item }: { item: Evidence }) {
       </Alert>
     );
   }
-  const mediaStyle = { display: 'block', maxWidth: '100%', maxHeight: DETAIL_MEDIA_MAX_HEIGHT, margin: '0 auto', borderRadius: 8 } as const;
+  // '8px', not 8: in sx a number is a multiple of the theme's radius (80 px, which cropped photos).
+  const mediaStyle = { display: 'block', maxWidth: '100%', maxHeight: DETAIL_MEDIA_MAX_HEIGHT, margin: '0 auto', borderRadius: '8px' } as const;
   if (item.media_type === 3) {
     return (
       <video

@@ -21,6 +21,18 @@ export interface UploadCallbacks {
   onProgress: (bytesSent: number, bytesTotal: number) => void;
   /** True while the browser is offline and the upload waits to go on. */
   onWaitingForNetwork: (waiting: boolean) => void;
+  /** The upload's address, once the server made it (the outbox keeps it to resume after a reload). */
+  onUploadUrl?: (url: string) => void;
+  /** Bytes the server confirmed, after each chunk. */
+  onChunkStored?: (bytesStored: number) => void;
+}
+
+/** How an outbox entry is sent: its own upload address and its idempotency key. */
+export interface OutboxUploadOptions {
+  /** Where a previous attempt stopped (resumed with HEAD); null to start a new upload. */
+  uploadUrl: string | null;
+  /** Sent as the idempotencyKey metadata: the server makes one item of this capture. */
+  idempotencyKey: string;
 }
 
 export interface RunningUpload {
@@ -88,7 +100,7 @@ function sameFields(previous: PreviousUpload, fields: UploadFields): boolean {
  * upload waits for the connection to come back. The same file with the same title, notes and
  * location, sent again after a failure or a reload, resumes where it stopped.
  */
-export function startUpload(file: File, fields: UploadFields, callbacks: UploadCallbacks): RunningUpload {
+export function startUpload(file: File, fields: UploadFields, callbacks: UploadCallbacks, outbox?: OutboxUploadOptions): RunningUpload {
   let upload: Upload | null = null;
   let stopped = false;
   let onOnline: (() => void) | null = null;
@@ -102,11 +114,19 @@ export function startUpload(file: File, fields: UploadFields, callbacks: UploadC
         location: fields.location ?? '',
         filename: file.name,
         filetype: file.type,
+        ...(outbox ? { idempotencyKey: outbox.idempotencyKey } : {}),
       },
       chunkSize: uploadChunkSize(file.size),
       retryDelays: UPLOAD_RETRY_DELAYS,
-      storeFingerprintForResuming: true,
+      // An outbox entry keeps its own upload address (in IndexedDB, beside the file).
+      storeFingerprintForResuming: !outbox,
       removeFingerprintOnSuccess: true,
+      ...(outbox?.uploadUrl ? { uploadUrl: outbox.uploadUrl } : {}),
+      onUploadUrlAvailable: () => {
+        const url = (upload as Upload | null)?.url;
+        if (url) callbacks.onUploadUrl?.(url);
+      },
+      onChunkComplete: (_chunkSize, bytesAccepted) => callbacks.onChunkStored?.(bytesAccepted),
       onProgress: callbacks.onProgress,
       onSuccess: ({ lastResponse }) => resolve(outcomeOf(lastResponse)),
       onError: (error) => {
@@ -126,6 +146,10 @@ export function startUpload(file: File, fields: UploadFields, callbacks: UploadC
       },
     });
     const current = upload;
+    if (outbox) {
+      current.start();
+      return;
+    }
     current
       .findPreviousUploads()
       .then((previous) => {

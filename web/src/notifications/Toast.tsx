@@ -33,6 +33,8 @@ export default function Toast({ shown, open, onClose, onExited }: ToastProps) {
         autoHideDuration={shown?.autoHideMs}
         onClose={close}
         anchorOrigin={{ vertical: 'top', horizontal: 'center' }}
+        // Below the navigation bar (60 px on a phone, 64 px wider), never over it: its buttons stay usable.
+        sx={{ top: { xs: 68, sm: 72 } }}
         slotProps={{ transition: { onExited } }}
       >
         {shown ? (

@@ -14,6 +14,8 @@ export interface CallerIdentity {
   username: string;
   /** Hash of the session id (never the id itself). */
   sessionId: string;
+  /** Whether the user has watched the onboarding video (evidence creation waits for it). */
+  videoWatched?: boolean;
 }
 
 export function isAdmin(identity: CallerIdentity | undefined): boolean {
@@ -54,7 +56,7 @@ export class IdentityTokens {
   }
 
   async signCaller(identity: CallerIdentity, ttlSeconds = 60): Promise<string> {
-    return new SignJWT({ role: identity.role, username: identity.username, sid: identity.sessionId })
+    return new SignJWT({ role: identity.role, username: identity.username, sid: identity.sessionId, vw: identity.videoWatched === true })
       .setProtectedHeader({ alg: 'HS256' })
       .setSubject(identity.userId)
       .setIssuer(ISSUER)
@@ -76,7 +78,7 @@ export class IdentityTokens {
     ) {
       throw new Error('Identity token is missing claims');
     }
-    const identity = { userId: payload.sub, role: payload.role, username: payload.username, sessionId: payload.sid };
+    const identity = { userId: payload.sub, role: payload.role, username: payload.username, sessionId: payload.sid, videoWatched: payload.vw === true };
     // Kept until the token's own expiry (jose has just checked that it has one in the future, if any).
     const ttl = typeof payload.exp === 'number' ? payload.exp * 1000 - Date.now() : 0;
     if (ttl > 0) this.verified.set(token, identity, { ttl });

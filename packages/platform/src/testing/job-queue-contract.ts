@@ -127,6 +127,66 @@ export function jobQueueContract(name: string, options: JobQueueContractOptions)
       expect(most).toBe(2);
     });
 
+    it("takes only its own queue's jobs, from a storage that holds other queues", async () => {
+      const mine = await connect();
+      const other = await connect();
+      await other.add('elsewhere', { n: 1 }, { jobId: 'elsewhere' });
+      const seen: number[] = [];
+      workers.push(await mine.work(async (job) => void seen.push(job.data.n)));
+      await mine.add('here', { n: 2 }, { jobId: 'here' });
+      await waitFor(async () => (await mine.getJob('here'))?.state === 'completed', { timeoutMs, what: 'the own job' });
+      await delay(300);
+      expect(seen).toEqual([2]);
+      expect((await other.getJob('elsewhere'))!.state).toBe('waiting');
+      expect(await mine.getJob('elsewhere')).toBeNull();
+    });
+
+    it("runs a queue's job at once while another queue's worker is busy with long jobs, each at its own concurrency", async () => {
+      // Two queues side by side, as the media worker runs stills and audio/video: the long jobs of
+      // one fill its single slot and wait in line, and a job of the other does not wait for them.
+      const long = await connect();
+      const short = await connect();
+      let longRunning = 0;
+      let longMost = 0;
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      workers.push(
+        await long.work(
+          async () => {
+            longRunning++;
+            longMost = Math.max(longMost, longRunning);
+            await gate;
+            longRunning--;
+          },
+          { concurrency: 1 },
+        ),
+      );
+      let shortRunning = 0;
+      let shortMost = 0;
+      workers.push(
+        await short.work(
+          async (job) => {
+            shortRunning++;
+            shortMost = Math.max(shortMost, shortRunning);
+            await delay(150);
+            shortRunning--;
+            return job.data.n;
+          },
+          { concurrency: 2 },
+        ),
+      );
+      for (let i = 0; i < 3; i++) await long.add('long', { n: i }, { jobId: `long-${i}` });
+      await waitFor(() => longRunning === 1, { timeoutMs, what: 'a long job to start' });
+      for (let i = 0; i < 4; i++) await short.add('short', { n: i }, { jobId: `short-${i}` });
+      await waitFor(async () => (await short.counts()).completed === 4, { timeoutMs, what: 'the short jobs, beside the long ones' });
+      // The long queue has not moved on meanwhile: its first job still runs, the others wait.
+      expect(await long.counts()).toMatchObject({ active: 1, waiting: 2, completed: 0 });
+      expect(shortMost).toBe(2);
+      release();
+      await waitFor(async () => (await long.counts()).completed === 3, { timeoutMs, what: 'the long jobs' });
+      expect(longMost).toBe(1);
+    });
+
     it('keeps jobs added while no worker runs, across a restart', async () => {
       const queueName = `contract-${randomUUID().slice(0, 8)}`;
       const first = await connect(queueName);

@@ -6,12 +6,14 @@ import {
   NO_DERIVATIVES,
   TOPICS,
   isAdminRole,
+  mediaQueueKindFor,
   type EvidenceChangedData,
   type EvidenceCounts,
   type EvidenceDeletedData,
   type EvidenceReviewedData,
   type EvidenceVisibilityData,
   type MediaJob,
+  type MediaQueueSet,
   type MediaProcessedData,
   type MediaType,
   type UserUpdatedData,
@@ -35,7 +37,7 @@ import { NO_MEDIA, NO_PROCESSED_MEDIA, type EvidenceChanges, type EvidenceRecord
 import { classifyMediaFile, type ClassifiedFile } from './media-classifier.js';
 import type { AuthorDirectory } from '../repositories/author-directory.js';
 import type { EvidenceFilter, EvidencePage, EvidenceRepository, PendingEvent, SelectedChange } from '../repositories/evidence-repository.js';
-import { MAX_SEARCH_WORDS, searchWords } from './search-words.js';
+import { wordsOf } from './search-words.js';
 
 /** The lists' filters as the HTTP layer reads them; `q` is the search text as typed. */
 export type EvidenceListFilter = Omit<EvidenceFilter, 'words'> & { q?: string };
@@ -50,7 +52,8 @@ export interface EvidenceServiceDeps {
   evidence: EvidenceRepository;
   authors: AuthorDirectory;
   blobs: BlobStore;
-  jobs: JobQueue<MediaJob>;
+  /** The media queues by kind of work (images to stills, video and audio to av). */
+  mediaQueues: MediaQueueSet<JobQueue<MediaJob>>;
   limits: MediaLimits;
   /** Longest video and recording, most tracks in a file (the upload check refuses files over them). */
   caps: MediaCaps;
@@ -92,43 +95,84 @@ export class EvidenceService {
     return Math.max(this.deps.limits.image, this.deps.limits.video, this.deps.limits.audio);
   }
 
-  async createNote(caller: CallerIdentity, input: EvidenceInput, requestId?: string): Promise<EvidenceRecord> {
+  /**
+   * A participant adds evidence only after the onboarding video (SPEC's flow; the web app leads
+   * them there). Administrators may always.
+   */
+  assertMayAddEvidence(caller: CallerIdentity): void {
+    if (!isAdminRole(caller.role) && caller.videoWatched !== true) throw forbidden(MESSAGES.watchVideoFirst);
+  }
+
+  /**
+   * A note. With an idempotency key, a note the owner already made with that key is answered
+   * instead of a second one (a phone that sent it again after a lost answer makes one item).
+   */
+  async createNote(caller: CallerIdentity, input: EvidenceInput, requestId?: string, idempotencyKey?: string): Promise<{ record: EvidenceRecord; created: boolean }> {
+    this.assertMayAddEvidence(caller);
+    if (idempotencyKey) {
+      const existing = await this.deps.evidence.findByIdempotencyKey(caller.userId, idempotencyKey);
+      if (existing) return { record: existing, created: false };
+    }
     const record = await this.newRecord(caller, input, MEDIA_TYPES.note);
-    await this.deps.evidence.create(record, [this.changedEvent('evidence.created', record, requestId)]);
+    try {
+      await this.deps.evidence.create(record, [this.changedEvent('evidence.created', record, requestId)], undefined, idempotencyKey);
+    } catch (error) {
+      const raced = idempotencyKey ? await this.deps.evidence.findByIdempotencyKey(caller.userId, idempotencyKey) : null;
+      if (raced) return { record: raced, created: false };
+      throw error;
+    }
     this.deps.onEventsCommitted();
-    return record;
+    return { record, created: true };
   }
 
   /**
    * Files a received upload as a new item: decides its type from the bytes, checks the limit for
    * that type, stores the original privately and hands it to the media worker. With an upload id
-   * (resumable uploads) it is idempotent: the same upload never makes two items.
+   * (resumable uploads) it is idempotent: the same upload never makes two items. With an
+   * idempotency key (the client's name for this piece of evidence) it is idempotent across
+   * uploads too: a second upload of the same capture answers the item the first one made.
    */
   async createFromFile(
     caller: CallerIdentity,
     file: ReceivedFile,
     input: EvidenceInput,
-    options: { uploadId?: string; requestId?: string } = {},
+    options: { uploadId?: string; requestId?: string; idempotencyKey?: string } = {},
   ): Promise<EvidenceRecord> {
     try {
+      this.assertMayAddEvidence(caller);
       if (options.uploadId) {
         const finished = await this.deps.evidence.findFinishedUpload(options.uploadId);
         const existing = finished ? await this.deps.evidence.findById(finished.evidenceId) : null;
         if (existing) return existing;
       }
+      if (options.idempotencyKey) {
+        const existing = await this.deps.evidence.findByIdempotencyKey(caller.userId, options.idempotencyKey);
+        if (existing) return existing;
+      }
       const { size, classified } = await this.inspect(file);
       const record = await this.newRecord(caller, input, classified.media_type);
       Object.assign(record, await this.storeOriginal(record.id, 1, file, classified, size));
-      await this.deps.evidence
+      const raced = await this.deps.evidence
         .create(
           record,
           [this.changedEvent('evidence.created', record, options.requestId)],
           options.uploadId ? { uploadId: options.uploadId, evidenceId: record.id, size } : undefined,
+          options.idempotencyKey,
         )
-        .catch(async (error: unknown) => {
-          await this.removeBlobs(revisionPrefix(record.id, 1));
-          throw error;
-        });
+        .then(
+          () => null,
+          async (error: unknown) => {
+            await this.removeBlobs(revisionPrefix(record.id, 1));
+            // Two uploads of the same capture finished at once: the other one made the item.
+            const raced = options.idempotencyKey ? await this.deps.evidence.findByIdempotencyKey(caller.userId, options.idempotencyKey) : null;
+            if (raced) return raced;
+            throw error;
+          },
+        );
+      if (raced) {
+        await this.deps.evidence.blobIntents.remove(revisionPrefix(record.id, 1));
+        return raced;
+      }
       // The item refers to its original now: the note made before writing it is done with.
       await this.deps.evidence.blobIntents.remove(revisionPrefix(record.id, 1));
       this.deps.onEventsCommitted();
@@ -288,22 +332,45 @@ export class EvidenceService {
 
   /**
    * Publishes or unpublishes the chosen items (administrators). Each item changes on its own with
-   * its own evidence.visibility-changed event; ids of no item are reported, not refused.
+   * its own evidence.visibility-changed event and audit entry, as one item's publishing does; ids
+   * of no item are reported, not refused.
    */
-  async setSelectedVisibility(ids: string[], is_public: boolean, requestId?: string): Promise<SelectedChange> {
+  async setSelectedVisibility(caller: CallerIdentity, ids: string[], is_public: boolean, requestId?: string): Promise<SelectedChange> {
     const result = await this.deps.evidence.setVisibility(ids, is_public, (record) => {
       const data: EvidenceVisibilityData = { evidenceId: record.id, is_public, changed: 1 };
-      return { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: record.id, data, requestId }) };
+      return [
+        { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: record.id, data, requestId }) },
+        auditEvent({
+          actor: caller,
+          action: is_public ? 'evidence.publish' : 'evidence.unpublish',
+          target: { type: 'evidence', id: record.id, label: record.title },
+          subjectUserId: record.user_id,
+          before: { is_public: !is_public },
+          after: { is_public },
+          requestId,
+        }),
+      ];
     });
     if (result.changed.length > 0) this.deps.onEventsCommitted();
     return result;
   }
 
-  /** Marks the chosen items reviewed without changing their visibility (administrators). */
-  async markReviewed(ids: string[], requestId?: string): Promise<SelectedChange> {
+  /** Marks the chosen items reviewed without changing their visibility (administrators), each recorded in the audit log. */
+  async markReviewed(caller: CallerIdentity, ids: string[], requestId?: string): Promise<SelectedChange> {
     const result = await this.deps.evidence.markReviewed(ids, (record) => {
       const data: EvidenceReviewedData = { evidenceId: record.id, review_status: 'reviewed' };
-      return { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.reviewed', key: record.id, data, requestId }) };
+      return [
+        { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.reviewed', key: record.id, data, requestId }) },
+        auditEvent({
+          actor: caller,
+          action: 'evidence.mark-reviewed',
+          target: { type: 'evidence', id: record.id, label: record.title },
+          subjectUserId: record.user_id,
+          before: { review_status: 'new' },
+          after: { review_status: 'reviewed' },
+          requestId,
+        }),
+      ];
     });
     if (result.changed.length > 0) this.deps.onEventsCommitted();
     return result;
@@ -400,7 +467,9 @@ export class EvidenceService {
    */
   async reconcile(): Promise<void> {
     for (const record of await this.deps.evidence.findProcessing(200)) {
-      const job = await this.deps.jobs.getJob(jobIdFor(record.id, record.media_revision));
+      const id = jobIdFor(record.id, record.media_revision);
+      // A job from before the queues were split is still in the old one until a worker takes it.
+      const job = (await this.mediaQueueOf(record).getJob(id)) ?? (await this.deps.mediaQueues.legacy.getJob(id));
       if (!job) {
         await this.enqueue(record);
       } else if (job.state === 'failed') {
@@ -476,6 +545,11 @@ export class EvidenceService {
     };
   }
 
+  /** Where the record's media job goes: a photo waits only for other photos. */
+  private mediaQueueOf(record: EvidenceRecord): JobQueue<MediaJob> {
+    return this.deps.mediaQueues[mediaQueueKindFor(record.media_type)];
+  }
+
   /**
    * Queues the media job. `demuxer` is what the upload check read the file with; a job queued
    * again after a crash has none, and the worker then lets ffprobe choose among the media
@@ -483,7 +557,7 @@ export class EvidenceService {
    */
   private async enqueue(record: EvidenceRecord, demuxer: string | null = null): Promise<void> {
     if (!record.original_key || record.media_type === MEDIA_TYPES.note) return;
-    await this.deps.jobs.add(
+    await this.mediaQueueOf(record).add(
       'process-media',
       {
         evidenceId: record.id,
@@ -549,17 +623,6 @@ export class EvidenceService {
     };
     return { topic: TOPICS.evidence, event: createEvent({ type, key: record.id, data, requestId }) };
   }
-}
-
-/** A search's words; too many is a clear 400 rather than a slow query. */
-function wordsOf(q: string | undefined): string[] | undefined {
-  if (q === undefined) return undefined;
-  const words = searchWords(q);
-  if (words.length > MAX_SEARCH_WORDS) {
-    const message = `Search for at most ${MAX_SEARCH_WORDS} words at once`;
-    throw badRequest(message, { q: message });
-  }
-  return words;
 }
 
 function failedResult(record: EvidenceRecord): MediaProcessedData {

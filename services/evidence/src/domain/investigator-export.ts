@@ -10,7 +10,8 @@ import {
 } from '@portal/platform';
 import type { EvidenceRecord } from './evidence-record.js';
 import { exportFileName } from './evidence-export.js';
-import type { EvidenceRepository } from '../repositories/evidence-repository.js';
+import type { EvidenceFilter, EvidenceRepository } from '../repositories/evidence-repository.js';
+import { wordsOf } from './search-words.js';
 
 export interface InvestigatorExportDeps {
   evidence: EvidenceRepository;
@@ -41,7 +42,9 @@ export class InvestigatorExporter {
   constructor(private readonly deps: InvestigatorExportDeps) {}
 
   async prepare(caller: CallerIdentity, query: InvestigatorExportQuery, requestId?: string): Promise<PreparedInvestigatorExport> {
-    const pages = this.pages(query);
+    // Checked before anything is read or recorded: a search of too many words is a 400.
+    const filter = filterOf(query);
+    const pages = this.pages(query, filter);
     // The first page is read before anything is sent, so a store outage is a clean error.
     const first = await pages.next();
     const now = new Date((this.deps.clock ?? Date.now)());
@@ -51,8 +54,9 @@ export class InvestigatorExporter {
         action: 'evidence.export',
         target: { type: 'archive', id: null, label: query.ids ? `${query.ids.length} chosen ${query.ids.length === 1 ? 'item' : 'items'}` : 'Evidence matching the filters' },
         details: {
-          ...(query.ids ? { ids: query.ids } : {}),
-          ...(query.type !== undefined ? { type: query.type } : {}),
+          ...(query.ids
+            ? { ids: query.ids }
+            : Object.fromEntries(FILTERS.flatMap((name) => (query[name] !== undefined ? [[name, query[name]]] : [])))),
           originals: query.originals ?? false,
         },
         requestId,
@@ -91,7 +95,7 @@ export class InvestigatorExporter {
   }
 
   /** The chosen items, or every item matching the filters (newest first), a page at a time. */
-  private async *pages(query: InvestigatorExportQuery): AsyncGenerator<EvidenceRecord[]> {
+  private async *pages(query: InvestigatorExportQuery, filter: EvidenceFilter): AsyncGenerator<EvidenceRecord[]> {
     if (query.ids) {
       for (let start = 0; start < query.ids.length; start += PAGE) {
         const found: EvidenceRecord[] = [];
@@ -105,7 +109,7 @@ export class InvestigatorExporter {
     }
     let cursor: string | undefined;
     do {
-      const page = await this.deps.evidence.list({ ...(query.type !== undefined ? { type: query.type } : {}) }, PAGE, cursor);
+      const page = await this.deps.evidence.list(filter, PAGE, cursor);
       yield page.items;
       cursor = page.nextCursor ?? undefined;
     } while (cursor);
@@ -119,8 +123,19 @@ export class InvestigatorExporter {
   }
 }
 
+/** The export's filters, each applied as GET /api/evidence/admin applies it. */
+const FILTERS = ['type', 'review_status', 'visibility', 'q'] as const satisfies readonly (keyof InvestigatorExportQuery)[];
+
+function filterOf(query: InvestigatorExportQuery): EvidenceFilter {
+  return {
+    type: query.type,
+    reviewStatus: query.review_status,
+    isPublic: query.visibility === undefined ? undefined : query.visibility === 'public',
+    words: wordsOf(query.q),
+  };
+}
+
 function manifestItem(record: EvidenceRecord, files: string[]): ManifestItem {
-  const review = (record as EvidenceRecord & { review_status?: unknown }).review_status;
   return {
     id: record.id,
     title: record.title,
@@ -130,7 +145,7 @@ function manifestItem(record: EvidenceRecord, files: string[]): ManifestItem {
     posted: record.date_posted,
     author: record.username,
     public: record.is_public,
-    review_status: typeof review === 'string' ? review : null,
+    review_status: record.review_status,
     files,
   };
 }

@@ -1,3 +1,5 @@
+import { badRequest } from '@portal/platform';
+
 /** The most words one search may have. */
 export const MAX_SEARCH_WORDS = 12;
 
@@ -10,4 +12,15 @@ export const MAX_SEARCH_WORDS = 12;
 export function searchWords(text: string): string[] {
   const folded = text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
   return [...new Set(folded.split(/[^\p{L}\p{N}]+/u).filter((word) => word.length > 0))];
+}
+
+/** A search's words (undefined: no search); too many is a clear 400 rather than a slow query. */
+export function wordsOf(q: string | undefined): string[] | undefined {
+  if (q === undefined) return undefined;
+  const words = searchWords(q);
+  if (words.length > MAX_SEARCH_WORDS) {
+    const message = `Search for at most ${MAX_SEARCH_WORDS} words at once`;
+    throw badRequest(message, { q: message });
+  }
+  return words;
 }

@@ -50,7 +50,14 @@ export interface FinishedUpload {
  * change (transactional outbox). Lists are newest first, a page at a time (keyset cursors).
  */
 export interface EvidenceRepository {
-  create(record: EvidenceRecord, events: PendingEvent[], finishedUpload?: FinishedUpload): Promise<void>;
+  /**
+   * Stores a new item. With an idempotency key (the client's name for this piece of evidence),
+   * the key is kept with the item: a second item of the same owner with the same key is refused
+   * (the store's unique index rejects it), findByIdempotencyKey finds the first.
+   */
+  create(record: EvidenceRecord, events: PendingEvent[], finishedUpload?: FinishedUpload, idempotencyKey?: string): Promise<void>;
+  /** The owner's live item made with this idempotency key, if any. */
+  findByIdempotencyKey(userId: string, key: string): Promise<EvidenceRecord | null>;
   findById(id: string): Promise<EvidenceRecord | null>;
   /** Applies the changes; null when the item does not exist. */
   update(id: string, changes: EvidenceChanges, events: PendingEvent[]): Promise<EvidenceRecord | null>;
@@ -58,12 +65,12 @@ export interface EvidenceRepository {
   list(filter: EvidenceFilter, limit: number, cursor?: string): Promise<EvidencePage>;
   /**
    * Publishes or unpublishes the given items and marks them reviewed. Each item changes on its
-   * own, all or nothing, with the event `eventFor` makes for it; an item that already had that
-   * visibility is only marked reviewed (no event).
+   * own, all or nothing, with the events `eventsFor` makes for it (given the item as it is now);
+   * an item that already had that visibility is only marked reviewed (no event).
    */
-  setVisibility(ids: string[], isPublic: boolean, eventFor: (record: EvidenceRecord) => PendingEvent): Promise<SelectedChange>;
-  /** Marks the given items reviewed, each with its event; items reviewed already are unchanged. */
-  markReviewed(ids: string[], eventFor: (record: EvidenceRecord) => PendingEvent): Promise<SelectedChange>;
+  setVisibility(ids: string[], isPublic: boolean, eventsFor: (record: EvidenceRecord) => PendingEvent[]): Promise<SelectedChange>;
+  /** Marks the given items reviewed, each with its events; items reviewed already are unchanged. */
+  markReviewed(ids: string[], eventsFor: (record: EvidenceRecord) => PendingEvent[]): Promise<SelectedChange>;
   /** How many items wait for review, and how many are public and private. */
   counts(): Promise<EvidenceCounts>;
   /** Sets every item's visibility and marks every item reviewed; answers how many changed visibility. */

@@ -127,7 +127,7 @@ export function evidenceRepositoryContract(name: string, create: () => Promise<E
       const c = sampleEvidence({ is_public: false });
       for (const item of [a, b, c]) await repo.create(item, []);
       const unknown = randomUUID();
-      const result = await repo.setVisibility([a.id, b.id, unknown], true, (record) => event(record.id, 'evidence.visibility-changed'));
+      const result = await repo.setVisibility([a.id, b.id, unknown], true, (record) => [event(record.id, 'evidence.visibility-changed')]);
       expect(result.changed.map((record) => record.id)).toEqual([a.id]);
       expect(result.changed[0]).toMatchObject({ is_public: true, review_status: 'reviewed' });
       expect(result.unchanged).toEqual([b.id]);
@@ -137,7 +137,7 @@ export function evidenceRepositoryContract(name: string, create: () => Promise<E
       expect(await repo.findById(c.id)).toMatchObject({ is_public: false, review_status: 'new' });
       const announced = (await repo.outbox.pending(100)).map((entry) => entry.event.key);
       expect(announced).toEqual([a.id]);
-      const back = await repo.setVisibility([a.id], false, (record) => event(record.id, 'evidence.visibility-changed'));
+      const back = await repo.setVisibility([a.id], false, (record) => [event(record.id, 'evidence.visibility-changed')]);
       expect(back.changed.map((record) => record.is_public)).toEqual([false]);
     });
 
@@ -148,7 +148,7 @@ export function evidenceRepositoryContract(name: string, create: () => Promise<E
       const done = sampleEvidence({ review_status: 'reviewed' });
       for (const item of [fresh, done]) await repo.create(item, []);
       const unknown = randomUUID();
-      const result = await repo.markReviewed([fresh.id, done.id, unknown], (record) => event(record.id, 'evidence.reviewed'));
+      const result = await repo.markReviewed([fresh.id, done.id, unknown], (record) => [event(record.id, 'evidence.reviewed')]);
       expect(result.changed.map((record) => [record.id, record.review_status, record.is_public])).toEqual([[fresh.id, 'reviewed', false]]);
       expect(result.unchanged).toEqual([done.id]);
       expect(result.missing).toEqual([unknown]);
@@ -233,6 +233,28 @@ export function evidenceRepositoryContract(name: string, create: () => Promise<E
       await repo.create(item, [], { uploadId, evidenceId: item.id, size: 1234 });
       expect(await repo.findFinishedUpload(uploadId)).toEqual({ uploadId, evidenceId: item.id, size: 1234 });
       expect(await repo.findFinishedUpload('unknown')).toBeNull();
+    });
+
+    it('keeps an idempotency key per owner: finds the item made with it, refuses a second, forgets it with the item', async () => {
+      const repo = await create();
+      const owner = randomUUID();
+      const key = `k-${randomUUID()}`;
+      const first = sampleEvidence({ user_id: owner });
+      await repo.create(first, [event(first.id, 'evidence.created')], undefined, key);
+      expect(await repo.findByIdempotencyKey(owner, key)).toEqual(first);
+      expect(await repo.findByIdempotencyKey(randomUUID(), key)).toBeNull();
+      const second = sampleEvidence({ user_id: owner });
+      await expect(repo.create(second, [event(second.id, 'evidence.created')], undefined, key)).rejects.toThrow();
+      expect(await repo.findById(second.id)).toBeNull();
+      // Another owner may use the same key.
+      const theirs = sampleEvidence();
+      await repo.create(theirs, [event(theirs.id, 'evidence.created')], undefined, key);
+      expect(await repo.findByIdempotencyKey(theirs.user_id, key)).toEqual(theirs);
+      await repo.delete(first.id, [event(first.id, 'evidence.deleted')]);
+      expect(await repo.findByIdempotencyKey(owner, key)).toBeNull();
+      const again = sampleEvidence({ user_id: owner });
+      await repo.create(again, [event(again.id, 'evidence.created')], undefined, key);
+      expect(await repo.findByIdempotencyKey(owner, key)).toEqual(again);
     });
 
     it('keeps the events of each change in the outbox until published', async () => {

@@ -75,6 +75,33 @@ interface UpstreamAnswer {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
+/** The web app's service worker and the Workbox files it may load (web/vite.config.ts). */
+const SERVICE_WORKER_FILE = /^[\\/](?:sw\.js|workbox-[\w-]+\.js)(?:\.(?:br|gz))?$/;
+
+/**
+ * The web app manifest (installable app): the product's name, the app's colours (web/src/app/theme.ts
+ * and index.html) and its icons (web/public/icons), standalone like an app of the phone.
+ */
+export function webAppManifest(productName: string) {
+  return {
+    id: '/',
+    name: productName,
+    short_name: productName.length > 12 ? productName.split(/\s+/).slice(-1)[0]!.slice(0, 12) : productName,
+    description: 'Register, watch the briefing and send evidence, also without a connection.',
+    start_url: '/home',
+    scope: '/',
+    display: 'standalone',
+    orientation: 'portrait',
+    background_color: '#f4f2ee',
+    theme_color: '#1f3a5f',
+    icons: [
+      { src: '/icons/icon-192.png', sizes: '192x192', type: 'image/png', purpose: 'any' },
+      { src: '/icons/icon-512.png', sizes: '512x512', type: 'image/png', purpose: 'any' },
+      { src: '/icons/maskable-192.png', sizes: '192x192', type: 'image/png', purpose: 'maskable' },
+      { src: '/icons/maskable-512.png', sizes: '512x512', type: 'image/png', purpose: 'maskable' },
+    ],
+  };
+}
 const CLIENT_ROUTE_SET = new Set<string>(CLIENT_ROUTES);
 /** Request headers never passed on to a service as the client sent them (the gateway sets its own). */
 const DROPPED_INWARD_HEADERS = new Set<string>([
@@ -103,6 +130,7 @@ function isLevelEnabled(log: FastifyBaseLogger, level: string): boolean {
 function upstreams(settings: GatewaySettings) {
   return [
     { prefix: '/api/user', upstream: settings.identityUrl },
+    { prefix: '/api/session', upstream: settings.identityUrl, httpMethods: ['GET', 'HEAD'] },
     { prefix: '/api/email', upstream: settings.identityUrl },
     // The audit log is kept by identity (docs/ARCHITECTURE.md, "Audit log").
     { prefix: '/api/admin', upstream: settings.identityUrl, httpMethods: ['GET', 'HEAD'] },
@@ -296,8 +324,14 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
       if (uploads.countUploads(request, reply)) done();
     });
 
-    api.addHook('onResponse', (request, _reply, done) => {
+    api.addHook('onResponse', (request, reply, done) => {
       if (request.url === '/api/user/logout' && request.caller) resolver.evictSessions([request.caller.identity.sessionId]);
+      // The onboarding flag travels in the caller's token: a participant who has just watched the
+      // video may add evidence with their very next request (other gateways hear the event).
+      if (request.method === 'PUT' && request.url.startsWith('/api/user/watched/') && reply.statusCode === 200) {
+        const userId = request.url.slice('/api/user/watched/'.length).split('?')[0] ?? '';
+        resolver.evictUser(/^[\w-]+$/.test(userId) ? userId : '');
+      }
       done();
     });
 
@@ -382,18 +416,27 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
         // Hashed file names never change content: cache them for a year. Everything else is
         // revalidated, so a new deployment reaches phones at once.
         // The bundled onboarding video changes only with a release: phones may keep it a day.
+        // The service worker (sw.js) and its helpers are never kept: a new release must reach an
+        // installed app at its next check, whatever a cache on the way would like.
         res.setHeader(
           'cache-control',
           path.includes(join(webRoot, 'assets'))
             ? 'public, max-age=31536000, immutable'
             : path.includes(join(webRoot, 'onboarding'))
               ? 'public, max-age=86400'
-              : 'no-cache',
+              : SERVICE_WORKER_FILE.test(path.slice(webRoot.length))
+                ? 'no-cache, max-age=0, must-revalidate'
+                : 'no-cache',
         );
       },
     });
     // The root is a folder to the static plugin; it is the app's entry like every client route.
     app.get('/', async (_request, reply) => reply.header('cache-control', 'no-cache').sendFile('index.html'));
+    // The installable app's manifest, named after this run's product (PRODUCT_NAME), not the build.
+    const manifest = JSON.stringify(webAppManifest(settings.publicConfig.productName));
+    app.get('/manifest.webmanifest', async (_request, reply) =>
+      reply.header('cache-control', 'no-cache').type('application/manifest+json; charset=utf-8').send(manifest),
+    );
   } else {
     deps.logger.warn({ webRoot }, 'the web app is not built (npm run build); only the API is served');
   }
@@ -495,7 +538,7 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
               return;
             }
             const user = userEventSchema.safeParse(message.value);
-            if (user.success && (user.data.type === 'user.deleted' || user.data.type === 'user.updated')) {
+            if (user.success && (user.data.type === 'user.deleted' || user.data.type === 'user.updated' || user.data.type === 'user.video-watched')) {
               resolver.evictUser(user.data.data.userId);
             }
           },

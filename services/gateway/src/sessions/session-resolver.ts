@@ -100,12 +100,12 @@ export class SessionResolver {
       throw new IdentityUnavailableError(`identity service unreachable: ${(error as Error).message}`);
     }
     const body = (await response.body.json().catch(() => null)) as
-      | { userId: string; role: number; username: string; sessionId: string }
+      | { userId: string; role: number; username: string; sessionId: string; videoWatched?: boolean }
       | null;
     if (response.statusCode === 404 || response.statusCode === 400) return null;
     if (response.statusCode !== 200 || !body) {
       throw new IdentityUnavailableError(`identity service answered ${response.statusCode}`);
     }
-    return { userId: body.userId, role: body.role, username: body.username, sessionId: body.sessionId };
+    return { userId: body.userId, role: body.role, username: body.username, sessionId: body.sessionId, videoWatched: body.videoWatched === true };
   }
 }

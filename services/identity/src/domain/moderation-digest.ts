@@ -18,8 +18,9 @@ export interface ModerationDigestDeps {
 const RUN = 'moderation-digest';
 
 /**
- * The moderator digest: once per period at most (whichever replica claims the run), if items were
- * posted since the previous run, every administrator gets an e-mail with the counts by kind and
+ * The moderator digest: once per period at most (whichever replica claims the run), if items came
+ * into the review queue since the previous run (posted, or sent back by their owner's edit, and
+ * still waiting for review), every administrator gets an e-mail with the counts by kind and
  * a link to the queue (a `moderation-digest.requested` event each, which the notifier sends).
  * Nothing new, no e-mail.
  */

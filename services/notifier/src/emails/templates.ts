@@ -80,7 +80,7 @@ export function verificationEmail(branding: Branding, input: { fullName: string;
   };
 }
 
-/** The moderator digest: what was posted since the previous one, by kind, and the queue's address. */
+/** The moderator digest: what came into the review queue since the previous one, by kind, and the queue's address. */
 export function moderationDigestEmail(
   branding: Branding,
   input: { fullName: string; counts: { notes: number; photos: number; videos: number; audio: number } },
@@ -100,7 +100,7 @@ export function moderationDigestEmail(
     text: [
       `Hello ${input.fullName},`,
       '',
-      `Participants posted ${plural(total, 'new item', 'new items')} since the last digest:`,
+      `${plural(total, 'new item', 'new items')} came into the review queue since the last digest (posted, or changed by their authors):`,
       '',
       ...lines.map((line) => `- ${line}`),
       '',
@@ -109,7 +109,7 @@ export function moderationDigestEmail(
     html: layout(
       branding,
       `<p>Hello ${escapeHtml(input.fullName)},</p>
-    <p>Participants posted ${plural(total, 'new item', 'new items')} since the last digest:</p>
+    <p>${plural(total, 'new item', 'new items')} came into the review queue since the last digest (posted, or changed by their authors):</p>
     <ul>${lines.map((line) => `<li>${escapeHtml(line)}</li>`).join('')}</ul>
     <p style="margin:24px 0"><a href="${escapeHtml(link)}" style="background:#b71c1c;color:#ffffff;padding:12px 20px;border-radius:6px;text-decoration:none">Open the review queue</a></p>`,
     ),

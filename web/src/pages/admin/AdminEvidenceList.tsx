@@ -1,6 +1,7 @@
 import Box from '@mui/material/Box';
 import ButtonBase from '@mui/material/ButtonBase';
 import Typography from '@mui/material/Typography';
+import type { SxProps, Theme } from '@mui/material/styles';
 import { useQuery } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 import { MESSAGES, type Evidence, type MediaType } from '@portal/contracts';
@@ -16,6 +17,22 @@ import { SelectionBar, useRowSelection } from './SelectionBar';
 import { LoadFailedAlert } from '../../components/LoadFailedAlert';
 
 const ALL = { kind: 'admin' } as const;
+
+/**
+ * The review views as one bar; on a phone two by two (with their counts they do not fit one
+ * row of 360 px), each segment whole rather than a bar broken across lines.
+ */
+const viewGroupSx: SxProps<Theme> = [
+  groupSx,
+  (theme) => ({
+    [theme.breakpoints.down('sm')]: {
+      display: 'grid',
+      gridTemplateColumns: 'repeat(2, minmax(0, 1fr))',
+      gap: 0.75,
+      '& > button:nth-of-type(n)': { marginLeft: 0, borderColor: theme.palette.divider, borderRadius: `${theme.shape.borderRadius}px` },
+    },
+  }),
+];
 
 /** Which items the administration list shows: the review queue first. */
 export type ReviewView = 'new' | 'public' | 'private' | 'all';
@@ -73,7 +90,7 @@ export default function AdminEvidenceList() {
         <Typography id={groupLabel} component="h3" variant="body2" sx={{ fontWeight: 600, mb: 0.5 }}>
           Show
         </Typography>
-        <Box role="group" aria-labelledby={groupLabel} sx={groupSx}>
+        <Box role="group" aria-labelledby={groupLabel} sx={viewGroupSx}>
           {VIEWS.map((entry) => {
             const count = countOf(entry.value);
             return (

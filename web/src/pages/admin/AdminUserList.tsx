@@ -64,7 +64,7 @@ export default function AdminUserList() {
               </Typography>
             </Stack>
             <Stack direction="row" spacing={1} sx={{ flexWrap: 'wrap' }}>
-              <Button size="small" variant="outlined" onClick={() => setShown({ dialog: 'info', user })} aria-label={`Information about ${user.username}`}>
+              <Button size="small" variant="outlined" onClick={() => setShown({ dialog: 'info', user })} aria-label={`Info about ${user.username}`}>
                 Info
               </Button>
               <Button size="small" variant="outlined" onClick={() => setShown({ dialog: 'evidence', user })} aria-label={`Evidence of ${user.username}`}>

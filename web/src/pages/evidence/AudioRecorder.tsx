@@ -10,6 +10,7 @@ import Paper from '@mui/material/Paper';
 import Stack from '@mui/material/Stack';
 import Typography from '@mui/material/Typography';
 import { useEffect, useRef, useState } from 'react';
+import { ConfirmDialog } from '../../evidence/ConfirmDialog';
 import { formatDuration } from '../../evidence/format';
 
 /** SPEC section 9: 128000 bits per second, noise suppression and echo cancellation. */
@@ -58,6 +59,8 @@ export function AudioRecorder({ onSave }: { onSave: (file: File) => void }) {
   const stream = useRef<MediaStream | null>(null);
   const chunks = useRef<Blob[]>([]);
   const keep = useRef(false);
+  /** Discard asks first; the recording pauses meanwhile (and goes on if kept) when it was running. */
+  const [confirmingDiscard, setConfirmingDiscard] = useState<{ wasRecording: boolean } | null>(null);
 
   const release = () => {
     stream.current?.getTracks().forEach((track) => track.stop());
@@ -142,6 +145,25 @@ export function AudioRecorder({ onSave }: { onSave: (file: File) => void }) {
     setSeconds(0);
   };
 
+  const askDiscard = () => {
+    const current = recorder.current;
+    const wasRecording = current?.state === 'recording';
+    if (wasRecording) {
+      current!.pause();
+      setState('paused');
+    }
+    setConfirmingDiscard({ wasRecording });
+  };
+
+  const keepRecording = () => {
+    const current = recorder.current;
+    if (confirmingDiscard?.wasRecording && current?.state === 'paused') {
+      current.resume();
+      setState('recording');
+    }
+    setConfirmingDiscard(null);
+  };
+
   const active = state === 'recording' || state === 'paused';
   return (
     <Paper variant="outlined" sx={{ p: 2 }} component="section" aria-labelledby="recorder-heading">
@@ -174,13 +196,15 @@ export function AudioRecorder({ onSave }: { onSave: (file: File) => void }) {
       </Box>
       {active ? (
         <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1.5}>
-          <Button variant="outlined" startIcon={state === 'paused' ? <PlayArrowIcon /> : <PauseIcon />} onClick={pauseOrResume}>
-            {state === 'paused' ? 'Resume' : 'Pause'}
-          </Button>
           <Button variant="contained" startIcon={<SaveIcon />} onClick={() => finish(true)}>
             Save Recording
           </Button>
-          <Button variant="text" color="error" startIcon={<DeleteIcon />} onClick={() => finish(false)}>
+          <Button variant="outlined" startIcon={state === 'paused' ? <PlayArrowIcon /> : <PauseIcon />} onClick={pauseOrResume}>
+            {state === 'paused' ? 'Resume' : 'Pause'}
+          </Button>
+          {/* Apart from Save (a thumb's slip away), and it asks first. */}
+          <Box sx={{ flexGrow: 1, display: { xs: 'none', sm: 'block' } }} />
+          <Button variant="text" color="error" startIcon={<DeleteIcon />} onClick={askDiscard}>
             Discard
           </Button>
         </Stack>
@@ -189,6 +213,19 @@ export function AudioRecorder({ onSave }: { onSave: (file: File) => void }) {
           Start Recording
         </Button>
       )}
+      <ConfirmDialog
+        open={confirmingDiscard !== null}
+        title="Discard Recording?"
+        danger
+        confirmLabel="Discard"
+        onCancel={keepRecording}
+        onConfirm={() => {
+          setConfirmingDiscard(null);
+          finish(false);
+        }}
+      >
+        {`The ${formatDuration(seconds)} recorded so far will be thrown away. Press Cancel to keep recording.`}
+      </ConfirmDialog>
     </Paper>
   );
 }

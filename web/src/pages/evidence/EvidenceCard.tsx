@@ -6,15 +6,20 @@ import Typography from '@mui/material/Typography';
 import type { Evidence } from '@portal/contracts';
 import { EvidencePreview } from '../../evidence/EvidencePreview';
 import { kindName, truncateTitle } from '../../evidence/format';
+import { VisuallyHidden } from '../../components/VisuallyHidden';
 
 /** Own cards: 170x230 with a 160x160 preview (SPEC section 9). */
 export const CARD_WIDTH = 170;
 export const CARD_HEIGHT = 230;
 export const PREVIEW_SIZE = 160;
 
-/** One of the participant's items: preview, the title cut at 8 characters, and 'Public' when it is. */
+/**
+ * One of the participant's items: preview, the title cut at 8 characters, and 'Public' when it is.
+ * The button is named by what it shows (no aria-label that would differ from the visible text):
+ * the kind and the whole title are there for screen readers, the cut title for the eye.
+ */
 export function EvidenceCard({ item, onOpen }: { item: Evidence; onOpen: () => void }) {
-  const status = item.media_type === 1 ? '' : item.media_status === 'processing' ? ', processing' : item.media_status === 'failed' ? ', processing failed' : '';
+  const shown = truncateTitle(item.title);
   return (
     <Card
       variant="outlined"
@@ -25,13 +30,20 @@ export function EvidenceCard({ item, onOpen }: { item: Evidence; onOpen: () => v
     >
       <CardActionArea
         onClick={onOpen}
-        aria-label={`${kindName(item.media_type)}: ${item.title}${item.is_public ? ', public' : ''}${status}`}
         sx={{ height: '100%', display: 'flex', flexDirection: 'column', alignItems: 'center', justifyContent: 'flex-start', p: '4px' }}
       >
         <EvidencePreview item={item} width={PREVIEW_SIZE} height={PREVIEW_SIZE} errorLines={2} />
         <Box sx={{ width: '100%', px: 0.5, pt: 0.75, display: 'flex', flexDirection: 'column', alignItems: 'flex-start', gap: 0.5 }}>
           <Typography variant="body2" sx={{ fontWeight: 600, whiteSpace: 'nowrap', overflow: 'hidden', maxWidth: '100%' }}>
-            {truncateTitle(item.title)}
+            <VisuallyHidden>{`${kindName(item.media_type)}: `}</VisuallyHidden>
+            {shown === item.title ? (
+              shown
+            ) : (
+              <>
+                <span aria-hidden="true">{shown}</span>
+                <VisuallyHidden>{item.title}</VisuallyHidden>
+              </>
+            )}
           </Typography>
           {item.is_public ? <Chip label="Public" size="small" color="success" sx={{ height: 22 }} /> : null}
         </Box>

@@ -25,6 +25,10 @@ import { currentPosition } from '../../evidence/location';
 import { refreshEvidence } from '../../evidence/queries';
 import { clearSelection, kindFromState, useEvidenceSelection } from '../../evidence/selection';
 import { UploadError, startUpload, type RunningUpload } from '../../evidence/upload';
+import { useCurrentUser } from '../../auth/useCurrentUser';
+import { useNotify } from '../../notifications/notify-context';
+import { askPersistentStorage, isRefusal, keepCapture, sendEntry, stopSending, storageRoom } from '../../outbox/runner';
+import { deleteEntry, getEntry, updateEntry, type OutboxEntry } from '../../outbox/store';
 import { MediaPreview } from './MediaPreview';
 
 const detailsSchema = z.object({ title: titleField, notes: notesField });
@@ -33,6 +37,34 @@ type DetailsOutput = z.output<typeof detailsSchema>;
 
 /** SPEC section 9: after a successful upload, the evidence list comes after 2 seconds. */
 export const NAVIGATE_AFTER_MS = 2000;
+
+/** Said when a capture is kept on the phone to be sent later. */
+export const KEPT_FOR_LATER = 'Saved on this phone. It will upload by itself when the network is back.';
+/** Said when the phone has no room to keep a capture for later. */
+export const STORAGE_FULL =
+  "This phone's storage is full, so this evidence cannot be kept for later: stay on this screen with a connection until it is uploaded, or free some space.";
+
+/** The outbox entry of this form: one per capture, whatever how often Upload Evidence is pressed. */
+function newEntry(userId: string, media: File | null, fields: { title: string; notes: string; location: string | null }): OutboxEntry {
+  const now = Date.now();
+  return {
+    id: crypto.randomUUID(),
+    userId,
+    createdAt: now,
+    updatedAt: now,
+    ...fields,
+    file: media,
+    fileName: media?.name ?? null,
+    fileType: media?.type ?? null,
+    size: media?.size ?? 0,
+    state: 'waiting',
+    sent: 0,
+    error: null,
+    refused: false,
+    uploadUrl: null,
+    itemId: null,
+  };
+}
 
 type Phase = { name: 'editing' } | { name: 'uploading' } | { name: 'done' };
 
@@ -61,6 +93,11 @@ export default function EvidenceDetailsPage() {
   const [failure, setFailure] = useState<string | null>(null);
   const [place, setPlace] = useState<LocationState>({ wanted: false, value: null, finding: false, problem: null });
   const running = useRef<RunningUpload | null>(null);
+  /** This form's outbox entry, once kept (pressing Upload Evidence again sends the same one). */
+  const kept = useRef<string | null>(null);
+  const [storageFull, setStorageFull] = useState(false);
+  const { user } = useCurrentUser();
+  const notify = useNotify();
 
   const {
     register,
@@ -90,7 +127,41 @@ export default function EvidenceDetailsPage() {
     return () => window.clearTimeout(id);
   }, [phase.name, navigate]);
 
-  useEffect(() => () => running.current?.abort(), []);
+  useEffect(
+    () => () => {
+      running.current?.abort();
+      // Left while sending: the outbox goes on with it (on the Evidence page, or at the next open).
+      if (kept.current) stopSending(kept.current);
+    },
+    [],
+  );
+
+  /**
+   * Keeps the capture in the outbox (the first time), or brings the kept one up to date; answers
+   * its id, or null when the phone has no room (the upload then goes straight from this page).
+   */
+  const keep = async (fields: { title: string; notes: string; location: string | null }): Promise<string | null> => {
+    if (!user || typeof indexedDB === 'undefined') return null;
+    const existing = kept.current ? await getEntry(kept.current) : null;
+    if (existing) {
+      const changed = existing.title !== fields.title || existing.notes !== fields.notes || existing.location !== fields.location;
+      // New words make a new upload (the old one's metadata is fixed); the key stays, so still one item.
+      await updateEntry(existing.id, { ...fields, state: 'waiting', refused: false, error: null, ...(changed ? { uploadUrl: null, sent: 0 } : {}) });
+      return existing.id;
+    }
+    // The first capture asks the browser to keep this site's storage (the outbox) for good.
+    void askPersistentStorage();
+    const room = media ? await storageRoom() : null;
+    if (room !== null && media && room < media.size * 1.1) return null;
+    const entry = newEntry(user.id, media, fields);
+    const problem = await keepCapture(entry).catch((error: unknown) => {
+      console.warn('outbox: the capture was not kept', error);
+      return 'storage-full' as const;
+    });
+    if (problem) return null;
+    kept.current = entry.id;
+    return entry.id;
+  };
 
   const toggleLocation = async (wanted: boolean) => {
     if (!wanted) {
@@ -110,8 +181,46 @@ export default function EvidenceDetailsPage() {
 
   const submit = handleSubmit(async (values) => {
     setFailure(null);
-    setPhase({ name: 'uploading' });
     const location = place.wanted ? place.value : null;
+    const fields = { title: values.title, notes: values.notes, location };
+    const entryId = await keep(fields);
+    setStorageFull(entryId === null && Boolean(user) && typeof indexedDB !== 'undefined');
+    if (entryId && navigator.onLine === false) {
+      // No network: the outbox sends it when the network is back (Background Sync, or the next open).
+      clearSelection();
+      notify({ message: KEPT_FOR_LATER, severity: 'info' });
+      navigate('/evidence');
+      return;
+    }
+    setPhase({ name: 'uploading' });
+    if (entryId) {
+      try {
+        if (media) {
+          setSent(media);
+          setProgress({ sent: 0, total: media.size });
+        }
+        const outcome = await sendEntry(entryId, { onProgress: (sent, total) => setProgress({ sent, total }), onWaitingForNetwork: setOffline });
+        if (!outcome) {
+          // Sent from elsewhere meanwhile (another tab, the service worker): the Evidence page shows it.
+          clearSelection();
+          navigate('/evidence');
+          return;
+        }
+        clearSelection();
+        void refreshEvidence(client);
+        setPhase({ name: 'done' });
+      } catch (error) {
+        console.error('evidence entry failed', error);
+        if (isRefusal(error)) {
+          // Refused (too large, not media): nothing to keep; the form stays to choose again.
+          kept.current = null;
+          await deleteEntry(entryId).catch(() => undefined);
+        }
+        setFailure(error instanceof UploadError ? error.message : messageOf(error, 'The evidence could not be saved. Check your connection and try again.'));
+        setPhase({ name: 'editing' });
+      }
+      return;
+    }
     try {
       if (media) {
         setSent(media);
@@ -165,6 +274,11 @@ export default function EvidenceDetailsPage() {
       {media ? <MediaPreview file={media} /> : null}
       <form onSubmit={submit} noValidate aria-label="Evidence details">
         <FormError>{failure}</FormError>
+        {storageFull ? (
+          <Alert severity="warning" sx={{ my: 1 }}>
+            {STORAGE_FULL}
+          </Alert>
+        ) : null}
         <TextField
           label="Title"
           required

@@ -4,7 +4,7 @@ import Tab from '@mui/material/Tab';
 import Tabs from '@mui/material/Tabs';
 import Typography from '@mui/material/Typography';
 import { useQueryClient } from '@tanstack/react-query';
-import { Suspense, lazy, useState } from 'react';
+import { Suspense, lazy, useEffect, useState } from 'react';
 import { MESSAGES, type MediaType } from '@portal/contracts';
 import { deleteEvidence } from '../../api/evidence';
 import { Page } from '../../components/Page';
@@ -18,6 +18,10 @@ import { AddEvidenceButton } from './AddEvidenceButton';
 import { EvidenceCard } from './EvidenceCard';
 import { EvidenceDetailDialog } from './EvidenceDetailDialog';
 import { LoadFailedAlert } from '../../components/LoadFailedAlert';
+import { useCurrentUser } from '../../auth/useCurrentUser';
+import { OutboxList } from '../../outbox/OutboxList';
+import { flushOutbox } from '../../outbox/runner';
+import { useOutbox } from '../../outbox/useOutbox';
 
 /** The table view and the edit form load only when asked for. */
 const EvidenceTable = lazy(() => import('./EvidenceTable'));
@@ -60,6 +64,12 @@ export default function EvidencePage() {
   const [confirmDelete, setConfirmDelete] = useState(false);
   const [deleting, setDeleting] = useState(false);
   const list = useEvidenceList(OWN, type);
+  const { user } = useCurrentUser();
+  const outbox = useOutbox(user?.id ?? null);
+  // What waits in the outbox goes on here (e.g. an upload left on the details page).
+  useEffect(() => {
+    if (user && navigator.onLine !== false) void flushOutbox(user.id);
+  }, [user]);
   const opened = list.items.find((item) => item.id === openId) ?? null;
 
   const remove = async () => {
@@ -87,7 +97,7 @@ export default function EvidencePage() {
   } else if (list.isError && list.items.length === 0) {
     content = <LoadFailedAlert onRetry={() => void list.refetch()}>{MESSAGES.evidenceLoadFailed}</LoadFailedAlert>;
   } else if (list.items.length === 0) {
-    content = type === null ? <Welcome /> : <Typography>No evidence of this kind yet.</Typography>;
+    content = type === null ? (outbox.some((entry) => entry.state !== 'done') ? null : <Welcome />) : <Typography>No evidence of this kind yet.</Typography>;
   } else if (tab === 'table') {
     content = (
       <Suspense fallback={<PageLoading />}>
@@ -116,6 +126,7 @@ export default function EvidencePage() {
           <Tab value="evidence" label="Evidence" />
           <Tab value="table" label="Table" />
         </Tabs>
+        {user ? <OutboxList entries={outbox} userId={user.id} /> : null}
         <FilterToggle value={type} onChange={setType} />
         {list.isError && list.items.length > 0 ? (
           <Alert severity="error" sx={{ mb: 2 }}>

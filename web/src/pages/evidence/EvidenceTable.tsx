@@ -19,8 +19,9 @@ function statusOf(item: Evidence): string {
 /** The table view of the own evidence (a chunk of its own, loaded when the tab is chosen). */
 export default function EvidenceTable({ items, onOpen }: { items: readonly Evidence[]; onOpen: (id: string) => void }) {
   return (
+    // On a phone the table scrolls sideways rather than squeezing the titles into a sliver.
     <TableContainer sx={{ maxWidth: '100%', overflowX: 'auto' }}>
-      <Table size="small" aria-label="Your evidence">
+      <Table size="small" aria-label="Your evidence" sx={{ minWidth: 600 }}>
         <TableHead>
           <TableRow>
             <TableCell>Title</TableCell>
@@ -33,7 +34,7 @@ export default function EvidenceTable({ items, onOpen }: { items: readonly Evide
         <TableBody>
           {items.map((item) => (
             <TableRow key={item.id} hover>
-              <TableCell sx={{ maxWidth: 220, overflowWrap: 'anywhere' }}>
+              <TableCell sx={{ minWidth: 160, maxWidth: 260, overflowWrap: 'break-word' }}>
                 <Link component="button" type="button" onClick={() => onOpen(item.id)} sx={{ textAlign: 'left' }}>
                   {item.title}
                 </Link>

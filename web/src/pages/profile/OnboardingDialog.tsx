@@ -1,6 +1,7 @@
 import PauseIcon from '@mui/icons-material/Pause';
 import PlayArrowIcon from '@mui/icons-material/PlayArrow';
 import Alert from '@mui/material/Alert';
+import Box from '@mui/material/Box';
 import Button from '@mui/material/Button';
 import CircularProgress from '@mui/material/CircularProgress';
 import Dialog from '@mui/material/Dialog';
@@ -12,10 +13,11 @@ import useMediaQuery from '@mui/material/useMediaQuery';
 import { useTheme } from '@mui/material/styles';
 import { useQueryClient } from '@tanstack/react-query';
 import { useRef, useState } from 'react';
-import { useNavigate } from 'react-router';
+import { Link as RouterLink, useNavigate } from 'react-router';
 import { MESSAGES, type PublicConfig, type User } from '@portal/contracts';
 import { messageOf } from '../../api/http';
 import { markVideoWatched } from '../../api/account';
+import { useSignOut } from '../../auth/session';
 import { reloadCurrentUser, setCurrentUser } from '../../auth/useCurrentUser';
 import { CaptionedVideo } from '../../components/CaptionedVideo';
 
@@ -31,6 +33,7 @@ export function OnboardingDialog({ user, config }: { user: User; config: PublicC
   const fullScreen = useMediaQuery(theme.breakpoints.down('sm'));
   const client = useQueryClient();
   const navigate = useNavigate();
+  const signOut = useSignOut();
   const video = useRef<HTMLVideoElement>(null);
   const [controlsUnlocked, setControlsUnlocked] = useState(false);
   const [playing, setPlaying] = useState(false);
@@ -123,19 +126,20 @@ export function OnboardingDialog({ user, config }: { user: User; config: PublicC
             </Alert>
           ) : null}
         </DialogContent>
-        {controlsUnlocked ? null : (
-          <DialogActions sx={{ px: 3, pb: 3 }}>
-            <Button
-              variant="contained"
-              size="large"
-              fullWidth
-              startIcon={playing ? <PauseIcon /> : <PlayArrowIcon />}
-              onClick={togglePlay}
-            >
+        <DialogActions sx={{ px: 3, pb: 3, flexDirection: 'column', alignItems: 'stretch', gap: 1, '& > :not(style) ~ :not(style)': { ml: 0 } }}>
+          {controlsUnlocked ? null : (
+            <Button variant="contained" size="large" fullWidth startIcon={playing ? <PauseIcon /> : <PlayArrowIcon />} onClick={togglePlay}>
               {playing ? 'Pause' : 'Play'}
             </Button>
-          </DialogActions>
-        )}
+          )}
+          {/* A phone that cannot play the video is not a trap: help, or leave. */}
+          <Box sx={{ display: 'flex', justifyContent: 'space-between', gap: 1 }}>
+            <Button component={RouterLink} to="/help">
+              Help
+            </Button>
+            <Button onClick={() => void signOut().then(() => navigate('/'))}>Log Out</Button>
+          </Box>
+        </DialogActions>
       </Dialog>
       <Dialog open={acknowledging} disableEscapeKeyDown aria-labelledby="acknowledgement-title" aria-describedby="acknowledgement-text">
         <DialogTitle id="acknowledgement-title">Video Instruction Acknowledgement</DialogTitle>

@@ -1,9 +1,12 @@
 import { Router, type Request } from 'express';
+import { z } from 'zod';
 import {
   MESSAGES,
+  IDEMPOTENCY_KEY_HEADER,
   adminEvidenceListQuerySchema,
   createEvidenceSchema,
   evidenceListQuerySchema,
+  idempotencyKeyField,
   isAdminRole,
   markReviewedRequestSchema,
   selectedVisibilityRequestSchema,
@@ -49,6 +52,13 @@ function sendPage(
   res.json(page.items.map((record) => toEvidenceResponse(record, publicLocationDecimals)));
 }
 
+/** The Idempotency-Key header, checked; undefined when not sent. */
+function idempotencyKeyOf(req: Request): string | undefined {
+  const value = req.get(IDEMPOTENCY_KEY_HEADER);
+  if (value === undefined) return undefined;
+  return parseInput(z.object({ key: idempotencyKeyField }), { key: value }).key;
+}
+
 const ids = (records: { id: string }[]) => records.map((record) => record.id);
 
 /** The evidence routes of SPEC section 7; every role and ownership rule is enforced here. */
@@ -59,14 +69,28 @@ export function evidenceRoutes({ evidence, tmpDir, publicLocationDecimals }: Evi
   router.post(
     '/api/evidence',
     signedInOnly(),
+    // Before a byte of the file is taken: the onboarding gate and the key's shape.
+    (req, _res, next) => {
+      try {
+        evidence.assertMayAddEvidence(requireCaller(req));
+        idempotencyKeyOf(req);
+        next();
+      } catch (error) {
+        next(error);
+      }
+    },
     upload,
     routeWithFile(async (req, res) => {
       const caller = requireCaller(req);
       const input = parseInput(createEvidenceSchema, req.body);
-      const record = req.file
-        ? await evidence.createFromFile(caller, { path: req.file.path }, input, { requestId: requestId(req) })
-        : await evidence.createNote(caller, input, requestId(req));
-      res.status(201).json(toEvidenceResponse(record));
+      const idempotencyKey = idempotencyKeyOf(req);
+      if (req.file) {
+        const record = await evidence.createFromFile(caller, { path: req.file.path }, input, { requestId: requestId(req), ...(idempotencyKey ? { idempotencyKey } : {}) });
+        res.status(201).json(toEvidenceResponse(record));
+        return;
+      }
+      const { record, created } = await evidence.createNote(caller, input, requestId(req), idempotencyKey);
+      res.status(created ? 201 : 200).json(toEvidenceResponse(record));
     }),
   );
 
@@ -169,9 +193,9 @@ export function evidenceRoutes({ evidence, tmpDir, publicLocationDecimals }: Evi
   router.put(
     '/api/evidence/visibility',
     route(async (req, res) => {
-      requireAdmin(req);
+      const caller = requireAdmin(req);
       const input = parseInput(selectedVisibilityRequestSchema, req.body);
-      const result = await evidence.setSelectedVisibility(input.ids, input.is_public, requestId(req));
+      const result = await evidence.setSelectedVisibility(caller, input.ids, input.is_public, requestId(req));
       const body: SelectedVisibility = {
         ok: true,
         is_public: input.is_public,
@@ -186,9 +210,9 @@ export function evidenceRoutes({ evidence, tmpDir, publicLocationDecimals }: Evi
   router.put(
     '/api/evidence/review',
     route(async (req, res) => {
-      requireAdmin(req);
+      const caller = requireAdmin(req);
       const input = parseInput(markReviewedRequestSchema, req.body);
-      const result = await evidence.markReviewed(input.ids, requestId(req));
+      const result = await evidence.markReviewed(caller, input.ids, requestId(req));
       const body: MarkReviewed = { ok: true, reviewed: ids(result.changed), unchanged: result.unchanged, not_found: result.missing };
       res.json(body);
     }),
@@ -197,9 +221,9 @@ export function evidenceRoutes({ evidence, tmpDir, publicLocationDecimals }: Evi
   router.put(
     '/api/evidence/review/:id',
     route(async (req, res) => {
-      requireAdmin(req);
+      const caller = requireAdmin(req);
       const id = evidenceId(req);
-      const result = await evidence.markReviewed([id], requestId(req));
+      const result = await evidence.markReviewed(caller, [id], requestId(req));
       if (result.missing.length > 0) throw notFound(MESSAGES.evidenceNotFound);
       res.json(toEvidenceResponse(await evidence.readable(req.caller, id)));
     }),

@@ -34,8 +34,10 @@ export function internalRoutes(deps: { tokens: IdentityTokens; repository: Evide
   );
 
   /**
-   * How many items of each kind were posted after `since` (for the moderator digest). Newest
-   * first, so only the new items are read.
+   * How many items of each kind came into the review queue after `since` (for the moderator
+   * digest): items still waiting for review (review_status new) that were posted, or sent back
+   * to the queue by their owner's edit, since then. Items published, unpublished or marked
+   * reviewed meanwhile are not counted. The queue is read a page at a time.
    */
   router.get(
     '/internal/evidence/posted-counts',
@@ -45,11 +47,10 @@ export function internalRoutes(deps: { tokens: IdentityTokens; repository: Evide
       const counts: PostedCounts = { notes: 0, photos: 0, videos: 0, audio: 0 };
       const kinds = { 1: 'notes', 2: 'photos', 3: 'videos', 4: 'audio' } as const;
       let cursor: string | undefined;
-      scan: do {
-        const page = await deps.repository.list({}, PAGE, cursor);
+      do {
+        const page = await deps.repository.list({ reviewStatus: 'new' }, PAGE, cursor);
         for (const record of page.items) {
-          if (record.date_posted <= since) break scan;
-          counts[kinds[record.media_type]] += 1;
+          if (record.date_posted > since || record.updated_at > since) counts[kinds[record.media_type]] += 1;
         }
         cursor = page.nextCursor ?? undefined;
       } while (cursor);

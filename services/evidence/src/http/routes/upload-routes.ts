@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { Router } from 'express';
 import { ERRORS, Server, StreamLimiter, TUS_RESUMABLE, TUS_VERSION, type CancellationContext, type Upload } from '@tus/server';
-import { MESSAGES, createEvidenceSchema } from '@portal/contracts';
+import { MESSAGES, createEvidenceSchema, idempotencyKeyField, isAdminRole } from '@portal/contracts';
 import {
   IDENTITY_HEADER,
   formatBytes,
@@ -155,7 +155,8 @@ export function uploadRoutes(deps: UploadRouteDeps): { router: Router; cleanUp: 
     filing.add(upload.id);
     try {
       const path = await deps.storage.localCopy(upload);
-      return await deps.evidence.createFromFile(caller, { path }, metadataInput(upload), { uploadId: upload.id });
+      const idempotencyKey = idempotencyKeyOf(upload);
+      return await deps.evidence.createFromFile(caller, { path }, metadataInput(upload), { uploadId: upload.id, ...(idempotencyKey ? { idempotencyKey } : {}) });
     } finally {
       await deps.storage.discard(upload).catch((error: unknown) => deps.logger.warn({ err: error, uploadId: upload.id }, 'removing a finished upload failed'));
       filing.delete(upload.id);
@@ -172,6 +173,15 @@ export function uploadRoutes(deps: UploadRouteDeps): { router: Router; cleanUp: 
     const upload = await datastore.getUpload(uploadId).catch(() => null);
     if (!upload || upload.size === undefined || upload.offset !== upload.size || upload.metadata?.owner !== caller.userId) return null;
     return { record: await fileUpload(caller, upload), size: upload.size };
+  }
+
+  /** The idempotencyKey of an upload's metadata, checked; undefined when none was sent. */
+  function idempotencyKeyOf(upload: Upload): string | undefined {
+    const value = upload.metadata?.idempotencyKey;
+    if (value === undefined || value === null || value === '') return undefined;
+    const parsed = idempotencyKeyField.safeParse(value);
+    if (!parsed.success) throw tusError(400, 'validation_failed', parsed.error.issues[0]?.message ?? 'Invalid idempotency key');
+    return parsed.data;
   }
 
   function metadataInput(upload: Upload) {
@@ -204,7 +214,9 @@ export function uploadRoutes(deps: UploadRouteDeps): { router: Router; cleanUp: 
     namingFunction: async (req) => uploadIdFor((await callerOf(req)).userId),
     async onUploadCreate(req, upload) {
       const caller = await callerOf(req);
+      if (!isAdminRole(caller.role) && caller.videoWatched !== true) throw tusError(403, 'forbidden', MESSAGES.watchVideoFirst);
       metadataInput(upload);
+      idempotencyKeyOf(upload);
       // Unfinished uploads hold disk (or S3) space for a day: one participant holds at most a share.
       const quota = deps.unfinishedBytesPerParticipant;
       const reserved = await deps.storage.reservedBy(caller.userId, deps.evidence.largestUpload);

@@ -19,6 +19,11 @@ interface EvidenceDocument extends Omit<EvidenceRecord, 'id'> {
   _id: string;
   upload_id: string | null;
   upload_size: number | null;
+  /**
+   * The owner's idempotency key as "<user_id> <key>", or the item's own id when it has none or
+   * is deleted: always set and unique (FerretDB has no partial or sparse unique indexes).
+   */
+  idempotency_key?: string;
   /** The words of title and notes (searchWords), for search: see searchTermsOf. */
   search_terms: string[];
   _outbox: EmbeddedEvent[];
@@ -56,6 +61,7 @@ const evidenceSchema = new Schema<EvidenceDocument>(
     duration: { type: Number, default: null },
     upload_id: { type: String, default: null },
     upload_size: { type: Number, default: null },
+    idempotency_key: String,
     search_terms: { type: [String], default: [] },
     _outbox: { type: [embeddedEventSchema], default: [] },
     _outboxVersion: { type: Number, default: 0 },
@@ -68,6 +74,10 @@ evidenceSchema.index({ user_id: 1, date_posted: -1, _id: -1 }, { name: 'by_owner
 evidenceSchema.index({ is_public: 1, date_posted: -1, _id: -1 }, { name: 'by_visibility' });
 evidenceSchema.index({ media_status: 1, updated_at: 1 }, { name: 'by_media_status' });
 evidenceSchema.index({ upload_id: 1 }, { name: 'by_upload' });
+evidenceSchema.index({ idempotency_key: 1 }, { name: 'by_idempotency_key', unique: true });
+
+const keyOf = (userId: string, key: string) => `${userId} ${key}`;
+
 evidenceSchema.index({ review_status: 1, date_posted: -1, _id: -1 }, { name: 'by_review_status' });
 // Multikey: one entry per word. A prefix regex (^word) on it is an index range scan.
 evidenceSchema.index({ search_terms: 1 }, { name: 'by_search_term' });
@@ -93,7 +103,7 @@ const LIVE = { _deleted: { $ne: true } };
 
 function toRecord(document: EvidenceDocument | null): EvidenceRecord | null {
   if (!document || document._deleted) return null;
-  const { _id, upload_id: _upload, upload_size: _size, search_terms: _terms, _outbox, _outboxVersion, _deleted, ...rest } = document;
+  const { _id, upload_id: _upload, upload_size: _size, idempotency_key: _key, search_terms: _terms, _outbox, _outboxVersion, _deleted, ...rest } = document;
   // Documents written before the review queue existed: public ones were published by an administrator.
   const review_status = rest.review_status ?? (rest.is_public ? 'reviewed' : 'new');
   return { id: _id, ...rest, review_status, media_type: rest.media_type as MediaType } as EvidenceRecord;
@@ -112,6 +122,10 @@ export class MongoEvidenceRepository implements EvidenceRepository {
   }
 
   async ensureIndexes(): Promise<void> {
+    // Items stored before idempotency keys existed get their own id as the key (see the field).
+    for await (const document of this.items.find({ idempotency_key: { $exists: false } }, { _id: 1 }).lean<{ _id: string }>().cursor()) {
+      await this.items.updateOne({ _id: document._id, idempotency_key: { $exists: false } }, { $set: { idempotency_key: document._id } });
+    }
     await this.items.createIndexes();
     await this.blobIntents.ensureIndexes();
     await this.migrate();
@@ -137,7 +151,7 @@ export class MongoEvidenceRepository implements EvidenceRepository {
     }
   }
 
-  async create(record: EvidenceRecord, events: PendingEvent[], finishedUpload?: FinishedUpload): Promise<void> {
+  async create(record: EvidenceRecord, events: PendingEvent[], finishedUpload?: FinishedUpload, idempotencyKey?: string): Promise<void> {
     const { id, ...rest } = record;
     await this.items.collection.insertOne({
       _id: id,
@@ -145,6 +159,7 @@ export class MongoEvidenceRepository implements EvidenceRepository {
       search_terms: searchTermsOf(record),
       upload_id: finishedUpload?.uploadId ?? null,
       upload_size: finishedUpload?.size ?? null,
+      idempotency_key: idempotencyKey === undefined ? id : keyOf(record.user_id, idempotencyKey),
       _outbox: toEmbedded(events),
       _outboxVersion: 0,
       _deleted: false,
@@ -173,7 +188,7 @@ export class MongoEvidenceRepository implements EvidenceRepository {
 
   async delete(id: string, events: PendingEvent[]): Promise<EvidenceRecord | null> {
     const before = await serialWrite(this.items, () =>
-      this.items.findOneAndUpdate({ _id: id, ...LIVE }, { $set: { _deleted: true }, ...outboxPush(toEmbedded(events)) }).lean<EvidenceDocument>().exec(),
+      this.items.findOneAndUpdate({ _id: id, ...LIVE }, { $set: { _deleted: true, idempotency_key: id }, ...outboxPush(toEmbedded(events)) }).lean<EvidenceDocument>().exec(),
     );
     return toRecord(before);
   }
@@ -213,7 +228,7 @@ export class MongoEvidenceRepository implements EvidenceRepository {
     return result.modifiedCount;
   }
 
-  async setVisibility(ids: string[], isPublic: boolean, eventFor: (record: EvidenceRecord) => PendingEvent): Promise<SelectedChange> {
+  async setVisibility(ids: string[], isPublic: boolean, eventsFor: (record: EvidenceRecord) => PendingEvent[]): Promise<SelectedChange> {
     const result: SelectedChange = { changed: [], unchanged: [], missing: [] };
     const updated_at = new Date().toISOString();
     for (const id of ids) {
@@ -229,7 +244,7 @@ export class MongoEvidenceRepository implements EvidenceRepository {
         const written = await this.items
           .findOneAndUpdate(
             { _id: id, ...LIVE, is_public: current.is_public },
-            { $set: { is_public: isPublic, review_status: 'reviewed', updated_at }, ...outboxPush(toEmbedded([eventFor(after)])) },
+            { $set: { is_public: isPublic, review_status: 'reviewed', updated_at }, ...outboxPush(toEmbedded(eventsFor(after))) },
             { new: true },
           )
           .lean<EvidenceDocument>()
@@ -243,7 +258,7 @@ export class MongoEvidenceRepository implements EvidenceRepository {
     return result;
   }
 
-  async markReviewed(ids: string[], eventFor: (record: EvidenceRecord) => PendingEvent): Promise<SelectedChange> {
+  async markReviewed(ids: string[], eventsFor: (record: EvidenceRecord) => PendingEvent[]): Promise<SelectedChange> {
     const result: SelectedChange = { changed: [], unchanged: [], missing: [] };
     for (const id of ids) {
       const outcome = await serialWrite(this.items, async () => {
@@ -254,7 +269,7 @@ export class MongoEvidenceRepository implements EvidenceRepository {
         const written = await this.items
           .findOneAndUpdate(
             { _id: id, ...LIVE, review_status: { $ne: 'reviewed' } },
-            { $set: { review_status: 'reviewed' }, ...outboxPush(toEmbedded([eventFor(after)])) },
+            { $set: { review_status: 'reviewed' }, ...outboxPush(toEmbedded(eventsFor(after))) },
             { new: true },
           )
           .lean<EvidenceDocument>()
@@ -313,6 +328,10 @@ export class MongoEvidenceRepository implements EvidenceRepository {
   async findFinishedUpload(uploadId: string): Promise<FinishedUpload | null> {
     const document = await this.items.findOne({ upload_id: uploadId, ...LIVE }, { upload_id: 1, upload_size: 1 }).lean<EvidenceDocument>();
     return document ? { uploadId, evidenceId: document._id, size: document.upload_size ?? 0 } : null;
+  }
+
+  async findByIdempotencyKey(userId: string, key: string): Promise<EvidenceRecord | null> {
+    return toRecord(await this.items.findOne({ idempotency_key: keyOf(userId, key), ...LIVE }).lean<EvidenceDocument>());
   }
 
   async appendEvents(events: PendingEvent[]): Promise<void> {

@@ -83,4 +83,12 @@ export const EVIDENCE_MIGRATIONS = [
      DELETE FROM evidence_search WHERE rowid = (SELECT doc FROM evidence_search_docs WHERE evidence_id = old.id);
      DELETE FROM evidence_search_docs WHERE evidence_id = old.id;
    END;`,
+  // The client's idempotency key of each item made with one (EvidenceRepository.create).
+  `CREATE TABLE idempotency_keys (
+     user_id TEXT NOT NULL,
+     key TEXT NOT NULL,
+     evidence_id TEXT NOT NULL REFERENCES evidence (id) ON DELETE CASCADE,
+     PRIMARY KEY (user_id, key)
+   );
+   CREATE INDEX idempotency_keys_by_item ON idempotency_keys (evidence_id);`,
 ];

@@ -47,7 +47,7 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
     this.blobIntents = new SqliteBlobIntents(db);
   }
 
-  async create(record: EvidenceRecord, events: PendingEvent[], finishedUpload?: FinishedUpload): Promise<void> {
+  async create(record: EvidenceRecord, events: PendingEvent[], finishedUpload?: FinishedUpload, idempotencyKey?: string): Promise<void> {
     this.db.transaction(() => {
       const columns = ['id', 'user_id', 'date_posted', ...WRITABLE];
       this.db
@@ -57,6 +57,9 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
         this.db
           .prepare('INSERT INTO finished_uploads (upload_id, evidence_id, size) VALUES (?, ?, ?)')
           .run(finishedUpload.uploadId, finishedUpload.evidenceId, finishedUpload.size);
+      }
+      if (idempotencyKey !== undefined) {
+        this.db.prepare('INSERT INTO idempotency_keys (user_id, key, evidence_id) VALUES (?, ?, ?)').run(record.user_id, idempotencyKey, record.id);
       }
       this.append(events);
     }).immediate();
@@ -138,7 +141,7 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
     }).immediate();
   }
 
-  async setVisibility(ids: string[], isPublic: boolean, eventFor: (record: EvidenceRecord) => PendingEvent): Promise<SelectedChange> {
+  async setVisibility(ids: string[], isPublic: boolean, eventsFor: (record: EvidenceRecord) => PendingEvent[]): Promise<SelectedChange> {
     // One transaction for the call: each item is still all or nothing, and 500 items cost one commit.
     return this.db.transaction(() => {
       const result: SelectedChange = { changed: [], unchanged: [], missing: [] };
@@ -153,7 +156,7 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
         } else {
           this.updateRow(id, { is_public: isPublic, review_status: 'reviewed', updated_at: now });
           const record = fromRow(this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row)!;
-          this.append([eventFor(record)]);
+          this.append(eventsFor(record));
           result.changed.push(record);
         }
       }
@@ -161,7 +164,7 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
     }).immediate();
   }
 
-  async markReviewed(ids: string[], eventFor: (record: EvidenceRecord) => PendingEvent): Promise<SelectedChange> {
+  async markReviewed(ids: string[], eventsFor: (record: EvidenceRecord) => PendingEvent[]): Promise<SelectedChange> {
     return this.db.transaction(() => {
       const result: SelectedChange = { changed: [], unchanged: [], missing: [] };
       for (const id of ids) {
@@ -173,7 +176,7 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
         } else {
           this.db.prepare(`UPDATE evidence SET review_status = 'reviewed' WHERE id = ?`).run(id);
           const record = fromRow(this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row)!;
-          this.append([eventFor(record)]);
+          this.append(eventsFor(record));
           result.changed.push(record);
         }
       }
@@ -226,6 +229,14 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
       | { upload_id: string; evidence_id: string; size: number }
       | undefined;
     return row ? { uploadId: row.upload_id, evidenceId: row.evidence_id, size: row.size } : null;
+  }
+
+  async findByIdempotencyKey(userId: string, key: string): Promise<EvidenceRecord | null> {
+    return fromRow(
+      this.db
+        .prepare('SELECT evidence.* FROM idempotency_keys JOIN evidence ON evidence.id = idempotency_keys.evidence_id WHERE idempotency_keys.user_id = ? AND idempotency_keys.key = ?')
+        .get(userId, key) as Row | undefined,
+    );
   }
 
   async appendEvents(events: PendingEvent[]): Promise<void> {

@@ -75,6 +75,18 @@ export function accountRoutes({ users, cookie, uploads, limits }: AccountRouteDe
     }),
   );
 
+  // The app's first question on every page: 200 for everyone, with user null for a visitor (a
+  // 401 here would be logged by the browser as an error on every visitor's page).
+  router.get(
+    '/api/session',
+    route(async (req, res) => {
+      res.set('Cache-Control', 'no-store');
+      // A session whose account is gone is nobody too.
+      const user = req.caller ? await users.me(req.caller).catch((error: unknown) => (error instanceof HttpError && error.status === 401 ? null : Promise.reject(error))) : null;
+      res.json({ user: user ? toUserResponse(user) : null });
+    }),
+  );
+
   router.put(
     '/api/evidence/user',
     signedInOnly(),

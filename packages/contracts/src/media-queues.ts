@@ -1,0 +1,33 @@
+import { MEDIA_TYPES, type MediaType } from './evidence.js';
+
+/**
+ * Media jobs go to one queue per kind of work, each worked at its own concurrency, so that a
+ * photo waits only for other photos and never for a video being transcoded.
+ */
+export const MEDIA_QUEUES = { stills: 'media-stills', av: 'media-av' } as const;
+export type MediaQueueKind = keyof typeof MEDIA_QUEUES;
+export const MEDIA_QUEUE_KINDS = Object.keys(MEDIA_QUEUES) as MediaQueueKind[];
+
+/**
+ * The one queue every media job went to before the split. Jobs still in it after an upgrade are
+ * worked by the media workers that take `av` (any kind of job: the handler does not care).
+ */
+export const LEGACY_MEDIA_QUEUE = 'media';
+
+/** Images are stills; video and audio go through ffmpeg and share the audio/video queue. */
+export function mediaQueueKindFor(mediaType: MediaType): MediaQueueKind {
+  return mediaType === MEDIA_TYPES.image ? 'stills' : 'av';
+}
+
+/** The media queues of one store, by kind, and the queue from before the split. */
+export type MediaQueueSet<Q> = Record<MediaQueueKind, Q> & { legacy: Q };
+
+/** Opens every media queue with the given opener (the adapter's constructor). */
+export function openMediaQueues<Q>(open: (queueName: string) => Q): MediaQueueSet<Q> {
+  return { stills: open(MEDIA_QUEUES.stills), av: open(MEDIA_QUEUES.av), legacy: open(LEGACY_MEDIA_QUEUE) };
+}
+
+/** Each queue of the set once: for closing, pinging and metrics. */
+export function mediaQueueList<Q>(queues: MediaQueueSet<Q>): Q[] {
+  return [queues.stills, queues.av, queues.legacy];
+}

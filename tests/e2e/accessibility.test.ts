@@ -1,0 +1,135 @@
+// axe-core (WCAG 2 A and AA rules) over the app's pages in a phone-sized Chromium, as a visitor,
+// a participant (their evidence as cards and as a table, the upload screens, the profile) and an
+// administrator; and a visitor's pages log no error at all (the session probe answers 200).
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { adminClient, newParticipant } from '../support/accounts.js';
+import { CHROMIUM_MISSING_REASON, OpenPages, chromiumMissing, logIn, startWithBrowser } from '../support/browser.js';
+import { phoneJpeg } from '../support/media.js';
+import { TEST_ADMIN, startTestPortal, type TestPortal } from '../support/portal.js';
+
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+let portal: TestPortal;
+let browser: Browser;
+const pages = new OpenPages(() => ({ browser, url: portal.url }));
+
+interface Violation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[]; html: string; failureSummary?: string }[];
+}
+
+/** axe's WCAG 2 A/AA violations on the page as it is now, one line each. */
+async function violations(page: Page): Promise<string[]> {
+  // After every transition (a dialog fading in, a ripple): half-way colours are no measure.
+  await page.evaluate(async () => {
+    const ending = document.getAnimations().filter((animation) => animation.effect?.getComputedTiming().endTime !== Infinity);
+    await Promise.all(ending.map((animation) => animation.finished.catch(() => undefined)));
+  });
+  // Evaluated through the DevTools protocol: the portal's CSP (script-src 'self') would refuse a script tag.
+  await page.evaluate(AXE_SOURCE);
+  const found = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (context: Document, options: object) => Promise<{ violations: Violation[] }> } }).axe;
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
+    return result.violations;
+  });
+  return found.map(
+    (violation) =>
+      `${page.url()} ${violation.id} (${violation.impact}): ${violation.help} at ${violation.nodes.map((node) => `${node.target.join(' ')} ${node.html.slice(0, 120)} (${node.failureSummary ?? ''})`).join(', ')}`,
+  );
+}
+
+describe.skipIf(chromiumMissing)('accessibility on a phone', () => {
+  if (chromiumMissing) console.warn(CHROMIUM_MISSING_REASON);
+
+  beforeAll(async () => {
+    ({ portal, browser } = await startWithBrowser(startTestPortal()));
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await portal?.dispose();
+  });
+
+  afterEach(async ({ task }) => {
+    if (task.result?.state === 'fail') await pages.report();
+    await pages.closeAll();
+  });
+
+  it("finds no WCAG violations on a visitor's pages, and a visitor's pages log no errors", async () => {
+    const { client } = await adminClient(portal.url);
+    const note = await client.post('/api/evidence', { title: 'A public note for the archive', notes: 'Seen at the corner.' });
+    expect((await client.put(`/api/evidence/clearance/${(note.data as { id: string }).id}`)).status).toBe(200);
+    // As a visitor's phone really is: with the app's service worker (its registration logs nothing).
+    const page = await pages.open('phone', undefined, { serviceWorkers: 'allow' });
+    const errors: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error' || message.type() === 'warning') errors.push(`${page.url()}: ${message.text()}`);
+    });
+    const found: string[] = [];
+    for (const [path, ready] of [
+      ['/home', 'Login'],
+      ['/archive', 'A public note for the archive'],
+      ['/login', 'Reset Password'],
+      ['/help', 'Help'],
+      ['/reset-password-email', 'Reset Password'],
+    ] as const) {
+      await page.goto(path);
+      await page.getByText(ready).first().waitFor();
+      found.push(...(await violations(page)));
+    }
+    await page.goto('/archive');
+    await page.getByRole('button', { name: /A public note for the archive/ }).click();
+    await page.getByRole('dialog').waitFor();
+    found.push(...(await violations(page)));
+    expect(found).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
+  it("finds no WCAG violations on a participant's pages and on the administration page", async () => {
+    const participant = await newParticipant(portal.url, { password: 'password1' });
+    const form = new FormData();
+    form.append('title', 'A photo with a long title that needs room on a phone');
+    form.append('file', new Blob([new Uint8Array(await phoneJpeg())], { type: 'image/jpeg' }), 'photo.jpg');
+    expect((await participant.client.postForm('/api/evidence', form)).status).toBe(201);
+    expect((await participant.client.post('/api/evidence', { title: 'A note', notes: 'n' })).status).toBe(201);
+    const page = await pages.open('phone');
+    await logIn(page, participant.user.username, 'password1');
+    await page.waitForURL('**/home');
+    const found: string[] = [];
+    await page.goto('/evidence');
+    await page.getByRole('list', { name: 'Your evidence' }).waitFor();
+    found.push(...(await violations(page)));
+    await page.getByRole('tab', { name: 'Table' }).click();
+    await page.getByRole('table', { name: 'Your evidence' }).waitFor();
+    found.push(...(await violations(page)));
+    await page.getByRole('tab', { name: 'Evidence' }).click();
+    await page.getByRole('button', { name: /A note/ }).click();
+    await page.getByRole('dialog').waitFor();
+    found.push(...(await violations(page)));
+    for (const [path, ready] of [
+      ['/user', participant.user.username],
+      ['/evidenceupload', 'Back'],
+      ['/home', 'Evidence'],
+    ] as const) {
+      await page.goto(path);
+      await page.getByText(ready).first().waitFor();
+      found.push(...(await violations(page)));
+    }
+    const admin = await pages.open('phone');
+    await logIn(admin, TEST_ADMIN.username, TEST_ADMIN.password);
+    await admin.waitForURL('**/home');
+    await admin.goto('/admin');
+    await admin.getByRole('heading', { name: 'Administration' }).first().waitFor();
+    found.push(...(await violations(admin)));
+    // The list of users, with its Info and Delete buttons.
+    await admin.getByRole('button', { name: 'Show Users' }).click();
+    await admin.getByRole('button', { name: `Info about ${participant.user.username}` }).waitFor();
+    found.push(...(await violations(admin)));
+    expect(found).toEqual([]);
+  });
+});

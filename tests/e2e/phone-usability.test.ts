@@ -1,0 +1,129 @@
+// What a new participant meets on a phone (Chromium, 390 px wide): the onboarding gate on every
+// participant page with a way out of the video dialog, the login limit's message, Discard asking
+// first, toasts below the navigation bar, a Table tab that leaves titles room, and photos in
+// item dialogs without cropped corners.
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { MESSAGES } from '@portal/contracts';
+import { ApiClient } from '../support/api-client.js';
+import { newParticipant } from '../support/accounts.js';
+import { CHROMIUM_MISSING_REASON, OpenPages, alertWith, chromiumMissing, startWithBrowser } from '../support/browser.js';
+import { phoneJpeg } from '../support/media.js';
+import { startTestPortal, type TestPortal } from '../support/portal.js';
+
+let portal: TestPortal;
+let browser: Browser;
+const pages = new OpenPages(() => ({ browser, url: portal.url }));
+
+async function signedIn(watched = true): Promise<{ page: Page; participant: Awaited<ReturnType<typeof newParticipant>> }> {
+  const participant = await newParticipant(portal.url, {}, undefined, { watched });
+  const page = await pages.open('phone', participant.client.cookies.get('portal_session')!);
+  return { page, participant };
+}
+
+describe.skipIf(chromiumMissing)('a participant on a phone', () => {
+  if (chromiumMissing) console.warn(CHROMIUM_MISSING_REASON);
+
+  beforeAll(async () => {
+    // The sign-in limits on, as in production (ten failed logins per account).
+    ({ portal, browser } = await startWithBrowser(startTestPortal({ AUTH_RATE_LIMITS: 'true' })));
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await portal?.dispose();
+  });
+
+  afterEach(async ({ task }) => {
+    if (task.result?.state === 'fail') await pages.report();
+    const errors = (await pages.closeAll()).filter((error) => !error.includes('Failed to load resource'));
+    expect(errors).toEqual([]);
+  });
+
+  it('meets the onboarding video on every participant page, and can leave it for Help or Log Out', async () => {
+    const { page } = await signedIn(false);
+    for (const path of ['/evidence', '/evidenceupload', '/evidence-details', '/home']) {
+      await page.goto(path);
+      await page.waitForURL('**/user');
+      await page.getByRole('dialog', { name: /Welcome to/ }).waitFor();
+    }
+    const dialog = page.getByRole('dialog', { name: /Welcome to/ });
+    await dialog.getByRole('link', { name: 'Help' }).click();
+    await page.waitForURL('**/help');
+    await page.goto('/user');
+    await dialog.getByRole('button', { name: 'Log Out' }).click();
+    await page.waitForURL('**/home');
+    await page.getByRole('link', { name: 'Login' }).or(page.getByRole('button', { name: 'Login' })).first().waitFor();
+    expect(await page.evaluate(async () => (await (await fetch('/api/session')).json()) as unknown)).toEqual({ user: null });
+  });
+
+  it('says when to try again after too many failed logins', async () => {
+    const { participant } = await signedIn();
+    const stranger = new ApiClient(portal.url);
+    for (let attempt = 0; attempt < 10; attempt++) {
+      expect((await stranger.post('/api/user/login', { username: participant.user.username, password: 'wrong-password' })).status).toBe(401);
+    }
+    const page = await pages.open('phone');
+    await page.goto('/login');
+    await page.getByRole('textbox', { name: 'Username or Email' }).fill(participant.user.username);
+    await page.getByRole('textbox', { name: 'Password' }).fill('wrong-password');
+    await page.getByRole('button', { name: 'Login', exact: true }).click();
+    await alertWith(page, 'Too many attempts. Please try again in 15 minutes.').waitFor();
+    expect(await page.getByText(MESSAGES.loginNoServer).count()).toBe(0);
+  });
+
+  it('asks before discarding a recording, and keeps recording when told to', async () => {
+    const { page } = await signedIn();
+    await page.goto('/evidence');
+    await page.getByRole('button', { name: 'Add evidence' }).click();
+    await page.getByRole('menuitem', { name: 'Audio' }).click();
+    await page.getByRole('button', { name: 'Start Recording' }).click();
+    await page.getByText('Recording…').waitFor();
+    await page.getByRole('button', { name: 'Discard' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Discard Recording?' });
+    await confirm.waitFor();
+    // Paused while asking.
+    await page.getByText('Paused', { exact: true }).waitFor();
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByText('Recording…').waitFor();
+    await page.getByRole('button', { name: 'Save Recording' }).waitFor();
+    await page.getByRole('button', { name: 'Discard' }).click();
+    await confirm.getByRole('button', { name: 'Discard' }).click();
+    await page.getByRole('button', { name: 'Start Recording' }).waitFor();
+  });
+
+  it('shows toasts below the navigation bar, a Table tab with room for titles and photos with small corners', async () => {
+    const { page, participant } = await signedIn();
+    const form = new FormData();
+    form.append('title', 'Crowd at the north gate of the festival');
+    form.append('file', new Blob([new Uint8Array(await phoneJpeg())], { type: 'image/jpeg' }), 'photo.jpg');
+    const created = await participant.client.postForm('/api/evidence', form);
+    expect(created.status).toBe(201);
+    await page.goto('/evidence');
+    await page.locator('li[data-media-status="ready"]').waitFor({ timeout: 30_000 });
+
+    await page.getByRole('tab', { name: 'Table' }).click();
+    const title = page.getByRole('table', { name: 'Your evidence' }).getByRole('button', { name: 'Crowd at the north gate of the festival' });
+    await title.waitFor();
+    expect((await title.boundingBox())!.width).toBeGreaterThanOrEqual(140);
+
+    await page.getByRole('tab', { name: 'Evidence' }).click();
+    await page.getByRole('button', { name: /Photo: Crowd at the north gate/ }).click();
+    const photo = page.getByRole('dialog').getByRole('img', { name: 'Crowd at the north gate of the festival' });
+    await photo.waitFor();
+    expect(await photo.evaluate((element) => getComputedStyle(element).borderTopLeftRadius)).toBe('8px');
+    await page.keyboard.press('Escape');
+
+    // A toast (deleting the item) leaves the navigation bar uncovered.
+    await page.getByRole('button', { name: /Photo: Crowd at the north gate/ }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog', { name: 'Confirm Delete' }).getByRole('button', { name: 'Confirm' }).click();
+    const toast = alertWith(page, MESSAGES.evidenceDeleted);
+    await toast.waitFor();
+    const bar = (await page.locator('header').first().boundingBox())!;
+    const shown = (await toast.boundingBox())!;
+    expect(shown.y).toBeGreaterThanOrEqual(bar.y + bar.height);
+    await page.getByRole('button', { name: 'Menu' }).click();
+    await page.getByRole('menu').waitFor();
+  });
+});
