@@ -179,7 +179,9 @@ describe('every GET route through the gateway, asked as a browser asks again', (
       ['gateway /readyz', [at('/readyz')]],
       ['gateway /', [at('/', true)]],
       ['gateway /*', [at('/home', true), at('/assets/index-abc123.js', true, true), at('/onboarding/onboarding.mp4', true, true)]],
+      ['gateway /manifest.webmanifest', [at('/manifest.webmanifest')]],
       ['identity /api/user', [at('/api/user')]],
+      ['identity /api/session', [at('/api/session')]],
       ['identity /api/user/verify-email', [at('/api/user/verify-email?token=forged')]],
       ['identity /api/admin/activity', [at('/api/admin/activity?limit=5')]],
       ['identity /api/admin/activity.csv', [at('/api/admin/activity.csv?action=admin.login')]],
@@ -204,7 +206,7 @@ describe('every GET route through the gateway, asked as a browser asks again', (
   }
 
   /** Reached through the gateway's proxy prefixes, or only inside the cluster (never through the gateway). */
-  const NOT_WALKED = /^(gateway \/(api\/(user|email|evidence|admin)(\/\*)?|media(\/\*)?|api\/\*)|(identity|evidence) \/(healthz|readyz|metrics|internal\/.*))$/;
+  const NOT_WALKED = /^(gateway \/(api\/(user|email|evidence|admin|session)(\/\*)?|media(\/\*)?|api\/\*)|(identity|evidence) \/(healthz|readyz|metrics|internal\/.*))$/;
 
   it('walks every GET route the code declares', () => {
     const declared = Object.entries(portal.routes!())

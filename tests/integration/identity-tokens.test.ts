@@ -7,7 +7,7 @@ import { IdentityTokens, type CallerIdentity } from '@portal/platform';
 // it has verified (the gateway reuses one per session for about 30 s); these checks make sure that
 // remembering never lets through a token that verifying would refuse.
 const SECRET = 'a-test-secret-that-is-long-enough-1234567890';
-const caller: CallerIdentity = { userId: 'u-1', role: 1, username: 'ada', sessionId: 'hash-of-session' };
+const caller: CallerIdentity = { userId: 'u-1', role: 1, username: 'ada', sessionId: 'hash-of-session', videoWatched: true };
 
 describe('identity tokens', () => {
   it('verifies a token the gateway signed, again and again, answering a fresh copy each time', async () => {

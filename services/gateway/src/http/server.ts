@@ -298,7 +298,12 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
         const method = request.method;
         if (method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS' && method !== 'PATCH') {
           const url = request.url;
-          const userChange = (method === 'PUT' || method === 'DELETE') && (url.startsWith('/api/user/') || url.startsWith('/api/evidence/user'));
+          // Watching the onboarding video changes nothing the archive shows (and announces no
+          // user.updated to settle on).
+          const userChange =
+            (method === 'PUT' || method === 'DELETE') &&
+            (url.startsWith('/api/user/') || url.startsWith('/api/evidence/user')) &&
+            !url.startsWith('/api/user/watched/');
           publicCache.clear({ settle: userChange });
         }
         done(null, payload);
