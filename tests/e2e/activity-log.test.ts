@@ -97,7 +97,7 @@ describe.skipIf(chromiumMissing)('the Activity view', () => {
     const page = await pages.open('desktop', admin.cookies.get('portal_session')!);
     await page.goto('/admin');
     await page.getByRole('button', { name: 'Show Users' }).click();
-    await page.getByRole('button', { name: `Information about ${informantName}` }).click();
+    await page.getByRole('button', { name: `Info about ${informantName}` }).click();
     const info = page.getByRole('dialog', { name: 'User Information' });
     await expect.poll(() => info.locator('dl').innerText()).toMatch(/Participation Terms\s+version 1, accepted \S+/);
   });
