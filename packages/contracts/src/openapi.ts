@@ -418,6 +418,8 @@ const evidencePaths: ZodOpenApiPathsObject = {
       responses: {
         '200': { description: 'A zip archive (Content-Disposition: attachment)', content: { 'application/zip': { schema: binary } } },
         ...adminOnly,
+        // The ids travel in the query: a request head over the server's 16 KB is refused before routing.
+        '431': error('The request is too large: choose fewer ids (about 300 fit) or export by the filters'),
       },
     }),
   },
