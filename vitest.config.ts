@@ -9,8 +9,9 @@ export default defineConfig({
   test: {
     ...reporters('test'),
     include: ['packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'tests/**/*.test.ts'],
-    // Against real servers: npm run test:infra and npm run test:distributed.
-    exclude: ['tests/infra/**', 'tests/distributed/**', '**/node_modules/**'],
+    // Against real servers: npm run test:infra and npm run test:distributed; the images' smoke
+    // runs from infra/images/build.sh (vitest.images.config.ts).
+    exclude: ['tests/infra/**', 'tests/distributed/**', 'tests/images/**', '**/node_modules/**'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

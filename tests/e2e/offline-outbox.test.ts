@@ -309,10 +309,14 @@ describe.skipIf(chromiumMissing)('the outbox of the installable app (Chromium, p
     await reopened.goto('/evidence');
     await outboxEntry(reopened, 'Crowd at the north gate').getByText('Uploaded').waitFor({ timeout: 60_000 });
     expect(firstPatches[0]).toBe(0);
+    // The page asks the server where the upload stands and goes on from there: never from zero,
+    // never as a new upload. It may be past 5 MiB already, because the service worker may have
+    // carried on while no page was open (Background Sync), which the routes here do not see.
     expect(requests).not.toContain('POST');
-    expect(requests).not.toContain('PATCH 0');
     expect(requests[0]).toBe('HEAD');
-    expect(requests).toContain(`PATCH ${CHUNK}`);
+    const patchOffsets = requests.filter((line) => line.startsWith('PATCH ')).map((line) => Number(line.slice('PATCH '.length)));
+    expect(patchOffsets.length).toBeGreaterThan(0);
+    expect(Math.min(...patchOffsets)).toBeGreaterThanOrEqual(CHUNK);
     const items = (await ownItems(participant.client)).filter((item) => item.title === 'Crowd at the north gate');
     expect(items).toHaveLength(1);
     expect(items[0]!.media_type).toBe(2);
