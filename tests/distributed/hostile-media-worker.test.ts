@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MediaJob, MediaProcessedData, MediaType } from '@portal/contracts';
+import { MEDIA_QUEUES, mediaQueueKindFor, type MediaJob, type MediaProcessedData, type MediaQueueKind, type MediaType } from '@portal/contracts';
 import { createBlobStore, createJobQueue, infrastructureFromEnv, type BlobStore, type JobQueue } from '@portal/platform';
 import { waitFor } from '@portal/platform/testing';
 import { freePort } from '../support/free-port.js';
@@ -38,7 +38,7 @@ describe.each(ffmpegBuilds())('the distributed media worker given hostile media,
   let dataDir: string;
   let worker: ChildProcess;
   let output = '';
-  let jobs: JobQueue<MediaJob>;
+  let queues: Record<MediaQueueKind, JobQueue<MediaJob>> | undefined;
   let blobs: BlobStore;
   let fixtures: MediaFixtures;
   /** A video on the worker's disk that is not the job's: another job's original in its work folder. */
@@ -88,7 +88,11 @@ describe.each(ffmpegBuilds())('the distributed media worker given hostile media,
       { timeoutMs: 60_000, intervalMs: 200, what: 'the media worker to be ready' },
     );
     const infrastructure = infrastructureFromEnv({ ...env, DATA_DIR: dataDir });
-    jobs = createJobQueue<MediaJob>(infrastructure, 'media', pino({ level: 'silent' }));
+    // Each job into the queue the evidence service would choose for its media type.
+    queues = {
+      stills: createJobQueue<MediaJob>(infrastructure, MEDIA_QUEUES.stills, pino({ level: 'silent' })),
+      av: createJobQueue<MediaJob>(infrastructure, MEDIA_QUEUES.av, pino({ level: 'silent' })),
+    };
     blobs = createBlobStore(infrastructure);
   }, 180_000);
 
@@ -101,7 +105,7 @@ describe.each(ffmpegBuilds())('the distributed media worker given hostile media,
       clearTimeout(timer);
     }
     await blobs?.deletePrefix('evidence/').catch(() => undefined);
-    await jobs?.close();
+    await Promise.all(Object.values(queues ?? {}).map((queue) => queue.close()));
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -111,6 +115,7 @@ describe.each(ffmpegBuilds())('the distributed media worker given hostile media,
     const id = `item-${++counter}`;
     const prefix = `evidence/${id}/r1/`;
     await blobs.put(`${prefix}original`, bytes, { contentType: 'application/octet-stream' });
+    const jobs = queues![mediaQueueKindFor(media_type)];
     await jobs.add(
       'process-media',
       { evidenceId: id, revision: 1, media_type, originalKey: `${prefix}original`, outputPrefix: prefix, ...(demuxer ? { demuxer } : {}) },

@@ -118,7 +118,8 @@ export async function startDistributedPortal(env: Record<string, string> = {}, l
       PORT: String(ports.gateway),
       IDENTITY_URL: `http://127.0.0.1:${ports.identity}`,
       EVIDENCE_URL: `http://127.0.0.1:${ports.evidence}`,
-      WEB_DIST: join(ROOT, 'web/dist'),
+      // A test may serve its own copy of the build (e.g. to make a new release of the service worker).
+      WEB_DIST: env.WEB_DIST ?? join(ROOT, 'web/dist'),
       METRICS_HOST: '127.0.0.1',
       METRICS_PORT: String(ports['gateway-metrics']),
     },
