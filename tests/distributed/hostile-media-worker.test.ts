@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MEDIA_QUEUES, mediaQueueKindFor, type MediaJob, type MediaProcessedData, type MediaQueueKind, type MediaType } from '@portal/contracts';
-import { createBlobStore, createJobQueue, infrastructureFromEnv, type BlobStore, type JobQueue } from '@portal/platform';
+import { createBlobStore, createJobQueue, createKafkaTopics, infrastructureFromEnv, kafkaConnectionFromEnv, type BlobStore, type JobQueue } from '@portal/platform';
 import { waitFor } from '@portal/platform/testing';
 import { freePort } from '../support/free-port.js';
 import { ffmpegBuilds, hostileMediaCorpus } from '../support/hostile-media.js';
@@ -76,6 +76,9 @@ describe.each(ffmpegBuilds())('the distributed media worker given hostile media,
       MEDIA_MAX_AUDIO_SECONDS: '6',
       LOG_LEVEL: process.env.PORTAL_TEST_LOGS ? 'debug' : 'warn',
     };
+    // The services never create topics (a deployment's kafka-topics Job does): the worker could
+    // not publish its results into this fresh namespace otherwise.
+    await createKafkaTopics({ brokers: env.KAFKA_BROKERS.split(','), namespace, partitions: 1, replicationFactor: 1, retentionMs: 3_600_000, ...kafkaConnectionFromEnv({ ...process.env, ...env }) });
     worker = spawn(process.execPath, [WORKER_MAIN], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     const append = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-200_000));
     worker.stdout!.on('data', append);
