@@ -4,7 +4,7 @@
 //
 // One bench per process: the state here (children, temporary folder, failure) is the run's.
 import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -119,7 +119,10 @@ export function startChild(name, script, env, { profileDir, nodeArgs = [], ipc =
   const logFile = join(tempDir, `${name}.log`);
   const log = openSync(logFile, 'a');
   const args = ['--import', pathToFileURL(GUARD).href, ...nodeArgs];
-  if (profileDir) args.push('--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`);
+  // Node's own file names (CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile): with a fixed
+  // --cpu-prof-name, a worker thread's profile (ffprobe is started from one) would overwrite the
+  // main thread's. Renamed to <name>.cpuprofile (main thread) and <name>.thread-<n>.cpuprofile once the child has exited.
+  if (profileDir) args.push('--cpu-prof', `--cpu-prof-dir=${profileDir}`);
   args.push(join(ROOT, script));
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
@@ -130,11 +133,48 @@ export function startChild(name, script, env, { profileDir, nodeArgs = [], ipc =
   closeSync(log);
   const entry = { name, child, logFile, exited: null };
   entry.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  if (profileDir) entry.exited = entry.exited.then((exit) => (nameProfiles(profileDir, name, child.pid), exit));
   children.add(entry);
   void entry.exited.then(({ code, signal }) => {
     children.delete(entry);
     if (!stopping && !entry.stopped) fail(new Error(`${name} exited unexpectedly (code ${code}, signal ${signal}); its log:\n${tail(logFile)}`));
   });
+  child.stdin.on('error', () => {});
+  return entry;
+}
+
+/** Gives the CPU profiles a child wrote under Node's default names the child's name (see startChild). */
+function nameProfiles(profileDir, name, pid) {
+  for (const file of readdirSync(profileDir)) {
+    const match = /^CPU\.\d+\.\d+\.(\d+)\.(\d+)\.\d+\.cpuprofile$/.exec(file);
+    if (!match || Number(match[1]) !== pid) continue;
+    renameSync(join(profileDir, file), join(profileDir, match[2] === '0' ? `${name}.cpuprofile` : `${name}.thread-${match[2]}.cpuprofile`));
+  }
+}
+
+/**
+ * Starts a program that is not a Node script (a baseline server in another language) as a child
+ * process, logged and stopped like startChild's. It cannot watch its stdin as child-guard does, so
+ * where util-linux's setpriv is available it is started through it with a parent-death signal:
+ * the kernel sends it SIGTERM when the bench goes away, even by SIGKILL. setpriv replaces itself
+ * with the program, so the child's pid is the program's own (for the CPU and memory readings).
+ */
+export function startProgram(name, file, args, env = {}) {
+  if (!tempDir) throw new Error('makeTempDir first');
+  const logFile = join(tempDir, `${name}.log`);
+  const log = openSync(logFile, 'a');
+  const setpriv = ['/usr/bin/setpriv', '/bin/setpriv'].find((path) => existsSync(path));
+  const [command, argv] = setpriv ? [setpriv, ['--pdeathsig', 'SIGTERM', file, ...args]] : [file, args];
+  const child = spawn(command, argv, { cwd: tempDir, env: { ...process.env, ...env }, stdio: ['pipe', log, log], detached: true });
+  closeSync(log);
+  const entry = { name, child, logFile, exited: null };
+  entry.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  children.add(entry);
+  void entry.exited.then(({ code, signal }) => {
+    children.delete(entry);
+    if (!stopping && !entry.stopped) fail(new Error(`${name} exited unexpectedly (code ${code}, signal ${signal}); its log:\n${tail(logFile)}`));
+  });
+  child.on('error', (error) => fail(new Error(`${name} could not be started (${file}): ${error.message}`)));
   child.stdin.on('error', () => {});
   return entry;
 }

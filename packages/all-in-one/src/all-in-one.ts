@@ -39,6 +39,11 @@ const allInOneEnvSchema = z.object({
   EVIDENCE_PORT: envPort.default(0),
   /** Run the media worker in this process (turn off to run it elsewhere). */
   MEDIA_WORKER_ENABLED: envBoolean.default(true),
+  /**
+   * Hand the chunks of resumable uploads from the gateway to evidence inside the process (turn off
+   * to send them over loopback HTTP like every other request, as the distributed mode does).
+   */
+  UPLOADS_IN_PROCESS: envBoolean.default(true),
 });
 
 const DEFAULT_WEB_DIST = fileURLToPath(new URL('../../../web/dist', import.meta.url));
@@ -127,6 +132,8 @@ export async function startAllInOne(
       logger: loggerFor('gateway'),
       bus,
       openapi: buildOpenApiDocument(),
+      // The chunks of resumable uploads go to evidence inside this process, not over loopback HTTP.
+      ...(base.UPLOADS_IN_PROCESS ? { evidenceUploadsInProcess: evidence.uploadsInProcess } : {}),
     });
     const url = await gateway.start();
     stops.push(() => gateway.stop());

@@ -26,6 +26,7 @@ export * from './text/csv.js';
 export * from './archives/zip-stream.js';
 export * from './http/route-list.js';
 export * from './http/conditional-get.js';
+export * from './http/in-process-request.js';
 export * from './mail/mailer.js';
 export * from './mail/outbox-mailer.js';
 export * from './mail/smtp-mailer.js';

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { mkdir, rm } from 'node:fs/promises';
@@ -70,6 +70,12 @@ export interface EvidenceServiceHandle {
   relay: OutboxRelay;
   /** The HTTP app (its router stack lists the routes served: see expressRoutes). */
   app: Express;
+  /**
+   * Resumable-upload requests (PATCH /api/evidence/uploads/{id}) handed over by a gateway in this
+   * same process, with the headers it would send and the body stream it reads (handOverRequestBody),
+   * instead of over loopback HTTP.
+   */
+  uploadsInProcess: (req: IncomingMessage, res: ServerResponse) => void;
   start(): Promise<string>;
   stop(): Promise<void>;
 }
@@ -100,7 +106,7 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
   // This process's temporary folders (emptied at start): received multipart files, and finished
   // resumable uploads read back from S3 for inspection.
   const tmpDirs = [join(settings.dataDir, 'tmp', 'evidence-uploads'), join(settings.dataDir, 'tmp', 'finished-uploads')];
-  const { app, cleanUpUploads } = createEvidenceApp({
+  const { app, cleanUpUploads, uploadsInProcess } = createEvidenceApp({
     metrics,
     publicLocationDecimals: settings.publicLocationDecimals,
     logger,
@@ -137,6 +143,7 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
     evidence,
     relay,
     app,
+    uploadsInProcess,
     async start() {
       relay.start();
       subscriptions = await subscribeEvidenceConsumers(bus, evidence, logger);

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express } from 'express';
 import {
   callerIdentity,
@@ -40,7 +41,12 @@ export interface EvidenceAppDeps {
   onEventsCommitted: () => void;
 }
 
-export function createEvidenceApp(deps: EvidenceAppDeps): { app: Express; cleanUpUploads: () => Promise<number> } {
+export function createEvidenceApp(deps: EvidenceAppDeps): {
+  app: Express;
+  cleanUpUploads: () => Promise<number>;
+  /** Resumable-upload requests handed over inside the process (the all-in-one gateway). */
+  uploadsInProcess: (req: IncomingMessage, res: ServerResponse) => void;
+} {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', true);
@@ -75,5 +81,5 @@ export function createEvidenceApp(deps: EvidenceAppDeps): { app: Express; cleanU
   app.use(evidenceRoutes({ evidence: deps.evidence, tmpDir: deps.tmpDir, publicLocationDecimals: deps.publicLocationDecimals }));
   app.use(notFoundHandler());
   app.use(errorHandler(deps.logger));
-  return { app, cleanUpUploads: uploads.cleanUp };
+  return { app, cleanUpUploads: uploads.cleanUp, uploadsInProcess: uploads.handleInProcess };
 }

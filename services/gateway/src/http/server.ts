@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { hostname } from 'node:os';
-import type { Duplex, Readable } from 'node:stream';
+import { Readable, type Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import fastifyHttpProxy from '@fastify/http-proxy';
@@ -35,6 +35,7 @@ import type { GatewaySettings } from '../config.js';
 import { IdentityUnavailableError, SessionResolver, type ResolvedCaller } from '../sessions/session-resolver.js';
 import { isCrossSiteWrite, securityHeaders } from './security.js';
 import { guardRequestBodies } from './upload-guard.js';
+import { handOver, isUploadChunk, type InProcessHandler } from './in-process-uploads.js';
 import { PublicCache, readBody, withoutHopByHop, type CachedAnswer, type CacheTicket } from './public-cache.js';
 
 declare module 'fastify' {
@@ -57,6 +58,12 @@ export interface GatewayDeps {
   bus?: EventBus;
   /** The OpenAPI document served at /api/openapi.json. */
   openapi: object;
+  /**
+   * The evidence service's resumable uploads in this same process (all-in-one): the chunks of an
+   * upload (PATCH /api/evidence/uploads/{id}) are handed to it directly instead of over loopback
+   * HTTP (handOver). Every other request is proxied as usual.
+   */
+  evidenceUploadsInProcess?: InProcessHandler;
 }
 
 export interface Gateway {
@@ -349,12 +356,25 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
       return deps.openapi;
     });
 
+    const uploadsInProcess = deps.evidenceUploadsInProcess;
     for (const { prefix, upstream, httpMethods } of upstreams(settings)) {
       await api.register(fastifyHttpProxy, {
         upstream,
         prefix,
         rewritePrefix: prefix,
         ...(httpMethods ? { httpMethods } : {}),
+        ...(uploadsInProcess && upstream === settings.evidenceUrl
+          ? {
+              handler: (request: FastifyRequest, reply: FastifyReply, dest: string, options: object) => {
+                // A body the content-type parsers did not pass on as the guarded stream goes the usual way.
+                if (isUploadChunk(request.method, request.url) && request.body instanceof Readable) {
+                  handOver(request, reply, inwardHeaders(request, request.headers), uploadsInProcess);
+                  return reply;
+                }
+                return reply.from(dest, options);
+              },
+            }
+          : {}),
         undici: { connections: 64, pipelining: 1, keepAliveTimeout: 30_000 },
         // One log line per request is written by the onResponse hook above.
         disableRequestLogging: true,

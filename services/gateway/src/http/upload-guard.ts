@@ -2,7 +2,7 @@ import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MESSAGES } from '@portal/contracts';
-import { formatBytes } from '@portal/platform';
+import { RequestBodyRefused, formatBytes } from '@portal/platform';
 
 /** What the gateway allows a request body, route by route, and one participant's share of uploads. */
 export interface UploadLimits {
@@ -164,8 +164,9 @@ export function guardRequestBodies(app: FastifyInstance, limits: UploadLimits): 
     const refuse = (status: number, body: { code: string; message: string }) => {
       payload.unpipe(watch);
       if (!reply.sent) void reply.code(status).send(body);
-      // The service's request is aborted with it (undici sees its body fail).
-      watch.destroy(new Error(body.message));
+      // The service's request is aborted with it (undici sees its body fail). A service that
+      // reads this body in the same process (handOver) answers the client with this refusal.
+      watch.destroy(new RequestBodyRefused(status, body.code, body.message));
     };
     const watch = new BodyWatch(
       payload,

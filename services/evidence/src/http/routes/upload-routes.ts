@@ -1,11 +1,14 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Router } from 'express';
 import { ERRORS, Server, StreamLimiter, TUS_RESUMABLE, TUS_VERSION, type CancellationContext, type Upload } from '@tus/server';
 import { MESSAGES, createEvidenceSchema, idempotencyKeyField, isAdminRole } from '@portal/contracts';
 import {
   IDENTITY_HEADER,
+  RequestBodyRefused,
   formatBytes,
+  requestBodyOf,
   toHttpError,
   type CallerIdentity,
   type IdentityTokens,
@@ -77,7 +80,9 @@ interface PatchHandlerInternals {
  * size limiter and on to the store, with tus's semantics kept: a body over the limit ends the
  * request with 413 without destroying the connection (the request is unpiped, not destroyed), an
  * aborted request ends the write with what arrived, a request error is ABORTED. Requests that do
- * not come from Node (none in this service) keep tus's own path.
+ * not come from Node (none in this service) keep tus's own path. A request handed over inside the
+ * process (the all-in-one gateway, requestBodyOf) is read from the body stream handed over with it;
+ * when the gateway refuses that body part-way (408, 413), its answer is this request's answer.
  */
 function streamPatchBodiesFromNode(tus: Server): void {
   const patch = tus.handlers.PATCH as unknown as PatchHandlerInternals;
@@ -97,31 +102,60 @@ function streamPatchBodiesFromNode(tus: Server): void {
     const node = nodeRequests.get(context);
     if (!node) return writeToStore(body, upload, maxFileSize, context);
     if (context.signal.aborted) throw ERRORS.ABORTED;
+    const input: Readable = requestBodyOf(node);
     const limiter = new StreamLimiter(maxFileSize);
     let sourceError: unknown;
     const onError = (error: unknown) => {
       sourceError = error;
-      node.unpipe(limiter);
+      input.unpipe(limiter);
       if (!context.signal.aborted) limiter.destroy(error as Error);
     };
     const onAbort = () => {
-      node.unpipe(limiter);
+      input.unpipe(limiter);
       if (!limiter.destroyed) limiter.end();
     };
-    node.on('error', onError);
+    input.on('error', onError);
     context.signal.addEventListener('abort', onAbort, { once: true });
     try {
-      node.pipe(limiter);
+      input.pipe(limiter);
       return await pipeline(limiter, async (source: AsyncIterable<Buffer>) => patch.store.write(source as unknown as NodeJS.ReadableStream, upload.id, upload.offset));
     } catch (error) {
-      node.unpipe(limiter);
+      input.unpipe(limiter);
+      if (sourceError instanceof RequestBodyRefused) throw tusError(sourceError.status, sourceError.code, sourceError.message);
       const aborted = (sourceError !== undefined && error === sourceError) || (error instanceof Error && error.name === 'AbortError');
       throw aborted ? ERRORS.ABORTED : error;
     } finally {
-      node.off('error', onError);
+      input.off('error', onError);
       context.signal.removeEventListener('abort', onAbort);
     }
   };
+}
+
+/** How many upload owners are remembered (a few hundred bytes each). */
+const OWNERS_REMEMBERED = 10_000;
+
+/**
+ * Who owns which upload, remembered from the upload's stored info (an upload's owner never
+ * changes): the owner check of every PATCH and HEAD, without reading the upload's info once more
+ * just before tus reads it again under its lock. The oldest are forgotten first; a forgotten or
+ * unknown upload is read from the store as before.
+ */
+class UploadOwners {
+  private readonly owners = new Map<string, string>();
+
+  get(uploadId: string): string | undefined {
+    return this.owners.get(uploadId);
+  }
+
+  set(uploadId: string, owner: string): void {
+    this.owners.delete(uploadId);
+    this.owners.set(uploadId, owner);
+    if (this.owners.size > OWNERS_REMEMBERED) this.owners.delete(this.owners.keys().next().value!);
+  }
+
+  delete(uploadId: string): void {
+    this.owners.delete(uploadId);
+  }
 }
 
 /**
@@ -129,8 +163,13 @@ function streamPatchBodiesFromNode(tus: Server): void {
  * connection). An upload belongs to the participant who created it; when its last byte arrives it
  * becomes an evidence item, and the final response carries that item as JSON.
  */
-export function uploadRoutes(deps: UploadRouteDeps): { router: Router; cleanUp: () => Promise<number> } {
+export function uploadRoutes(deps: UploadRouteDeps): {
+  router: Router;
+  cleanUp: () => Promise<number>;
+  handleInProcess: (req: IncomingMessage, res: ServerResponse) => void;
+} {
   const datastore = deps.storage.datastore;
+  const owners = new UploadOwners();
   const callers = new WeakMap<Request, CallerIdentity>();
 
   async function callerOf(req: Request): Promise<CallerIdentity> {
@@ -158,6 +197,7 @@ export function uploadRoutes(deps: UploadRouteDeps): { router: Router; cleanUp: 
       const idempotencyKey = idempotencyKeyOf(upload);
       return await deps.evidence.createFromFile(caller, { path }, metadataInput(upload), { uploadId: upload.id, ...(idempotencyKey ? { idempotencyKey } : {}) });
     } finally {
+      owners.delete(upload.id);
       await deps.storage.discard(upload).catch((error: unknown) => deps.logger.warn({ err: error, uploadId: upload.id }, 'removing a finished upload failed'));
       filing.delete(upload.id);
     }
@@ -203,11 +243,14 @@ export function uploadRoutes(deps: UploadRouteDeps): { router: Router; cleanUp: 
     async onIncomingRequest(req, uploadId) {
       const caller = await callerOf(req);
       if (req.method === 'POST' || req.method === 'OPTIONS' || !uploadId) return;
-      let owner: string | undefined;
-      try {
-        owner = (await datastore.getUpload(uploadId)).metadata?.owner ?? undefined;
-      } catch {
-        return; // unknown upload: tus answers 404
+      let owner = owners.get(uploadId);
+      if (owner === undefined) {
+        try {
+          owner = (await datastore.getUpload(uploadId)).metadata?.owner ?? undefined;
+        } catch {
+          return; // unknown upload: tus answers 404
+        }
+        if (owner) owners.set(uploadId, owner);
       }
       if (owner !== caller.userId) throw tusError(403, 'forbidden', MESSAGES.uploadNotYours);
     },
@@ -228,6 +271,7 @@ export function uploadRoutes(deps: UploadRouteDeps): { router: Router; cleanUp: 
         );
       }
       // The owner is set here, whatever the client put in the metadata.
+      owners.set(upload.id, caller.userId);
       return { metadata: { ...upload.metadata, owner: caller.userId } };
     },
     async onUploadFinish(req, upload) {
@@ -297,5 +341,21 @@ export function uploadRoutes(deps: UploadRouteDeps): { router: Router; cleanUp: 
     });
   }
   const cleanUp = async () => (await tus.cleanUpExpiredUploads()) + (await deps.storage.sweepOrphans());
-  return { router, cleanUp };
+  /**
+   * A resumable-upload request handed over by the gateway in this same process (all-in-one), with
+   * the headers the gateway would have sent (its signed identity header among them) and its body
+   * stream (requestBodyOf): tus answers on the client's own response, without express around it
+   * (the gateway logs and counts the request).
+   */
+  const handleInProcess = (req: IncomingMessage, res: ServerResponse) => {
+    tus.handle(req, res).catch((error: unknown) => {
+      deps.logger.error({ err: error }, 'resumable upload failed');
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      res.writeHead(500, { 'Content-Type': JSON_TYPE, Connection: 'close' }).end(JSON.stringify({ code: 'internal', message: MESSAGES.internal }));
+    });
+  };
+  return { router, cleanUp, handleInProcess };
 }
