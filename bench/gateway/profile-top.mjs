@@ -6,13 +6,21 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-/** Self time (ms) per function and per package of one .cpuprofile file. */
-export function summarizeProfile(file) {
+/**
+ * Self time (ms) per function and per package of one .cpuprofile file. `windows`: only the samples
+ * taken within these [from, to] spans of the monotonic clock in µs (process.hrtime.bigint() / 1000
+ * in any process of the machine: V8 stamps its samples with the same clock), e.g. the measured
+ * requests without the start-up.
+ */
+export function summarizeProfile(file, { windows } = {}) {
   const profile = JSON.parse(readFileSync(file, 'utf8'));
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
   const selfMs = new Map();
   const { samples = [], timeDeltas = [] } = profile;
+  let at = profile.startTime ?? 0;
   for (let i = 0; i < samples.length; i += 1) {
+    at += timeDeltas[i] ?? 0;
+    if (windows && !windows.some(([from, to]) => at >= from && at <= to)) continue;
     const delta = Math.max(timeDeltas[i] ?? 0, 0) / 1000;
     selfMs.set(samples[i], (selfMs.get(samples[i]) ?? 0) + delta);
   }

@@ -20,7 +20,7 @@ export const ALL_IN_ONE_BUILT = ['packages/contracts/dist/index.js', 'packages/p
  * the bench's temporary folder. The evidence service listens on a known loopback port, so that
  * the bench can read its Prometheus metrics (the media queue's depth) at /metrics.
  */
-export async function startAllInOne(tempDir, env = {}, { name = 'portal', profileDir } = {}) {
+export async function startAllInOne(tempDir, env = {}, { name = 'portal', profileDir, nodeArgs } = {}) {
   const dataDir = join(tempDir, `${name}-data`);
   mkdirSync(dataDir, { recursive: true });
   const [port, evidencePort] = [await freePort(), await freePort()];
@@ -40,7 +40,7 @@ export async function startAllInOne(tempDir, env = {}, { name = 'portal', profil
       ADMIN_PASSWORD: ADMIN.password,
       ...env,
     },
-    { profileDir },
+    { profileDir, nodeArgs },
   );
   const url = `http://${HOST}:${port}`;
   await orFail(waitFor(`${url}/readyz`, 'all-in-one portal', 60_000));

@@ -140,7 +140,7 @@ async function main() {
   if (profileDir) mkdirSync(profileDir, { recursive: true });
   // BENCH_PORTAL_NODE_OPTIONS: Node options for the portals only (e.g. V8 heap settings to try).
   const portalEnv = { MEDIA_WORKER_ENABLED: 'false', ...(process.env.BENCH_PORTAL_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_PORTAL_NODE_OPTIONS } : {}) };
-  const portal = await startAllInOne(tempDir, portalEnv, { profileDir });
+  const portal = await startAllInOne(tempDir, portalEnv, { profileDir, nodeArgs: process.env.BENCH_PORTAL_NODE_ARGS ? process.env.BENCH_PORTAL_NODE_ARGS.split(' ') : [] });
   const face = await noisyJpeg(320, 320);
   const { cookie } = await registerParticipant(portal.url, 'upload_informant', face);
   const loopback = settings.compareLoopback ? await startAllInOne(tempDir, { ...portalEnv, UPLOADS_IN_PROCESS: 'false' }, { name: 'portal-loopback', profileDir }) : null;
@@ -186,6 +186,8 @@ async function main() {
   }
 
   // runs[chunkMiB][target] = list of rounds
+  // When each portal's measured uploads ran (monotonic µs): the profile is summarised over these.
+  const profileWindows = {};
   const runs = Object.fromEntries(settings.chunkSizes.map((c) => [mib(c), Object.fromEntries(targets.map((t) => [t.key, []]))]));
   for (let round = 0; round < settings.rounds; round += 1) {
     // Each round and chunk size starts with another target, so that none always goes first.
@@ -197,8 +199,10 @@ async function main() {
         await new Promise((resolve) => setTimeout(resolve, 1000));
         const memory = rssSampler(processes, 100);
         const meter = cpuMeter(processes);
+        const from = Number(process.hrtime.bigint() / 1000n);
         const result = await send(target, video, chunkSize);
         const used = meter.stop();
+        (profileWindows[target.process] ??= []).push([from, Number(process.hrtime.bigint() / 1000n)]);
         const rss = memory.stop();
         const lastBytesAt = result.chunks.length > 1 ? result.chunks.at(-2)[0] : 0;
         const seconds = result.ms / 1000;
@@ -310,8 +314,9 @@ async function main() {
     for (const file of readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile') && !f.includes('.thread-'))) {
       const path = join(profileDir, file);
       profiles[file] = relative(ROOT, path);
-      console.log(`\nCPU profile ${relative(ROOT, path)} (whole process life, sign-up and warm-up included):`);
-      console.log(formatProfile(summarizeProfile(path), 25));
+      const windows = profileWindows[file.replace(/\.cpuprofile$/, '')];
+      console.log(`\nCPU profile ${relative(ROOT, path)} (${windows ? 'during the measured uploads only' : 'whole process life'}):`);
+      console.log(formatProfile(summarizeProfile(path, windows ? { windows } : {}), 30));
     }
   }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream, mkdirSync } from 'node:fs';
-import { readFile, readdir, rm, stat } from 'node:fs/promises';
+import { open, readFile, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -25,6 +25,13 @@ export interface UploadStorage {
    * (uploadIdFor), so that only the owner's own are read.
    */
   reservedBy(ownerId: string, unknownAs: number): Promise<number>;
+  /**
+   * After a chunk was written: starts flushing what is written of the upload to the disk in the
+   * background (nothing waits for it), so that the finished file's fsync before it is
+   * acknowledged has only the last chunk left to write instead of the whole file. Absent where
+   * the store keeps nothing in a local page cache (S3).
+   */
+  flushInBackground?(upload: Upload): void;
 }
 
 /** A new upload's id: its owner's id first, so that their uploads are found by prefix in any store. */
@@ -45,8 +52,19 @@ function declaredSize(json: string, unknownAs: number): number {
 /** Unfinished uploads as files under a folder (all-in-one, or a single evidence replica). */
 export function fileUploadStorage(directory: string, expireAfterMs: number): UploadStorage {
   const datastore = new FileStore({ directory, expirationPeriodInMilliseconds: expireAfterMs });
+  /** Uploads being flushed now: one flush at a time per upload (the next chunk's covers what came meanwhile). */
+  const flushing = new Set<string>();
   return {
     datastore,
+    flushInBackground(upload) {
+      if (flushing.has(upload.id)) return;
+      flushing.add(upload.id);
+      void open(join(directory, upload.id), 'r')
+        .then((handle) => handle.datasync().finally(() => handle.close()))
+        // A flush that fails (the upload was removed meanwhile) loses nothing: the fsync at the end is what counts.
+        .catch(() => {})
+        .finally(() => flushing.delete(upload.id));
+    },
     async localCopy(upload) {
       const path = upload.storage?.path;
       if (!path) throw new Error(`upload ${upload.id} has no file`);

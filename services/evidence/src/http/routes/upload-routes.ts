@@ -84,7 +84,7 @@ interface PatchHandlerInternals {
  * process (the all-in-one gateway, requestBodyOf) is read from the body stream handed over with it;
  * when the gateway refuses that body part-way (408, 413), its answer is this request's answer.
  */
-function streamPatchBodiesFromNode(tus: Server): void {
+function streamPatchBodiesFromNode(tus: Server, afterWrite: (upload: Upload) => void): void {
   const patch = tus.handlers.PATCH as unknown as PatchHandlerInternals;
   const nodeRequests = new WeakMap<CancellationContext, IncomingMessage>();
   const send = patch.send.bind(patch);
@@ -118,7 +118,9 @@ function streamPatchBodiesFromNode(tus: Server): void {
     context.signal.addEventListener('abort', onAbort, { once: true });
     try {
       input.pipe(limiter);
-      return await pipeline(limiter, async (source: AsyncIterable<Buffer>) => patch.store.write(source as unknown as NodeJS.ReadableStream, upload.id, upload.offset));
+      const offset = await pipeline(limiter, async (source: AsyncIterable<Buffer>) => patch.store.write(source as unknown as NodeJS.ReadableStream, upload.id, upload.offset));
+      afterWrite(upload);
+      return offset;
     } catch (error) {
       input.unpipe(limiter);
       if (sourceError instanceof RequestBodyRefused) throw tusError(sourceError.status, sourceError.code, sourceError.message);
@@ -306,7 +308,7 @@ export function uploadRoutes(deps: UploadRouteDeps): {
     },
   });
 
-  streamPatchBodiesFromNode(tus);
+  streamPatchBodiesFromNode(tus, (upload) => deps.storage.flushInBackground?.(upload));
 
   const router = Router();
   // A finished upload is answered from the item it became, so that a client that lost the last
