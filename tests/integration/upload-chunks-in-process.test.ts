@@ -110,6 +110,15 @@ describe.each([
     expect(await offsetOf(location)).toBe(0);
   });
 
+  it('takes a chunk whatever Host and Connection headers the client sends, never with a 5xx', async () => {
+    const location = await createUpload(owner.client, 3000);
+    const cookie = cookieOf(owner.client);
+    const odd = await patch(location, 0, Buffer.alloc(1000, 1), { cookie, host: 'not a host name', connection: 'keep-alive, upload-offset' });
+    expect(odd.status, odd.body).toBeLessThan(500);
+    const plain = await patch(location, await offsetOf(location), Buffer.alloc(500, 1), { cookie, host: 'portal.example:99999' });
+    expect(plain.status, plain.body).toBeLessThan(500);
+  });
+
   it('answers a chunk at the wrong offset with 409 and the chunk at the stored offset with 204', async () => {
     const location = await createUpload(owner.client, 3000);
     const cookie = { cookie: cookieOf(owner.client) };
