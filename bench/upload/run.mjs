@@ -140,10 +140,11 @@ async function main() {
   if (profileDir) mkdirSync(profileDir, { recursive: true });
   // BENCH_PORTAL_NODE_OPTIONS: Node options for the portals only (e.g. V8 heap settings to try).
   const portalEnv = { MEDIA_WORKER_ENABLED: 'false', ...(process.env.BENCH_PORTAL_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_PORTAL_NODE_OPTIONS } : {}) };
-  const portal = await startAllInOne(tempDir, portalEnv, { profileDir, nodeArgs: process.env.BENCH_PORTAL_NODE_ARGS ? process.env.BENCH_PORTAL_NODE_ARGS.split(' ') : [] });
+  const portalNodeArgs = process.env.BENCH_PORTAL_NODE_ARGS ? process.env.BENCH_PORTAL_NODE_ARGS.split(' ') : [];
+  const portal = await startAllInOne(tempDir, portalEnv, { profileDir, nodeArgs: portalNodeArgs });
   const face = await noisyJpeg(320, 320);
   const { cookie } = await registerParticipant(portal.url, 'upload_informant', face);
-  const loopback = settings.compareLoopback ? await startAllInOne(tempDir, { ...portalEnv, UPLOADS_IN_PROCESS: 'false' }, { name: 'portal-loopback', profileDir }) : null;
+  const loopback = settings.compareLoopback ? await startAllInOne(tempDir, { ...portalEnv, UPLOADS_IN_PROCESS: 'false' }, { name: 'portal-loopback', profileDir, nodeArgs: portalNodeArgs }) : null;
   const loopbackCookie = loopback ? (await registerParticipant(loopback.url, 'upload_informant', face)).cookie : null;
   const barePort = await freePort();
   const bareDir = join(tempDir, 'bare-files');
