@@ -12,7 +12,7 @@ export interface MediaWorkerSettings {
   workRoot: string;
   /** A job whose worker stops renewing its lock for this long (it died) goes to another worker. */
   lockDurationMs: number;
-  /** MEDIA_MAX_VIDEO_SECONDS, MEDIA_MAX_AUDIO_SECONDS, MEDIA_MAX_STREAMS (the evidence service reads the same). */
+  /** MEDIA_MAX_VIDEO_SECONDS, MEDIA_MAX_AUDIO_SECONDS, MEDIA_MAX_STREAMS, MEDIA_MAX_VIDEO_SIDE, MEDIA_MAX_VIDEO_FPS (the evidence service reads the same). */
   caps: MediaCaps;
 }
 
