@@ -262,10 +262,7 @@ export class MongoEvidenceRepository implements EvidenceRepository {
     for (let attempt = 0; attempt < 10; attempt++) {
       const current = await this.items.findOne({ _id: id, ...LIVE }).lean<EvidenceDocument>();
       if (!current) return 'missing';
-      if (current.is_public === isPublic) {
-        await this.items.updateOne({ _id: id, ...LIVE, review_status: { $ne: 'reviewed' } }, { $set: { review_status: 'reviewed' } }).exec();
-        return 'unchanged';
-      }
+      if (current.is_public === isPublic) return 'unchanged';
       const after = { ...toRecord(current)!, is_public: isPublic, review_status: 'reviewed' as const, updated_at };
       const written = await this.items
         .findOneAndUpdate(
