@@ -12,6 +12,7 @@ import {
   SealedBox,
   ServiceMetrics,
   connectMongo,
+  serialWritesOf,
   createBlobStore,
   intentsSettledBefore,
   type InfrastructureSettings,
@@ -87,10 +88,11 @@ export interface IdentityStores {
  * The stores, chosen by configuration: MongoDB for users and Redis for sessions and reset codes
  * when MONGO_URL is set (REDIS_URL is then required), else one SQLite file under DATA_DIR.
  */
-export async function openIdentityStores(infrastructure: InfrastructureSettings): Promise<IdentityStores> {
+export async function openIdentityStores(infrastructure: InfrastructureSettings, logger?: Logger): Promise<IdentityStores> {
   if (infrastructure.mongoUrl) {
     if (!infrastructure.redisUrl) throw new ConfigError('MONGO_URL needs REDIS_URL too: sessions and reset codes live in Redis');
-    const connection = await connectMongo(infrastructure.mongoUrl, `${infrastructure.namespace}_identity`);
+    const connection = await connectMongo(infrastructure.mongoUrl, `${infrastructure.namespace}_identity`, { serialWrites: infrastructure.mongoSerialWrites ?? 'auto' });
+    logger?.info({ serialWrites: serialWritesOf(connection) }, 'mongodb: serial writes decided');
     const users = new MongoUserRepository(connection);
     await users.ensureIndexes();
     const audit = new MongoAuditLog(connection);
@@ -160,7 +162,7 @@ const SWEEP_EVERY_MS = 10 * 60_000;
 /** Wires the identity service from its settings; the same code runs alone or in the all-in-one process. */
 export async function createIdentityService(settings: IdentitySettings, runtime: IdentityRuntime): Promise<IdentityService> {
   const logger = runtime.logger;
-  const stores = await openIdentityStores(runtime.infrastructure);
+  const stores = await openIdentityStores(runtime.infrastructure, logger);
   const blobs = runtime.blobs ?? createBlobStore(runtime.infrastructure);
   const relay = new OutboxRelay({ store: stores.users.outbox, bus: runtime.bus, logger });
   const { users, sessions } = buildUserService({
