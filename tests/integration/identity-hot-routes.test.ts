@@ -1,23 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  FsBlobStore,
-  IDENTITY_HEADER,
-  IdentityTokens,
-  SqliteEventBus,
-  createLogger,
-  infrastructureFromEnv,
-  type CallerIdentity,
-} from '@portal/platform';
-import { createIdentityService, identitySettingsFromEnv, type IdentityService } from '@portal/identity';
+import { IDENTITY_HEADER, IdentityTokens, type CallerIdentity } from '@portal/platform';
+import type { IdentityService } from '@portal/identity';
 import { rawRequest } from '../support/raw-http.js';
+import { startTestIdentity, type TestIdentity } from '../support/identity-service.js';
 
 // GET /api/user and GET /api/session are answered before identity's express app
 // (services/identity/src/http/hot-routes.ts). These tests ask the service as it runs and the same
@@ -29,13 +18,12 @@ import { rawRequest } from '../support/raw-http.js';
 const SECRET = 'hot-routes-test-secret-long-enough-1234567890';
 const ADMIN = { username: 'hotadmin', email: 'hotadmin@example.org', password: 'hot-admin-pass-1' };
 
-let dir: string;
-let bus: SqliteEventBus;
+let running: TestIdentity;
 let identity: IdentityService;
 let hotUrl: string;
 let plain: Server;
 let plainUrl: string;
-const logLines: Record<string, unknown>[] = [];
+let logLines: Record<string, unknown>[];
 /** Requests that reached the express app through the service's own server (the shortcut's fallbacks). */
 let expressCalls = 0;
 let hotPort = 0;
@@ -44,32 +32,15 @@ let caller: CallerIdentity;
 let token: string;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'portal-hot-routes-'));
-  const env = {
-    DATA_DIR: dir,
+  running = await startTestIdentity({
     INTERNAL_SECRET: SECRET,
-    IDENTITY_HOST: '127.0.0.1',
-    IDENTITY_PORT: '0',
     ADMIN_USERNAME: ADMIN.username,
     ADMIN_EMAIL: ADMIN.email,
     ADMIN_PASSWORD: ADMIN.password,
-    AUTH_RATE_LIMITS: 'false',
-  };
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n')) if (line.trim()) logLines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
   });
-  const logger = createLogger({ service: 'identity', level: 'debug', destination });
-  bus = new SqliteEventBus({ file: join(dir, 'bus.sqlite'), logger: createLogger({ service: 'bus', level: 'silent' }) });
-  identity = await createIdentityService(identitySettingsFromEnv(env), {
-    bus,
-    blobs: new FsBlobStore(join(dir, 'blobs')),
-    infrastructure: { ...infrastructureFromEnv({ DATA_DIR: dir }), kafkaBrokers: null, redisUrl: null, mongoUrl: null, s3: null },
-    logger,
-  });
-  hotUrl = await identity.start();
+  identity = running.service;
+  logLines = running.logLines;
+  hotUrl = running.url;
   hotPort = Number(new URL(hotUrl).port);
   // Count what reaches express through the service's server (express's app calls app.handle).
   const handle = identity.app.handle.bind(identity.app);
@@ -89,9 +60,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   plain?.close();
-  await identity?.stop();
-  await bus?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await running?.dispose();
 });
 
 /** What must be equal between the two servers: status, body, and every header but the date. */
