@@ -43,11 +43,13 @@ beforeAll(async () => {
   hotUrl = running.url;
   hotPort = Number(new URL(hotUrl).port);
   // Count what reaches express through the service's server (express's app calls app.handle).
-  const handle = identity.app.handle.bind(identity.app);
-  identity.app.handle = ((req: { socket: { localPort?: number } }, ...rest: unknown[]) => {
+  // (app.handle is express's, undeclared in its types.)
+  const app = identity.app as unknown as { handle: (req: { socket: { localPort?: number } }, ...rest: unknown[]) => unknown };
+  const handle = app.handle.bind(app);
+  app.handle = (req, ...rest) => {
     if (req.socket.localPort === hotPort) expressCalls += 1;
-    return (handle as (...args: unknown[]) => unknown)(req, ...rest);
-  }) as typeof identity.app.handle;
+    return handle(req, ...rest);
+  };
   // The same express app, served the way it was before the shortcut.
   plain = createServer(identity.app).listen(0, '127.0.0.1');
   await once(plain, 'listening');
@@ -108,7 +110,7 @@ describe('identity answers GET /api/user and GET /api/session before express, wi
   });
 
   it('makes a request id when the gateway sent none (or an unusable one), as express does', async () => {
-    for (const headers of [{}, { 'x-request-id': 'not a valid id!' }]) {
+    for (const headers of [{}, { 'x-request-id': 'not a valid id!' }] as Record<string, string>[]) {
       const answer = await rawRequest(`${hotUrl}/api/user`, { method: 'GET', headers: { [IDENTITY_HEADER]: token, ...headers } });
       expect(answer.status).toBe(200);
       expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
