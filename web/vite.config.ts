@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { defaultClientConditions, defineConfig, type Plugin } from 'vite';
 import { compression } from 'vite-plugin-compression2';
 import { VitePWA } from 'vite-plugin-pwa';
+import { ROUTE_HTML_DIR, routePreloads } from './build/route-preloads.js';
 
 // react-router 7 points every condition of its package exports at its development build (with
 // its dev-only warnings; remix-run/react-router#12532, #14102); it ships a production build beside
@@ -52,6 +53,8 @@ export default defineConfig(({ command }) => ({
   // so phones download a third of the bytes and the gateway spends no CPU compressing per request.
   plugins: [
     withoutCssVariablesTheme(),
+    // Each route's index.html also preloads its page's code (build/route-preloads.ts).
+    routePreloads(),
     // The service worker (src/sw/sw.ts, Workbox) with the list of files it keeps for offline use:
     // the app shell, every page's code, the icons and the onboarding video (MP4, the default
     // ONBOARDING_VIDEO_URL) with its captions. The app registers it itself (app/service-worker.ts,
@@ -64,7 +67,8 @@ export default defineConfig(({ command }) => ({
       manifest: false,
       injectManifest: {
         globPatterns: ['**/*.{html,js,css,svg,png,vtt,mp4}'],
-        globIgnores: ['**/*.gz', '**/*.br', 'sw.js'],
+        // (Each route's copy of index.html is for the first load from the network only.)
+        globIgnores: ['**/*.gz', '**/*.br', 'sw.js', `${ROUTE_HTML_DIR}/**`],
         maximumFileSizeToCacheInBytes: 2 * 1024 * 1024,
         rollupFormat: 'es',
       },

@@ -54,6 +54,8 @@ Options:
       --photo-every <s>    the pause between two photos                           default 2
       --photo <WxH>        the photos' size (noisy JPEG, like a phone camera's)   default 4000x3000
       --order <list>       the modes, in the order they run                       default shared,split
+                           (split: the worker's defaults, ffmpeg at MEDIA_AV_NICE 10;
+                           split-nice0: the same queues with ffmpeg at the worker's priority)
       --label <text>       a note stored in the JSON result
   -h, --help               this text
 
@@ -74,7 +76,7 @@ function settingsFromArgs() {
   );
   const photo = /^(\d+)x(\d+)$/.exec(values.photo ?? '4000x3000');
   const order = (values.order ?? 'shared,split').split(',').map((mode) => mode.trim());
-  if (order.length === 0 || order.some((mode) => mode !== 'shared' && mode !== 'split')) throw new Error('--order lists shared and split');
+  if (order.length === 0 || order.some((mode) => !['shared', 'split', 'split-nice0'].includes(mode))) throw new Error('--order lists shared, split and split-nice0');
   return {
     videos: int('videos', values.videos, 2, 1, 20),
     videoSeconds: int('video-seconds', values['video-seconds'], 90, 2, 1200),
@@ -118,12 +120,12 @@ await runBench('queues', async () => {
 
   let serial = 0;
   /** One mode's stores and workers: fresh job tables, blobs and bus in a folder of their own. */
-  async function openStores(name) {
+  async function openStores(name, ffmpegNiceness = 0) {
     const base = join(dir, `${name}-${++serial}`);
     const blobs = new platform.FsBlobStore(join(base, 'blobs'));
     const bus = new platform.SqliteEventBus({ file: join(base, 'bus.sqlite'), logger });
     const open = (queue) => new platform.SqliteJobQueue({ file: join(base, 'jobs.sqlite'), queue, logger });
-    const handler = mediaJobHandler({ blobs, bus, logger, workRoot: join(base, 'work') });
+    const handler = mediaJobHandler({ blobs, bus, logger, workRoot: join(base, 'work'), ffmpegNiceness });
     const finished = new Map();
     const timed = async (job) => {
       const result = await handler(job);
@@ -163,7 +165,10 @@ await runBench('queues', async () => {
 
   const results = {};
   for (const mode of settings.order) {
-    const stores = await openStores(mode);
+    const workerSettings = worker.mediaWorkerSettingsFromEnv(mode === 'split-nice0' ? { MEDIA_AV_NICE: '0' } : {});
+    // The shared queue as before the split (ffmpeg at the worker's priority); the split modes with
+    // the worker's settings (the product's default niceness, or 0).
+    const stores = await openStores(mode, mode === 'shared' ? 0 : workerSettings.ffmpegNiceness);
     let queueFor;
     let queues;
     let running;
@@ -179,11 +184,10 @@ await runBench('queues', async () => {
       const set = contracts.openMediaQueues(stores.open);
       queues = contracts.mediaQueueList(set);
       queueFor = (mediaType) => set[contracts.mediaQueueKindFor(mediaType)];
-      const workerSettings = worker.mediaWorkerSettingsFromEnv({});
       running = await worker.workMediaQueues(set, workerSettings, () => stores.timed);
       plan = Object.fromEntries(worker.mediaQueuePlan(set, workerSettings).map(({ queue, concurrency }) => [queue.name, concurrency]));
     }
-    console.log(`\n${mode}: queues ${Object.entries(plan).map(([name, c]) => `${name} (concurrency ${c})`).join(', ')}`);
+    console.log(`\n${mode}: queues ${Object.entries(plan).map(([name, c]) => `${name} (concurrency ${c})`).join(', ')}; ffmpeg niceness ${mode === 'shared' ? 0 : workerSettings.ffmpegNiceness}`);
     const videos = [];
     const photos = [];
     const started = performance.now();
@@ -232,7 +236,7 @@ await runBench('queues', async () => {
   const rows = settings.order.map((mode) => {
     const r = results[mode];
     return [
-      mode === 'shared' ? 'one shared queue (before)' : 'stills + audio/video queues',
+      mode === 'shared' ? 'one shared queue (before)' : mode === 'split' ? 'stills + audio/video queues' : 'split, ffmpeg not niced',
       s(r.photoP50),
       s(r.photoP95),
       s(r.photoMax),
@@ -249,6 +253,11 @@ await runBench('queues', async () => {
     summary.videoThroughputRatio = results.split.videosPerHour / results.shared.videosPerHour;
     summary.allDoneRatio = results.split.allDoneSeconds / results.shared.allDoneSeconds;
     console.log(`split / shared: photo p95 ${summary.photoP95Ratio.toFixed(3)}, video throughput ${summary.videoThroughputRatio.toFixed(3)}, time for all the work ${summary.allDoneRatio.toFixed(3)}`);
+  }
+  if (results.split && results['split-nice0']) {
+    summary.niceP95Ratio = results.split.photoP95 / results['split-nice0'].photoP95;
+    summary.niceVideoRatio = results.split.videosPerHour / results['split-nice0'].videosPerHour;
+    console.log(`ffmpeg niced / not: photo p95 ${summary.niceP95Ratio.toFixed(3)}, video throughput ${summary.niceVideoRatio.toFixed(3)}`);
   }
   if (results.split) {
     const met = results.split.photoP95 <= TARGET_P95_S * 1000;

@@ -26,11 +26,12 @@ const { values } = parseArgs({
     label: { type: 'string', default: '' },
     'no-lighthouse': { type: 'boolean', default: false },
     reports: { type: 'boolean', default: false },
+    'compare-web': { type: 'string', default: '' },
     help: { type: 'boolean', default: false },
   },
 });
 if (values.help) {
-  console.log('npm run bench:web -- [--runs 3 (Lighthouse runs per page)] [--pages /home,/archive] [--no-lighthouse] [--reports (also write the last Lighthouse report of each page, JSON)] [--label text]');
+  console.log('npm run bench:web -- [--runs 3 (Lighthouse runs per page)] [--pages /home,/archive] [--no-lighthouse] [--reports (also write the last Lighthouse report of each page, JSON)] [--label text] [--compare-web <another build of web/dist> (its pages measured in the same run, rounds interleaved)]');
   process.exit(0);
 }
 const runs = Math.min(9, Math.max(1, Number(values.runs)));
@@ -76,10 +77,17 @@ try {
   // --- the app: the all-in-one portal from the build --------------------------------------------
   const portal = await startPortal(join(dir, 'data'));
   cleanups.push(portal.stop);
+  // --compare-web: another build of the web app (e.g. main's, to show before and after in one
+  // run), served by a second all-in-one portal of this build: only the web app differs.
+  const compareDist = values['compare-web'] ? normalize(join(process.cwd(), values['compare-web'])) : '';
+  if (compareDist && !existsSync(join(compareDist, 'index.html'))) throw new Error(`--compare-web: ${compareDist} has no index.html`);
+  const comparePortal = compareDist ? await startPortal(join(dir, 'compare-data'), { WEB_DIST: compareDist }) : null;
+  if (comparePortal) cleanups.push(comparePortal.stop);
 
   const targets = [
     { key: 'baseline', title: 'baseline: minimal React page, bare node:http + gzip', url: `${baseline.url}/` },
     ...pages.map((path) => ({ key: path, title: `app ${path}`, url: `${portal.url}${path}` })),
+    ...(comparePortal ? pages.map((path) => ({ key: `compare ${path}`, title: `compared build ${path}`, url: `${comparePortal.url}${path}` })) : []),
   ];
 
   // --- 1. JavaScript transferred ---------------------------------------------------------------
@@ -181,6 +189,8 @@ try {
       console.log(`  ${path}: score ${l.score} (baseline ${lighthouseResults.baseline.score})   target >= ${TARGETS.score}: ${l.score >= TARGETS.score ? 'met' : 'NOT met'}`);
       const opportunities = l.runs.at(-1).opportunities;
       if (opportunities.length) console.log(`      Lighthouse suggests: ${opportunities.map((o) => `${o.id} (${o.savingsMs} ms)`).join(', ')}`);
+      const compared = lighthouseResults[`compare ${path}`];
+      if (compared) console.log(`      against the compared build: score ${l.score} vs ${compared.score}, LCP ${Math.round(l.lcpMs)} vs ${Math.round(compared.lcpMs)} ms, TBT ${Math.round(l.tbtMs)} vs ${Math.round(compared.tbtMs)} ms`);
     }
     const warnings = [...new Set(Object.values(perRun).flatMap((r) => r.flatMap((x) => x.warnings)))];
     for (const warning of warnings) console.log(`  Lighthouse warning: ${warning}`);
@@ -193,7 +203,7 @@ try {
     date: new Date().toISOString(),
     commit: gitDescribe(['web/', 'services/', 'packages/']),
     machine: { ...machineSummary(), chromium: CHROMIUM },
-    settings: { runs, pages, chromeFlags: CHROME_FLAGS },
+    settings: { runs, pages, chromeFlags: CHROME_FLAGS, compareWeb: compareDist || null },
     targets: TARGETS,
     javascript: transfer,
     lighthouse: lighthouseResults,
@@ -295,7 +305,7 @@ async function freePort() {
 }
 
 /** The all-in-one portal from the build, on 127.0.0.1, with its own data; stopped with SIGTERM. */
-async function startPortal(dataDir) {
+async function startPortal(dataDir, extraEnv = {}) {
   const port = await freePort();
   const logFile = join(dir, 'portal.log');
   const child = fork(join(ROOT, 'packages/all-in-one/dist/main.js'), [], {
@@ -308,6 +318,7 @@ async function startPortal(dataDir) {
       METRICS_PORT: String(await freePort()),
       METRICS_HOST: '127.0.0.1',
       RATE_LIMIT_PER_MINUTE: '0',
+      ...extraEnv,
     },
     stdio: ['ignore', openSync(logFile, 'a'), openSync(logFile, 'a'), 'ipc'],
   });

@@ -178,6 +178,15 @@ describe('publishing selected items', () => {
     const again = await admin.put('/api/evidence/visibility', { ids: [ids[1], ids[2]], is_public: false });
     expect(again.data).toMatchObject({ changed: [ids[1]], unchanged: [ids[2]], not_found: [] });
     expect(await publicIds(`&q=${tag}`)).toEqual([ids[0]]);
+    // A new item already at the chosen visibility is still reviewed by the act, and that is
+    // recorded like a "Mark reviewed": an entry in the activity log, and no longer in the queue.
+    const queue = await admin.get(`/api/evidence/admin?review_status=new&q=${tag}`);
+    expect((queue.data as { id: string }[]).map((item) => item.id)).toEqual([]);
+    const reviewed = await waitFor(
+      async () => ((await admin.get(`/api/admin/activity?target=${ids[2]}`)).data as { action: string }[]).find((entry) => entry.action === 'evidence.mark-reviewed'),
+      { what: 'the mark-reviewed entry of the item already private' },
+    );
+    expect(reviewed).toBeTruthy();
     if (embedded) {
       await waitFor(
         () => {

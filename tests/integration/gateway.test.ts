@@ -34,6 +34,14 @@ beforeAll(async () => {
   writeFileSync(join(webDist, 'assets', 'app-def456.js.gz'), gzipSync(APP_JS));
   writeFileSync(join(webDist, 'assets', 'app-def456.js.br'), brotliCompressSync(APP_JS));
   writeFileSync(join(webDist, 'index.html.gz'), gzipSync(readFileSync(join(webDist, 'index.html'))));
+  // The build's copies of index.html that also preload a route's page (web/build/route-preloads.ts).
+  mkdirSync(join(webDist, 'route-html'));
+  for (const [file, page] of [['root.html', 'HomePage'], ['home.html', 'HomePage'], ['Evidence.html', 'EvidencePage']] as const) {
+    const html = `<!doctype html><title>app</title><link rel="modulepreload" href="/assets/${page}-1.js"><div id="root"></div>`;
+    writeFileSync(join(webDist, 'route-html', file), html);
+    writeFileSync(join(webDist, 'route-html', `${file}.br`), brotliCompressSync(html));
+    writeFileSync(join(webDist, 'route-html', `${file}.gz`), gzipSync(html));
+  }
   writeFileSync(join(webDist, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
   const SW = `self.addEventListener('install', () => self.skipWaiting()); // ${'precache '.repeat(100)}`;
   writeFileSync(join(webDist, 'sw.js'), SW);
@@ -59,6 +67,22 @@ describe('the web app', () => {
       expect(csp).toContain('https://videos.example.net');
       expect(response.headers.get('x-content-type-options')).toBe('nosniff');
       expect(response.headers.get('x-request-id')).toMatch(/[0-9a-f-]{36}/);
+    }
+  });
+
+  it("answers a client route with the build's copy of the app that preloads its page, when the build has one", async () => {
+    for (const [path, page] of [['/', 'HomePage'], ['/home', 'HomePage'], ['/Evidence', 'EvidencePage']] as const) {
+      const response = await rawGet(`${portal.url}${path}`, { 'accept-encoding': 'br' });
+      expect(response.status, path).toBe(200);
+      expect(response.headers['content-encoding'], path).toBe('br');
+      expect(response.headers['cache-control'], path).toBe('no-cache');
+      expect(brotliDecompressSync(response.body).toString(), path).toContain(`href="/assets/${page}-1.js"`);
+    }
+    // A route without its own copy (and any unknown page) gets index.html itself.
+    for (const [path, status] of [['/login', 200], ['/evidence', 200], ['/no/such/page', 404]] as const) {
+      const response = await fetch(`${portal.url}${path}`);
+      expect(response.status, path).toBe(status);
+      expect(await response.text(), path).not.toContain('modulepreload');
     }
   });
 

@@ -16,8 +16,15 @@ const run = promisify(execFile);
 const ONBOARDING_VIDEO = fileURLToPath(new URL('../../web/public/onboarding/onboarding.mp4', import.meta.url));
 const CORPUS = hostileMediaCorpus('/x').map((file) => file.name);
 
-// Small caps, so that "too long" and "too many tracks" cost little to make.
-const CAPS = { MEDIA_MAX_VIDEO_SECONDS: '4', MEDIA_MAX_AUDIO_SECONDS: '6', MEDIA_MAX_STREAMS: '4' };
+// Small caps, so that "too long", "too many tracks", "too large a picture" and "too many frames a
+// second" cost little to make.
+const CAPS = {
+  MEDIA_MAX_VIDEO_SECONDS: '4',
+  MEDIA_MAX_AUDIO_SECONDS: '6',
+  MEDIA_MAX_STREAMS: '4',
+  MEDIA_MAX_VIDEO_SIDE: '2048',
+  MEDIA_MAX_VIDEO_FPS: '60',
+};
 
 /** What a participant may be shown: no server path, no ffmpeg output. */
 export function expectParticipantSafe(message: string | null | undefined): void {
@@ -164,6 +171,21 @@ describe.each(ffmpegBuilds())('hostile media files, $name', ({ build, missing })
     const answer = await uploadEvidence(attacker, many);
     expect(answer.status).toBe(415);
     expect(answer.data.message).toBe('This file has more tracks than the portal takes (at most 4)');
+  }, 60_000);
+
+  it('refuses a video whose picture is larger, or whose frame rate is higher, than the caps, whatever its file size', async () => {
+    // A few kilobytes that would make the decoder hold pictures of any size, or decode thousands
+    // of frames a second of video: refused at the upload, before any worker decodes a frame.
+    const wide = join(dir, 'wide.mp4');
+    await run(build.ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'color=c=black:size=3072x64:rate=1:duration=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', wide]);
+    const tooWide = await uploadEvidence(attacker, wide);
+    expect(tooWide.status, JSON.stringify(tooWide.data)).toBe(415);
+    expect(tooWide.data.message).toBe("This video's picture is larger than the portal takes (at most 2048 pixels a side)");
+    const fast = join(dir, 'fast.mp4');
+    await run(build.ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'color=c=black:size=64x64:rate=1000:duration=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', fast]);
+    const tooFast = await uploadEvidence(attacker, fast);
+    expect(tooFast.status, JSON.stringify(tooFast.data)).toBe(415);
+    expect(tooFast.data.message).toBe('This video has more frames a second than the portal takes (at most 60)');
   }, 60_000);
 
   it('is still up afterwards and processes a good video and a good recording', async () => {

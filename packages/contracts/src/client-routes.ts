@@ -21,3 +21,12 @@ export const CLIENT_ROUTES = [
   '/reset-password-page',
   '/help',
 ] as const;
+
+/**
+ * The web build's copy of index.html for one client route, which also preloads that route's
+ * page (web/build/route-preloads.ts), as a path inside the build: '/' is 'route-html/root.html',
+ * '/home' 'route-html/home.html'. The gateway sends it for the route when the build has it.
+ */
+export function routeHtmlFile(route: string): string {
+  return `route-html/${route === '/' ? 'root' : encodeURIComponent(route.slice(1))}.html`;
+}

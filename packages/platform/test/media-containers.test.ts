@@ -43,8 +43,10 @@ describe('media caps', () => {
   });
 
   it('defaults to 2 hours of video, 4 hours of sound and 16 tracks, and reads the environment', () => {
-    expect(mediaCapsFromEnv({})).toEqual({ maxVideoSeconds: 7200, maxAudioSeconds: 14_400, maxStreams: 16 });
-    expect(mediaCapsFromEnv({ MEDIA_MAX_VIDEO_SECONDS: '600', MEDIA_MAX_AUDIO_SECONDS: '90', MEDIA_MAX_STREAMS: '4' })).toEqual({ maxVideoSeconds: 600, maxAudioSeconds: 90, maxStreams: 4 });
+    expect(mediaCapsFromEnv({})).toEqual({ maxVideoSeconds: 7200, maxAudioSeconds: 14_400, maxStreams: 16, maxVideoSide: 8192, maxVideoFps: 240 });
+    expect(
+      mediaCapsFromEnv({ MEDIA_MAX_VIDEO_SECONDS: '600', MEDIA_MAX_AUDIO_SECONDS: '90', MEDIA_MAX_STREAMS: '4', MEDIA_MAX_VIDEO_SIDE: '4096', MEDIA_MAX_VIDEO_FPS: '120' }),
+    ).toEqual({ maxVideoSeconds: 600, maxAudioSeconds: 90, maxStreams: 4, maxVideoSide: 4096, maxVideoFps: 120 });
     expect(() => mediaCapsFromEnv({ MEDIA_MAX_VIDEO_SECONDS: 'long' })).toThrow(/MEDIA_MAX_VIDEO_SECONDS/);
   });
 
@@ -55,6 +57,19 @@ describe('media caps', () => {
     expect(capBreach(probe('14401', 1), 'audio', caps)).toEqual({ cap: 'duration', message: 'Recordings can be at most 4 hours long' });
     expect(capBreach(probe(undefined, 1), 'audio', caps)).toBeNull();
     expect(capBreach(probe('10', 17), 'audio', caps)).toEqual({ cap: 'streams', message: 'This file has more tracks than the portal takes (at most 16)' });
+    const video = (width: number, height: number, rate?: string, attached = 0): ProbeResult => ({
+      streams: [{ codec_type: 'video', width, height, ...(rate ? { avg_frame_rate: rate } : {}), disposition: { attached_pic: attached } }],
+      format: { duration: '10' },
+    });
+    expect(capBreach(video(7680, 4320, '30000/1001'), 'video', caps)).toBeNull();
+    expect(capBreach(video(1080, 1920, '240/1'), 'video', caps)).toBeNull();
+    expect(capBreach(video(8200, 64, '30/1'), 'video', caps)).toEqual({ cap: 'picture', message: "This video's picture is larger than the portal takes (at most 8192 pixels a side)" });
+    expect(capBreach(video(64, 9000), 'audio', caps)?.cap).toBe('picture');
+    expect(capBreach(video(64, 64, '1000/1'), 'video', caps)).toEqual({ cap: 'frame-rate', message: 'This video has more frames a second than the portal takes (at most 240)' });
+    // Unknown rates (a recorder's live WebM says 0/0) and a cover picture's track are not refused.
+    expect(capBreach(video(64, 64, '0/0'), 'video', caps)).toBeNull();
+    expect(capBreach(video(64, 64, 'fast'), 'video', caps)).toBeNull();
+    expect(capBreach(video(600, 600, '90000/1', 1), 'audio', caps)).toBeNull();
     expect([describeSeconds(5400), describeSeconds(90), describeSeconds(1), describeSeconds(3600)]).toEqual(['90 minutes', '90 seconds', '1 second', '1 hour']);
   });
 });

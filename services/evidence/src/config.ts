@@ -10,7 +10,7 @@ export interface EvidenceSettings {
   dataDir: string;
   internalSecret: string;
   limits: MediaLimits;
-  /** MEDIA_MAX_VIDEO_SECONDS, MEDIA_MAX_AUDIO_SECONDS, MEDIA_MAX_STREAMS. */
+  /** MEDIA_MAX_VIDEO_SECONDS, MEDIA_MAX_AUDIO_SECONDS, MEDIA_MAX_STREAMS, MEDIA_MAX_VIDEO_SIDE, MEDIA_MAX_VIDEO_FPS. */
   mediaCaps: MediaCaps;
   /** Unfinished resumable uploads untouched for this long are removed (ms). */
   uploadExpiryMs: number;

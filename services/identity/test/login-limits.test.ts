@@ -12,7 +12,14 @@ let close: () => void = () => undefined;
 
 beforeAll(async () => {
   // The real limiter chain in front of a login that accepts one password.
-  const limits = authRateLimits({ enabled: true, registerPerMinute: 0, loginDelayStepMs: STEP_MS });
+  // 'admin' and its address name one account, as the user repository would say.
+  const ACCOUNTS: Record<string, string> = { admin: 'user-1', 'admin@example.org': 'user-1', owner: 'user-2', 'owner@example.org': 'user-2' };
+  const limits = authRateLimits({
+    enabled: true,
+    registerPerMinute: 0,
+    loginDelayStepMs: STEP_MS,
+    accountOfLogin: async (login) => ACCOUNTS[login.toLowerCase()] ?? null,
+  });
   const app = express();
   app.set('trust proxy', true);
   app.use(express.json());
@@ -54,5 +61,20 @@ describe('login guessing from many addresses', () => {
     const owner = await login('203.0.113.7', 'the-right-one');
     expect(owner.status).toBe(200);
     expect(owner.ms).toBeGreaterThanOrEqual(3 * STEP_MS - 10);
+  });
+});
+
+describe('login guessing from one address', () => {
+  it('counts an account once, whether it is named by its username or its e-mail address', async () => {
+    // Ten wrong passwords for one account from one address, half by each name, then an eleventh.
+    for (let i = 0; i < 10; i++) {
+      const attempt = await login('192.0.2.50', `guess-${i}`, i % 2 ? 'OWNER@example.org' : 'owner');
+      expect(attempt.status, `attempt ${i + 1}`).toBe(401);
+    }
+    expect((await login('192.0.2.50', 'guess-10', 'owner@example.org')).status).toBe(429);
+    expect((await login('192.0.2.50', 'guess-11', 'owner')).status).toBe(429);
+    // Another address is not locked out of the account, and unknown names are counted by name.
+    expect((await login('192.0.2.51', 'the-right-one', 'owner')).status).toBe(200);
+    expect((await login('192.0.2.50', 'guess', 'nobody')).status).toBe(401);
   });
 });

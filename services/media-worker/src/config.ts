@@ -12,8 +12,14 @@ export interface MediaWorkerSettings {
   workRoot: string;
   /** A job whose worker stops renewing its lock for this long (it died) goes to another worker. */
   lockDurationMs: number;
-  /** MEDIA_MAX_VIDEO_SECONDS, MEDIA_MAX_AUDIO_SECONDS, MEDIA_MAX_STREAMS (the evidence service reads the same). */
+  /** MEDIA_MAX_VIDEO_SECONDS, MEDIA_MAX_AUDIO_SECONDS, MEDIA_MAX_STREAMS, MEDIA_MAX_VIDEO_SIDE, MEDIA_MAX_VIDEO_FPS (the evidence service reads the same). */
   caps: MediaCaps;
+  /**
+   * The niceness ffmpeg runs at (MEDIA_AV_NICE, 0-19): below the worker's own priority, so that
+   * where photos and videos share cores (the default worker, the all-in-one portal) sharp's work
+   * on a photo, and the portal's requests, come first and a transcode takes what is left.
+   */
+  ffmpegNiceness: number;
 }
 
 const concurrency = z.coerce.number().int().min(1).max(16);
@@ -37,6 +43,7 @@ const mediaWorkerEnvSchema = z.object({
   MEDIA_WORKER_CONCURRENCY: concurrency.optional(),
   MEDIA_WORK_DIR: z.string().optional(),
   MEDIA_JOB_LOCK_MS: z.coerce.number().int().min(1000).default(60_000),
+  MEDIA_AV_NICE: z.coerce.number().int().min(0).max(19).default(10),
 });
 
 export function mediaWorkerSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): MediaWorkerSettings {
@@ -48,5 +55,6 @@ export function mediaWorkerSettingsFromEnv(env: NodeJS.ProcessEnv = process.env)
     workRoot: parsed.MEDIA_WORK_DIR ?? join(parsed.DATA_DIR, 'tmp', 'media-worker'),
     lockDurationMs: parsed.MEDIA_JOB_LOCK_MS,
     caps: mediaCapsFromEnv(env),
+    ffmpegNiceness: parsed.MEDIA_AV_NICE,
   };
 }

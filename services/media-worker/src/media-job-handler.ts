@@ -39,6 +39,8 @@ export interface MediaJobDeps {
   workRoot: string;
   /** Longest video and recording, most tracks (MEDIA_MAX_*); the defaults when not given. */
   caps?: MediaCaps;
+  /** The niceness ffmpeg runs at (MEDIA_AV_NICE); 0 (the worker's own) when not given. */
+  ffmpegNiceness?: number;
 }
 
 type Derivatives = Pick<MediaProcessedData, 'display' | 'thumbnail' | 'poster' | 'placeholder' | 'width' | 'height' | 'duration'>;
@@ -140,6 +142,7 @@ async function process(
       demuxer,
       maxSeconds: caps.maxVideoSeconds,
       tooLong: lowerFirst(tooLongMessage('video', caps)),
+      niceness: deps.ffmpegNiceness ?? 0,
     });
     const output = await probeMedia(video, { demuxer: 'mov' });
     const duration = durationOf(output);
@@ -162,6 +165,7 @@ async function process(
     demuxer: job.demuxer ?? null,
     maxSeconds: caps.maxAudioSeconds,
     tooLong: lowerFirst(tooLongMessage('audio', caps)),
+    niceness: deps.ffmpegNiceness ?? 0,
   });
   return {
     display: await put('display.m4a', audio.output, 'audio/mp4'),

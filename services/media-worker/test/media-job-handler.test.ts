@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buffer } from 'node:stream/consumers';
@@ -98,6 +98,43 @@ describe('media worker', () => {
     expect((await sharp(await buffer((await blobs.get(result.poster!.key))!.body)).metadata()).width).toBe(720);
     expect(result.thumbnail).not.toBeNull();
     expect(progress.length).toBeGreaterThan(0);
+  });
+
+  it('runs ffmpeg at the niceness it is given (MEDIA_AV_NICE), below the worker, and the worker itself at its own', async () => {
+    const nice = mediaJobHandler({ blobs, bus, logger: pino({ level: 'silent' }), workRoot: join(root, 'work-nice'), ffmpegNiceness: 7 });
+    /** The niceness of each ffmpeg this process started, from /proc (Linux). */
+    const seen = new Set<number>();
+    const ownNice = Number(readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ')[16]);
+    const look = () => {
+      for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+        try {
+          const [comm, rest] = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ');
+          const fields = rest!.split(' ');
+          // After "pid (comm) ": state, ppid, … nice is the 17th of those.
+          if (comm!.endsWith('(ffmpeg') && Number(fields[1]) === process.pid) seen.add(Number(fields[16]));
+        } catch {
+          // gone meanwhile
+        }
+      }
+    };
+    const watcher = setInterval(look, 5);
+    try {
+      counter++;
+      const id = `item-${counter}`;
+      await blobs.put(`evidence/${id}/r1/original`, readFileSync(fixtures.browserWebm), { contentType: 'application/octet-stream' });
+      const result = await nice({
+        id: `${id}.r1`,
+        name: 'process-media',
+        attemptsMade: 0,
+        data: { evidenceId: id, revision: 1, media_type: 3, originalKey: `evidence/${id}/r1/original`, outputPrefix: `evidence/${id}/r1/` },
+        updateProgress: async () => undefined,
+      });
+      expect(result.status).toBe('ready');
+    } finally {
+      clearInterval(watcher);
+    }
+    expect(seen.has(ownNice + 7), `ffmpeg niceness seen: ${[...seen].join(', ')}`).toBe(true);
+    expect(Number(readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ')[16])).toBe(ownNice);
   });
 
   it('scales a 1080p browser WebM down to 720p H.264', async () => {

@@ -1,5 +1,5 @@
 import type { AdminUserUpdate, AuditEntry, Evidence, EvidenceCounts, MarkReviewed, MediaType, SelectedVisibility, User } from '@portal/contracts';
-import { MAX_SELECTED_IDS } from '@portal/contracts';
+import { EXPORT_MAX_IDS, MAX_SELECTED_IDS } from '@portal/contracts';
 import { fetchListPage, firstPageUrl, type ListFilters, type ListPage } from './evidence';
 import { apiRequest } from './http';
 
@@ -88,6 +88,26 @@ export async function fetchMatchingIds(type: MediaType | null, filters: ListFilt
     url = page.next;
   }
   return ids;
+}
+
+/**
+ * GET /api/evidence/export: the investigator's zip of the chosen items (at most EXPORT_MAX_IDS
+ * ids), or of every item the filters match; null when too many items are ticked one by one.
+ */
+export function evidenceExportUrl(choice: { ids: readonly string[] } | { type: MediaType | null; filters: ListFilters }, originals: boolean): string | null {
+  const query = new URLSearchParams();
+  if ('ids' in choice) {
+    if (choice.ids.length === 0 || choice.ids.length > EXPORT_MAX_IDS) return null;
+    query.set('ids', choice.ids.join(','));
+  } else {
+    if (choice.type !== null) query.set('type', String(choice.type));
+    const q = choice.filters.q?.trim();
+    if (q) query.set('q', q);
+    if (choice.filters.review_status) query.set('review_status', choice.filters.review_status);
+    if (choice.filters.visibility) query.set('visibility', choice.filters.visibility);
+  }
+  if (originals) query.set('originals', 'true');
+  return `/api/evidence/export?${query.toString()}`;
 }
 
 export interface ActivityFilter {

@@ -72,6 +72,8 @@ export interface ProbedStream {
   codec_name?: string;
   width?: number;
   height?: number;
+  /** Frames a second over the stream, as a fraction ("30000/1001"); "0/0" when unknown. */
+  avg_frame_rate?: string;
   disposition?: { attached_pic?: number };
   tags?: Record<string, string>;
   side_data_list?: { rotation?: number }[];

@@ -3,9 +3,10 @@ import { parseEnv } from '../config/env.js';
 import type { ProbeResult } from './ffmpeg-binaries.js';
 
 /**
- * How long a video or a recording may be and how many tracks a file may hold: a crafted file
- * (hours of silence in a few kilobytes, hundreds of tracks) must not keep a media worker busy
- * until its job timeout. The upload check refuses what ffprobe shows to be over the caps; the
+ * How long a video or a recording may be, how many tracks a file may hold, how large a video's
+ * picture and how many frames a second: a crafted file (hours of silence in a few kilobytes,
+ * hundreds of tracks, a picture of 30000 pixels a side or 5000 frames a second of a few
+ * bytes each) must not keep a media worker busy until its job timeout or exhaust its memory. The upload check refuses what ffprobe shows to be over the caps; the
  * worker checks again and stops ffmpeg at the cap for files that do not say their length.
  */
 export interface MediaCaps {
@@ -13,17 +14,29 @@ export interface MediaCaps {
   maxAudioSeconds: number;
   /** Tracks of any kind in one file (a phone's video has a picture, a sound and a few metadata tracks). */
   maxStreams: number;
+  /** The longest side of any video track's picture, in pixels (8K is 7680 or 8192). */
+  maxVideoSide: number;
+  /** Frames a second of any video track, over the track (phones' slow motion records 240). */
+  maxVideoFps: number;
 }
 
 export const mediaCapsEnvSchema = z.object({
   MEDIA_MAX_VIDEO_SECONDS: z.coerce.number().positive().default(7200),
   MEDIA_MAX_AUDIO_SECONDS: z.coerce.number().positive().default(14_400),
   MEDIA_MAX_STREAMS: z.coerce.number().int().min(2).max(1000).default(16),
+  MEDIA_MAX_VIDEO_SIDE: z.coerce.number().int().min(64).max(16_384).default(8192),
+  MEDIA_MAX_VIDEO_FPS: z.coerce.number().positive().max(10_000).default(240),
 });
 
 export function mediaCapsFromEnv(env: NodeJS.ProcessEnv = process.env): MediaCaps {
   const parsed = parseEnv(mediaCapsEnvSchema, env);
-  return { maxVideoSeconds: parsed.MEDIA_MAX_VIDEO_SECONDS, maxAudioSeconds: parsed.MEDIA_MAX_AUDIO_SECONDS, maxStreams: parsed.MEDIA_MAX_STREAMS };
+  return {
+    maxVideoSeconds: parsed.MEDIA_MAX_VIDEO_SECONDS,
+    maxAudioSeconds: parsed.MEDIA_MAX_AUDIO_SECONDS,
+    maxStreams: parsed.MEDIA_MAX_STREAMS,
+    maxVideoSide: parsed.MEDIA_MAX_VIDEO_SIDE,
+    maxVideoFps: parsed.MEDIA_MAX_VIDEO_FPS,
+  };
 }
 
 /** 7200 → "2 hours", 90 → "90 seconds", 5400 → "90 minutes". */
@@ -50,11 +63,37 @@ export function tooManyStreamsMessage(caps: MediaCaps): string {
   return `This file has more tracks than the portal takes (at most ${caps.maxStreams})`;
 }
 
-export type CapBreach = { cap: 'duration' | 'streams'; message: string };
+export function tooLargePictureMessage(caps: MediaCaps): string {
+  return `This video's picture is larger than the portal takes (at most ${caps.maxVideoSide} pixels a side)`;
+}
 
-/** The first cap a probed file breaks, or null. A file that does not say its length passes here (the worker stops it at the cap). */
+export function tooManyFramesMessage(caps: MediaCaps): string {
+  return `This video has more frames a second than the portal takes (at most ${+caps.maxVideoFps.toFixed(2)})`;
+}
+
+/** "30000/1001" → 29.97; null for "0/0", a missing or a malformed rate (not known: not refused). */
+export function frameRateOf(fraction: string | undefined): number | null {
+  const match = /^(\d+)\/(\d+)$/.exec(fraction ?? '');
+  if (!match || Number(match[2]) === 0) return null;
+  const rate = Number(match[1]) / Number(match[2]);
+  return rate > 0 && Number.isFinite(rate) ? rate : null;
+}
+
+export type CapBreach = { cap: 'duration' | 'streams' | 'picture' | 'frame-rate'; message: string };
+
+/**
+ * The first cap a probed file breaks, or null. A file that does not say its length or its frame
+ * rate passes here (the worker stops it at the length cap).
+ */
 export function capBreach(probe: ProbeResult, kind: MediaKind, caps: MediaCaps): CapBreach | null {
   if (probe.streams.length > caps.maxStreams) return { cap: 'streams', message: tooManyStreamsMessage(caps) };
+  for (const stream of probe.streams) {
+    if (stream.codec_type !== 'video') continue;
+    if (Math.max(stream.width ?? 0, stream.height ?? 0) > caps.maxVideoSide) return { cap: 'picture', message: tooLargePictureMessage(caps) };
+    // A cover picture (attached_pic) is one frame, whatever rate its track claims.
+    const fps = stream.disposition?.attached_pic ? null : frameRateOf(stream.avg_frame_rate);
+    if (fps !== null && fps > caps.maxVideoFps + 0.01) return { cap: 'frame-rate', message: tooManyFramesMessage(caps) };
+  }
   const seconds = Number(probe.format.duration);
   if (Number.isFinite(seconds) && seconds > maxSecondsOf(kind, caps)) return { cap: 'duration', message: tooLongMessage(kind, caps) };
   return null;

@@ -333,7 +333,7 @@ export class EvidenceService {
   /**
    * Publishes or unpublishes the chosen items (administrators). Each item changes on its own with
    * its own evidence.visibility-changed event and audit entry, as one item's publishing does; ids
-   * of no item are reported, not refused.
+   * of no item are reported, not refused. New items already at that visibility are marked reviewed.
    */
   async setSelectedVisibility(caller: CallerIdentity, ids: string[], is_public: boolean, requestId?: string): Promise<SelectedChange> {
     const result = await this.deps.evidence.setVisibility(ids, is_public, (record) => {
@@ -352,6 +352,9 @@ export class EvidenceService {
       ];
     });
     if (result.changed.length > 0) this.deps.onEventsCommitted();
+    // An item already at that visibility is still reviewed by the act: recorded as "Mark reviewed"
+    // (its event and audit entry), for the new ones among them.
+    if (result.unchanged.length > 0) await this.markReviewed(caller, result.unchanged, requestId);
     return result;
   }
 

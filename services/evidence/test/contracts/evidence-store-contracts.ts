@@ -133,7 +133,8 @@ export function evidenceRepositoryContract(name: string, create: () => Promise<E
       expect(result.unchanged).toEqual([b.id]);
       expect(result.missing).toEqual([unknown]);
       expect(await repo.findById(a.id)).toMatchObject({ is_public: true, review_status: 'reviewed' });
-      expect(await repo.findById(b.id)).toMatchObject({ is_public: true, review_status: 'reviewed' });
+      // Left as it was: the service marks it reviewed, with its own event (EvidenceService.setSelectedVisibility).
+      expect(await repo.findById(b.id)).toMatchObject({ is_public: true, review_status: 'new' });
       expect(await repo.findById(c.id)).toMatchObject({ is_public: false, review_status: 'new' });
       const announced = (await repo.outbox.pending(100)).map((entry) => entry.event.key);
       expect(announced).toEqual([a.id]);

@@ -13,6 +13,7 @@ import { Pool } from 'undici';
 import type { Redis } from 'ioredis';
 import {
   CLIENT_ROUTES,
+  routeHtmlFile,
   MESSAGES,
   TOPICS,
   eventEnvelopeSchema,
@@ -423,6 +424,12 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
   // --- the web app ---------------------------------------------------------------------------
   const webRoot = resolve(settings.webDist);
   const webBuilt = existsSync(join(webRoot, 'index.html'));
+  // A client route's own copy of index.html, which also preloads the route's page (the web
+  // build's route-html/), or index.html itself for a build without them.
+  const routePages = new Map<string, string>(
+    CLIENT_ROUTES.map((route) => [route, existsSync(join(webRoot, routeHtmlFile(route))) ? routeHtmlFile(route) : 'index.html']),
+  );
+  const pageOfRoute = (route: string) => routePages.get(route) ?? 'index.html';
   if (webBuilt) {
     await app.register(fastifyStatic, {
       root: webRoot,
@@ -454,7 +461,7 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
       },
     });
     // The root is a folder to the static plugin; it is the app's entry like every client route.
-    app.get('/', async (_request, reply) => reply.header('cache-control', 'no-cache').sendFile('index.html'));
+    app.get('/', async (_request, reply) => reply.header('cache-control', 'no-cache').sendFile(pageOfRoute('/')));
     // The installable app's manifest, named after this run's product (PRODUCT_NAME), not the build.
     const manifest = JSON.stringify(webAppManifest(settings.publicConfig.productName));
     app.get('/manifest.webmanifest', async (_request, reply) =>
@@ -473,7 +480,7 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
       return reply.status(503).type('text/plain').send('The web app is not built yet. Run: npm run build');
     }
     void reply.header('cache-control', 'no-cache');
-    return reply.status(CLIENT_ROUTE_SET.has(path) ? 200 : 404).sendFile('index.html');
+    return CLIENT_ROUTE_SET.has(path) ? reply.sendFile(pageOfRoute(path)) : reply.status(404).sendFile('index.html');
   });
 
   function sendCached(reply: FastifyReply, answer: CachedAnswer): void {

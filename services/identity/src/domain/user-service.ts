@@ -146,10 +146,18 @@ export class UserService {
     }
   }
 
+  /** The account a login names: by its e-mail address when it has an @, else by its username. */
+  private findByLogin(login: string): Promise<UserRecord | null> {
+    return login.includes('@') ? this.deps.users.findByEmail(login.toLowerCase()) : this.deps.users.findByUsername(login);
+  }
+
+  /** The id of the account a login names, or null (the login limits count per account). */
+  async accountOfLogin(login: string): Promise<string | null> {
+    return (await this.findByLogin(login))?.id ?? null;
+  }
+
   async login(login: string, password: string, previousSessionId?: string): Promise<LoginResult> {
-    const user = login.includes('@')
-      ? await this.deps.users.findByEmail(login.toLowerCase())
-      : await this.deps.users.findByUsername(login);
+    const user = await this.findByLogin(login);
     const valid = user
       ? await this.deps.passwords.verify(user.password_hash, password)
       : await this.deps.passwords.verifyNothing(password);

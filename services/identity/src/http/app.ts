@@ -66,6 +66,7 @@ export function createIdentityApp(deps: IdentityAppDeps): Express {
   const limits = authRateLimits({
     enabled: deps.rateLimits,
     registerPerMinute: deps.registerPerMinute,
+    accountOfLogin: (login) => deps.users.accountOfLogin(login),
     store: deps.redis ? redisRateLimitStore(deps.redis, deps.namespace) : undefined,
   });
   app.use(accountRoutes({ users: deps.users, cookie: deps.cookie, uploads: deps.uploads, limits }));

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { rateLimit, ipKeyGenerator, type Options, type RateLimitInfo } from 'express-rate-limit';
 import { RedisStore, type RedisReply } from 'rate-limit-redis';
 import type { Redis } from 'ioredis';
@@ -17,7 +17,7 @@ export interface AuthRateLimits {
   sendCode: RequestHandler[];
   checkCode: RequestHandler[];
   /** Drops the per-account counters of a deleted account (they hold its username and address). */
-  forgetAccount(account: { username: string; email: string }): Promise<void>;
+  forgetAccount(account: { id: string; username: string; email: string }): Promise<void>;
 }
 
 export interface AuthRateLimitSettings {
@@ -28,6 +28,11 @@ export interface AuthRateLimitSettings {
   store?: ((name: string) => Options['store']) | undefined;
   /** How long a login waits per failure past the slow-down threshold (tests shorten it). */
   loginDelayStepMs?: number;
+  /**
+   * The id of the account a login names (by username or by e-mail address), or null: the
+   * per-account login counters count an account once, whichever of its names is guessed at.
+   */
+  accountOfLogin?: ((login: string) => Promise<string | null>) | undefined;
 }
 
 const MINUTE = 60_000;
@@ -55,9 +60,17 @@ export function parsedBody(schema: z.ZodType): RequestHandler {
 
 /** The key of a reset-flow request's account: the address its parsed body names. */
 export const resetAccountKey = (req: Request): string => String((req.body as { email?: unknown } | undefined)?.email ?? '');
-/** The key of a login's account: the username or address it names, in lower case. */
-export const loginAccountKey = (req: Request): string =>
+/** The login (username or address) a request names, in lower case. */
+const loginName = (req: Request): string =>
   String((req.body as { username?: unknown } | undefined)?.username ?? '').trim().toLowerCase();
+/**
+ * The key of a login's account: the account's id when the login names one (set by the chain's
+ * first step, `resolveLoginAccount`), else the name itself, so that unknown names are counted too.
+ */
+export const loginAccountKey = (req: Request, res: Response): string => {
+  const account = (res.locals as { loginAccount?: string }).loginAccount;
+  return account ?? `name:${loginName(req)}`;
+};
 const addressKey = (req: Request): string => ipKeyGenerator(req.ip ?? '');
 const hashed = (value: string): string => createHash('sha256').update(value).digest('base64url').slice(0, 22);
 
@@ -92,14 +105,14 @@ export function authRateLimits(settings: AuthRateLimitSettings): AuthRateLimits 
     };
   }
   const store = settings.store;
-  const limiter = (name: string, windowMs: number, limit: number, key: (req: Request) => string, options: { onlyFailures?: boolean; message?: string } = {}) =>
+  const limiter = (name: string, windowMs: number, limit: number, key: (req: Request, res: Response) => string, options: { onlyFailures?: boolean; message?: string } = {}) =>
     rateLimit({
       windowMs,
       limit,
       standardHeaders: 'draft-8',
       legacyHeaders: false,
       skipSuccessfulRequests: options.onlyFailures ?? false,
-      keyGenerator: (req) => `${name}:${key(req)}`,
+      keyGenerator: (req, res) => `${name}:${key(req, res)}`,
       ...(store ? { store: store(name) } : {}),
       handler: (_req, _res, next) => next(new HttpError(429, 'rate_limited', options.message ?? MESSAGES.tooManyRequests)),
     });
@@ -113,9 +126,22 @@ export function authRateLimits(settings: AuthRateLimitSettings): AuthRateLimits 
     legacyHeaders: false,
     skipSuccessfulRequests: true,
     requestPropertyName: 'loginFailures',
-    keyGenerator: (req) => `login-account:${loginAccountKey(req)}`,
+    keyGenerator: (req, res) => `login-account:${loginAccountKey(req, res)}`,
     ...(store ? { store: store('login-account') } : {}),
   });
+  const accountOfLogin = settings.accountOfLogin;
+  // Which account the login names: a username and an address of one account count as one.
+  const resolveLoginAccount: RequestHandler = (req, res, next) => {
+    const name = loginName(req);
+    if (!accountOfLogin || !name) return next();
+    accountOfLogin(name).then(
+      (id) => {
+        if (id) (res.locals as { loginAccount?: string }).loginAccount = `user:${id}`;
+        next();
+      },
+      next,
+    );
+  };
   const step = settings.loginDelayStepMs ?? 500;
   const slowDown: RequestHandler = (req, _res, next) => {
     const used = (req as Request & { loginFailures?: RateLimitInfo }).loginFailures?.used ?? 0;
@@ -149,9 +175,10 @@ export function authRateLimits(settings: AuthRateLimitSettings): AuthRateLimits 
     // Ten failed logins per account from one address in 15 minutes; 300 attempts per address.
     login: [
       limiter('login-address', 15 * MINUTE, 300, addressKey),
+      resolveLoginAccount,
       // Keyed by a hash of the login: a deleted account's counters here cannot be listed to be
       // dropped, so they name no one, and expire within 15 minutes.
-      limiter('login-account-address', 15 * MINUTE, 10, (req) => `${hashed(loginAccountKey(req))}:${addressKey(req)}`, { onlyFailures: true }),
+      limiter('login-account-address', 15 * MINUTE, 10, (req, res) => `${hashed(loginAccountKey(req, res))}:${addressKey(req)}`, { onlyFailures: true }),
       loginFailures,
       slowDown,
     ],
@@ -161,11 +188,11 @@ export function authRateLimits(settings: AuthRateLimitSettings): AuthRateLimits 
     // Five codes per account an hour; 50 per address.
     sendCode: [limiter('send-address', 60 * MINUTE, 50, addressKey), perAccount.send],
     checkCode: [limiter('check-code-address', 15 * MINUTE, 100, addressKey), perAccount.checkCode],
-    async forgetAccount({ username, email: address }) {
+    async forgetAccount({ id, username, email: address }) {
       // The counters per account and address expire within 15 minutes; these are per account alone.
-      const logins = [username, address].map((value) => value.trim().toLowerCase());
+      const logins = [username, address].map((value) => `name:${value.trim().toLowerCase()}`);
       await Promise.all([
-        ...logins.map((login) => loginFailures.resetKey(`login-account:${login}`)),
+        ...[`user:${id}`, ...logins].map((key) => loginFailures.resetKey(`login-account:${key}`)),
         perAccount.send.resetKey(`send-account:${address.toLowerCase()}`),
         perAccount.checkCode.resetKey(`check-code-account:${address.toLowerCase()}`),
       ]);

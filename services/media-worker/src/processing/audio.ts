@@ -8,6 +8,8 @@ export interface AudioOptions {
   /** The longest recording taken (seconds), and what the participant is told past it. */
   maxSeconds?: number;
   tooLong?: string;
+  /** The niceness ffmpeg runs at (MEDIA_AV_NICE). */
+  niceness?: number;
 }
 
 /**
@@ -25,10 +27,10 @@ export async function transcodeAudio(
   input: string,
   workDir: string,
   onProgress: (percent: number) => void,
-  { demuxer = null, maxSeconds = 14_400, tooLong = 'recordings are limited in length' }: AudioOptions = {},
+  { demuxer = null, maxSeconds = 14_400, tooLong = 'recordings are limited in length', niceness = 0 }: AudioOptions = {},
 ) {
   const output = join(workDir, 'display.m4a');
-  const command = ffmpegCommand(input, demuxer)
+  const command = ffmpegCommand(input, demuxer, niceness)
     .outputOptions([
       '-map', '0:a:0',
       '-vn',

@@ -6,12 +6,13 @@ import { UnprocessableMediaError } from './media-error.js';
  * fluent-ffmpeg pointed at the binaries locateFfmpeg finds (system first, npm fallback), reading
  * a local file with the given demuxer and no other, and no protocol but `file` (see
  * media-containers.ts in the platform). Without a demuxer ffmpeg chooses among the media
- * demuxers only.
+ * demuxers only. With a niceness, ffmpeg is started through `nice -n` (coreutils), at a lower
+ * priority than the worker.
  */
-export function ffmpegCommand(input: string, demuxer: string | null): ffmpeg.FfmpegCommand {
+export function ffmpegCommand(input: string, demuxer: string | null, niceness = 0): ffmpeg.FfmpegCommand {
   const { ffmpeg: ffmpegPath, ffprobe } = locateFfmpeg();
   // Phones record long videos; a job that runs away is stopped after half an hour.
-  return ffmpeg(fileInput(input), { timeout: 30 * 60 })
+  return ffmpeg(fileInput(input), { timeout: 30 * 60, niceness })
     .setFfmpegPath(ffmpegPath)
     .setFfprobePath(ffprobe)
     .inputOptions(mediaInputOptions(demuxer));

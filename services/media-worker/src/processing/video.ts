@@ -9,6 +9,8 @@ export interface VideoOptions {
   /** The longest video taken (seconds), and what the participant is told past it. */
   maxSeconds?: number;
   tooLong?: string;
+  /** The niceness ffmpeg runs at (MEDIA_AV_NICE). */
+  niceness?: number;
 }
 
 /** The first picture track that is not cover art, and the first sound track: the only ones used. */
@@ -33,12 +35,12 @@ export async function transcodeVideo(
   probe: ProbeResult,
   workDir: string,
   onProgress: (percent: number) => void,
-  { demuxer = null, maxSeconds = 7200, tooLong = 'videos are limited in length' }: VideoOptions = {},
+  { demuxer = null, maxSeconds = 7200, tooLong = 'videos are limited in length', niceness = 0 }: VideoOptions = {},
 ) {
   const { video, audio } = chosenStreams(probe);
   if (!video) throw new UnprocessableMediaError('The file has no picture track');
   const output = join(workDir, 'display.mp4');
-  const command = ffmpegCommand(input, demuxer)
+  const command = ffmpegCommand(input, demuxer, niceness)
     .outputOptions([
       ...mapOf(video, 'v'),
       ...(audio ? mapOf(audio, 'a') : []),

@@ -1,13 +1,14 @@
 import Box from '@mui/material/Box';
 import Button from '@mui/material/Button';
 import Checkbox from '@mui/material/Checkbox';
+import DownloadIcon from '@mui/icons-material/Download';
 import FormControlLabel from '@mui/material/FormControlLabel';
 import Stack from '@mui/material/Stack';
 import Typography from '@mui/material/Typography';
 import { useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import type { Evidence, MediaType } from '@portal/contracts';
-import { fetchMatchingIds, markReviewed, setSelectedVisibility } from '../../api/admin';
+import { EXPORT_MAX_IDS, type Evidence, type MediaType } from '@portal/contracts';
+import { evidenceExportUrl, fetchMatchingIds, markReviewed, setSelectedVisibility } from '../../api/admin';
 import type { ListFilters } from '../../api/evidence';
 import { messageOf } from '../../api/http';
 import { ConfirmDialog } from '../../evidence/ConfirmDialog';
@@ -77,6 +78,8 @@ export function SelectionBar({ selection, type, filters, hasMore }: { selection:
   const count = selection.allMatching ? null : selection.ids.size;
   const chosen = selection.allMatching || selection.ids.size > 0;
   const what = count === null ? 'every item matching these filters' : plural(count);
+  const [originals, setOriginals] = useState(false);
+  const exportUrl = chosen ? evidenceExportUrl(selection.allMatching ? { type, filters } : { ids: [...selection.ids] }, originals) : null;
 
   const run = async (action: Action) => {
     setBusy(true);
@@ -139,7 +142,26 @@ export function SelectionBar({ selection, type, filters, hasMore }: { selection:
         <Button variant="outlined" size="small" disabled={!chosen || busy} onClick={() => void run('review')}>
           Mark reviewed
         </Button>
+        {/* The investigator's zip (files and a manifest), downloaded by the browser as it is made. */}
+        <Button
+          variant="outlined"
+          size="small"
+          startIcon={<DownloadIcon />}
+          {...(exportUrl ? { component: 'a' as const, href: exportUrl, download: true } : { disabled: true })}
+        >
+          Export selected (zip)
+        </Button>
+        <FormControlLabel
+          sx={{ mr: 0 }}
+          control={<Checkbox size="small" checked={originals} onChange={(event) => setOriginals(event.target.checked)} />}
+          label="With original files"
+        />
       </Stack>
+      {chosen && !exportUrl ? (
+        <Typography variant="body2" color="text.secondary" sx={{ mt: 1 }}>
+          Export at most {EXPORT_MAX_IDS} items ticked one by one, or choose everything matching the filters.
+        </Typography>
+      ) : null}
       <ConfirmDialog
         open={confirm === 'publish' || confirm === 'unpublish'}
         title={confirm === 'publish' ? 'Publish Selected Evidence' : 'Make Selected Evidence Private'}

@@ -236,10 +236,7 @@ export class MongoEvidenceRepository implements EvidenceRepository {
       const changed = await serialWrite(this.items, async () => {
         const current = await this.items.findOne({ _id: id, ...LIVE }).lean<EvidenceDocument>();
         if (!current) return 'missing' as const;
-        if (current.is_public === isPublic) {
-          await this.items.updateOne({ _id: id, ...LIVE, review_status: { $ne: 'reviewed' } }, { $set: { review_status: 'reviewed' } }).exec();
-          return 'unchanged' as const;
-        }
+        if (current.is_public === isPublic) return 'unchanged' as const;
         const after = { ...toRecord(current)!, is_public: isPublic, review_status: 'reviewed' as const, updated_at };
         const written = await this.items
           .findOneAndUpdate(

@@ -151,7 +151,6 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
         if (!row) {
           result.missing.push(id);
         } else if ((row.is_public === 1) === isPublic) {
-          this.db.prepare(`UPDATE evidence SET review_status = 'reviewed' WHERE id = ? AND review_status <> 'reviewed'`).run(id);
           result.unchanged.push(id);
         } else {
           this.updateRow(id, { is_public: isPublic, review_status: 'reviewed', updated_at: now });
