@@ -28,7 +28,7 @@ const HOT_PATHS = new Set(['/api/user', '/api/session']);
  * service for them, which cost more than the answer itself.
  *
  * Only the plain case is answered here: a GET of exactly that path (no query), without a
- * conditional header, whose identity token verifies and whose user exists, or a visitor's
+ * conditional header or a body, whose identity token verifies and whose user exists, or a visitor's
  * GET /api/session. Everything else (no or a bad token, a deleted user, an error, HEAD, a
  * revalidation) goes to the express app untouched, which answers it as it always did. The answers
  * are the express app's to the byte: the same headers (request id, Cache-Control, Content-Type,
@@ -38,7 +38,16 @@ const HOT_PATHS = new Set(['/api/user', '/api/session']);
 export function withHotRoutes(app: RequestListener, deps: HotRouteDeps): RequestListener {
   return (req, res) => {
     const path = req.url ?? '';
-    if (req.method !== 'GET' || !HOT_PATHS.has(path) || req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined) {
+    const headers = req.headers;
+    if (
+      req.method !== 'GET' ||
+      !HOT_PATHS.has(path) ||
+      headers['if-none-match'] !== undefined ||
+      headers['if-modified-since'] !== undefined ||
+      // A GET with a body is express's to read (a malformed JSON body is a 400 there).
+      headers['transfer-encoding'] !== undefined ||
+      (headers['content-length'] !== undefined && headers['content-length'] !== '0')
+    ) {
       app(req, res);
       return;
     }
