@@ -30,6 +30,11 @@ export interface ServiceLauncher {
   signal?(child: ChildProcess, signal: NodeJS.Signals): void;
   /** Frees what the launcher made (containers), after every process has stopped. */
   dispose?(): Promise<void>;
+  /**
+   * Creates the namespace's Kafka topics the way a deployment does (the kafka-topics Job's
+   * command, from its image), with this environment; without it the set-up creates them itself.
+   */
+  createTopics?(env: Record<string, string>): Promise<void>;
 }
 
 /** The built services of the work tree, each as a Node process (the default). */
@@ -77,8 +82,20 @@ export async function startDistributedPortal(env: Record<string, string> = {}, l
   }
   launcher.check();
   const namespace = `t${randomBytes(4).toString('hex')}`;
-  // The services never create topics: a deployment's kafka-topics Job does, here this set-up.
-  await createKafkaTopics({ brokers: (env.KAFKA_BROKERS ?? process.env.KAFKA_BROKERS!).split(','), namespace, partitions: 3, replicationFactor: 1, retentionMs: 3_600_000, ...kafkaClientOf(env) });
+  // The services never create topics: a deployment's kafka-topics Job does, here this set-up (or
+  // the launcher, with the Job's own command from its image).
+  if (launcher.createTopics) {
+    const kafkaEnv = Object.fromEntries(Object.entries({ ...process.env, ...env }).filter(([name]) => name.startsWith('KAFKA_')));
+    await launcher.createTopics({
+      ...(kafkaEnv as Record<string, string>),
+      DEPLOYMENT_NAMESPACE: namespace,
+      KAFKA_TOPIC_PARTITIONS: '3',
+      KAFKA_REPLICATION_FACTOR: '1',
+      KAFKA_TOPIC_RETENTION_MS: '3600000',
+    });
+  } else {
+    await createKafkaTopics({ brokers: (env.KAFKA_BROKERS ?? process.env.KAFKA_BROKERS!).split(','), namespace, partitions: 3, replicationFactor: 1, retentionMs: 3_600_000, ...kafkaClientOf(env) });
+  }
   const dataDir = mkdtempSync(join(tmpdir(), 'portal-distributed-'));
   const ports = {
     identity: await freePort(),

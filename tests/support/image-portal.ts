@@ -1,5 +1,6 @@
 import { execFile, type ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { ServiceLauncher, ServiceName } from './distributed-portal.js';
 
@@ -7,6 +8,16 @@ const run = promisify(execFile);
 
 /** The variables of the test process the services must not inherit inside an image. */
 const HOST_ONLY = new Set(['PATH', 'HOME', 'WEB_DIST', 'DATA_DIR']);
+
+const KAFKA_TOPICS_JOB = fileURLToPath(new URL('../../k8s/base/kafka-topics.yaml', import.meta.url));
+
+/** The image (portal-<service>) and command of k8s/base/kafka-topics.yaml's container, read from the manifest itself. */
+export function kafkaTopicsJob(manifest = readFileSync(KAFKA_TOPICS_JOB, 'utf8')): { service: ServiceName; command: string[] } {
+  const image = /^\s*image: portal-([\w-]+)\s*$/m.exec(manifest)?.[1];
+  const command = /^\s*command: \[([^\]]+)\]\s*$/m.exec(manifest)?.[1];
+  if (!image || !command) throw new Error('k8s/base/kafka-topics.yaml: no `image: portal-<service>` or `command: [...]` line');
+  return { service: image as ServiceName, command: command.split(',').map((part) => part.trim()) };
+}
 
 /** The processes below `root`, by reading /proc. */
 function descendants(root: number): number[] {
@@ -91,6 +102,17 @@ export function imageLauncher(tag: string, isolation = process.env.BUILDAH_ISOLA
     async dispose() {
       for (const container of containers.values()) await run('buildah', ['rm', container]).catch(() => undefined);
       containers.clear();
+    },
+    // The kafka-topics Job of k8s/: its command, in its image, as it would run in the cluster.
+    async createTopics(env) {
+      const job = kafkaTopicsJob();
+      const container = (await run('buildah', ['from', '--pull=never', '--quiet', `localhost/portal-${job.service}:${tag}`])).stdout.trim();
+      try {
+        const variables = Object.entries(env).flatMap(([name, value]) => ['--env', `${name}=${value}`]);
+        await run('buildah', ['run', '--isolation', isolation, ...variables, container, '--', ...job.command], { timeout: 120_000 });
+      } finally {
+        await run('buildah', ['rm', container]).catch(() => undefined);
+      }
     },
   };
 }
