@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { once } from 'node:events';
@@ -25,6 +25,7 @@ import {
 } from '@portal/platform';
 import { DEFAULT_TERMS_VERSION, adminUserUpdateSchema, registerRequestSchema } from '@portal/contracts';
 import { createIdentityApp } from './http/app.js';
+import { withHotRoutes } from './http/hot-routes.js';
 import { HttpEvidenceSource } from './clients/evidence-client.js';
 import { ParticipantExporter } from './domain/participant-export.js';
 import { identityDatabaseFile, type IdentitySettings } from './config.js';
@@ -204,6 +205,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
   const trail = new AuditTrail({ store: stores.audit, users: stores.users, logger });
   // Where received pictures wait while they are checked (this process's alone: emptied at start).
   const uploadsTmpDir = join(settings.dataDir, 'tmp', 'identity-uploads');
+  const metrics = new ServiceMetrics('identity');
   const app = createIdentityApp({
     logger,
     tokens,
@@ -227,7 +229,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
     blobs,
     cookie: { name: settings.cookieName, secure: settings.cookieSecure, maxAgeMs: settings.sessionIdleDays * 24 * 3600_000 },
     uploads: { tmpDir: uploadsTmpDir, maxBytes: settings.photoMaxBytes },
-    metrics: new ServiceMetrics('identity'),
+    metrics,
     readiness: [
       { name: 'users', check: () => stores.users.ping() },
       { name: 'audit', check: () => stores.audit.ping() },
@@ -268,7 +270,8 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
       relay.start();
       subscription = await subscribeAuditConsumer(runtime.bus, trail, logger);
       digest?.start();
-      server = app.listen(settings.port, settings.host);
+      // The web app's most frequent questions are answered before express (http/hot-routes.ts).
+      server = createServer(withHotRoutes(app, { tokens, users, logger, metrics })).listen(settings.port, settings.host);
       await once(server, 'listening');
       const { port } = server.address() as AddressInfo;
       logger.info({ port }, 'identity listening');
