@@ -344,19 +344,37 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
       });
     }
 
-    api.addHook('onRequest', async (request, reply) => {
+    // Callback style: most requests carry a session the cache knows, answered without a promise.
+    api.addHook('onRequest', (request, reply, done) => {
       if (isCrossSiteWrite(request.method, request.headers, request.host)) {
-        return reply.status(403).send({ code: 'cross_site_request', message: MESSAGES.crossSite });
+        void reply.status(403).send({ code: 'cross_site_request', message: MESSAGES.crossSite });
+        return;
       }
       const rawId = request.cookies[settings.cookieName];
-      if (!rawId) return;
-      try {
-        request.caller = await resolver.resolve(rawId);
-      } catch (error) {
-        if (!(error instanceof IdentityUnavailableError)) throw error;
-        request.log.warn({ err: error }, 'session not resolved');
-        return reply.status(503).send({ code: 'internal', message: 'Sign-in is not available right now. Please try again shortly.' });
+      if (!rawId) {
+        done();
+        return;
       }
+      const known = resolver.cached(rawId);
+      if (known !== undefined) {
+        request.caller = known;
+        done();
+        return;
+      }
+      resolver.resolve(rawId).then(
+        (caller) => {
+          request.caller = caller;
+          done();
+        },
+        (error: unknown) => {
+          if (!(error instanceof IdentityUnavailableError)) {
+            done(error as Error);
+            return;
+          }
+          request.log.warn({ err: error }, 'session not resolved');
+          void reply.status(503).send({ code: 'internal', message: 'Sign-in is not available right now. Please try again shortly.' });
+        },
+      );
     });
 
     api.addHook('onRequest', (request, reply, done) => {
