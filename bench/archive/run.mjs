@@ -36,7 +36,8 @@ import {
 } from '../lib/runner.mjs';
 
 const PAGE_PATH = '/api/evidence/public?limit=24';
-const GOAL = 0.4;
+// Issue 14: a page from memory should cost what sending its bytes costs (it was 0.4 before the cache went in front of fastify).
+const GOAL = 0.9;
 
 const HELP = `Usage: npm run bench:archive -- [options]   (or: node bench/archive/run.mjs [options])
 

@@ -5,6 +5,7 @@
 //
 //   npm run bench:gateway -- [--connections 20] [--duration 10] [--warmup 3] [--rounds 1]
 //                            [--all-in-one] [--stub] [--compare-gateway path/to/main.js]
+//                            [--compare-identity path/to/main.js]
 //                            [--rate-limit 0] [--profile] [--label text]
 //
 // It builds nothing: run `npm run build` (or `npx tsc -b`) first. All traffic goes to 127.0.0.1.
@@ -60,6 +61,11 @@ Options (environment variable in brackets):
                           equal terms. Put the copy inside the repository (e.g. cp -r
                           services/gateway/dist bench/results/gateway-before) so that its imports
                           resolve; bench/gateway/bare-proxy.mjs (with --stub) is the floor
+      --compare-identity <main.js>
+                          also measure a second identity build (direct, same data, same
+                          session); with --compare-gateway, the compared gateway proxies to it,
+                          so the compared pair is the whole "before". Keep a build with
+                          node bench/gateway/keep-build.mjs <name> (see bench/README.md)
       --rate-limit <n>    the gateway's RATE_LIMIT_PER_MINUTE       [BENCH_RATE_LIMIT]   default 0 (off)
                           (any value > 0 keeps the limiter on; use a huge one, e.g. 1000000000,
                           to measure its cost without being limited)
@@ -83,12 +89,14 @@ function settingsFromArgs() {
       'all-in-one': { type: 'boolean' },
       stub: { type: 'boolean' },
       'compare-gateway': { type: 'string' },
+      'compare-identity': { type: 'string' },
       'rate-limit': { type: 'string' },
       profile: { type: 'boolean' },
       label: { type: 'string' },
     },
     HELP,
   );
+  if (values.stub && values['compare-identity']) throw new UsageError('--stub and --compare-identity do not go together (the stand-in replaces identity)');
   if (values.stub && values['all-in-one']) throw new UsageError('--stub and --all-in-one do not go together (the all-in-one process has no stand-in)');
   const env = process.env;
   return {
@@ -99,6 +107,7 @@ function settingsFromArgs() {
     allInOne: values['all-in-one'] ?? envFlag(env.BENCH_ALL_IN_ONE),
     stub: values.stub ?? envFlag(env.BENCH_STUB),
     compareGateway: values['compare-gateway'] ? resolvePath(values['compare-gateway']) : undefined,
+    compareIdentity: values['compare-identity'] ? resolvePath(values['compare-identity']) : undefined,
     rateLimit: int('rate-limit', values['rate-limit'] ?? env.BENCH_RATE_LIMIT, 0, 0, 1e12),
     profile: values.profile ?? false,
     label: values.label ?? env.BENCH_LABEL ?? '',
@@ -131,7 +140,10 @@ async function main() {
   if (settings.compareGateway && !existsSync(settings.compareGateway)) {
     throw new UsageError(`--compare-gateway: no such file ${settings.compareGateway}`);
   }
-  const targetsCount = 2 + (settings.allInOne ? 1 : 0) + (settings.compareGateway ? 1 : 0);
+  if (settings.compareIdentity && !existsSync(settings.compareIdentity)) {
+    throw new UsageError(`--compare-identity: no such file ${settings.compareIdentity}`);
+  }
+  const targetsCount = 2 + (settings.allInOne ? 1 : 0) + (settings.compareGateway ? 1 : 0) + (settings.compareIdentity ? 1 : 0);
   const budgetS = 90 + settings.rounds * targetsCount * (settings.duration + 2) + targetsCount * (settings.warmup + 2) + (settings.allInOne ? 30 : 0);
   const stopWatchdog = startWatchdog(budgetS);
 
@@ -164,6 +176,21 @@ async function main() {
         { profileDir },
       );
   await Promise.race([waitFor(`${identityUrl}/healthz`, upstreamName), failure]);
+
+  // A second identity build on the same data (the same accounts and sessions): before/after.
+  let compareIdentity;
+  let compareIdentityUrl;
+  if (settings.compareIdentity) {
+    const port = await freePort();
+    compareIdentityUrl = `http://${HOST}:${port}`;
+    compareIdentity = startChild(
+      'compareIdentity',
+      relative(ROOT, settings.compareIdentity),
+      { DATA_DIR: dataDir, INTERNAL_SECRET: internalSecret, IDENTITY_HOST: HOST, IDENTITY_PORT: String(port), ...admin },
+      { profileDir },
+    );
+    await Promise.race([waitFor(`${compareIdentityUrl}/healthz`, 'the identity to compare'), failure]);
+  }
   const gateway = startChild(
     'gateway',
     'services/gateway/dist/main.js',
@@ -175,6 +202,9 @@ async function main() {
       IDENTITY_URL: identityUrl,
       RATE_LIMIT_PER_MINUTE: String(settings.rateLimit),
       WEB_DIST: join(tempDir, 'no-web'), // the bench needs the API only
+      // its metrics listener on a free loopback port, not the default 9464 (a second gateway, other runs)
+      METRICS_HOST: HOST,
+      METRICS_PORT: String(await freePort()),
     },
     { profileDir },
   );
@@ -189,7 +219,7 @@ async function main() {
     compare = startChild(
       'compare',
       relative(ROOT, settings.compareGateway),
-      { DATA_DIR: dataDir, INTERNAL_SECRET: internalSecret, HOST, PORT: String(port), IDENTITY_URL: identityUrl, RATE_LIMIT_PER_MINUTE: String(settings.rateLimit), WEB_DIST: join(tempDir, 'no-web') },
+      { DATA_DIR: dataDir, INTERNAL_SECRET: internalSecret, HOST, PORT: String(port), IDENTITY_URL: compareIdentityUrl ?? identityUrl, RATE_LIMIT_PER_MINUTE: String(settings.rateLimit), WEB_DIST: join(tempDir, 'no-web'), METRICS_HOST: HOST, METRICS_PORT: String(await freePort()) },
       { profileDir },
     );
     await Promise.race([waitFor(`${compareUrl}/healthz`, 'the gateway to compare'), failure]);
@@ -246,6 +276,11 @@ async function main() {
     { key: 'direct', title: `direct to ${upstreamName}`, url: `${identityUrl}/api/user`, headers: directHeaders },
     { key: 'proxied', title: 'through the gateway', url: `${gatewayUrl}/api/user`, headers: { cookie } },
   ];
+  if (compareIdentity) {
+    const compared = await getJson(`${compareIdentityUrl}/api/user`, directHeaders);
+    if (JSON.stringify(compared) !== JSON.stringify(directUser)) throw new Error('the identity to compare answers GET /api/user differently');
+    targets.push({ key: 'compareDirect', title: 'direct to the compared identity', url: `${compareIdentityUrl}/api/user`, headers: directHeaders });
+  }
   if (compare) {
     const compared = await getJson(`${compareUrl}/api/user`, { cookie });
     if (JSON.stringify(compared) !== JSON.stringify(proxiedUser)) throw new Error('the gateway to compare answers GET /api/user differently');
@@ -256,7 +291,7 @@ async function main() {
     await getJson(`${allInOneUrl}/api/user`, { cookie: aioCookie });
     targets.push({ key: 'allInOne', title: 'all-in-one process', url: `${allInOneUrl}/api/user`, headers: { cookie: aioCookie } });
   }
-  const processes = [identity, gateway, ...(compare ? [compare] : []), ...(allInOne ? [allInOne] : [])];
+  const processes = [identity, gateway, ...(compareIdentity ? [compareIdentity] : []), ...(compare ? [compare] : []), ...(allInOne ? [allInOne] : [])];
 
   const runs = await measureRounds(targets, settings, processes);
   stopWatchdog();
@@ -265,10 +300,11 @@ async function main() {
   const ratio = results.proxied.rps / results.direct.rps;
   const ratioAllInOne = results.allInOne ? results.allInOne.rps / results.direct.rps : undefined;
   const ratioCompare = results.compare ? results.compare.rps / results.direct.rps : undefined;
+  const ratioCompareDirect = results.compareDirect ? results.compareDirect.rps / results.direct.rps : undefined;
 
   await stopChildren();
 
-  printResults(targets, results, { ratio, ratioAllInOne, ratioCompare }, machine, upstreamName);
+  printResults(targets, results, { ratio, ratioAllInOne, ratioCompare, ratioCompareDirect }, machine, upstreamName);
 
   let profiles;
   if (profileDir) {
@@ -292,19 +328,36 @@ async function main() {
     ratio,
     ...(ratioAllInOne !== undefined ? { ratioAllInOne } : {}),
     ...(ratioCompare !== undefined ? { ratioCompare, compareGateway: relative(ROOT, settings.compareGateway) } : {}),
+    ...(ratioCompareDirect !== undefined ? { ratioCompareDirect, compareIdentity: relative(ROOT, settings.compareIdentity) } : {}),
+    cpuPerRequestUs: perRequestSummary(results),
     results,
     ...(profiles ? { profiles } : {}),
   };
   writeResult('gateway', stamp, report);
 }
 
-function printResults(targets, results, { ratio, ratioAllInOne, ratioCompare }, machine, upstreamName) {
+/**
+ * CPU µs per request of each service, each measured where it does the work: identity (and the
+ * compared identity) from the direct targets, each gateway from its own proxied target.
+ */
+function perRequestSummary(results) {
+  const at = (key, name) => results[key]?.cpuPerRequestUs[name] ?? undefined;
+  return {
+    identity: at('direct', 'identity'),
+    gateway: at('proxied', 'gateway'),
+    ...(results.compareDirect ? { compareIdentity: at('compareDirect', 'compareIdentity') } : {}),
+    ...(results.compare ? { compareGateway: at('compare', 'compare') } : {}),
+  };
+}
+
+function printResults(targets, results, { ratio, ratioAllInOne, ratioCompare, ratioCompareDirect }, machine, upstreamName) {
   const cpuNames = Object.keys(results.direct.cpu);
   const header = ['target', ...CANNON_HEADER, ...cpuNames.map((n) => `CPU ${n}`), 'CPU other'];
   const rows = targets.map((t) => [t.title, ...cannonCells(results[t.key], cpuNames)]);
   printTable(header, rows);
   console.log(`  proxied / direct = ${ratio.toFixed(2)}   (goal: >= 0.50; a ratio within this run, not an absolute figure)`);
   if (ratioCompare !== undefined) console.log(`  compared gateway / direct = ${ratioCompare.toFixed(2)}`);
+  if (ratioCompareDirect !== undefined) console.log(`  compared identity direct / identity direct = ${ratioCompareDirect.toFixed(2)}`);
   if (ratioAllInOne !== undefined) console.log(`  all-in-one / direct = ${ratioAllInOne.toFixed(2)}`);
   const perRequest = (key, name) => {
     const us = results[key]?.cpuPerRequestUs[name];
@@ -313,10 +366,20 @@ function printResults(targets, results, { ratio, ratioAllInOne, ratioCompare }, 
   console.log(
     `  CPU per request: ${upstreamName} ${perRequest('direct', upstreamName)} direct, ${perRequest('proxied', upstreamName)} behind the gateway;` +
       ` gateway ${perRequest('proxied', 'gateway')}` +
+      (ratioCompareDirect !== undefined ? `; compared identity ${perRequest('compareDirect', 'compareIdentity')} direct` : '') +
       (ratioCompare !== undefined ? `; compared gateway ${perRequest('compare', 'compare')}` : '') +
       (ratioAllInOne !== undefined ? `; all-in-one ${perRequest('allInOne', 'allInOne')}` : '') +
       `; load generator ${perRequest('proxied', 'bench')} (proxied)`,
   );
+  if (ratioCompareDirect !== undefined || ratioCompare !== undefined) {
+    const summary = perRequestSummary(results);
+    const line = (what, now, then) => (then === undefined ? '' : `  ${what}: ${Math.round(now)} µs per request, compared build ${Math.round(then)} µs (${(now / then).toFixed(2)} of it)\n`);
+    process.stdout.write(
+      `  before/after, CPU per request:\n` +
+        line('identity (direct)', summary.identity, summary.compareIdentity) +
+        line('gateway (proxying)', summary.gateway, summary.compareGateway),
+    );
+  }
   console.log(`  CPU = share of one core used during the measurement (${machine.cpus} cores in all; the load generator is "bench")`);
   cannonWarnings(targets, results);
 }

@@ -38,7 +38,6 @@ beforeAll(async () => {
   writeFileSync(photoPath, bytes);
   admin = (await adminClient(portal.url)).client;
   informant = await newParticipant(portal.url, { full_name: 'Ida Informant' });
-  await informant.client.put(`/api/user/watched/${informant.user.id}`);
   const uploaded = await uploadEvidence(informant.client, photoPath, {
     title: 'Harbour photo',
     notes: 'The boat came in without lights.',

@@ -12,7 +12,7 @@ import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_EVIDENCE_TITLE, MESSAGES } from '@portal/contracts';
 import type { ApiClient } from '../support/api-client.js';
-import { newParticipant } from '../support/accounts.js';
+import type { NewParticipant } from '../support/accounts.js';
 import { CHROMIUM_MISSING_REASON, OpenPages, chromiumMissing, launchBrowser } from '../support/browser.js';
 import type { EvidenceItem } from '../support/evidence.js';
 import { startTestPortal, type TestPortal } from '../support/portal.js';
@@ -54,16 +54,9 @@ afterEach(async () => {
   expect(errors.filter((error) => !/evidence entry failed|microphone denied|Failed to load resource|ERR_INTERNET_DISCONNECTED|net::/.test(error))).toEqual([]);
 });
 
-interface Participant {
-  client: ApiClient;
-  user: { id: string; username: string };
-}
-
-/** A participant who has watched the video, and a phone signed in as them (the session cookie copied). */
-async function signedInPhone(): Promise<{ page: Page; context: BrowserContext; participant: Participant }> {
-  const participant = await newParticipant(portal.url);
-  await participant.client.put(`/api/user/watched/${participant.user.id}`);
-  const page = await pages.open('phone', participant.client.cookies.get('portal_session')!);
+/** A participant who has watched the video, and a phone signed in as them. */
+async function signedInPhone(): Promise<{ page: Page; context: BrowserContext; participant: NewParticipant }> {
+  const { page, participant } = await pages.signedInPage();
   return { page, context: page.context(), participant };
 }
 

@@ -142,7 +142,6 @@ describe.skipIf(chromiumMissing)(chromiumMissing ? `foundation forms (skipped: $
   it('edits the profile with a new avatar, and shows a refused change with the server message', async () => {
     const page = await openPage();
     const participant = await newParticipant(portal.url);
-    await participant.client.put(`/api/user/watched/${participant.user.id}`);
     const { username } = participant.user;
     await logIn(page, username, participant.password);
     await page.waitForURL('**/home');

@@ -59,14 +59,6 @@ function serverUser(page: Page): Promise<{ username: string; video_watched: bool
   });
 }
 
-/** A participant who has watched the onboarding video (registered through the API). */
-async function watchedParticipant() {
-  const participant = await newParticipant(portal.url);
-  const marked = await participant.client.put(`/api/user/watched/${participant.user.id}`);
-  expect(marked.status).toBe(200);
-  return participant;
-}
-
 async function openMenu(page: Page): Promise<string[]> {
   await page.getByRole('button', { name: 'Menu' }).click();
   const menu = page.getByRole('menu');
@@ -272,7 +264,7 @@ describe.skipIf(chromiumMissing)(chromiumMissing ? `foundation screens (skipped:
 
   it('logs in and out', async () => {
     const page = await openPage();
-    const { user, password } = await watchedParticipant();
+    const { user, password } = await newParticipant(portal.url);
     await page.goto('/home');
     await page.getByRole('link', { name: 'Login' }).click();
     await page.waitForURL('**/login');
@@ -307,7 +299,7 @@ describe.skipIf(chromiumMissing)(chromiumMissing ? `foundation screens (skipped:
 
   it('edits the profile: contact details, pronouns and a new avatar', async () => {
     const page = await openPage();
-    const { user, password } = await watchedParticipant();
+    const { user, password } = await newParticipant(portal.url);
     await logIn(page, user.username, password);
     await page.waitForURL('**/home');
     await page.goto('/user');
@@ -371,7 +363,7 @@ describe.skipIf(chromiumMissing)(chromiumMissing ? `foundation screens (skipped:
 
     // A participant who has watched it.
     await page.context().clearCookies();
-    const participant = await watchedParticipant();
+    const participant = await newParticipant(portal.url);
     await logIn(page, participant.user.username, participant.password);
     await page.waitForURL('**/home');
     expect(await effectiveOpacity(page, 'header button[aria-label="Menu"]')).toBe(1);
@@ -413,7 +405,7 @@ describe.skipIf(chromiumMissing)(chromiumMissing ? `foundation screens (skipped:
       expect(new URL(page.url()).pathname).toBe(path);
     }
     // Logging in there goes on as a login does.
-    const { user, password } = await watchedParticipant();
+    const { user, password } = await newParticipant(portal.url);
     await page.goto('/user');
     await page.getByRole('textbox', { name: 'Username or Email' }).fill(user.email);
     await page.getByRole('textbox', { name: 'Password' }).fill(password);

@@ -27,7 +27,6 @@ beforeAll(async () => {
   browser = launched;
   admin = (await adminClient(portal.url)).client;
   informant = await newParticipant(portal.url);
-  await informant.client.put(`/api/user/watched/${informant.user.id}`);
   // Oldest first; the lists show newest first: Bridge graffiti, Drum circle, Lantern parade, Old news.
   for (const [title, notes] of [
     ['Old news', 'Published before the festival.'],

@@ -11,7 +11,7 @@ import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '@portal/contracts';
 import type { ApiClient } from '../support/api-client.js';
-import { newParticipant } from '../support/accounts.js';
+import type { NewParticipant } from '../support/accounts.js';
 import { CHROMIUM_MISSING_REASON, OpenPages, chromiumMissing, phoneContext, startWithBrowser } from '../support/browser.js';
 import { phoneJpeg } from '../support/media.js';
 import { startTestPortal, type TestPortal } from '../support/portal.js';
@@ -35,9 +35,8 @@ async function ownItems(client: ApiClient): Promise<{ id: string; title: string;
 }
 
 /** A participant's phone with the app installed: the service worker active and in control. */
-async function installedApp(): Promise<{ page: Page; context: BrowserContext; participant: Awaited<ReturnType<typeof newParticipant>> }> {
-  const participant = await newParticipant(portal.url);
-  const page = await pages.open('phone', participant.client.cookies.get('portal_session')!, { serviceWorkers: 'allow' });
+async function installedApp(): Promise<{ page: Page; context: BrowserContext; participant: NewParticipant }> {
+  const { page, participant } = await pages.signedInPage({ serviceWorkers: 'allow' });
   await page.goto('/evidence');
   await page.getByRole('tab', { name: 'Table' }).waitFor();
   await page.evaluate(async () => {
@@ -234,8 +233,7 @@ describe.skipIf(chromiumMissing)('the outbox of the installable app (Chromium, p
   });
 
   it('plays the onboarding video offline, and leaves unknown addresses to the server (404)', async () => {
-    const participant = await newParticipant(portal.url, {}, undefined, { watched: false });
-    const page = await pages.open('phone', participant.client.cookies.get('portal_session')!, { serviceWorkers: 'allow' });
+    const { page } = await pages.signedInPage({ watched: false, serviceWorkers: 'allow' });
     await page.goto('/user');
     await page.getByRole('dialog', { name: /Welcome to/ }).waitFor();
     await page.evaluate(async () => {

@@ -6,7 +6,6 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '@portal/contracts';
 import { ApiClient } from '../support/api-client.js';
-import { newParticipant } from '../support/accounts.js';
 import { CHROMIUM_MISSING_REASON, OpenPages, alertWith, chromiumMissing, startWithBrowser } from '../support/browser.js';
 import { phoneJpeg } from '../support/media.js';
 import { startTestPortal, type TestPortal } from '../support/portal.js';
@@ -15,11 +14,7 @@ let portal: TestPortal;
 let browser: Browser;
 const pages = new OpenPages(() => ({ browser, url: portal.url }));
 
-async function signedIn(watched = true): Promise<{ page: Page; participant: Awaited<ReturnType<typeof newParticipant>> }> {
-  const participant = await newParticipant(portal.url, {}, undefined, { watched });
-  const page = await pages.open('phone', participant.client.cookies.get('portal_session')!);
-  return { page, participant };
-}
+const signedIn = (watched = true) => pages.signedInPage({ watched });
 
 describe.skipIf(chromiumMissing)('a participant on a phone', () => {
   if (chromiumMissing) console.warn(CHROMIUM_MISSING_REASON);

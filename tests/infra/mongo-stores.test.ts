@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Connection } from 'mongoose';
 import { afterAll, describe, it } from 'vitest';
-import { MongoBlobIntents, connectMongo } from '@portal/platform';
+import { MongoBlobIntents, connectMongo, infrastructureFromEnv, serialWritesOf } from '@portal/platform';
 import { blobIntentsContract } from '@portal/platform/testing';
 import { MongoUserRepository } from '../../services/identity/src/repositories/mongo/mongo-user-repository.js';
 import { MongoAuthorDirectory, MongoEvidenceRepository } from '../../services/evidence/src/repositories/mongo/mongo-evidence-repository.js';
@@ -14,6 +14,9 @@ import { authorDirectoryContract, evidenceRepositoryContract } from '../../servi
 import { infraServers, stopContainers } from '../support/infra-servers.js';
 
 const servers = await infraServers();
+// MONGO_SERIAL_WRITES as a service reads it (auto by default: on for FerretDB, off for servers
+// that need no queue); the suites' names say which way they ran.
+const serialWrites = infrastructureFromEnv().mongoSerialWrites ?? 'auto';
 const connections: Connection[] = [];
 afterAll(async () => {
   for (const connection of connections) await connection.close();
@@ -22,41 +25,43 @@ afterAll(async () => {
 
 /** A fresh database per suite, as each service has its own. */
 async function database(service: string): Promise<Connection> {
-  const connection = await connectMongo(servers.mongoUrl!, `contract_${service}_${randomUUID().slice(0, 8)}`);
+  const connection = await connectMongo(servers.mongoUrl!, `contract_${service}_${randomUUID().slice(0, 8)}`, { serialWrites });
   connections.push(connection);
   return connection;
 }
 
 if (servers.mongoUrl) {
+  const decided = serialWritesOf(await database('probe'));
+  const name = `MongoDB (mongoose, serial writes ${decided.on ? 'on' : 'off'})`;
   const identityDb = database('identity').then(async (connection) => {
     const users = new MongoUserRepository(connection);
     await users.ensureIndexes();
     return users;
   });
-  userRepositoryContract('MongoDB (mongoose)', () => identityDb);
+  userRepositoryContract(name, () => identityDb);
   const auditDb = database('audit').then(async (connection) => {
     const audit = new MongoAuditLog(connection);
     await audit.ensureIndexes();
     return audit;
   });
-  auditLogContract('MongoDB (mongoose)', () => auditDb);
-  scheduleStoreContract('MongoDB (mongoose)', async () => new MongoScheduleStore(await auditDb.then(() => database('schedule'))));
-  blobIntentsContract('identity MongoDB (mongoose)', { create: async () => (await identityDb).blobIntents });
+  auditLogContract(name, () => auditDb);
+  scheduleStoreContract(name, async () => new MongoScheduleStore(await auditDb.then(() => database('schedule'))));
+  blobIntentsContract(`identity ${name}`, { create: async () => (await identityDb).blobIntents });
   const evidenceDb = database('evidence').then(async (connection) => {
     const evidence = new MongoEvidenceRepository(connection);
     await evidence.ensureIndexes();
     return { evidence, authors: new MongoAuthorDirectory(connection) };
   });
-  evidenceRepositoryContract('MongoDB (mongoose)', async () => (await evidenceDb).evidence);
-  authorDirectoryContract('MongoDB (mongoose)', async () => (await evidenceDb).authors);
-  blobIntentsContract('evidence MongoDB (mongoose)', { create: async () => (await evidenceDb).evidence.blobIntents });
+  evidenceRepositoryContract(name, async () => (await evidenceDb).evidence);
+  authorDirectoryContract(name, async () => (await evidenceDb).authors);
+  blobIntentsContract(`evidence ${name}`, { create: async () => (await evidenceDb).evidence.blobIntents });
   // The adapter on its own, in a database of its own (indexes built as a service's start does).
   const intentsDb = database('intents').then(async (connection) => {
     const intents = new MongoBlobIntents(connection);
     await intents.ensureIndexes();
     return intents;
   });
-  blobIntentsContract('MongoDB (mongoose)', { create: () => intentsDb });
+  blobIntentsContract(name, { create: () => intentsDb });
 } else {
   describe.skip('Repository contracts: MongoDB — no server (MONGO_URL unset and no Docker)', () => it('skipped', () => undefined));
 }

@@ -32,6 +32,9 @@ export async function newParticipant(baseUrl: string, overrides: Record<string, 
   return { client, user, password: fields.password };
 }
 
+/** What newParticipant answers: their API client (holding the session), the user and the password. */
+export type NewParticipant = Awaited<ReturnType<typeof newParticipant>>;
+
 export async function adminClient(baseUrl: string) {
   const client = new ApiClient(baseUrl);
   const login = await client.post('/api/user/login', { username: TEST_ADMIN.username, password: TEST_ADMIN.password });

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { newParticipant, type NewParticipant } from './accounts.js';
 
 /** Debian's Chromium unless CHROMIUM_PATH names another (npm cannot download browsers here). */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -110,6 +111,17 @@ export class OpenPages {
     const page = await context.newPage();
     this.watched.push(watchPage(page));
     return page;
+  }
+
+  /**
+   * A new participant, registered and logged in through the API, who has watched the onboarding
+   * video unless `watched: false`, and a page of a new phone signed in as them (their session
+   * cookie copied): where a test starts that is not about registering or logging in.
+   */
+  async signedInPage(options: ContextOptions & { watched?: boolean } = {}): Promise<{ page: Page; participant: NewParticipant }> {
+    const participant = await newParticipant(this.target().url, {}, undefined, { watched: options.watched ?? true });
+    const page = await this.open('phone', participant.client.cookies.get('portal_session')!, { serviceWorkers: options.serviceWorkers ?? 'block' });
+    return { page, participant };
   }
 
   /** After a failure: where each page of the test was, what it showed and what it reported. */

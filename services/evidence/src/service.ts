@@ -10,6 +10,7 @@ import {
   OutboxRelay,
   ServiceMetrics,
   connectMongo,
+  serialWritesOf,
   createBlobStore,
   openDatabase,
   intentsSettledBefore,
@@ -48,9 +49,10 @@ export interface EvidenceStores {
 }
 
 /** MongoDB when MONGO_URL is set, else one SQLite file under DATA_DIR. */
-export async function openEvidenceStores(infrastructure: InfrastructureSettings): Promise<EvidenceStores> {
+export async function openEvidenceStores(infrastructure: InfrastructureSettings, logger?: Logger): Promise<EvidenceStores> {
   if (infrastructure.mongoUrl) {
-    const connection = await connectMongo(infrastructure.mongoUrl, `${infrastructure.namespace}_evidence`);
+    const connection = await connectMongo(infrastructure.mongoUrl, `${infrastructure.namespace}_evidence`, { serialWrites: infrastructure.mongoSerialWrites ?? 'auto' });
+    logger?.info({ serialWrites: serialWritesOf(connection) }, 'mongodb: serial writes decided');
     const evidence = new MongoEvidenceRepository(connection);
     await evidence.ensureIndexes();
     return { evidence, authors: new MongoAuthorDirectory(connection), close: () => connection.close() };
@@ -85,7 +87,7 @@ const RECONCILE_EVERY_MS = 60_000;
 /** Wires the evidence service; the same code runs alone or in the all-in-one process. */
 export async function createEvidenceService(settings: EvidenceSettings, runtime: EvidenceRuntime): Promise<EvidenceServiceHandle> {
   const { logger, bus, mediaQueues, infrastructure } = runtime;
-  const stores = await openEvidenceStores(infrastructure);
+  const stores = await openEvidenceStores(infrastructure, logger);
   const repository = stores.evidence;
   const blobs = runtime.blobs ?? createBlobStore(infrastructure);
   const relay = new OutboxRelay({ store: repository.outbox, bus, logger });

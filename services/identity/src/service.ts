@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { once } from 'node:events';
@@ -12,6 +12,7 @@ import {
   SealedBox,
   ServiceMetrics,
   connectMongo,
+  serialWritesOf,
   createBlobStore,
   intentsSettledBefore,
   type InfrastructureSettings,
@@ -24,6 +25,7 @@ import {
 } from '@portal/platform';
 import { DEFAULT_TERMS_VERSION, adminUserUpdateSchema, registerRequestSchema } from '@portal/contracts';
 import { createIdentityApp } from './http/app.js';
+import { withHotRoutes } from './http/hot-routes.js';
 import { HttpEvidenceSource } from './clients/evidence-client.js';
 import { ParticipantExporter } from './domain/participant-export.js';
 import { identityDatabaseFile, type IdentitySettings } from './config.js';
@@ -87,10 +89,11 @@ export interface IdentityStores {
  * The stores, chosen by configuration: MongoDB for users and Redis for sessions and reset codes
  * when MONGO_URL is set (REDIS_URL is then required), else one SQLite file under DATA_DIR.
  */
-export async function openIdentityStores(infrastructure: InfrastructureSettings): Promise<IdentityStores> {
+export async function openIdentityStores(infrastructure: InfrastructureSettings, logger?: Logger): Promise<IdentityStores> {
   if (infrastructure.mongoUrl) {
     if (!infrastructure.redisUrl) throw new ConfigError('MONGO_URL needs REDIS_URL too: sessions and reset codes live in Redis');
-    const connection = await connectMongo(infrastructure.mongoUrl, `${infrastructure.namespace}_identity`);
+    const connection = await connectMongo(infrastructure.mongoUrl, `${infrastructure.namespace}_identity`, { serialWrites: infrastructure.mongoSerialWrites ?? 'auto' });
+    logger?.info({ serialWrites: serialWritesOf(connection) }, 'mongodb: serial writes decided');
     const users = new MongoUserRepository(connection);
     await users.ensureIndexes();
     const audit = new MongoAuditLog(connection);
@@ -160,7 +163,7 @@ const SWEEP_EVERY_MS = 10 * 60_000;
 /** Wires the identity service from its settings; the same code runs alone or in the all-in-one process. */
 export async function createIdentityService(settings: IdentitySettings, runtime: IdentityRuntime): Promise<IdentityService> {
   const logger = runtime.logger;
-  const stores = await openIdentityStores(runtime.infrastructure);
+  const stores = await openIdentityStores(runtime.infrastructure, logger);
   const blobs = runtime.blobs ?? createBlobStore(runtime.infrastructure);
   const relay = new OutboxRelay({ store: stores.users.outbox, bus: runtime.bus, logger });
   const { users, sessions } = buildUserService({
@@ -202,6 +205,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
   const trail = new AuditTrail({ store: stores.audit, users: stores.users, logger });
   // Where received pictures wait while they are checked (this process's alone: emptied at start).
   const uploadsTmpDir = join(settings.dataDir, 'tmp', 'identity-uploads');
+  const metrics = new ServiceMetrics('identity');
   const app = createIdentityApp({
     logger,
     tokens,
@@ -225,7 +229,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
     blobs,
     cookie: { name: settings.cookieName, secure: settings.cookieSecure, maxAgeMs: settings.sessionIdleDays * 24 * 3600_000 },
     uploads: { tmpDir: uploadsTmpDir, maxBytes: settings.photoMaxBytes },
-    metrics: new ServiceMetrics('identity'),
+    metrics,
     readiness: [
       { name: 'users', check: () => stores.users.ping() },
       { name: 'audit', check: () => stores.audit.ping() },
@@ -266,7 +270,8 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
       relay.start();
       subscription = await subscribeAuditConsumer(runtime.bus, trail, logger);
       digest?.start();
-      server = app.listen(settings.port, settings.host);
+      // The web app's most frequent questions are answered before express (http/hot-routes.ts).
+      server = createServer(withHotRoutes(app, { tokens, users, logger, metrics })).listen(settings.port, settings.host);
       await once(server, 'listening');
       const { port } = server.address() as AddressInfo;
       logger.info({ port }, 'identity listening');

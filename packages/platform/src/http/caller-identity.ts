@@ -1,7 +1,6 @@
-import { webcrypto } from 'node:crypto';
-import { jwtVerify, SignJWT } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { isAdminRole } from '@portal/contracts';
+import { signHs256, verifyHs256 } from './hs256.js';
 
 /** The header through which the gateway tells a service who is calling. */
 export const IDENTITY_HEADER = 'x-portal-identity';
@@ -30,12 +29,11 @@ const SERVICE_AUDIENCE = 'portal-internal';
  * Signs and verifies the short-lived tokens that carry a caller's identity from the gateway to
  * the services (HS256 with a secret only the gateway and the services know). A service trusts an
  * identity only when its token verifies, so a header a client forges is worthless, and the
- * gateway removes client-sent copies anyway.
+ * gateway removes client-sent copies anyway. Signing and checking are synchronous HMACs
+ * (node:crypto, hs256.ts); the methods answer promises as they did when jose did the work.
  */
 export class IdentityTokens {
   private readonly key: Uint8Array;
-  /** The secret as a WebCrypto key, imported once (jose imports a raw secret again on every call). */
-  private cryptoKey: Promise<webcrypto.CryptoKey> | undefined;
   /**
    * Caller tokens already verified, by their exact text, until they expire. The gateway signs one
    * token per session and reuses it for about 30 s, so a participant's requests (every 5 MiB chunk
@@ -50,26 +48,29 @@ export class IdentityTokens {
     this.key = new TextEncoder().encode(secret);
   }
 
-  private hmacKey(): Promise<webcrypto.CryptoKey> {
-    this.cryptoKey ??= webcrypto.subtle.importKey('raw', this.key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
-    return this.cryptoKey;
+  /** A token's claims as jose's SignJWT ordered them: the payload, then sub, iss, aud, iat, exp. */
+  private sign(claims: Record<string, unknown>, subject: string, audience: string, ttlSeconds: number): string {
+    const now = Math.floor(Date.now() / 1000);
+    return signHs256({ ...claims, sub: subject, iss: ISSUER, aud: audience, iat: now, exp: now + ttlSeconds }, this.key);
   }
 
   async signCaller(identity: CallerIdentity, ttlSeconds = 60): Promise<string> {
-    return new SignJWT({ role: identity.role, username: identity.username, sid: identity.sessionId, vw: identity.videoWatched === true })
-      .setProtectedHeader({ alg: 'HS256' })
-      .setSubject(identity.userId)
-      .setIssuer(ISSUER)
-      .setAudience(CALLER_AUDIENCE)
-      .setIssuedAt()
-      .setExpirationTime(`${ttlSeconds}s`)
-      .sign(await this.hmacKey());
+    return this.sign({ role: identity.role, username: identity.username, sid: identity.sessionId, vw: identity.videoWatched === true }, identity.userId, CALLER_AUDIENCE, ttlSeconds);
+  }
+
+  /**
+   * The identity in a caller token that verified before and has not expired since, without a
+   * promise; undefined for any other token (verifyCaller decides about those).
+   */
+  knownCaller(token: string): CallerIdentity | undefined {
+    const known = this.verified.get(token);
+    return known ? { ...known } : undefined;
   }
 
   async verifyCaller(token: string): Promise<CallerIdentity> {
     const known = this.verified.get(token);
     if (known) return { ...known };
-    const { payload } = await jwtVerify(token, await this.hmacKey(), { issuer: ISSUER, audience: CALLER_AUDIENCE, algorithms: ['HS256'] });
+    const payload = verifyHs256(token, this.key, { issuer: ISSUER, audience: CALLER_AUDIENCE });
     if (
       typeof payload.sub !== 'string' ||
       typeof payload.role !== 'number' ||
@@ -79,25 +80,18 @@ export class IdentityTokens {
       throw new Error('Identity token is missing claims');
     }
     const identity = { userId: payload.sub, role: payload.role, username: payload.username, sessionId: payload.sid, videoWatched: payload.vw === true };
-    // Kept until the token's own expiry (jose has just checked that it has one in the future, if any).
+    // Kept until the token's own expiry (verifyHs256 has just checked that it is in the future).
     const ttl = typeof payload.exp === 'number' ? payload.exp * 1000 - Date.now() : 0;
     if (ttl > 0) this.verified.set(token, identity, { ttl });
     return { ...identity };
   }
 
   async signService(service: string, ttlSeconds = 300): Promise<string> {
-    return new SignJWT({})
-      .setProtectedHeader({ alg: 'HS256' })
-      .setSubject(service)
-      .setIssuer(ISSUER)
-      .setAudience(SERVICE_AUDIENCE)
-      .setIssuedAt()
-      .setExpirationTime(`${ttlSeconds}s`)
-      .sign(await this.hmacKey());
+    return this.sign({}, service, SERVICE_AUDIENCE, ttlSeconds);
   }
 
   async verifyService(token: string): Promise<string> {
-    const { payload } = await jwtVerify(token, await this.hmacKey(), { issuer: ISSUER, audience: SERVICE_AUDIENCE, algorithms: ['HS256'] });
+    const payload = verifyHs256(token, this.key, { issuer: ISSUER, audience: SERVICE_AUDIENCE });
     if (typeof payload.sub !== 'string') throw new Error('Service token has no subject');
     return payload.sub;
   }

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ErrorRequestHandler, Request, RequestHandler, Router } from 'express';
 import { MESSAGES } from '@portal/contracts';
-import { pinoHttp } from 'pino-http';
 import type { Logger } from 'pino';
 import {
   IDENTITY_HEADER,
@@ -27,22 +26,61 @@ declare global {
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
 
-/** Structured request logs carrying the gateway's request id. */
+/** The gateway's x-request-id when it is one, else a new id. */
+export function requestIdFor(incoming: string | string[] | undefined): string {
+  return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
+
+/** The level of a request's line: errors (and 5xx) as errors, refusals as info, the rest at debug. */
+export function requestLogLevel(statusCode: number, error?: unknown): 'error' | 'info' | 'debug' {
+  return error || statusCode >= 500 ? 'error' : statusCode >= 400 ? 'info' : 'debug';
+}
+
+/**
+ * Writes a request's line, if its level is written at all: `req` (id, method, URL with credentials
+ * hidden), `res` (status), `responseTime` (ms), and `err` for a failed request.
+ */
+export function logRequest(
+  logger: Logger,
+  req: { id: string; method: string; url: string },
+  statusCode: number,
+  startedAt: number,
+  error?: unknown,
+): void {
+  const level = requestLogLevel(statusCode, error);
+  // Most answers are 2xx at debug, which production does not write: nothing is built for them.
+  if (!logger.isLevelEnabled(level)) return;
+  const line = { req: { id: req.id, method: req.method, url: redactUrl(req.url) }, res: { statusCode }, responseTime: Date.now() - startedAt };
+  if (error || statusCode >= 500) {
+    logger[level]({ ...line, err: error ?? new Error(`failed with status code ${statusCode}`) }, 'request errored');
+  } else {
+    logger[level](line, 'request completed');
+  }
+}
+
+/**
+ * Structured request logs carrying the gateway's request id: the request id on the request
+ * (`requestId(req)`) and on the answer (x-request-id), and one line per request when it ends
+ * (logRequest). The same lines as pino-http wrote, without its per-request child logger.
+ */
 export function requestLogging(logger: Logger): RequestHandler {
-  return pinoHttp({
-    logger,
-    genReqId: (req, res) => {
-      const incoming = req.headers['x-request-id'];
-      const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-      res.setHeader('x-request-id', id);
-      return id;
-    },
-    customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
-    serializers: {
-      req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }),
-      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-    },
-  });
+  return (req, res, next) => {
+    const id = requestIdFor(req.headers['x-request-id']);
+    (req as Request & { id?: string }).id = id;
+    res.setHeader('x-request-id', id);
+    const startedAt = Date.now();
+    const url = req.originalUrl;
+    const ended = (error?: unknown) => {
+      res.removeListener('finish', ended);
+      res.removeListener('close', ended);
+      res.removeListener('error', ended);
+      logRequest(logger, { id, method: req.method, url }, res.statusCode, startedAt, error);
+    };
+    res.on('finish', ended);
+    res.on('close', ended);
+    res.on('error', ended);
+    next();
+  };
 }
 
 /** The request id (from the gateway's x-request-id, or made here). */
@@ -118,7 +156,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error: unknown, req, res, _next) => {
     const httpError = toHttpError(error);
     if (httpError.status >= 500) {
-      (req.log ?? logger).error({ err: error }, 'request failed');
+      logger.error({ req: { id: requestId(req), method: req.method, url: redactUrl(req.originalUrl) }, err: error }, 'request failed');
     }
     if (res.headersSent) {
       res.destroy();

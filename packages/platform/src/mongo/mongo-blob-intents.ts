@@ -28,8 +28,9 @@ export class MongoBlobIntents implements BlobIntents {
 
   async add(prefix: string): Promise<void> {
     // An upsert is an update: on FerretDB a read-modify-write, so two of this process's upserts of
-    // one prefix must not overlap (see serialWrite). Another replica's insert of the same prefix
-    // may still win the race; the note is there then, which is all this asks.
+    // one prefix must not overlap there (serialWrite queues them). On MongoDB, or from another
+    // replica, two upserts of one prefix may race to insert: the loser's duplicate-key error means
+    // the note is there, which is all this asks.
     await serialWrite(this.intents, () =>
       this.intents.updateOne({ _id: prefix }, { $setOnInsert: { created_at: new Date().toISOString() } }, { upsert: true }).exec(),
     ).catch((error: unknown) => {

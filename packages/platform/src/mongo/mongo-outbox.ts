@@ -82,12 +82,16 @@ export class MongoOutboxStore implements OutboxStore {
   }
 
   /**
-   * Takes published events out of one document. Conditional $pull and positional filters are not
-   * available everywhere (FerretDB), so this is a read-modify-write guarded by the document's
+   * Takes published events out of one document: a conditional $pull, one atomic write, where the
+   * server applies it (MongoDB, mongo-java-server). FerretDB v1 accepts it and changes nothing, so
+   * when nothing changed the events are taken out by a read-modify-write guarded by the document's
    * `_outboxVersion`, which every write that adds events increments: a concurrent change makes the
-   * guarded write miss, and it is tried again on fresh data.
+   * guarded write miss, and it is tried again on fresh data (on FerretDB, where updates queue in
+   * this process, only another replica's change can).
    */
   private async removeEvents(model: Model<any>, id: string, published: Set<string>): Promise<void> {
+    const pulled = await model.updateOne({ _id: id }, { $pull: { _outbox: { id: { $in: [...published] } } } });
+    if (pulled.modifiedCount === 1) return;
     for (let attempt = 0; attempt < 10; attempt++) {
       const document = (await model.findOne({ _id: id }, { _outbox: 1, _outboxVersion: 1 }).lean()) as
         | { _outbox: EmbeddedEvent[]; _outboxVersion?: number }

@@ -13,6 +13,7 @@ import { S3BlobStore, type S3BlobStoreOptions } from '../blobs/s3-blob-store.js'
 import type { JobQueue } from '../jobs/job-queue.js';
 import { BullMqJobQueue } from '../jobs/bullmq-job-queue.js';
 import { SqliteJobQueue } from '../jobs/sqlite-job-queue.js';
+import { SERIAL_WRITES_SETTINGS, type SerialWritesSetting } from '../mongo/serial-writes.js';
 
 /**
  * Which infrastructure a service uses, from the environment alone: each distributed adapter is
@@ -25,6 +26,8 @@ export interface InfrastructureSettings {
   kafka: KafkaConnectionSettings;
   redisUrl: string | null;
   mongoUrl: string | null;
+  /** MONGO_SERIAL_WRITES: whether MongoDB updates of one collection queue in this process (default auto: ask the server). */
+  mongoSerialWrites?: SerialWritesSetting;
   s3: S3BlobStoreOptions | null;
   /** Prefix of Kafka consumer groups and Redis keys, so that deployments can share servers. */
   namespace: string;
@@ -39,6 +42,7 @@ const infrastructureEnvSchema = z.object({
   KAFKA_BROKERS: z.string().regex(/^[^,\s]+(,[^,\s]+)*$/, 'must be host:port[,host:port...]').optional(),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
   MONGO_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// URL').optional(),
+  MONGO_SERIAL_WRITES: z.enum(SERIAL_WRITES_SETTINGS).default('auto'),
   S3_ENDPOINT: z.string().optional(),
   S3_BUCKET: z.string().optional(),
   S3_REGION: z.string().default('us-east-1'),
@@ -59,6 +63,7 @@ export function infrastructureFromEnv(env: NodeJS.ProcessEnv = process.env): Inf
     kafka: parsed.KAFKA_BROKERS ? kafkaConnectionFromEnv(env) : {},
     redisUrl: parsed.REDIS_URL ?? null,
     mongoUrl: parsed.MONGO_URL ?? null,
+    mongoSerialWrites: parsed.MONGO_SERIAL_WRITES,
     s3: parsed.S3_BUCKET
       ? {
           bucket: parsed.S3_BUCKET,
@@ -103,6 +108,6 @@ export function describeInfrastructure(settings: InfrastructureSettings): Record
     bus: settings.kafkaBrokers ? `kafka ${settings.kafkaBrokers.join(',')} (${describeKafkaConnection(settings.kafka)})` : 'embedded (SQLite log)',
     jobs: settings.redisUrl ? 'bullmq (redis)' : 'embedded (SQLite)',
     blobs: settings.s3 ? `s3 ${settings.s3.endpoint ?? 'aws'}/${settings.s3.bucket}` : 'files',
-    documents: settings.mongoUrl ? 'mongodb' : 'embedded (SQLite)',
+    documents: settings.mongoUrl ? `mongodb (serial writes: ${settings.mongoSerialWrites ?? 'auto'})` : 'embedded (SQLite)',
   };
 }

@@ -8,6 +8,8 @@ export interface CachedAnswer {
   headers: Record<string, string | string[]>;
   body: Buffer;
   storedAt: number;
+  /** The gateway route (template) that answered it: the metrics label of every answer from it. */
+  route: string;
 }
 
 export interface PublicCacheOptions {
@@ -144,7 +146,7 @@ export class PublicCache {
     if ((method !== 'GET' && method !== 'HEAD') || !request.url.startsWith('/api/')) return { kind: 'pass' };
     for (const name of BYPASSING_REQUEST_HEADERS) if (request.headers[name] !== undefined) return { kind: 'pass' };
     // A HEAD is answered from the GET's entry (its headers without the body); it never leads.
-    const key = `${request.protocol}://${request.host}${request.url}`;
+    const key = PublicCache.keyOf(request.protocol, request.host, request.url);
     const answer = this.answers.get(key);
     if (answer) return { kind: 'hit', answer };
     if (method === 'HEAD' || this.passes.has(key)) return { kind: 'pass' };
@@ -173,6 +175,16 @@ export class PublicCache {
     };
   }
 
+  /** The key of a request's answer: the full URL as the caller asked for it (protocol and host as the gateway reads them). */
+  static keyOf(protocol: string, host: string, url: string): string {
+    return `${protocol}://${host}${url}`;
+  }
+
+  /** The answer kept for this key, if any: no request leads or waits here (the fast path's question). */
+  find(key: string): CachedAnswer | undefined {
+    return this.answers.get(key);
+  }
+
   /** Waits for a leader's answer, at most WAIT_LIMIT_MS. */
   static wait(answer: Promise<CachedAnswer | null>): Promise<CachedAnswer | null> {
     let timer: NodeJS.Timeout | undefined;
@@ -191,13 +203,13 @@ export class PublicCache {
   }
 
   /** Keeps a leader's answer (unless something changed since it asked) and hands it to its waiters. */
-  store(ticket: CacheTicket, status: number, headers: IncomingHttpHeaders, body: Buffer, ttlMs: number): CachedAnswer {
+  store(ticket: CacheTicket, status: number, headers: IncomingHttpHeaders, body: Buffer, ttlMs: number, route: string): CachedAnswer {
     const kept: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(withoutHopByHop(headers))) {
       if (value !== undefined && !NOT_REPLAYED.has(name)) kept[name] = value;
     }
     const now = this.now();
-    const answer: CachedAnswer = { status, headers: kept, body, storedAt: now };
+    const answer: CachedAnswer = { status, headers: kept, body, storedAt: now, route };
     if (ticket.generation === this.generation && now >= this.noStoreUntil) this.answers.set(ticket.key, answer, { ttl: ttlMs });
     ticket.settle?.(answer);
     return answer;

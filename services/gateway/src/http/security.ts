@@ -114,3 +114,35 @@ export function isCrossSiteWrite(method: string, headers: Record<string, string 
     return true;
   }
 }
+
+/**
+ * The headers `securityHeaders` sets on an answer over plain HTTP or over HTTPS, as [name, value]
+ * pairs in the order it sets them, found by running that very hook once against a response that
+ * records them. The public cache's fast path (answer-from-memory.ts) writes these, so both paths
+ * send the same headers by construction (tests/integration/gateway-cache-fast-path.test.ts
+ * compares them on the wire too).
+ */
+export function securityHeaderPairs(config: PublicConfig, https: boolean): [string, string][] {
+  const set = new Map<string, [string, string]>();
+  const raw = {
+    setHeader(name: string, value: string | number | readonly string[]) {
+      set.set(name.toLowerCase(), [name, Array.isArray(value) ? value.join(', ') : String(value)]);
+      return raw;
+    },
+    removeHeader(name: string) {
+      set.delete(name.toLowerCase());
+    },
+    getHeader(name: string) {
+      return set.get(name.toLowerCase())?.[1];
+    },
+  };
+  let finished = false;
+  const hook = securityHeaders(config) as unknown as (request: unknown, reply: unknown, done: (error?: Error) => void) => void;
+  hook({ protocol: https ? 'https' : 'http', raw: { headers: {}, method: 'GET', url: '/' } }, { raw }, (error) => {
+    if (error) throw error;
+    finished = true;
+  });
+  // helmet's middleware runs synchronously; anything else would be a change to look at.
+  if (!finished) throw new Error('the security headers hook did not finish synchronously');
+  return [...set.values()];
+}

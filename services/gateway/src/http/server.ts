@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
 import { hostname } from 'node:os';
 import { Readable, type Duplex } from 'node:stream';
@@ -9,6 +10,7 @@ import fastifyHttpProxy from '@fastify/http-proxy';
 import fastifyReplyFrom from '@fastify/reply-from';
 import fastifyRateLimit from '@fastify/rate-limit';
 import fastifyStatic from '@fastify/static';
+import proxyAddr from '@fastify/proxy-addr';
 import { Pool } from 'undici';
 import type { Redis } from 'ioredis';
 import {
@@ -34,10 +36,11 @@ import {
 } from '@portal/platform';
 import type { GatewaySettings } from '../config.js';
 import { IdentityUnavailableError, SessionResolver, type ResolvedCaller } from '../sessions/session-resolver.js';
-import { isCrossSiteWrite, securityHeaders } from './security.js';
+import { isCrossSiteWrite, securityHeaderPairs, securityHeaders } from './security.js';
 import { guardRequestBodies } from './upload-guard.js';
 import { handOver, isUploadChunk, type InProcessHandler } from './in-process-uploads.js';
 import { PublicCache, readBody, withoutHopByHop, type CachedAnswer, type CacheTicket } from './public-cache.js';
+import { answerFromMemory, type TrustFunction } from './answer-from-memory.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -149,8 +152,14 @@ function upstreams(settings: GatewaySettings) {
 }
 
 /** proxy-addr's trust function for a hop count: the socket's peer is hop 0, its X-Forwarded-For entry hop 1, … */
-function trustNearestHops(hops: number): (address: string, hop: number) => boolean {
+function trustNearestHops(hops: number): TrustFunction {
   return (_address, hop) => hop < hops;
+}
+
+/** TRUST_PROXY as one function, which fastify and the public cache's fast path both use. */
+function trustFunction(trustProxy: GatewaySettings['trustProxy']): TrustFunction | false {
+  if (trustProxy === false) return false;
+  return typeof trustProxy === 'number' ? trustNearestHops(trustProxy) : proxyAddr.compile(trustProxy);
 }
 
 /**
@@ -178,17 +187,37 @@ function answerUnreadableRequest(error: Error & { code?: string }, socket: Duple
 export async function createGateway(settings: GatewaySettings, deps: GatewayDeps): Promise<Gateway> {
   const tokens = new IdentityTokens(settings.internalSecret);
   const resolver = new SessionResolver(settings.identityUrl, tokens, settings.sessionCacheTtlMs);
+  const trust = trustFunction(settings.trustProxy);
+  const requestId = (req: IncomingMessage): string => {
+    const incoming = req.headers['x-request-id'];
+    return trust !== false && typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  };
+  const publicCache = settings.publicCacheTtlMs > 0 ? new PublicCache({ ttlMs: settings.publicCacheTtlMs }) : null;
+  /** Answers public pages kept in memory before fastify sees the request (set below, once the hooks it mirrors exist). */
+  let fromMemory: ((req: IncomingMessage, res: ServerResponse) => boolean) | null = null;
+  let closing = false;
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     // A hop count as Express reads it (the nearest N proxies are believed); fastify's own number
     // setting believes no X-Forwarded-* at all.
-    trustProxy: typeof settings.trustProxy === 'number' ? trustNearestHops(settings.trustProxy) : settings.trustProxy,
+    trustProxy: trust,
     // One line per request comes from the onResponse hook below, not from fastify itself.
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
-    genReqId: (req) => {
-      const incoming = req.headers['x-request-id'];
-      return settings.trustProxy !== false && typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    genReqId: requestId,
+    // fastify's own server, with one check in front: a public page in memory is answered there.
+    serverFactory: (handler, factoryOptions) => {
+      // fastify hands its processed options (defaults applied) to the factory.
+      const options = factoryOptions as { http?: object; keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number; maxRequestsPerSocket: number };
+      const server = createServer(options.http ?? {}, (req, res) => {
+        if (fromMemory === null || closing || !fromMemory(req, res)) handler(req, res);
+      });
+      // What fastify sets on the server it makes itself.
+      server.keepAliveTimeout = options.keepAliveTimeout;
+      server.requestTimeout = options.requestTimeout;
+      server.setTimeout(options.connectionTimeout);
+      if (options.maxRequestsPerSocket > 0) server.maxRequestsPerSocket = options.maxRequestsPerSocket;
+      return server;
     },
     bodyLimit: 64 * 1024,
     return503OnClosing: true,
@@ -196,7 +225,11 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
   });
   app.decorateRequest('caller', null);
   app.decorateRequest('publicCacheTicket', null);
-  const publicCache = settings.publicCacheTtlMs > 0 ? new PublicCache({ ttlMs: settings.publicCacheTtlMs }) : null;
+  // While closing, fastify answers 503 (return503OnClosing): so does everything that reaches it.
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   const cacheOutcomes = deps.metrics?.counter(
     'portal_gateway_public_cache_total',
     'Public API answers by how the gateway cache served them: hit, coalesced (waited for another request), miss (stored), pass',
@@ -318,19 +351,37 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
       });
     }
 
-    api.addHook('onRequest', async (request, reply) => {
+    // Callback style: most requests carry a session the cache knows, answered without a promise.
+    api.addHook('onRequest', (request, reply, done) => {
       if (isCrossSiteWrite(request.method, request.headers, request.host)) {
-        return reply.status(403).send({ code: 'cross_site_request', message: MESSAGES.crossSite });
+        void reply.status(403).send({ code: 'cross_site_request', message: MESSAGES.crossSite });
+        return;
       }
       const rawId = request.cookies[settings.cookieName];
-      if (!rawId) return;
-      try {
-        request.caller = await resolver.resolve(rawId);
-      } catch (error) {
-        if (!(error instanceof IdentityUnavailableError)) throw error;
-        request.log.warn({ err: error }, 'session not resolved');
-        return reply.status(503).send({ code: 'internal', message: 'Sign-in is not available right now. Please try again shortly.' });
+      if (!rawId) {
+        done();
+        return;
       }
+      const known = resolver.cached(rawId);
+      if (known !== undefined) {
+        request.caller = known;
+        done();
+        return;
+      }
+      resolver.resolve(rawId).then(
+        (caller) => {
+          request.caller = caller;
+          done();
+        },
+        (error: unknown) => {
+          if (!(error instanceof IdentityUnavailableError)) {
+            done(error as Error);
+            return;
+          }
+          request.log.warn({ err: error }, 'session not resolved');
+          void reply.status(503).send({ code: 'internal', message: 'Sign-in is not available right now. Please try again shortly.' });
+        },
+      );
     });
 
     api.addHook('onRequest', (request, reply, done) => {
@@ -485,6 +536,25 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
     return CLIENT_ROUTE_SET.has(path) ? reply.sendFile(pageOfRoute(path)) : reply.status(404).sendFile('index.html');
   });
 
+  if (publicCache) {
+    fromMemory = answerFromMemory({
+      cache: publicCache,
+      securityHeaders: { http: securityHeaderPairs(settings.publicConfig, false), https: securityHeaderPairs(settings.publicConfig, true) },
+      trust,
+      requestId,
+      // What the onResponse hooks above record for an answer from memory: the hit, the route's
+      // latency, and the request line when debug logging is on.
+      answered: (req, answer, status, id, startedAt) => {
+        const ms = performance.now() - startedAt;
+        cacheOutcomes?.inc({ outcome: 'hit' });
+        deps.metrics?.observeRequest(req.method!, answer.route, status, ms / 1000);
+        if (deps.logger.isLevelEnabled('debug')) {
+          deps.logger.debug({ reqId: id, req: { id, method: req.method, url: redactUrl(req.url ?? '') }, status, ms }, 'request');
+        }
+      },
+    });
+  }
+
   function sendCached(reply: FastifyReply, answer: CachedAnswer): void {
     void reply.code(answer.status).headers(answer.headers).header('age', publicCache!.ageOf(answer)).send(answer.body);
   }
@@ -514,7 +584,7 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
     readBody(response.stream, Number(response.headers['content-length'])).then(
       (body) => {
         cacheOutcomes?.inc({ outcome: 'miss' });
-        publicCache.store(ticket, response.statusCode, response.headers, body, ttlMs);
+        publicCache.store(ticket, response.statusCode, response.headers, body, ttlMs, request.routeOptions.url ?? 'unmatched');
         void reply.send(body);
       },
       (error: Error) => {

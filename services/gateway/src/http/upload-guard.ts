@@ -21,6 +21,8 @@ const FORM_ALLOWANCE = 1024 * 1024;
 /** Every other request: a JSON body, which the services and the gateway read up to 64 KB. */
 const OTHER_BODY_MAX = 64 * 1024;
 const UPLOADS_PATH = '/api/evidence/uploads';
+/** The refusal of any other body, worded once (bodyRuleOf runs for every request). */
+const OTHER_BODY_TOO_LARGE = `The request body is too large (at most ${formatBytes(OTHER_BODY_MAX)})`;
 
 interface BodyRule {
   maxBytes: number;
@@ -34,12 +36,12 @@ interface BodyRule {
 export function bodyRuleOf(method: string, url: string, limits: UploadLimits): BodyRule {
   const query = url.indexOf('?');
   const path = query === -1 ? url : url.slice(0, query);
-  const evidence = `The file is too large (at most ${formatBytes(limits.evidenceMaxBytes)})`;
+  const evidence = () => `The file is too large (at most ${formatBytes(limits.evidenceMaxBytes)})`;
   if ((method === 'POST' && path === '/api/evidence') || (method === 'PUT' && path.startsWith('/api/evidence/update/'))) {
-    return { maxBytes: limits.evidenceMaxBytes + FORM_ALLOWANCE, tooLarge: evidence, upload: true };
+    return { maxBytes: limits.evidenceMaxBytes + FORM_ALLOWANCE, tooLarge: evidence(), upload: true };
   }
   if ((method === 'PATCH' || method === 'POST') && (path === UPLOADS_PATH || path.startsWith(`${UPLOADS_PATH}/`))) {
-    return { maxBytes: limits.evidenceMaxBytes, tooLarge: evidence, upload: method === 'PATCH' };
+    return { maxBytes: limits.evidenceMaxBytes, tooLarge: evidence(), upload: method === 'PATCH' };
   }
   if (method === 'POST' && path === '/api/user/register') {
     return { maxBytes: limits.photoMaxBytes + FORM_ALLOWANCE, tooLarge: `The photo is too large (at most ${formatBytes(limits.photoMaxBytes)})`, upload: false };
@@ -47,7 +49,7 @@ export function bodyRuleOf(method: string, url: string, limits: UploadLimits): B
   if (method === 'PUT' && path === '/api/evidence/user') {
     return { maxBytes: limits.photoMaxBytes + FORM_ALLOWANCE, tooLarge: `The avatar is too large (at most ${formatBytes(limits.photoMaxBytes)})`, upload: true };
   }
-  return { maxBytes: OTHER_BODY_MAX, tooLarge: `The request body is too large (at most ${formatBytes(OTHER_BODY_MAX)})`, upload: false };
+  return { maxBytes: OTHER_BODY_MAX, tooLarge: OTHER_BODY_TOO_LARGE, upload: false };
 }
 
 function hasBody(headers: IncomingHttpHeaders): boolean {

@@ -49,6 +49,17 @@ export class SessionResolver {
     return createHash('sha256').update(rawId).digest('base64url');
   }
 
+  /**
+   * The caller for a session cookie when the cache answers it as it is (a known session whose
+   * token needs no renewal yet, or an id known to be no session: null), without a promise;
+   * undefined when resolve() has work to do.
+   */
+  cached(rawId: string): ResolvedCaller | null | undefined {
+    const cached = this.cache.get(SessionResolver.hash(rawId));
+    if (!cached) return undefined;
+    return !cached.caller || Date.now() < cached.tokenRenewAt ? cached.caller : undefined;
+  }
+
   async resolve(rawId: string): Promise<ResolvedCaller | null> {
     const key = SessionResolver.hash(rawId);
     const cached = this.cache.get(key);

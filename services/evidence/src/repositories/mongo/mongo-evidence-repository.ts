@@ -171,17 +171,24 @@ export class MongoEvidenceRepository implements EvidenceRepository {
   }
 
   async update(id: string, changes: EvidenceChanges, events: PendingEvent[]): Promise<EvidenceRecord | null> {
+    const write = (guard: Record<string, unknown>, set: Record<string, unknown>) =>
+      this.items.findOneAndUpdate({ _id: id, ...LIVE, ...guard }, { $set: set, ...outboxPush(toEmbedded(events)) }, { new: true }).lean<EvidenceDocument>().exec();
     const updated = await serialWrite(this.items, async () => {
-      const set: Record<string, unknown> = { ...changes };
-      if (changes.title !== undefined || changes.notes !== undefined) {
-        // The words come from both fields; one not changed is read (writes are serialised here).
-        const current =
-          changes.title !== undefined && changes.notes !== undefined
-            ? null
-            : await this.items.findOne({ _id: id, ...LIVE }, { title: 1, notes: 1 }).lean<EvidenceDocument>();
-        set.search_terms = searchTermsOf({ title: changes.title ?? current?.title ?? '', notes: changes.notes ?? current?.notes ?? '' });
+      const { title, notes } = changes;
+      if (title === undefined && notes === undefined) return write({}, { ...changes });
+      if (title !== undefined && notes !== undefined) return write({}, { ...changes, search_terms: searchTermsOf({ title, notes }) });
+      // The words come from both fields, so the one not changed is read and the write is guarded
+      // by it: a concurrent change of that field (another request or replica, and no queue on a
+      // server that needs none) makes the write miss, and it is tried again on fresh data.
+      for (let attempt = 0; attempt < 10; attempt++) {
+        const current = await this.items.findOne({ _id: id, ...LIVE }, { title: 1, notes: 1 }).lean<EvidenceDocument>();
+        if (!current) return null;
+        const guard = title === undefined ? { title: current.title ?? null } : { notes: current.notes ?? null };
+        const words = searchTermsOf({ title: title ?? current.title ?? '', notes: notes ?? current.notes ?? '' });
+        const written = await write(guard, { ...changes, search_terms: words });
+        if (written) return written;
       }
-      return this.items.findOneAndUpdate({ _id: id, ...LIVE }, { $set: set, ...outboxPush(toEmbedded(events)) }, { new: true }).lean<EvidenceDocument>().exec();
+      throw new Error(`could not update evidence ${id}: its title or notes kept changing`);
     });
     return toRecord(updated);
   }
@@ -233,26 +240,41 @@ export class MongoEvidenceRepository implements EvidenceRepository {
     const updated_at = new Date().toISOString();
     for (const id of ids) {
       // One document, one atomic write with its event: the item is changed and announced, or neither.
-      const changed = await serialWrite(this.items, async () => {
-        const current = await this.items.findOne({ _id: id, ...LIVE }).lean<EvidenceDocument>();
-        if (!current) return 'missing' as const;
-        if (current.is_public === isPublic) return 'unchanged' as const;
-        const after = { ...toRecord(current)!, is_public: isPublic, review_status: 'reviewed' as const, updated_at };
-        const written = await this.items
-          .findOneAndUpdate(
-            { _id: id, ...LIVE, is_public: current.is_public },
-            { $set: { is_public: isPublic, review_status: 'reviewed', updated_at }, ...outboxPush(toEmbedded(eventsFor(after))) },
-            { new: true },
-          )
-          .lean<EvidenceDocument>()
-          .exec();
-        return toRecord(written) ?? ('missing' as const);
-      });
+      const changed = await serialWrite(this.items, () => this.setOneVisibility(id, isPublic, updated_at, eventsFor));
       if (changed === 'missing') result.missing.push(id);
       else if (changed === 'unchanged') result.unchanged.push(id);
       else result.changed.push(changed);
     }
     return result;
+  }
+
+  /**
+   * The visibility of one item, written only if it is still what was read: a concurrent change
+   * (another request or replica, no queue on this server) makes the write miss, and it is read
+   * and decided again.
+   */
+  private async setOneVisibility(
+    id: string,
+    isPublic: boolean,
+    updated_at: string,
+    eventsFor: (record: EvidenceRecord) => PendingEvent[],
+  ): Promise<EvidenceRecord | 'missing' | 'unchanged'> {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const current = await this.items.findOne({ _id: id, ...LIVE }).lean<EvidenceDocument>();
+      if (!current) return 'missing';
+      if (current.is_public === isPublic) return 'unchanged';
+      const after = { ...toRecord(current)!, is_public: isPublic, review_status: 'reviewed' as const, updated_at };
+      const written = await this.items
+        .findOneAndUpdate(
+          { _id: id, ...LIVE, is_public: current.is_public },
+          { $set: { is_public: isPublic, review_status: 'reviewed', updated_at }, ...outboxPush(toEmbedded(eventsFor(after))) },
+          { new: true },
+        )
+        .lean<EvidenceDocument>()
+        .exec();
+      if (written) return toRecord(written)!;
+    }
+    throw new Error(`could not change the visibility of evidence ${id}: it kept changing`);
   }
 
   async markReviewed(ids: string[], eventsFor: (record: EvidenceRecord) => PendingEvent[]): Promise<SelectedChange> {
