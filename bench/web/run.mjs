@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync
 import { createServer } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { extname, join, normalize } from 'node:path';
+import { extname, join, normalize, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { median } from '../lib/measure.mjs';
@@ -79,7 +79,7 @@ try {
   cleanups.push(portal.stop);
   // --compare-web: another build of the web app (e.g. main's, to show before and after in one
   // run), served by a second all-in-one portal of this build: only the web app differs.
-  const compareDist = values['compare-web'] ? normalize(join(process.cwd(), values['compare-web'])) : '';
+  const compareDist = values['compare-web'] ? resolve(values['compare-web']) : '';
   if (compareDist && !existsSync(join(compareDist, 'index.html'))) throw new Error(`--compare-web: ${compareDist} has no index.html`);
   const comparePortal = compareDist ? await startPortal(join(dir, 'compare-data'), { WEB_DIST: compareDist }) : null;
   if (comparePortal) cleanups.push(comparePortal.stop);
