@@ -182,6 +182,10 @@ export function guardRequestBodies(app: FastifyInstance, limits: UploadLimits): 
     );
     payload.on('error', (error) => watch.destroy(error));
     payload.on('aborted', () => watch.destroy(new Error('the client went away')));
+    // Whoever reads the body (the proxy, or evidence's upload handler in the same process) sees
+    // its end through its own listeners; one that has stopped reading (it answered already) may
+    // have none left, and an unheard stream error would end the whole process.
+    watch.on('error', (error) => request.log.debug({ err: error }, 'request body ended early'));
     reply.raw.once('close', () => watch.stop());
     payload.pipe(watch);
     done(null, watch);
