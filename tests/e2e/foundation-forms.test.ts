@@ -178,7 +178,7 @@ describe.skipIf(chromiumMissing)(chromiumMissing ? `foundation forms (skipped: $
     await page.getByRole('button', { name: 'Edit Profile' }).click();
     const currentPassword = page.getByLabel('Current Password');
     expect(await currentPassword.count()).toBe(0);
-    await page.getByRole('textbox', { name: 'Email' }).fill(TEST_ADMIN.email);
+    await page.getByRole('textbox', { name: 'Email', exact: true }).fill(TEST_ADMIN.email);
     await currentPassword.waitFor();
     await page.getByRole('button', { name: 'Save Changes' }).click();
     await page.getByText(MESSAGES.currentPasswordRequired).waitFor();
@@ -209,7 +209,7 @@ describe.skipIf(chromiumMissing)(chromiumMissing ? `foundation forms (skipped: $
       await page.getByRole('textbox', { name: 'Full Name' }).fill('Ida Informant');
       await page.getByRole('textbox', { name: 'Username' }).fill(`crowded_${Date.now().toString(36)}`);
       await page.getByRole('combobox', { name: 'Pronouns' }).selectOption('They/Them');
-      await page.getByRole('textbox', { name: 'Email' }).fill(`crowded_${Date.now().toString(36)}@example.org`);
+      await page.getByRole('textbox', { name: 'Email', exact: true }).fill(`crowded_${Date.now().toString(36)}@example.org`);
       await page.getByRole('textbox', { name: 'Phone Number', exact: true }).fill('5551234567');
       await page.getByRole('textbox', { name: 'Confirm Phone Number' }).fill('5551234567');
       await page.getByRole('textbox', { name: 'Password', exact: true }).fill('password1');

@@ -41,7 +41,7 @@ async function fillRegistration(page: Page, prefix: string) {
   await page.getByRole('textbox', { name: 'Full Name' }).fill('Ida Informant');
   await page.getByRole('textbox', { name: 'Username' }).fill(username);
   await page.getByRole('combobox', { name: 'Pronouns' }).selectOption('They/Them');
-  await page.getByRole('textbox', { name: 'Email' }).fill(email);
+  await page.getByRole('textbox', { name: 'Email', exact: true }).fill(email);
   await page.getByRole('textbox', { name: 'Phone Number', exact: true }).fill('5551234567');
   await page.getByRole('textbox', { name: 'Confirm Phone Number' }).fill('5551234567');
   await page.getByRole('textbox', { name: 'Password', exact: true }).fill('password1');

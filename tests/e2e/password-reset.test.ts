@@ -48,7 +48,7 @@ describe.skipIf(chromiumMissing)(chromiumMissing ? `password reset (skipped: ${C
     await page.waitForURL('**/reset-password-email');
 
     // An address nobody has.
-    const email = page.getByRole('textbox', { name: 'Email' });
+    const email = page.getByRole('textbox', { name: 'Email', exact: true });
     expect(await email.getAttribute('type')).toBe('email');
     expect(await email.getAttribute('required')).not.toBeNull();
     await email.fill('nobody-here@example.org');
@@ -62,7 +62,7 @@ describe.skipIf(chromiumMissing)(chromiumMissing ? `password reset (skipped: ${C
     const firstCode = codeIn(await resetMail(user.email));
 
     // The address came along; a wrong code is refused.
-    const codeEmail = page.getByRole('textbox', { name: 'Email' });
+    const codeEmail = page.getByRole('textbox', { name: 'Email', exact: true });
     expect(await codeEmail.inputValue()).toBe(user.email);
     const code = page.getByRole('textbox', { name: 'Code' });
     await code.fill(wrongCodeFor(firstCode));
@@ -126,7 +126,7 @@ describe.skipIf(chromiumMissing)(chromiumMissing ? `password reset (skipped: ${C
     const mail = await resetMail(user.email);
     expect(mail.text).toContain('/reset-password-code');
     await page.goto('/reset-password-code');
-    await page.getByRole('textbox', { name: 'Email' }).fill(user.email);
+    await page.getByRole('textbox', { name: 'Email', exact: true }).fill(user.email);
     await page.getByRole('textbox', { name: 'Code' }).fill(wrongCodeFor(codeIn(mail)));
     await page.getByRole('button', { name: 'Check Code' }).click();
     await alertWith(page, MESSAGES.incorrectCode).waitFor();
