@@ -49,6 +49,11 @@ export interface GatewaySettings {
   /** How long public API answers (archive pages) are kept in memory at most (ms; 0 turns the cache off). */
   publicCacheTtlMs: number;
   /**
+   * Signed-in reads (GET and HEAD without a body) proxied in front of fastify with what the full
+   * path would do (http/proxy-fast-path.ts); false sends every request through fastify.
+   */
+  proxyFastPath: boolean;
+  /**
    * Which proxies in front may say who the client is (X-Forwarded-For, -Proto, -Host): none
    * (false), the nearest N hops, or the proxies at these addresses or networks.
    */
@@ -70,6 +75,7 @@ const gatewayEnvSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(3000),
   PUBLIC_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
   TRUST_PROXY: envTrustProxy.default(false),
+  GATEWAY_PROXY_FAST_PATH: envBoolean.default(true),
   // The services' own limits (evidence and identity read the same variables, with the same defaults).
   EVIDENCE_IMAGE_MAX_BYTES: envBytes.default(30 * 1024 ** 2),
   EVIDENCE_VIDEO_MAX_BYTES: envBytes.default(1024 ** 3),
@@ -137,6 +143,7 @@ export function gatewaySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ga
     sessionCacheTtlMs: parsed.SESSION_CACHE_TTL_MS,
     rateLimitPerMinute: parsed.RATE_LIMIT_PER_MINUTE,
     publicCacheTtlMs: parsed.PUBLIC_CACHE_TTL_MS,
+    proxyFastPath: parsed.GATEWAY_PROXY_FAST_PATH,
     trustProxy: parsed.TRUST_PROXY,
     uploads: {
       evidenceMaxBytes: Math.max(parsed.EVIDENCE_IMAGE_MAX_BYTES, parsed.EVIDENCE_VIDEO_MAX_BYTES, parsed.EVIDENCE_AUDIO_MAX_BYTES),

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { hostOf, protocolOf, type TrustFunction } from './client-view.js';
 import { PublicCache, type CachedAnswer } from './public-cache.js';
 
-/** Whether the nearest hop (the socket's peer) is a trusted proxy: fastify's trustProxy function, as the gateway gave it. */
-export type TrustFunction = (address: string, hop: number) => boolean;
+export type { TrustFunction } from './client-view.js';
 
 export interface AnswerFromMemoryOptions {
   cache: PublicCache;
@@ -37,12 +37,6 @@ interface Prepared {
   etag: string | undefined;
 }
 
-/** The last value of a header a proxy may have appended to (as fastify reads X-Forwarded-*). */
-function lastEntry(value: string): string {
-  const comma = value.lastIndexOf(',');
-  return comma === -1 ? value.trim() : value.slice(comma + 1).trim();
-}
-
 function opaqueTag(tag: string): string {
   return tag.startsWith('W/') ? tag.slice(2) : tag;
 }
@@ -72,18 +66,6 @@ export function matchesIfNoneMatch(ifNoneMatch: string, etag: string | undefined
 export function answerFromMemory(options: AnswerFromMemoryOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
   const { cache, trust, requestId, answered } = options;
   const prepared = new WeakMap<CachedAnswer, Prepared>();
-
-  function protocolOf(req: IncomingMessage): string {
-    const forwarded = req.headers['x-forwarded-proto'];
-    if (trust && typeof forwarded === 'string' && forwarded !== '' && trust(req.socket.remoteAddress ?? '', 0)) return lastEntry(forwarded);
-    return (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
-  }
-
-  function hostOf(req: IncomingMessage): string {
-    const forwarded = req.headers['x-forwarded-host'];
-    if (trust && typeof forwarded === 'string' && forwarded !== '' && trust(req.socket.remoteAddress ?? '', 0)) return lastEntry(forwarded);
-    return req.headers.host ?? '';
-  }
 
   function prepare(answer: CachedAnswer, https: boolean, notModified: boolean): PreparedHead {
     const headers: string[] = [];
@@ -118,8 +100,8 @@ export function answerFromMemory(options: AnswerFromMemoryOptions): (req: Incomi
     if (!url.startsWith('/api/')) return false;
     const headers = req.headers;
     for (const name of FULL_PATH_HEADERS) if (headers[name] !== undefined) return false;
-    const protocol = protocolOf(req);
-    const answer = cache.find(PublicCache.keyOf(protocol, hostOf(req), url));
+    const protocol = protocolOf(req, trust);
+    const answer = cache.find(PublicCache.keyOf(protocol, hostOf(req, trust), url));
     if (!answer) return false;
 
     const https = protocol === 'https';

@@ -180,6 +180,16 @@ export class PublicCache {
     return `${protocol}://${host}${url}`;
   }
 
+  /**
+   * Whether a request for this key goes to the service with nothing for the cache to do: nothing
+   * is kept for it, and a GET's key is known to answer something not to be shared (no request
+   * leads or waits for it). The proxy fast path's question.
+   */
+  goesUpstream(method: string, key: string): boolean {
+    if (this.answers.has(key)) return false;
+    return method === 'HEAD' || this.passes.has(key);
+  }
+
   /** The answer kept for this key, if any: no request leads or waits here (the fast path's question). */
   find(key: string): CachedAnswer | undefined {
     return this.answers.get(key);

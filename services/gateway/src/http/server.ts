@@ -40,7 +40,9 @@ import { isCrossSiteWrite, securityHeaderPairs, securityHeaders } from './securi
 import { guardRequestBodies } from './upload-guard.js';
 import { handOver, isUploadChunk, type InProcessHandler } from './in-process-uploads.js';
 import { PublicCache, readBody, withoutHopByHop, type CachedAnswer, type CacheTicket } from './public-cache.js';
-import { answerFromMemory, type TrustFunction } from './answer-from-memory.js';
+import { answerFromMemory } from './answer-from-memory.js';
+import type { TrustFunction } from './client-view.js';
+import { proxyFastPath, type LimitDecision, type ProxyFastPath } from './proxy-fast-path.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -195,6 +197,8 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
   const publicCache = settings.publicCacheTtlMs > 0 ? new PublicCache({ ttlMs: settings.publicCacheTtlMs }) : null;
   /** Answers public pages kept in memory before fastify sees the request (set below, once the hooks it mirrors exist). */
   let fromMemory: ((req: IncomingMessage, res: ServerResponse) => boolean) | null = null;
+  /** Proxies signed-in reads before fastify sees the request (set below, once the hooks it mirrors exist). */
+  let fastProxy: ProxyFastPath | null = null;
   let closing = false;
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -210,7 +214,9 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
       // fastify hands its processed options (defaults applied) to the factory.
       const options = factoryOptions as { http?: object; keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number; maxRequestsPerSocket: number };
       const server = createServer(options.http ?? {}, (req, res) => {
-        if (fromMemory === null || closing || !fromMemory(req, res)) handler(req, res);
+        if (closing) handler(req, res);
+        else if (fromMemory?.(req, res)) return;
+        else if (!fastProxy?.take(req, res, handler)) handler(req, res);
       });
       // What fastify sets on the server it makes itself.
       server.keepAliveTimeout = options.keepAliveTimeout;
@@ -281,6 +287,9 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
   await app.register(fastifyCookie);
 
   // --- the API -----------------------------------------------------------------------------
+  const countedByFastPath = new WeakSet<IncomingMessage>();
+  /** The general API limit on the API's own counters, for the proxy fast path (null when off). */
+  let apiLimit: ((request: { ip: string; url: string; routeOptions: { config: object } }) => Promise<LimitDecision>) | null = null;
   await app.register(async (api) => {
     if (settings.rateLimitPerMinute > 0) {
       await api.register(fastifyRateLimit, {
@@ -288,9 +297,12 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
         timeWindow: 60_000,
         ...(deps.redis ? { redis: deps.redis, nameSpace: 'portal:gateway-rate-limit:' } : {}),
         // Pictures and media are cheap and cacheable, and an archive page asks for dozens.
-        allowList: (request) => request.url.startsWith('/media/'),
+        // A request the proxy fast path counted already, then handed over (its service was not reached), is not counted twice.
+        allowList: (request) => request.url.startsWith('/media/') || countedByFastPath.has(request.raw),
         errorResponseBuilder: () => ({ statusCode: 429, code: 'rate_limited', message: MESSAGES.tooManyRequests }),
       });
+      // Without options: the limiter above, its store and its settings (@fastify/rate-limit's createRateLimit).
+      apiLimit = (api as unknown as { createRateLimit(): typeof apiLimit }).createRateLimit();
     }
 
     if (publicCache) {
@@ -555,6 +567,39 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
     });
   }
 
+  if (settings.proxyFastPath) {
+    const fastPathOutcomes = deps.metrics?.counter(
+      'portal_gateway_proxy_fast_path_total',
+      'Signed-in reads the proxy fast path took, by what became of them: answered, over_limit or not_reached (both then answered by the full path)',
+      ['outcome'],
+    );
+    fastProxy = proxyFastPath({
+      routes: upstreams(settings)
+        .filter(({ prefix, httpMethods }) => prefix.startsWith('/api/') && (!httpMethods || httpMethods.includes('GET')))
+        .map(({ prefix, upstream }) => ({ prefix, upstream })),
+      securityHeaders: { http: securityHeaderPairs(settings.publicConfig, false), https: securityHeaderPairs(settings.publicConfig, true) },
+      trust,
+      requestId,
+      cookieName: settings.cookieName,
+      cachedCaller: (rawId) => resolver.cached(rawId),
+      publicCache,
+      limit: apiLimit,
+      inwardHeaders,
+      counted: (outcome) => fastPathOutcomes?.inc({ outcome }),
+      countedOnLimiter: (req) => countedByFastPath.add(req),
+      // What the onResponse hook above records for a proxied answer: the route's latency and the request line.
+      answered: (req, route, status, id, startedAt) => {
+        const ms = performance.now() - startedAt;
+        deps.metrics?.observeRequest(req.method!, route, status, ms / 1000);
+        const level = status >= 500 ? 'error' : status >= 400 ? 'info' : 'debug';
+        if (deps.logger.isLevelEnabled(level)) {
+          deps.logger[level]({ reqId: id, req: { id, method: req.method, url: redactUrl(req.url ?? '') }, status, ms }, 'request');
+        }
+      },
+      broken: (req, id, error) => deps.logger.warn({ reqId: id, err: error, req: { id, method: req.method, url: redactUrl(req.url ?? '') } }, 'the service answer broke off'),
+    });
+  }
+
   function sendCached(reply: FastifyReply, answer: CachedAnswer): void {
     void reply.code(answer.status).headers(answer.headers).header('age', publicCache!.ageOf(answer)).send(answer.body);
   }
@@ -596,7 +641,7 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
   }
 
   function inwardHeaders(
-    request: Pick<FastifyRequest, 'id' | 'ip' | 'protocol' | 'host' | 'caller'>,
+    request: { id: string; ip: string; protocol: string; host: string; caller: ResolvedCaller | null },
     headers: Record<string, string | string[] | undefined>) {
     // Whatever a client claims about identity is dropped; only the gateway's signed token counts.
     // A plain loop: rest destructuring with computed keys takes a slow path in V8 (it showed in
@@ -652,6 +697,7 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
     async stop() {
       await subscription?.close();
       await app.close();
+      await fastProxy?.close();
       await resolver.close();
       await Promise.all(Object.values(healthPools).map((pool) => pool.close()));
     },
