@@ -1,10 +1,11 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import proxyAddr from '@fastify/proxy-addr';
 import fastifyCookie from '@fastify/cookie';
 import { Pool, type Dispatcher } from 'undici';
-import type { ResolvedCaller } from '../sessions/session-resolver.js';
+import { SessionResolver, type ResolvedCaller } from '../sessions/session-resolver.js';
 import { hostOf, protocolOf, type TrustFunction } from './client-view.js';
-import { PublicCache, withoutHopByHop } from './public-cache.js';
+import { HOP_BY_HOP, PublicCache } from './public-cache.js';
 
 /** A proxied prefix the fast path may answer GETs and HEADs for, and the service behind it. */
 export interface FastProxyRoute {
@@ -28,8 +29,8 @@ export interface ProxyFastPathOptions {
   trust: TrustFunction | false;
   requestId: (req: IncomingMessage) => string;
   cookieName: string;
-  /** The caller of a session cookie when the session cache answers it at once (SessionResolver.cached). */
-  cachedCaller: (rawId: string) => ResolvedCaller | null | undefined;
+  /** The caller of a session cookie's key (SessionResolver.hash) when the session cache answers it at once (SessionResolver.cachedByKey). */
+  cachedCaller: (key: string) => ResolvedCaller | null | undefined;
   /** The public cache, whose keys that are not known to be private go the full way. */
   publicCache: PublicCache | null;
   /** The general API limit, counted on the same counters as the full path's; null when off. */
@@ -71,7 +72,7 @@ const PLAIN_PATH = /^\/api\/[a-z]+(?:\/[A-Za-z0-9_-]+)*\/?$/;
 /** A request with a body, or one whose answer depends on more than the URL, goes the full way. */
 const FULL_PATH_HEADERS = ['content-length', 'transfer-encoding', 'expect', 'range', 'if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'upgrade'] as const;
 /** Request headers that describe the client's connection, not the request (never sent to a service). */
-const CONNECTION_HEADERS = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host'] as const;
+const CONNECTION_HEADERS: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host']);
 /** GET /api/user/{id}/evidence is evidence's, although it sits under identity's prefix. */
 const USER_EVIDENCE = /^\/api\/user\/[^/]+\/evidence\/?$/;
 /** Requests whose answers the full path's hooks act on (the session cache evicts on logout). */
@@ -116,6 +117,21 @@ export function proxyFastPath(options: ProxyFastPathOptions): ProxyFastPath {
     return undefined;
   }
 
+  /**
+   * The session cache's key for a Cookie header (null: no session cookie). A phone's requests on
+   * one kept-alive connection carry the same header: its key is kept with the connection, not
+   * worked out (parsed and hashed) again for each request.
+   */
+  const keyOnConnection = new WeakMap<Socket, { cookie: string; key: string | null }>();
+  function sessionKeyOf(socket: Socket, cookie: string): string | null {
+    const last = keyOnConnection.get(socket);
+    if (last !== undefined && last.cookie === cookie) return last.key;
+    const rawId = fastifyCookie.fastifyCookie.parse(cookie)[options.cookieName];
+    const key = rawId ? SessionResolver.hash(rawId) : null;
+    keyOnConnection.set(socket, { cookie, key });
+    return key;
+  }
+
   function clientIp(req: IncomingMessage): string {
     if (trust === false) return req.socket.remoteAddress ?? '';
     const addresses = proxyAddr.all(req, trust);
@@ -138,9 +154,9 @@ export function proxyFastPath(options: ProxyFastPathOptions): ProxyFastPath {
     let caller: ResolvedCaller | null = null;
     const cookie = headers.cookie;
     if (cookie !== undefined) {
-      const rawId = fastifyCookie.fastifyCookie.parse(cookie)[options.cookieName];
-      if (rawId) {
-        const known = options.cachedCaller(rawId);
+      const key = sessionKeyOf(req.socket, cookie);
+      if (key !== null) {
+        const known = options.cachedCaller(key);
         if (known === undefined) return false;
         caller = known;
       }
@@ -190,9 +206,9 @@ export function proxyFastPath(options: ProxyFastPathOptions): ProxyFastPath {
     // The request's headers as reply-from passes them on: without those of the client's connection.
     const copy: Record<string, string | string[] | undefined> = {};
     const incoming = req.headers;
-    const named = typeof incoming.connection === 'string' ? incoming.connection.toLowerCase().split(',').map((name) => name.trim()) : [];
+    const named = incoming.connection !== undefined ? namedIn(incoming.connection) : null;
     for (const name in incoming) {
-      if (!(CONNECTION_HEADERS as readonly string[]).includes(name) && !named.includes(name)) copy[name] = incoming[name];
+      if (!CONNECTION_HEADERS.has(name) && (named === null || !named.includes(name))) copy[name] = incoming[name];
     }
     const inward = options.inwardHeaders(request, copy);
     inward.host = request.route.upstream.host;
@@ -268,12 +284,14 @@ export function proxyFastPath(options: ProxyFastPathOptions): ProxyFastPath {
       head.push('x-ratelimit-limit', String(decision.max), 'x-ratelimit-remaining', String(decision.remaining), 'x-ratelimit-reset', String(decision.ttlInSeconds));
     }
     const ownCount = head.length;
-    const kept = withoutHopByHop(upstream);
-    // An answer without a body says no length (as the full path sends it).
-    if (status === 204) delete kept['content-length'];
-    for (const name in kept) {
-      const value = kept[name];
-      if (value === undefined) continue;
+    // The service's headers without those of its connection (and those its Connection header
+    // names), as withoutHopByHop leaves them for the full path.
+    const named = upstream.connection !== undefined ? namedIn(upstream.connection) : null;
+    for (const name in upstream) {
+      const value = upstream[name];
+      if (value === undefined || HOP_BY_HOP.has(name) || (named !== null && named.includes(name))) continue;
+      // An answer without a body says no length (as the full path sends it).
+      if (status === 204 && name === 'content-length') continue;
       // A header the gateway set too (the service's own x-request-id, a security header): the
       // service's value, in the gateway's place, as fastify's reply merges them.
       const own = OWN_NAMES.has(name) ? ownIndex(head, ownCount, name) : -1;
@@ -282,6 +300,11 @@ export function proxyFastPath(options: ProxyFastPathOptions): ProxyFastPath {
       else head.push(name, value);
     }
     return head;
+  }
+
+  /** The header names a Connection header lists. */
+  function namedIn(connection: string | string[]): string[] {
+    return String(connection).toLowerCase().split(',').map((name) => name.trim());
   }
 
   /** Where a header the gateway set sits in the head list (names are lower case), or -1. */

@@ -47,7 +47,7 @@ interface RequestLike {
 }
 
 /** Headers of one connection (RFC 9110 7.6.1): a proxy never passes them on. */
-const HOP_BY_HOP = new Set([
+export const HOP_BY_HOP: ReadonlySet<string> = new Set([
   'connection',
   'keep-alive',
   'proxy-authenticate',

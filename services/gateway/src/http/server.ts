@@ -581,7 +581,7 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
       trust,
       requestId,
       cookieName: settings.cookieName,
-      cachedCaller: (rawId) => resolver.cached(rawId),
+      cachedCaller: (key) => resolver.cachedByKey(key),
       publicCache,
       limit: apiLimit,
       inwardHeaders,

@@ -55,7 +55,12 @@ export class SessionResolver {
    * undefined when resolve() has work to do.
    */
   cached(rawId: string): ResolvedCaller | null | undefined {
-    const cached = this.cache.get(SessionResolver.hash(rawId));
+    return this.cachedByKey(SessionResolver.hash(rawId));
+  }
+
+  /** cached() for a cookie whose hash (SessionResolver.hash) the caller has kept. */
+  cachedByKey(key: string): ResolvedCaller | null | undefined {
+    const cached = this.cache.get(key);
     if (!cached) return undefined;
     return !cached.caller || Date.now() < cached.tokenRenewAt ? cached.caller : undefined;
   }
