@@ -38,6 +38,7 @@ import type { GatewaySettings } from '../config.js';
 import { IdentityUnavailableError, SessionResolver, type ResolvedCaller } from '../sessions/session-resolver.js';
 import { isCrossSiteWrite, securityHeaderPairs, securityHeaders } from './security.js';
 import { guardRequestBodies } from './upload-guard.js';
+import { MemoryUploadSlots, RedisUploadSlots } from '../uploads/upload-slots.js';
 import { handOver, isUploadChunk, type InProcessHandler } from './in-process-uploads.js';
 import { PublicCache, readBody, withoutHopByHop, type CachedAnswer, type CacheTicket } from './public-cache.js';
 import { answerFromMemory } from './answer-from-memory.js';
@@ -283,7 +284,10 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
   });
 
   app.addHook('onRequest', securityHeaders(settings.publicConfig));
-  const uploads = guardRequestBodies(app, settings.uploads);
+  // One participant's running uploads: counted in Redis when the gateways share one (replicas
+  // behind a load balancer), else in this process.
+  const uploadSlots = deps.redis ? new RedisUploadSlots(deps.redis) : new MemoryUploadSlots();
+  const uploads = guardRequestBodies(app, settings.uploads, uploadSlots);
   await app.register(fastifyCookie);
 
   // --- the API -----------------------------------------------------------------------------
@@ -397,7 +401,19 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
     });
 
     api.addHook('onRequest', (request, reply, done) => {
-      if (uploads.countUploads(request, reply)) done();
+      const counted = uploads.countUploads(request, reply);
+      if (counted === true) done();
+      else if (counted !== false) {
+        counted.then(
+          (taken) => {
+            if (taken) done();
+          },
+          (error: unknown) => {
+            request.log.warn({ err: error }, 'upload share not counted');
+            void reply.status(503).send({ code: 'internal', message: 'Uploads are not available right now. Please try again shortly.' });
+          },
+        );
+      }
     });
 
     api.addHook('onResponse', (request, reply, done) => {

@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MESSAGES } from '@portal/contracts';
 import { RequestBodyRefused, formatBytes } from '@portal/platform';
+import type { UploadSlots } from '../uploads/upload-slots.js';
 
 /** What the gateway allows a request body, route by route, and one participant's share of uploads. */
 export interface UploadLimits {
@@ -138,11 +139,16 @@ class BodyWatch extends Transform {
  * - a body from which nothing comes for `idleTimeoutMs` ends with 408, and the service's request
  *   is aborted (which removes a partial multipart file; a resumable upload keeps what came);
  * - a chunked body that grows past the limit ends with 413;
- * - a participant may have `concurrentPerParticipant` uploads running at once (429 beyond);
+ * - a participant may have `concurrentPerParticipant` uploads running at once (429 beyond),
+ *   counted in `slots` (Redis: across every gateway replica);
  * - any answer sent before the body was read closes the connection, rather than reading (and
  *   waiting for) a body nobody wants.
  */
-export function guardRequestBodies(app: FastifyInstance, limits: UploadLimits): { countUploads: (request: FastifyRequest, reply: FastifyReply) => boolean } {
+export function guardRequestBodies(
+  app: FastifyInstance,
+  limits: UploadLimits,
+  slots: UploadSlots,
+): { countUploads: (request: FastifyRequest, reply: FastifyReply) => boolean | Promise<boolean> } {
   // Node answers 100 Continue on its own unless someone listens for the expectation: here the
   // request goes on to fastify, and the preParsing hook below answers it when the body is wanted.
   app.server.on('checkContinue', (req, res) => app.server.emit('request', req, res));
@@ -197,31 +203,30 @@ export function guardRequestBodies(app: FastifyInstance, limits: UploadLimits): 
     done(null, payload);
   });
 
-  const running = new Map<string, number>();
+  const refuse = (reply: FastifyReply) => {
+    const n = limits.concurrentPerParticipant;
+    void reply.code(429).send({
+      code: 'rate_limited',
+      message: `You already have ${n} upload${n === 1 ? '' : 's'} at once. Wait until one has finished, then try again.`,
+    });
+  };
   return {
     /**
      * Counts an upload against its participant's share until its answer has gone; false (and a
-     * 429 sent) when the share is used up.
+     * 429 sent) when the share is used up. Anything that is no upload is answered at once (true).
      */
     countUploads(request, reply) {
       const userId = request.caller?.identity.userId;
       if (!userId || limits.concurrentPerParticipant === 0 || !bodyRuleOf(request.method, request.url, limits).upload) return true;
-      const count = running.get(userId) ?? 0;
-      if (count >= limits.concurrentPerParticipant) {
-        const n = limits.concurrentPerParticipant;
-        void reply.code(429).send({
-          code: 'rate_limited',
-          message: `You already have ${n} upload${n === 1 ? '' : 's'} at once. Wait until one has finished, then try again.`,
-        });
-        return false;
-      }
-      running.set(userId, count + 1);
-      reply.raw.once('close', () => {
-        const left = (running.get(userId) ?? 1) - 1;
-        if (left > 0) running.set(userId, left);
-        else running.delete(userId);
+      return slots.take(userId, limits.concurrentPerParticipant).then((release) => {
+        if (release === null) {
+          refuse(reply);
+          return false;
+        }
+        if (reply.raw.destroyed || reply.raw.writableFinished) release();
+        else reply.raw.once('close', release);
+        return true;
       });
-      return true;
     },
   };
 }
