@@ -1,5 +1,5 @@
 import { createServer, request, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '@portal/contracts/openapi';
 import { IDENTITY_HEADER, IdentityTokens, ServiceMetrics, createLogger } from '@portal/platform';
@@ -34,7 +34,7 @@ let fastMetrics: ServiceMetrics;
 let cookie: string;
 let adminId: string;
 
-function answerAsService(path: string, res: ServerResponse): void {
+function answerAsService(path: string, url: string, res: ServerResponse): void {
   switch (path) {
     case '/api/evidence/chunked':
       res.writeHead(200, { 'content-type': 'text/plain' });
@@ -66,7 +66,8 @@ function answerAsService(path: string, res: ServerResponse): void {
       res.on('close', () => closedEarly.add(path));
       return;
     default: {
-      const body = JSON.stringify({ path });
+      // The target as it arrived (latin1, as node reads it), to see what the gateway sent on.
+      const body = JSON.stringify({ path, url });
       // A connection header naming another header, and keep-alive details: both are the loopback connection's.
       res.writeHead(200, {
         'content-type': 'application/json; charset=utf-8',
@@ -100,6 +101,23 @@ function raw(base: string, path: string, headers: Record<string, string> = {}, o
     });
     req.on('error', reject);
     req.end();
+  });
+}
+
+/** A GET written byte for byte on a socket (node's client refuses a path that is not plain ASCII): the status line and body. */
+function rawGet(base: string, target: Buffer, cookieHeader: string): Promise<{ status: string; body: string }> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => {
+      socket.write(Buffer.concat([Buffer.from('GET '), target, Buffer.from(` HTTP/1.1\r\nHost: ${hostname}:${port}\r\nCookie: ${cookieHeader}\r\nConnection: close\r\n\r\n`)]));
+    });
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('end', () => {
+      const text = Buffer.concat(chunks).toString('latin1');
+      resolve({ status: text.slice(0, text.indexOf('\r\n')), body: text.slice(text.indexOf('\r\n\r\n') + 4) });
+    });
+    socket.on('error', reject);
   });
 }
 
@@ -148,7 +166,7 @@ beforeAll(async () => {
   service = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0]!;
     received.set(path, req.headers);
-    answerAsService(path, res);
+    answerAsService(path, req.url ?? '', res);
   });
   await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
   serviceUrl = `http://127.0.0.1:${(service.address() as AddressInfo).port}`;
@@ -302,6 +320,17 @@ describe('signed-in reads proxied in front of fastify', () => {
     await raw(fastUrl, '/api/evidence/private-once', { cookie }, { from });
     await raw(fastUrl, '/api/evidence/private-once', { cookie }, { from });
     expect(await fastPath('answered')).toBe(before + 1);
+
+    // A query with characters a URL would escape reaches the service as the full path sends it
+    // (the second request of each pair is the fast path's).
+    const quoted = Buffer.from(`/api/evidence/plain?q="<x>'`);
+    for (let i = 0; i < 2; i++) {
+      const [viaFast, viaFull] = [await rawGet(fastUrl, quoted, cookie), await rawGet(fullUrl, quoted, cookie)];
+      expect(viaFull.status).toBe('HTTP/1.1 200 OK');
+      expect(viaFast.status).toBe(viaFull.status);
+      expect(viaFast.body).toBe(viaFull.body);
+    }
+    expect(await fastPath('answered')).toBe(before + 2);
   });
 
   it('stop asking the service when the client goes away mid-answer, and keep serving', async () => {
