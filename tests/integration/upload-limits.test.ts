@@ -211,4 +211,16 @@ describe('one participant’s share of the upload capacity', () => {
     expect((await someone.request('DELETE', first.headers.get('location')!, { headers: TUS })).status).toBe(204);
     expect((await createUpload(someone, 1024 * 1024)).status).toBe(201);
   });
+
+  it('holds the unfinished-bytes share when a participant creates many uploads at the same instant', async () => {
+    const someone = (await newParticipant(portal.url)).client;
+    // Twelve creations of 1 MiB at once against a share of 3 MiB: three fit, whatever the order.
+    const answers = await Promise.all(Array.from({ length: 12 }, () => createUpload(someone, 1024 * 1024)));
+    const created = answers.filter((answer) => answer.status === 201);
+    expect(created).toHaveLength(3);
+    for (const answer of answers.filter((one) => one.status !== 201)) {
+      expect([413, 429], answer.text).toContain(answer.status);
+    }
+    expect((await createUpload(someone, 1024)).status).toBe(413);
+  });
 });

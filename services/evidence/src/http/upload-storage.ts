@@ -25,6 +25,8 @@ export interface UploadStorage {
    * (uploadIdFor), so that only the owner's own are read.
    */
   reservedBy(ownerId: string, unknownAs: number): Promise<number>;
+  /** The same, upload by upload: each stored unfinished upload's id and declared bytes. */
+  reservations(ownerId: string, unknownAs: number): Promise<Map<string, number>>;
   /**
    * After a chunk was written: starts flushing what is written of the upload to the disk in the
    * background (nothing waits for it), so that the finished file's fsync before it is
@@ -47,6 +49,12 @@ function declaredSize(json: string, unknownAs: number): number {
   } catch {
     return 0;
   }
+}
+
+function sumOf(sizes: Map<string, number>): number {
+  let total = 0;
+  for (const size of sizes.values()) total += size;
+  return total;
 }
 
 /** Unfinished uploads as files under a folder (all-in-one, or a single evidence replica). */
@@ -77,14 +85,17 @@ export function fileUploadStorage(directory: string, expireAfterMs: number): Upl
       await rm(join(directory, `${upload.id}.json`), { force: true });
     },
     async reservedBy(ownerId, unknownAs) {
+      return sumOf(await this.reservations(ownerId, unknownAs));
+    },
+    async reservations(ownerId, unknownAs) {
       const prefix = `${ownerId}.`;
       const names = (await readdir(directory).catch(() => [] as string[])).filter((name) => name.startsWith(prefix) && name.endsWith('.json'));
-      let total = 0;
+      const found = new Map<string, number>();
       for (const name of names) {
         const json = await readFile(join(directory, name), 'utf8').catch(() => null);
-        if (json !== null) total += declaredSize(json, unknownAs);
+        if (json !== null) found.set(name.slice(0, -'.json'.length), declaredSize(json, unknownAs));
       }
-      return total;
+      return found;
     },
     // An upload is two files, <id> and <id>.json; tus lists (and so expires) only complete pairs.
     // A process killed between writing one and the other leaves half a pair, removed here.
@@ -140,7 +151,10 @@ export function s3UploadStorage(s3: S3BlobStoreOptions, tmpDir: string, expireAf
     },
     // Each upload has its info in <id>.info (S3Store's own format: tus's Upload as JSON).
     async reservedBy(ownerId, unknownAs) {
-      let total = 0;
+      return sumOf(await this.reservations(ownerId, unknownAs));
+    },
+    async reservations(ownerId, unknownAs) {
+      const found = new Map<string, number>();
       let token: string | undefined;
       do {
         const listed = await client.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: `${ownerId}.`, ...(token ? { ContinuationToken: token } : {}) }));
@@ -148,11 +162,11 @@ export function s3UploadStorage(s3: S3BlobStoreOptions, tmpDir: string, expireAf
           if (!object.Key?.endsWith('.info')) continue;
           const info = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: object.Key })).catch(() => null);
           const json = await info?.Body?.transformToString();
-          if (json !== undefined) total += declaredSize(json, unknownAs);
+          if (json !== undefined) found.set(object.Key.slice(0, -'.info'.length), declaredSize(json, unknownAs));
         }
         token = listed.IsTruncated ? listed.NextContinuationToken : undefined;
       } while (token);
-      return total;
+      return found;
     },
     // S3Store keeps an upload's parts under its multipart upload; its own expiry removes them.
     async sweepOrphans() {

@@ -18,6 +18,7 @@ import type { EvidenceService } from '../../domain/evidence-service.js';
 import { toEvidenceResponse } from '../../domain/evidence-record.js';
 import type { EvidenceRepository } from '../../repositories/evidence-repository.js';
 import { uploadIdFor, type UploadStorage } from '../upload-storage.js';
+import { UnfinishedUploadQuota } from '../unfinished-upload-quota.js';
 
 export const UPLOADS_PATH = '/api/evidence/uploads';
 
@@ -172,6 +173,7 @@ export function uploadRoutes(deps: UploadRouteDeps): {
 } {
   const datastore = deps.storage.datastore;
   const owners = new UploadOwners();
+  const unfinished = new UnfinishedUploadQuota(deps.storage, deps.unfinishedBytesPerParticipant, deps.evidence.largestUpload);
   const callers = new WeakMap<Request, CallerIdentity>();
 
   async function callerOf(req: Request): Promise<CallerIdentity> {
@@ -264,8 +266,9 @@ export function uploadRoutes(deps: UploadRouteDeps): {
       idempotencyKeyOf(upload);
       // Unfinished uploads hold disk (or S3) space for a day: one participant holds at most a share.
       const quota = deps.unfinishedBytesPerParticipant;
-      const reserved = await deps.storage.reservedBy(caller.userId, deps.evidence.largestUpload);
-      if (reserved + (upload.size ?? deps.evidence.largestUpload) > quota) {
+      const answer = await unfinished.admit(caller.userId, upload.id, upload.size);
+      if (!answer.admitted) {
+        const reserved = answer.reserved;
         throw tusError(
           413,
           'payload_too_large',
