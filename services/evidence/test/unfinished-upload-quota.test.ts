@@ -34,6 +34,15 @@ describe('UnfinishedUploadQuota', () => {
     expect(answers.filter((answer) => answer.admitted)).toHaveLength(3);
   });
 
+  it('stops counting an upload cancelled before the next check, once asked about after its creation', async () => {
+    const stored = new Map<string, number>();
+    const { quota } = quotaOver(stored, 1000);
+    expect(await quota.admit('u', 'u.a', 300)).toEqual({ admitted: true });
+    // Stored, then cancelled (tus DELETE) before any other creation was checked.
+    quota.created('u.a');
+    expect(await quota.admit('u', 'u.b', 1000)).toEqual({ admitted: true });
+  });
+
   it('stops counting an admitted upload that was never stored (its creation failed) after a minute', async () => {
     const { quota, later } = quotaOver(new Map(), 1000);
     expect(await quota.admit('u', 'u.a', 900)).toEqual({ admitted: true });

@@ -46,6 +46,17 @@ export class UnfinishedUploadQuota {
     return turn;
   }
 
+  /**
+   * The upload was asked about after its creation (a chunk, a HEAD, a cancellation): its creation
+   * is over, so it is counted by what the store holds (nothing, once cancelled or finished), no
+   * longer as admitted. Upload ids start with their owner's id (uploadIdFor).
+   */
+  created(uploadId: string): void {
+    const ownerId = uploadId.slice(0, uploadId.indexOf('.'));
+    const mine = this.pending.get(ownerId);
+    if (mine?.delete(uploadId)) this.keep(ownerId, mine);
+  }
+
   private async check(ownerId: string, uploadId: string, size: number): Promise<{ admitted: true } | { admitted: false; reserved: number }> {
     const stored = await this.storage.reservations(ownerId, this.unknownAs);
     const mine = this.pending.get(ownerId) ?? new Map<string, Admitted>();

@@ -257,6 +257,8 @@ export function uploadRoutes(deps: UploadRouteDeps): {
         if (owner) owners.set(uploadId, owner);
       }
       if (owner !== caller.userId) throw tusError(403, 'forbidden', MESSAGES.uploadNotYours);
+      // Its owner asks about it: its creation is over; the store's count applies from now on.
+      unfinished.created(uploadId);
     },
     namingFunction: async (req) => uploadIdFor((await callerOf(req)).userId),
     async onUploadCreate(req, upload) {
