@@ -573,12 +573,8 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
       // What the onResponse hooks above record for an answer from memory: the hit, the route's
       // latency, and the request line when debug logging is on.
       answered: (req, answer, status, id, startedAt) => {
-        const ms = performance.now() - startedAt;
         cacheOutcomes?.inc({ outcome: 'hit' });
-        deps.metrics?.observeRequest(req.method!, answer.route, status, ms / 1000);
-        if (deps.logger.isLevelEnabled('debug')) {
-          deps.logger.debug({ reqId: id, req: { id, method: req.method, url: redactUrl(req.url ?? '') }, status, ms }, 'request');
-        }
+        recordAnswer(req, answer.route, status, id, startedAt);
       },
     });
   }
@@ -603,17 +599,23 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
       inwardHeaders,
       counted: (outcome) => fastPathOutcomes?.inc({ outcome }),
       countedOnLimiter: (req) => countedByFastPath.add(req),
-      // What the onResponse hook above records for a proxied answer: the route's latency and the request line.
-      answered: (req, route, status, id, startedAt) => {
-        const ms = performance.now() - startedAt;
-        deps.metrics?.observeRequest(req.method!, route, status, ms / 1000);
-        const level = status >= 500 ? 'error' : status >= 400 ? 'info' : 'debug';
-        if (deps.logger.isLevelEnabled(level)) {
-          deps.logger[level]({ reqId: id, req: { id, method: req.method, url: redactUrl(req.url ?? '') }, status, ms }, 'request');
-        }
-      },
+      answered: recordAnswer,
       broken: (req, id, error) => deps.logger.warn({ reqId: id, err: error, req: { id, method: req.method, url: redactUrl(req.url ?? '') } }, 'the service answer broke off'),
     });
+  }
+
+  /**
+   * What the onResponse hook above records, for an answer written in front of fastify (from
+   * memory, or by the proxy fast path): the route's latency, and the request line at the level
+   * its status calls for (startedAt: performance.now() when the request came).
+   */
+  function recordAnswer(req: IncomingMessage, route: string, status: number, id: string, startedAt: number): void {
+    const ms = performance.now() - startedAt;
+    deps.metrics?.observeRequest(req.method!, route, status, ms / 1000);
+    const level = status >= 500 ? 'error' : status >= 400 ? 'info' : 'debug';
+    if (deps.logger.isLevelEnabled(level)) {
+      deps.logger[level]({ reqId: id, req: { id, method: req.method, url: redactUrl(req.url ?? '') }, status, ms }, 'request');
+    }
   }
 
   function sendCached(reply: FastifyReply, answer: CachedAnswer): void {
