@@ -299,8 +299,19 @@ describe('the portal as five processes on Kafka, MongoDB, Redis, S3 and SMTP', (
       await new Promise((resolve) => setTimeout(resolve, 700));
     }
     await restart;
-    for (const { user } of people) {
-      await waitForMail(portal.dataDir, user.email, { subject: /reset code/, count: 3 });
+    // Liveness, not speed: after the broker is back, the producers reconnect with backoff and the
+    // consumer groups wait for their coordinator to load, which on a busy two-core machine has
+    // taken over a minute. Should a mail never come, the services' Kafka lines say why.
+    try {
+      for (const { user } of people) {
+        await waitForMail(portal.dataDir, user.email, { subject: /reset code/, count: 3, timeoutMs: 150_000 });
+      }
+    } catch (error) {
+      for (const service of ['identity', 'notifier'] as const) {
+        const lines = portal.logs(service).split('\n').filter((line) => /kafka|mail/i.test(line) && !line.includes('ECONNREFUSED'));
+        console.error(`${service}'s Kafka and mail log lines:\n${lines.join('\n')}`);
+      }
+      throw error;
     }
     // Give redeliveries (if any) time to show up, then count.
     await new Promise((resolve) => setTimeout(resolve, 5000));
@@ -310,6 +321,6 @@ describe('the portal as five processes on Kafka, MongoDB, Redis, S3 and SMTP', (
       expect(resets.length, user.email).toBe(3);
       expect(new Set(resets.map((mail) => mail.messageId)).size).toBe(3);
     }
-  });
+  }, 420_000);
 });
 

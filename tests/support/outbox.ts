@@ -41,13 +41,13 @@ export async function readOutbox(dataDir: string): Promise<ReceivedMail[]> {
 }
 
 /** Waits for the n-th e-mail to an address (1 = first) and answers it. */
-export async function waitForMail(dataDir: string, to: string, { count = 1, subject }: { count?: number; subject?: RegExp } = {}): Promise<ReceivedMail> {
+export async function waitForMail(dataDir: string, to: string, { count = 1, subject, timeoutMs = 15_000 }: { count?: number; subject?: RegExp; timeoutMs?: number } = {}): Promise<ReceivedMail> {
   return waitFor(
     async () => {
       const mails = (await readOutbox(dataDir)).filter((mail) => mail.to.includes(to) && (!subject || subject.test(mail.subject)));
       return mails.length >= count ? mails[count - 1]! : null;
     },
-    { timeoutMs: 15_000, what: `e-mail #${count} to ${to}` },
+    { timeoutMs, what: `e-mail #${count} to ${to}` },
   );
 }
 
