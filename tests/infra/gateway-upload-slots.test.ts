@@ -102,6 +102,41 @@ describe.skipIf(!redis)(redis ? 'uploads per participant across gateway replicas
     held.shift()!.destroy();
     await expect.poll(() => startChunk(urls[1]!), { timeout: 10_000, interval: 200 }).toBeNull();
   });
+
+  it('answers 503 with words, and passes nothing on, while the shared count cannot be read', async () => {
+    // A Redis that is not there (a port nobody listens on): every command fails at once.
+    const gone = createServer();
+    await new Promise<void>((resolve) => gone.listen(0, '127.0.0.1', resolve));
+    const port = (gone.address() as AddressInfo).port;
+    await new Promise((resolve) => gone.close(resolve));
+    const deadRedis = new Redis(`redis://127.0.0.1:${port}`, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    deadRedis.on('error', () => undefined); // (each refused connection; the gateway's answer is what is checked)
+    const gateway = await createGateway(
+      gatewaySettingsFromEnv({
+        HOST: '127.0.0.1',
+        PORT: '0',
+        INTERNAL_SECRET: SECRET,
+        IDENTITY_URL: identity.url,
+        EVIDENCE_URL: `http://127.0.0.1:${(evidence.address() as AddressInfo).port}`,
+        WEB_DIST: identity.dataDir,
+        RATE_LIMIT_PER_MINUTE: '0',
+        UPLOAD_CONCURRENT_PER_PARTICIPANT: String(SHARE),
+      }),
+      { logger: createLogger({ service: 'gateway', level: 'silent' }), openapi: buildOpenApiDocument(), redis: deadRedis },
+    );
+    gateways.push(gateway);
+    const url = await gateway.start();
+    const answer = await fetch(`${url}/api/evidence/uploads/${randomUUID()}`, {
+      method: 'PATCH',
+      headers: { cookie, 'content-type': 'application/offset+octet-stream', 'tus-resumable': '1.0.0', 'upload-offset': '0' },
+      body: 'x',
+    });
+    expect(answer.status).toBe(503);
+    expect(await answer.json()).toEqual({ code: 'internal', message: 'Uploads are not available right now. Please try again shortly.' });
+    // Something that is no upload does not need the count.
+    expect((await fetch(`${url}/api/user`, { headers: { cookie } })).status).toBe(200);
+    deadRedis.disconnect();
+  });
 });
 
 afterAll(async () => {

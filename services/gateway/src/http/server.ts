@@ -403,17 +403,7 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
     api.addHook('onRequest', (request, reply, done) => {
       const counted = uploads.countUploads(request, reply);
       if (counted === true) done();
-      else if (counted !== false) {
-        counted.then(
-          (taken) => {
-            if (taken) done();
-          },
-          (error: unknown) => {
-            request.log.warn({ err: error }, 'upload share not counted');
-            void reply.status(503).send({ code: 'internal', message: 'Uploads are not available right now. Please try again shortly.' });
-          },
-        );
-      }
+      else if (counted !== false) void counted.then((taken) => taken && done());
     });
 
     api.addHook('onResponse', (request, reply, done) => {

@@ -213,20 +213,29 @@ export function guardRequestBodies(
   return {
     /**
      * Counts an upload against its participant's share until its answer has gone; false (and a
-     * 429 sent) when the share is used up. Anything that is no upload is answered at once (true).
+     * 429 sent) when the share is used up, or (a 503 sent) when the shared count cannot be read.
+     * Anything that is no upload is answered at once (true).
      */
     countUploads(request, reply) {
       const userId = request.caller?.identity.userId;
       if (!userId || limits.concurrentPerParticipant === 0 || !bodyRuleOf(request.method, request.url, limits).upload) return true;
-      return slots.take(userId, limits.concurrentPerParticipant).then((release) => {
-        if (release === null) {
-          refuse(reply);
+      return slots.take(userId, limits.concurrentPerParticipant).then(
+        (release) => {
+          if (release === null) {
+            refuse(reply);
+            return false;
+          }
+          if (reply.raw.destroyed || reply.raw.writableFinished) release();
+          else reply.raw.once('close', release);
+          return true;
+        },
+        (error: unknown) => {
+          // The shared count (Redis) did not answer: no upload beyond the share, so none at all.
+          request.log.warn({ err: error }, 'upload share not counted');
+          void reply.status(503).send({ code: 'internal', message: 'Uploads are not available right now. Please try again shortly.' });
           return false;
-        }
-        if (reply.raw.destroyed || reply.raw.writableFinished) release();
-        else reply.raw.once('close', release);
-        return true;
-      });
+        },
+      );
     },
   };
 }
