@@ -59,6 +59,10 @@ const commonErrors = {
   '429': error('Too many requests from this address or for this account, or too many uploads at once for this participant'),
 };
 const signedIn = { ...commonErrors, '401': error('No session: log in first') };
+/** Routes that count against a participant's uploads at once (the gateway's upload guard). */
+const uploadShareUnavailable = {
+  '503': error('The count of uploads running at once could not be read (the shared store did not answer): nothing was taken; try again shortly'),
+};
 const adminOnly = { ...signedIn, '403': error('Only administrators may do this') };
 
 function op(operation: ZodOpenApiOperationObject): ZodOpenApiOperationObject {
@@ -167,6 +171,7 @@ const paths: ZodOpenApiPathsObject = {
         '408': error('The body stopped arriving: no byte came for UPLOAD_IDLE_TIMEOUT_MS'),
         '413': error('The avatar is too large'),
         '415': error('The avatar is not an image'),
+        ...uploadShareUnavailable,
       },
     }),
   },
@@ -335,6 +340,7 @@ const evidencePaths: ZodOpenApiPathsObject = {
         '408': error('The body stopped arriving: no byte came for UPLOAD_IDLE_TIMEOUT_MS'),
         '413': error('The file is over the size limit of its type, or a video or recording over the length limit'),
         '415': error('Not a photo, video or audio recording the portal can read, or one with more tracks than allowed'),
+        ...uploadShareUnavailable,
       },
     }),
     get: op({
@@ -467,6 +473,7 @@ const evidencePaths: ZodOpenApiPathsObject = {
         '408': error('The body stopped arriving: no byte came for UPLOAD_IDLE_TIMEOUT_MS'),
         '413': error('The file is over the size limit of its type, or a video or recording over the length limit'),
         '415': error('Not a photo, video or audio recording the portal can read, or one with more tracks than allowed'),
+        ...uploadShareUnavailable,
       },
     }),
   },
@@ -556,6 +563,7 @@ const evidencePaths: ZodOpenApiPathsObject = {
         '408': error('The body stopped arriving: no byte came for UPLOAD_IDLE_TIMEOUT_MS'),
         '413': error('The file is over the size limit of its type, or a video or recording over the length limit'),
         '415': error('Not a photo, video or audio recording the portal can read, or one with more tracks than allowed'),
+        ...uploadShareUnavailable,
       },
     }),
   },
