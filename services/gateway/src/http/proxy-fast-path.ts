@@ -5,7 +5,7 @@ import fastifyCookie from '@fastify/cookie';
 import { Pool, type Dispatcher } from 'undici';
 import { SessionResolver, type ResolvedCaller } from '../sessions/session-resolver.js';
 import { hostOf, protocolOf, type TrustFunction } from './client-view.js';
-import { HOP_BY_HOP, PublicCache } from './public-cache.js';
+import { PublicCache, forEachEndToEnd } from './public-cache.js';
 
 /** A proxied prefix the fast path may answer GETs and HEADs for, and the service behind it. */
 export interface FastProxyRoute {
@@ -284,21 +284,17 @@ export function proxyFastPath(options: ProxyFastPathOptions): ProxyFastPath {
       head.push('x-ratelimit-limit', String(decision.max), 'x-ratelimit-remaining', String(decision.remaining), 'x-ratelimit-reset', String(decision.ttlInSeconds));
     }
     const ownCount = head.length;
-    // The service's headers without those of its connection (and those its Connection header
-    // names), as withoutHopByHop leaves them for the full path.
-    const named = upstream.connection !== undefined ? namedIn(upstream.connection) : null;
-    for (const name in upstream) {
-      const value = upstream[name];
-      if (value === undefined || HOP_BY_HOP.has(name) || (named !== null && named.includes(name))) continue;
+    // The service's headers without those of its connection, by the full path's rules.
+    forEachEndToEnd(upstream, (name, value) => {
       // An answer without a body says no length (as the full path sends it).
-      if (status === 204 && name === 'content-length') continue;
+      if (value === undefined || (status === 204 && name === 'content-length')) return;
       // A header the gateway set too (the service's own x-request-id, a security header): the
       // service's value, in the gateway's place, as fastify's reply merges them.
       const own = OWN_NAMES.has(name) ? ownIndex(head, ownCount, name) : -1;
       if (own !== -1 && !Array.isArray(value)) head[own + 1] = value;
       else if (Array.isArray(value)) for (const one of value) head.push(name, one);
       else head.push(name, value);
-    }
+    });
     return head;
   }
 

@@ -61,14 +61,25 @@ export const HOP_BY_HOP: ReadonlySet<string> = new Set([
 /** Each answer's own: the request id, and the Age the cache sets. */
 const NOT_REPLAYED = new Set(['x-request-id', 'age']);
 
+/**
+ * Visits each of an upstream answer's headers but those of its connection (and those its
+ * Connection header names): the one place these rules live, for the proxy, the cache and the
+ * proxy fast path.
+ */
+export function forEachEndToEnd<T extends string | string[] | number | undefined>(headers: Record<string, T>, visit: (name: string, value: T) => void): void {
+  const connection = headers.connection;
+  const named = connection === undefined ? null : String(connection).toLowerCase().split(',').map((name) => name.trim());
+  for (const name in headers) {
+    if (!HOP_BY_HOP.has(name) && (named === null || !named.includes(name))) visit(name, headers[name]!);
+  }
+}
+
 /** An upstream answer's headers without those of its connection (and those its Connection header names). */
 export function withoutHopByHop<T extends string | string[] | number | undefined>(headers: Record<string, T>): Record<string, T> {
-  const connection = headers.connection;
-  const named = typeof connection === 'string' ? connection.toLowerCase().split(',').map((name) => name.trim()) : [];
   const kept: Record<string, T> = {};
-  for (const name in headers) {
-    if (!HOP_BY_HOP.has(name) && !named.includes(name)) kept[name] = headers[name]!;
-  }
+  forEachEndToEnd(headers, (name, value) => {
+    kept[name] = value;
+  });
   return kept;
 }
 
