@@ -39,27 +39,30 @@ describe.skipIf(!redis)(redis ? 'uploads per participant across gateway replicas
   const held: ClientRequest[] = [];
   let cookie: string;
 
+  /** A gateway over the identity service and the silent evidence service, counting uploads in `store`; answers its URL. */
+  async function startGateway(store: Redis): Promise<string> {
+    const gateway = await createGateway(
+      gatewaySettingsFromEnv({
+        HOST: '127.0.0.1',
+        PORT: '0',
+        INTERNAL_SECRET: SECRET,
+        IDENTITY_URL: identity.url,
+        EVIDENCE_URL: `http://127.0.0.1:${(evidence.address() as AddressInfo).port}`,
+        WEB_DIST: identity.dataDir,
+        RATE_LIMIT_PER_MINUTE: '0',
+        UPLOAD_CONCURRENT_PER_PARTICIPANT: String(SHARE),
+      }),
+      { logger: createLogger({ service: 'gateway', level: 'silent' }), openapi: buildOpenApiDocument(), redis: store },
+    );
+    gateways.push(gateway);
+    return gateway.start();
+  }
+
   beforeAll(async () => {
     evidence = createServer(() => undefined);
     await new Promise<void>((resolve) => evidence.listen(0, '127.0.0.1', resolve));
     identity = await startTestIdentity({ INTERNAL_SECRET: SECRET, ADMIN_USERNAME: ADMIN.username, ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password });
-    for (let i = 0; i < 2; i++) {
-      const gateway = await createGateway(
-        gatewaySettingsFromEnv({
-          HOST: '127.0.0.1',
-          PORT: '0',
-          INTERNAL_SECRET: SECRET,
-          IDENTITY_URL: identity.url,
-          EVIDENCE_URL: `http://127.0.0.1:${(evidence.address() as AddressInfo).port}`,
-          WEB_DIST: identity.dataDir,
-          RATE_LIMIT_PER_MINUTE: '0',
-          UPLOAD_CONCURRENT_PER_PARTICIPANT: String(SHARE),
-        }),
-        { logger: createLogger({ service: 'gateway', level: 'silent' }), openapi: buildOpenApiDocument(), redis: redis! },
-      );
-      gateways.push(gateway);
-      urls.push(await gateway.start());
-    }
+    for (let i = 0; i < 2; i++) urls.push(await startGateway(redis!));
     const api = new ApiClient(urls[0]!);
     expect((await api.post('/api/user/login', { username: ADMIN.username, password: ADMIN.password })).status).toBe(200);
     cookie = `portal_session=${api.cookies.get('portal_session')}`;
@@ -111,21 +114,7 @@ describe.skipIf(!redis)(redis ? 'uploads per participant across gateway replicas
     await new Promise((resolve) => gone.close(resolve));
     const deadRedis = new Redis(`redis://127.0.0.1:${port}`, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
     deadRedis.on('error', () => undefined); // (each refused connection; the gateway's answer is what is checked)
-    const gateway = await createGateway(
-      gatewaySettingsFromEnv({
-        HOST: '127.0.0.1',
-        PORT: '0',
-        INTERNAL_SECRET: SECRET,
-        IDENTITY_URL: identity.url,
-        EVIDENCE_URL: `http://127.0.0.1:${(evidence.address() as AddressInfo).port}`,
-        WEB_DIST: identity.dataDir,
-        RATE_LIMIT_PER_MINUTE: '0',
-        UPLOAD_CONCURRENT_PER_PARTICIPANT: String(SHARE),
-      }),
-      { logger: createLogger({ service: 'gateway', level: 'silent' }), openapi: buildOpenApiDocument(), redis: deadRedis },
-    );
-    gateways.push(gateway);
-    const url = await gateway.start();
+    const url = await startGateway(deadRedis);
     const answer = await fetch(`${url}/api/evidence/uploads/${randomUUID()}`, {
       method: 'PATCH',
       headers: { cookie, 'content-type': 'application/offset+octet-stream', 'tus-resumable': '1.0.0', 'upload-offset': '0' },
