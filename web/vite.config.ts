@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { defaultClientConditions, defineConfig, type Plugin } from 'vite';
 import { compression } from 'vite-plugin-compression2';
 import { VitePWA } from 'vite-plugin-pwa';
+import { firstScreenStyles } from './build/first-screen-styles.js';
 import { ROUTE_HTML_DIR, routePreloads } from './build/route-preloads.js';
 
 // react-router 7 points every condition of its package exports at its development build (with
@@ -55,6 +56,8 @@ export default defineConfig(({ command }) => ({
     withoutCssVariablesTheme(),
     // Each route's index.html also preloads its page's code (build/route-preloads.ts).
     routePreloads(),
+    // Each route's HTML also carries the styles of its first screens (build/first-screen-styles.ts).
+    firstScreenStyles(),
     // The service worker (src/sw/sw.ts, Workbox) with the list of files it keeps for offline use:
     // the app shell, every page's code, the icons and the onboarding video (MP4, the default
     // ONBOARDING_VIDEO_URL) with its captions. The app registers it itself (app/service-worker.ts,

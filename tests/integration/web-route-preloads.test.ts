@@ -29,7 +29,22 @@ describe("the build's route copies of index.html (web/build/route-preloads.ts)",
     const added = preloads(archive).filter((file) => !preloads(shell).includes(file));
     expect(added.some((file) => /\/assets\/ArchivePage-[\w-]+\.js$/.test(file))).toBe(true);
     for (const file of added) expect(existsSync(join(WEB, 'dist', file)), file).toBe(true);
-    // The same page otherwise: only the preload links differ.
-    expect(archive.replace(/\s*<link rel="modulepreload"[^>]*>/g, '')).toBe(shell.replace(/\s*<link rel="modulepreload"[^>]*>/g, ''));
+    // The same page otherwise: only the preloads and the first screen's styles differ
+    // (web/build/first-screen-styles.ts: each route its own, index.html those every page has).
+    // The archive also asks for its first page with the HTML (that the app's fetch takes it, one
+    // request in all, is checked in Chromium: tests/e2e/first-screen-styles.test.ts).
+    const firstPage = /<link rel="preload" href="\/api\/evidence\/public\?limit=\d+" as="fetch" crossorigin="anonymous">/;
+    expect(archive).toMatch(firstPage);
+    expect(shell).not.toMatch(firstPage);
+    const rest = (html: string) =>
+      html
+        .replace(/\s*<link rel="modulepreload"[^>]*>/g, '')
+        .replace(firstPage, '')
+        .replace(/\s*<style data-emotion="css [^"]*">[^<]*<\/style>/g, '');
+    expect(rest(archive)).toBe(rest(shell));
+    const emotionNames = (html: string) => /<style data-emotion="css ([^"]*)">/.exec(html)?.[1]?.split(' ') ?? [];
+    expect(emotionNames(shell).length).toBeGreaterThan(10);
+    expect(emotionNames(archive).length).toBeGreaterThan(emotionNames(shell).length);
+    for (const name of emotionNames(archive)) expect(archive).toContain(`.css-${name}`);
   });
 });

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import type { Plugin } from 'vite';
 
 import { routeHtmlFile } from '../../packages/contracts/src/client-routes.js';
+import { firstPageUrl } from '../src/api/list-urls.js';
 
 /** The folder of the routes' copies of index.html (routeHtmlFile, shared with the gateway). */
 export const ROUTE_HTML_DIR = routeHtmlFile('/').split('/')[0]!;
@@ -25,6 +26,15 @@ export function readPagesOfRoutes(pagesSource: string, pagesFile: string): Map<s
   }
   return routes;
 }
+
+/**
+ * The API answers a route's first screen waits for whoever asks, beside /api/session and
+ * /api/config (index.html): the archive's first page. Asked for with the page (the app's fetch
+ * takes the preloaded answer), not after the page's code has run and rendered.
+ */
+const DATA_OF_ROUTE: Record<string, string[]> = {
+  '/archive': [firstPageUrl({ kind: 'public' }, null)],
+};
 
 /**
  * Each route's own copy of index.html that also asks for its page's code
@@ -75,7 +85,10 @@ export function routePreloads(): Plugin {
         const page = chunks.find((chunk) => chunk.isDynamicEntry && normalised(chunk.facadeModuleId) === module);
         if (!page) this.error(`route-preloads: no chunk of ${module} (route ${route})`);
         const files = [...closure([page.fileName])].filter((file) => !loadedByShell.has(file));
-        const links = files.map((file) => `<link rel="modulepreload" crossorigin href="${base}${file}">`).join('\n    ');
+        const links = [
+          ...files.map((file) => `<link rel="modulepreload" crossorigin href="${base}${file}">`),
+          ...(DATA_OF_ROUTE[route] ?? []).map((url) => `<link rel="preload" href="${url}" as="fetch" crossorigin="anonymous">`),
+        ].join('\n    ');
         this.emitFile({
           type: 'asset',
           fileName: routeHtmlFile(route),

@@ -1,4 +1,4 @@
-import type { Evidence, MediaType, ReviewStatus } from '@portal/contracts';
+import type { Evidence } from '@portal/contracts';
 import { ApiRequestError, apiRequest } from './http';
 
 /** One page of a list answer: the items and the URL of the next page (from the Link header), if any. */
@@ -49,36 +49,7 @@ export async function fetchListPage<T>(url: string, signal?: AbortSignal): Promi
   return { items: Array.isArray(items) ? items : [], next: nextLinkOf(response.headers.get('link')) };
 }
 
-/** Which list of evidence: one's own, the public archive, everything (administrators) or one participant's. */
-export type EvidenceScope = { kind: 'own' } | { kind: 'public' } | { kind: 'admin' } | { kind: 'user'; userId: string };
-
-export const EVIDENCE_PAGE_SIZE = 24;
-
-/** Filters beside the media type: search words (all lists but one's own) and, for administrators, moderation. */
-export interface ListFilters {
-  q?: string;
-  review_status?: ReviewStatus;
-  visibility?: 'public' | 'private';
-}
-
-/** The URL of the first page of a list, optionally of one media type and with filters. */
-export function firstPageUrl(scope: EvidenceScope, type: MediaType | null, limit = EVIDENCE_PAGE_SIZE, filters: ListFilters = {}): string {
-  const base =
-    scope.kind === 'own'
-      ? '/api/evidence'
-      : scope.kind === 'public'
-        ? '/api/evidence/public'
-        : scope.kind === 'admin'
-          ? '/api/evidence/admin'
-          : `/api/user/${encodeURIComponent(scope.userId)}/evidence`;
-  const query = new URLSearchParams({ limit: String(limit) });
-  if (type !== null) query.set('type', String(type));
-  const q = filters.q?.trim();
-  if (q) query.set('q', q);
-  if (filters.review_status) query.set('review_status', filters.review_status);
-  if (filters.visibility) query.set('visibility', filters.visibility);
-  return `${base}?${query.toString()}`;
-}
+export { EVIDENCE_PAGE_SIZE, firstPageUrl, type EvidenceScope, type ListFilters } from './list-urls';
 
 /** GET /api/evidence/item/{id}: one item, to follow its processing. */
 export function fetchEvidenceItem(id: string, signal?: AbortSignal): Promise<Evidence> {

@@ -1,7 +1,7 @@
 import CssBaseline from '@mui/material/CssBaseline';
 import { ThemeProvider } from '@mui/system';
 import { QueryClientProvider, type QueryClient } from '@tanstack/react-query';
-import { Suspense, lazy, useEffect, useState } from 'react';
+import { Suspense, lazy, useEffect, useState, type ComponentType, type ReactNode } from 'react';
 import { BrowserRouter } from 'react-router';
 import { OutboxAutoSend } from '../outbox/OutboxAutoSend';
 import { NotificationProvider } from '../notifications/NotificationProvider';
@@ -16,8 +16,11 @@ const NewVersionPrompt = lazy(() => import('./NewVersionPrompt'));
  * Material UI's own ThemeProvider does for such a theme (its ThemeProviderNoVars: the system
  * provider). Material UI's ThemeProvider would also bring its CSS-variables provider (colour
  * scheme storage, the init script: about 4 KB gzipped) to every first load.
+ *
+ * `Router` is the browser's history in the app; the build renders the first screens with a
+ * static router instead (first-screen/first-screen-styles.tsx).
  */
-export function App({ queryClient }: { queryClient: QueryClient }) {
+export function App({ queryClient, Router = BrowserRouter }: { queryClient: QueryClient; Router?: ComponentType<{ children: ReactNode }> }) {
   const [update, setUpdate] = useState<(() => void) | null>(null);
   useEffect(() => registerServiceWorker((apply) => setUpdate(() => apply)), []);
   return (
@@ -25,10 +28,10 @@ export function App({ queryClient }: { queryClient: QueryClient }) {
       <ThemeProvider theme={theme}>
         <CssBaseline />
         <NotificationProvider>
-          <BrowserRouter>
+          <Router>
             <AppRoutes />
             <OutboxAutoSend />
-          </BrowserRouter>
+          </Router>
           {update ? (
             <Suspense fallback={null}>
               <NewVersionPrompt onReload={update} onLater={() => setUpdate(null)} />

@@ -59,14 +59,9 @@ export function EvidenceMedia({ item }: { item: Evidence }) {
       width={item.width ?? undefined}
       height={item.height ?? undefined}
       decoding="async"
-      sx={{
-        ...mediaStyle,
-        width: 'auto',
-        height: 'auto',
-        aspectRatio: ratio,
-        backgroundImage: placeholder ? `url("${placeholder}")` : undefined,
-        backgroundSize: 'cover',
-      }}
+      sx={{ ...mediaStyle, width: 'auto', height: 'auto', backgroundSize: 'cover' }}
+      // The item's own shape and placeholder inline, not as a class per item (see EvidencePreview).
+      style={{ aspectRatio: ratio, backgroundImage: placeholder ? `url("${placeholder}")` : undefined }}
     />
   );
 }

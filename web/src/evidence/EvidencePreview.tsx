@@ -82,12 +82,10 @@ export function EvidencePreview({ item, width, height, errorLines = 3 }: Evidenc
   const placeholder = placeholderUrl(item.placeholder);
   return (
     <Box
-      sx={{
-        ...frame,
-        backgroundImage: placeholder ? `url("${placeholder}")` : undefined,
-        backgroundSize: 'cover',
-        backgroundPosition: 'center',
-      }}
+      sx={{ ...frame, backgroundSize: 'cover', backgroundPosition: 'center' }}
+      // Each item's own picture as an inline style: in sx it would make a class per item, its
+      // data URL compiled by emotion on the main thread for every card.
+      style={placeholder ? { backgroundImage: `url("${placeholder}")` } : undefined}
     >
       {picture ? (
         <Box

@@ -38,7 +38,9 @@ export function clearSelection(): void {
 }
 
 export function useEvidenceSelection(): EvidenceSelection {
-  return useSyncExternalStore(subscribe, () => selection);
+  const current = () => selection;
+  // (The same on the server: the build renders the first screens, build/first-screen-styles.ts.)
+  return useSyncExternalStore(subscribe, current, current);
 }
 
 /** A kind carried in router state (it survives a reload of the page, the in-memory store does not). */
