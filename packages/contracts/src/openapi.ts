@@ -531,6 +531,7 @@ const evidencePaths: ZodOpenApiPathsObject = {
         '403': error('A participant who has not watched the onboarding video yet'),
         '408': error('The body stopped arriving: no byte came for UPLOAD_IDLE_TIMEOUT_MS'),
         '413': error("Larger than the largest file allowed, or more than one participant's unfinished uploads may hold together (UPLOAD_UNFINISHED_BYTES_PER_PARTICIPANT)"),
+        '503': error("The unfinished-uploads share could not be checked (the replicas' shared store did not answer): nothing was created; try again shortly"),
       },
     }),
   },

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Express } from 'express';
+import { Redis } from 'ioredis';
 import { TOPICS, mediaQueueList, type MediaJob, type MediaQueueSet } from '@portal/contracts';
 import {
   IdentityTokens,
@@ -32,6 +33,7 @@ import { MongoAuthorDirectory, MongoEvidenceRepository } from './repositories/mo
 import type { EvidenceRepository } from './repositories/evidence-repository.js';
 import type { AuthorDirectory } from './repositories/author-directory.js';
 import { fileUploadStorage, s3UploadStorage } from './http/upload-storage.js';
+import { RedisAdmissionLedger } from './http/upload-admissions.js';
 
 export interface EvidenceRuntime {
   bus: EventBus;
@@ -101,6 +103,9 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
     logger,
     onEventsCommitted: () => relay.kick(),
   });
+  // With Redis (several replicas), one participant's unfinished-uploads share is checked there.
+  const redis = infrastructure.redisUrl ? new Redis(infrastructure.redisUrl, { maxRetriesPerRequest: 3 }) : undefined;
+  redis?.on('error', (error: unknown) => logger.warn({ err: error }, 'redis (upload admissions) not answering'));
   const metrics = new ServiceMetrics('evidence');
   for (const queue of mediaQueueList(mediaQueues)) metrics.watchQueue(queue);
   metrics.watchConsumerLag(bus, 'evidence', [TOPICS.users]);
@@ -122,6 +127,8 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
       ? s3UploadStorage(infrastructure.s3, tmpDirs[1]!, settings.uploadExpiryMs)
       : fileUploadStorage(join(settings.dataDir, 'uploads'), settings.uploadExpiryMs),
     unfinishedBytesPerParticipant: settings.unfinishedUploadBytesPerParticipant,
+    // Replicas check one participant's share one at a time between them (Redis), not each alone.
+    ...(redis ? { admissions: new RedisAdmissionLedger(redis, { prefix: `${infrastructure.namespace}:evidence-admissions:` }) } : {}),
     readiness: [
       { name: 'evidence', check: () => repository.ping() },
       { name: 'blobs', check: () => blobs.ping() },
@@ -176,6 +183,7 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
       await relay.flush().catch((error: unknown) => logger.warn({ err: error }, 'outbox not flushed'));
       await relay.stop();
       await stores.close();
+      redis?.disconnect();
     },
   };
 }

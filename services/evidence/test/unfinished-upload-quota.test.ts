@@ -9,7 +9,7 @@ function quotaOver(stored: Map<string, number>, quota: number) {
   let now = 1_000_000;
   // Upload ids start with their owner's id, as in the stores.
   const reservations = async (owner: string) => new Map([...stored].filter(([id]) => id.startsWith(`${owner}.`)));
-  const quotaCheck = new UnfinishedUploadQuota({ reservations }, quota, 500, () => now);
+  const quotaCheck = new UnfinishedUploadQuota({ reservations }, quota, 500, undefined, () => now);
   return { quota: quotaCheck, later: (ms: number) => (now += ms) };
 }
 
@@ -39,7 +39,7 @@ describe('UnfinishedUploadQuota', () => {
     const { quota } = quotaOver(stored, 1000);
     expect(await quota.admit('u', 'u.a', 300)).toEqual({ admitted: true });
     // Stored, then cancelled (tus DELETE) before any other creation was checked.
-    quota.created('u.a');
+    await quota.created('u.a');
     expect(await quota.admit('u', 'u.b', 1000)).toEqual({ admitted: true });
   });
 

@@ -22,6 +22,7 @@ import { internalRoutes } from './routes/internal-routes.js';
 import { exportRoutes } from './routes/export-routes.js';
 import { InvestigatorExporter } from '../domain/investigator-export.js';
 import type { UploadStorage } from './upload-storage.js';
+import type { AdmissionLedger } from './upload-admissions.js';
 
 export interface EvidenceAppDeps {
   logger: Logger;
@@ -33,6 +34,8 @@ export interface EvidenceAppDeps {
   uploads: UploadStorage;
   /** The bytes one participant's unfinished resumable uploads may declare together. */
   unfinishedBytesPerParticipant: number;
+  /** Where that share's checks meet: this process alone by default, Redis for several replicas. */
+  admissions?: AdmissionLedger;
   readiness: ReadinessCheck[];
   metrics: ServiceMetrics;
   /** Decimals of a device position in public answers. */
@@ -63,6 +66,7 @@ export function createEvidenceApp(deps: EvidenceAppDeps): {
     logger: deps.logger,
     storage: deps.uploads,
     unfinishedBytesPerParticipant: deps.unfinishedBytesPerParticipant,
+    ...(deps.admissions ? { admissions: deps.admissions } : {}),
   });
   // Resumable uploads read their own request bodies: they come before any body parser.
   app.use(uploads.router);

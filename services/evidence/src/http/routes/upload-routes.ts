@@ -19,6 +19,7 @@ import { toEvidenceResponse } from '../../domain/evidence-record.js';
 import type { EvidenceRepository } from '../../repositories/evidence-repository.js';
 import { uploadIdFor, type UploadStorage } from '../upload-storage.js';
 import { UnfinishedUploadQuota } from '../unfinished-upload-quota.js';
+import { AdmissionTurnUnavailable, type AdmissionLedger } from '../upload-admissions.js';
 
 export const UPLOADS_PATH = '/api/evidence/uploads';
 
@@ -31,6 +32,8 @@ export interface UploadRouteDeps {
   storage: UploadStorage;
   /** The bytes one participant's unfinished uploads may declare together. */
   unfinishedBytesPerParticipant: number;
+  /** Where that share's checks meet (every replica's, in Redis); this process's own when absent. */
+  admissions?: AdmissionLedger;
 }
 
 /** What tus sends back for an error: our JSON error body with its status. */
@@ -173,7 +176,7 @@ export function uploadRoutes(deps: UploadRouteDeps): {
 } {
   const datastore = deps.storage.datastore;
   const owners = new UploadOwners();
-  const unfinished = new UnfinishedUploadQuota(deps.storage, deps.unfinishedBytesPerParticipant, deps.evidence.largestUpload);
+  const unfinished = new UnfinishedUploadQuota(deps.storage, deps.unfinishedBytesPerParticipant, deps.evidence.largestUpload, deps.admissions, Date.now, deps.logger);
   const callers = new WeakMap<Request, CallerIdentity>();
 
   async function callerOf(req: Request): Promise<CallerIdentity> {
@@ -258,7 +261,7 @@ export function uploadRoutes(deps: UploadRouteDeps): {
       }
       if (owner !== caller.userId) throw tusError(403, 'forbidden', MESSAGES.uploadNotYours);
       // Its owner asks about it: its creation is over; the store's count applies from now on.
-      unfinished.created(uploadId);
+      void unfinished.created(uploadId);
     },
     namingFunction: async (req) => uploadIdFor((await callerOf(req)).userId),
     async onUploadCreate(req, upload) {
@@ -268,7 +271,15 @@ export function uploadRoutes(deps: UploadRouteDeps): {
       idempotencyKeyOf(upload);
       // Unfinished uploads hold disk (or S3) space for a day: one participant holds at most a share.
       const quota = deps.unfinishedBytesPerParticipant;
-      const answer = await unfinished.admit(caller.userId, upload.id, upload.size);
+      let answer;
+      try {
+        answer = await unfinished.admit(caller.userId, upload.id, upload.size);
+      } catch (error) {
+        if (!(error instanceof AdmissionTurnUnavailable)) throw error;
+        // The share cannot be checked (Redis away): no upload beyond it, so none for now.
+        deps.logger.warn({ err: error }, 'unfinished-uploads share not checked');
+        throw tusError(503, 'internal', 'Uploads are not available right now. Please try again shortly.');
+      }
       if (!answer.admitted) {
         const reserved = answer.reserved;
         throw tusError(
