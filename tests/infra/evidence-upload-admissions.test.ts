@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -9,7 +8,7 @@ import { UnfinishedUploadQuota } from '../../services/evidence/src/http/unfinish
 import { AdmissionTurnUnavailable, MemoryAdmissionLedger, RedisAdmissionLedger, type AdmissionLedger } from '../../services/evidence/src/http/upload-admissions.js';
 import { fileUploadStorage } from '../../services/evidence/src/http/upload-storage.js';
 import { admissionLedgerContract } from '../../services/evidence/test/contracts/admission-ledger-contract.js';
-import { infraServers, stopContainers } from '../support/infra-servers.js';
+import { infraServers, stopContainers, unreachableRedis } from '../support/infra-servers.js';
 
 // One participant's share of unfinished resumable uploads across evidence replicas: the check and
 // the admission it allows meet in Redis, so creations that a load balancer spreads over two
@@ -59,12 +58,7 @@ describe.skipIf(!redis)(redis ? 'the unfinished-uploads share across evidence re
   });
 
   it('gives no turn while Redis does not answer: the caller refuses the upload (503) rather than skip the check', async () => {
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const { port } = closed.address() as { port: number };
-    await new Promise((resolve) => closed.close(resolve));
-    const away = new Redis(`redis://127.0.0.1:${port}`, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    away.on('error', () => undefined); // (each refused connection; the ledger's answer is what is checked)
+    const away = await unreachableRedis();
     const [quota] = replicas([new RedisAdmissionLedger(away, { prefix }), new MemoryAdmissionLedger()]);
     await expect(quota!.admit(randomUUID(), 'x.1', MiB)).rejects.toBeInstanceOf(AdmissionTurnUnavailable);
     away.disconnect();

@@ -10,7 +10,7 @@ import { RedisUploadSlots } from '../../services/gateway/src/uploads/upload-slot
 import { uploadSlotsContract } from '../../services/gateway/test/contracts/upload-slots-contract.js';
 import { ApiClient } from '../support/api-client.js';
 import { startTestIdentity, type TestIdentity } from '../support/identity-service.js';
-import { infraServers, stopContainers } from '../support/infra-servers.js';
+import { infraServers, stopContainers, unreachableRedis } from '../support/infra-servers.js';
 
 // One participant's share of the upload path (UPLOAD_CONCURRENT_PER_PARTICIPANT) across gateway
 // replicas: the count is kept in Redis, so a participant whose uploads a load balancer spreads
@@ -108,12 +108,7 @@ describe.skipIf(!redis)(redis ? 'uploads per participant across gateway replicas
 
   it('answers 503 with words, and passes nothing on, while the shared count cannot be read', async () => {
     // A Redis that is not there (a port nobody listens on): every command fails at once.
-    const gone = createServer();
-    await new Promise<void>((resolve) => gone.listen(0, '127.0.0.1', resolve));
-    const port = (gone.address() as AddressInfo).port;
-    await new Promise((resolve) => gone.close(resolve));
-    const deadRedis = new Redis(`redis://127.0.0.1:${port}`, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    deadRedis.on('error', () => undefined); // (each refused connection; the gateway's answer is what is checked)
+    const deadRedis = await unreachableRedis();
     const url = await startGateway(deadRedis);
     const answer = await fetch(`${url}/api/evidence/uploads/${randomUUID()}`, {
       method: 'PATCH',

@@ -122,3 +122,19 @@ export async function caughtMail(api: NonNullable<InfraServers['mailApi']>): Pro
   const list = (await (await fetch(`${api.url}/email`)).json()) as { id: string }[];
   return Promise.all(list.map(async ({ id }) => Buffer.from(await (await fetch(`${api.url}/email/${id}/source`)).arrayBuffer())));
 }
+
+/**
+ * A Redis client for an address nobody listens on (a port just freed): every command fails at
+ * once, as when Redis is away. For the tests of what a service does then.
+ */
+export async function unreachableRedis(): Promise<import('ioredis').Redis> {
+  const { createServer } = await import('node:net');
+  const { Redis } = await import('ioredis');
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const { port } = closed.address() as { port: number };
+  await new Promise((resolve) => closed.close(resolve));
+  const redis = new Redis(`redis://127.0.0.1:${port}`, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  redis.on('error', () => undefined); // (each refused connection; what the service answers is what is checked)
+  return redis;
+}
