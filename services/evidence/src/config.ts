@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_PUBLIC_LOCATION_DECIMALS } from '@portal/contracts';
-import { envBytes, envPort, mediaCapsFromEnv, parseEnv, type MediaCaps } from '@portal/platform';
+import { ConfigError, envBytes, envPort, mediaCapsFromEnv, parseEnv, type MediaCaps } from '@portal/platform';
 import type { MediaLimits } from './domain/evidence-service.js';
 
 export interface EvidenceSettings {
@@ -18,6 +18,13 @@ export interface EvidenceSettings {
   unfinishedUploadBytesPerParticipant: number;
   /** Decimals of a device position in public answers (3: about 100 m). */
   publicLocationDecimals: number;
+  /**
+   * UPLOAD_SCRATCH_BYTES: the local scratch space finished resumable uploads kept in S3 may take
+   * at once while they are read back for inspection (at least the largest file; by default 4 GiB,
+   * half of a pod's 8 Gi scratch, the rest for received multipart files). A finish beyond it is
+   * answered 503 with Retry-After and done when the client asks again.
+   */
+  uploadScratchBytes: number;
 }
 
 const evidenceEnvSchema = z.object({
@@ -30,6 +37,7 @@ const evidenceEnvSchema = z.object({
   EVIDENCE_AUDIO_MAX_BYTES: envBytes.default(200 * 1024 ** 2),
   UPLOAD_EXPIRY_HOURS: z.coerce.number().positive().default(24),
   UPLOAD_UNFINISHED_BYTES_PER_PARTICIPANT: envBytes.optional(),
+  UPLOAD_SCRATCH_BYTES: envBytes.optional(),
   PUBLIC_LOCATION_DECIMALS: z.coerce
     .number()
     .int('must be a whole number from 0 to 5')
@@ -40,6 +48,12 @@ const evidenceEnvSchema = z.object({
 
 export function evidenceSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): EvidenceSettings {
   const parsed = parseEnv(evidenceEnvSchema, env);
+  const largest = Math.max(parsed.EVIDENCE_IMAGE_MAX_BYTES, parsed.EVIDENCE_VIDEO_MAX_BYTES, parsed.EVIDENCE_AUDIO_MAX_BYTES);
+  const uploadScratchBytes = parsed.UPLOAD_SCRATCH_BYTES ?? Math.max(4 * 1024 ** 3, largest);
+  // Smaller than the largest file, that file could never be finished.
+  if (uploadScratchBytes < largest) {
+    throw new ConfigError(`Invalid configuration:\n  UPLOAD_SCRATCH_BYTES: must be at least the largest file allowed (${largest} bytes)`);
+  }
   return {
     host: parsed.EVIDENCE_HOST,
     port: parsed.EVIDENCE_PORT,
@@ -52,6 +66,7 @@ export function evidenceSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): E
       parsed.UPLOAD_UNFINISHED_BYTES_PER_PARTICIPANT ?? 2 * Math.max(parsed.EVIDENCE_IMAGE_MAX_BYTES, parsed.EVIDENCE_VIDEO_MAX_BYTES, parsed.EVIDENCE_AUDIO_MAX_BYTES),
     mediaCaps: mediaCapsFromEnv(env),
     publicLocationDecimals: parsed.PUBLIC_LOCATION_DECIMALS,
+    uploadScratchBytes,
   };
 }
 
