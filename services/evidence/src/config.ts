@@ -1,14 +1,15 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_PUBLIC_LOCATION_DECIMALS } from '@portal/contracts';
-import { ConfigError, envBytes, envPort, mediaCapsFromEnv, parseEnv, type MediaCaps } from '@portal/platform';
+import { ConfigError, envBytes, envPort, mediaCapsFromEnv, parseEnv, type MediaCaps, sharedSecretEnv, sharedSecretOf, type SharedSecret } from '@portal/platform';
 import type { MediaLimits } from './domain/evidence-service.js';
 
 export interface EvidenceSettings {
   host: string;
   port: number;
   dataDir: string;
-  internalSecret: string;
+  /** INTERNAL_SECRET signs and seals; INTERNAL_SECRET_PREVIOUS, during a rotation, is accepted when checking. */
+  internalSecret: SharedSecret;
   limits: MediaLimits;
   /** MEDIA_MAX_VIDEO_SECONDS, MEDIA_MAX_AUDIO_SECONDS, MEDIA_MAX_STREAMS, MEDIA_MAX_VIDEO_SIDE, MEDIA_MAX_VIDEO_FPS. */
   mediaCaps: MediaCaps;
@@ -31,7 +32,7 @@ const evidenceEnvSchema = z.object({
   EVIDENCE_HOST: z.string().default('127.0.0.1'),
   EVIDENCE_PORT: envPort.default(4002),
   DATA_DIR: z.string().default('./data'),
-  INTERNAL_SECRET: z.string({ error: 'is required (at least 32 characters)' }).min(32, 'must be at least 32 characters'),
+  ...sharedSecretEnv,
   EVIDENCE_IMAGE_MAX_BYTES: envBytes.default(30 * 1024 ** 2),
   EVIDENCE_VIDEO_MAX_BYTES: envBytes.default(1024 ** 3),
   EVIDENCE_AUDIO_MAX_BYTES: envBytes.default(200 * 1024 ** 2),
@@ -58,7 +59,7 @@ export function evidenceSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): E
     host: parsed.EVIDENCE_HOST,
     port: parsed.EVIDENCE_PORT,
     dataDir: parsed.DATA_DIR,
-    internalSecret: parsed.INTERNAL_SECRET,
+    internalSecret: sharedSecretOf(parsed),
     limits: { image: parsed.EVIDENCE_IMAGE_MAX_BYTES, video: parsed.EVIDENCE_VIDEO_MAX_BYTES, audio: parsed.EVIDENCE_AUDIO_MAX_BYTES },
     uploadExpiryMs: parsed.UPLOAD_EXPIRY_HOURS * 3600_000,
     // By default two of the largest files: one upload and the remains of one that was given up.
