@@ -25,6 +25,7 @@ also checked here for what the portal relies on. Then the portal's own rules, wh
 Exits 1 with one line per problem.
 """
 import copy
+import json
 import sys
 import yaml
 import jsonschema
@@ -80,6 +81,8 @@ def name(obj):
 
 
 def pod_of(obj):
+    if obj['kind'] == 'CronJob':
+        return obj['spec']['jobTemplate']['spec']['template']
     return obj['spec']['template'] if obj['kind'] in WORKLOADS else None
 
 
@@ -230,6 +233,36 @@ def check_floors(label, objects, plain, problems):
             problems.append(f"{label}: the autoscaling floor of {deployment} fell from {minimum} to {max(kept)}")
 
 
+SEEN = {}
+
+
+def schema_problems(obj, version, crds):
+    """The schema's complaints about one object, each distinct object validated once (most
+    objects are the same in many renders)."""
+    key = (json.dumps(obj, sort_keys=True), version)
+    if key in SEEN:
+        return SEEN[key]
+    found = []
+    if obj['apiVersion'].split('/')[0] in CUSTOM_GROUPS:
+        known = crds.get((obj['apiVersion'], obj['kind']))
+        if known is None:
+            found.append(f"{name(obj)} ({obj['apiVersion']}): no CustomResourceDefinition given for it")
+        else:
+            for e in sorted(known[0].iter_errors(obj), key=lambda e: list(e.path)):
+                where = '.'.join(str(p) for p in e.path)
+                found.append(f"{name(obj)} is invalid for its CRD ({obj['apiVersion']}): {where}: {e.message}")
+    else:
+        try:
+            kubernetes_validate.validate(obj, version, strict=True)
+        except ValidationError as e:
+            where = '.'.join(str(p) for p in e.path)
+            found.append(f"{name(obj)} is invalid for Kubernetes {version}: {where}: {e.message}")
+        except SchemaNotFoundError:
+            found.append(f"{name(obj)} ({obj['apiVersion']}) has no schema for Kubernetes {version}")
+    SEEN[key] = found
+    return found
+
+
 def main():
     args = sys.argv[1:]
     crds = load_crds([a.partition('=')[2] for a in args if a.startswith('--crd=')])
@@ -249,27 +282,16 @@ def main():
         custom = []
         for obj in objects:
             if obj['apiVersion'].split('/')[0] in CUSTOM_GROUPS:
+                problems.extend(f"{label}: {p}" for p in schema_problems(obj, None, crds))
                 known = crds.get((obj['apiVersion'], obj['kind']))
-                if known is None:
-                    problems.append(f"{label}: {name(obj)} ({obj['apiVersion']}): no CustomResourceDefinition given for it")
-                else:
-                    validator, cel = known
-                    for e in sorted(validator.iter_errors(obj), key=lambda e: list(e.path)):
-                        where = '.'.join(str(p) for p in e.path)
-                        problems.append(f"{label}: {name(obj)} is invalid for its CRD ({obj['apiVersion']}): {where}: {e.message}")
-                    custom.append(f"{name(obj)}" + (f" ({cel} CEL rules not evaluated)" if cel else ''))
+                cel = known[1] if known else 0
+                custom.append(f"{name(obj)}" + (f" ({cel} CEL rules not evaluated)" if cel else ''))
                 found = []
                 check_custom(obj, objects, found)
                 problems.extend(f"{label}: {p}" for p in found)
                 continue
             for version in versions:
-                try:
-                    kubernetes_validate.validate(obj, version, strict=True)
-                except ValidationError as e:
-                    where = '.'.join(str(p) for p in e.path)
-                    problems.append(f"{label}: {name(obj)} is invalid for Kubernetes {version}: {where}: {e.message}")
-                except SchemaNotFoundError:
-                    problems.append(f"{label}: {name(obj)} ({obj['apiVersion']}) has no schema for Kubernetes {version}")
+                problems.extend(f"{label}: {p}" for p in schema_problems(obj, version, crds))
         check_rules(label, objects, problems)
         note = f"; {len(custom)} custom resources valid for their CRDs: {', '.join(custom)}" if custom else ''
         print(f"k8s: {label}: {len(objects) - len(custom)} objects valid for Kubernetes {', '.join(versions)}{note}")

@@ -63,3 +63,23 @@ describe('bounded parallel copies (eachBounded)', () => {
     expect(started.length).toBeLessThan(8);
   });
 });
+
+describe('the backup CronJob’s image (k8s/components/backup-cronjob runs the script in the identity image)', () => {
+  it('holds the script, and the modules it imports are dependencies the identity image installs', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const read = (path: string) => readFile(new URL(`../../${path}`, import.meta.url), 'utf8');
+    const dockerfile = await read('Dockerfile');
+    const runtime = dockerfile.slice(dockerfile.indexOf('AS runtime'), dockerfile.indexOf('AS service'));
+    expect(runtime).toContain('COPY infra/backup/portal-backup.mjs ./infra/backup/portal-backup.mjs');
+    const cronjob = await read('k8s/components/backup-cronjob/backup.yaml');
+    expect(cronjob).toContain('image: portal-identity');
+    expect(cronjob).toContain('node infra/backup/portal-backup.mjs backup');
+    const script = await read('infra/backup/portal-backup.mjs');
+    const imported = [...script.matchAll(/^import .* from '([^.][^']*)';$/gm)].map((m) => m[1]!).filter((m) => !m.startsWith('node:'));
+    expect(imported.sort()).toEqual(['@aws-sdk/client-s3', 'mongoose']);
+    const identity = JSON.parse(await read('services/identity/package.json')) as { dependencies: Record<string, string> };
+    const platform = JSON.parse(await read('packages/platform/package.json')) as { dependencies: Record<string, string> };
+    expect(Object.keys(identity.dependencies)).toContain('@portal/platform');
+    for (const module of imported) expect(Object.keys(platform.dependencies)).toContain(module);
+  });
+});
