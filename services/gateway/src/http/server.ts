@@ -484,6 +484,7 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
     { name: 'identity', check: probe(healthPools.identity) },
     { name: 'evidence', check: probe(healthPools.evidence) },
   ];
+  deps.metrics?.watchDependencies(readiness);
   app.get('/healthz', async () => ({ status: 'ok' }));
   // Ready while this gateway serves: the web app and the cached public archive need neither
   // identity nor evidence, so their slowness is reported ("degraded"), not made a 503 for all.
