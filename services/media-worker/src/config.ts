@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { MEDIA_QUEUE_KINDS, type MediaQueueKind } from '@portal/contracts';
 import { DEFAULT_FREE_HAND_BACKS, mediaCapsFromEnv, parseEnv, type MediaCaps } from '@portal/platform';
+import { DEFAULT_TRANSCODE_WATCHDOG, type TranscodeWatchdog } from './processing/ffmpeg-runner.js';
 
 export interface MediaWorkerSettings {
   dataDir: string;
@@ -26,6 +27,11 @@ export interface MediaWorkerSettings {
    * on a photo, and the portal's requests, come first and a transcode takes what is left.
    */
   ffmpegNiceness: number;
+  /**
+   * A transcode running longer than MEDIA_TRANSCODE_TIME_FACTOR × the input's length +
+   * MEDIA_TRANSCODE_SLACK_SECONDS is stopped, and the item ends failed.
+   */
+  watchdog: TranscodeWatchdog;
 }
 
 const concurrency = z.coerce.number().int().min(1).max(16);
@@ -51,6 +57,8 @@ const mediaWorkerEnvSchema = z.object({
   MEDIA_JOB_LOCK_MS: z.coerce.number().int().min(1000).default(60_000),
   MEDIA_FREE_HAND_BACKS: z.coerce.number().int().min(0).max(100).default(DEFAULT_FREE_HAND_BACKS),
   MEDIA_AV_NICE: z.coerce.number().int().min(0).max(19).default(10),
+  MEDIA_TRANSCODE_TIME_FACTOR: z.coerce.number().positive().default(DEFAULT_TRANSCODE_WATCHDOG.factor),
+  MEDIA_TRANSCODE_SLACK_SECONDS: z.coerce.number().min(0).default(DEFAULT_TRANSCODE_WATCHDOG.slackSeconds),
 });
 
 export function mediaWorkerSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): MediaWorkerSettings {
@@ -64,5 +72,6 @@ export function mediaWorkerSettingsFromEnv(env: NodeJS.ProcessEnv = process.env)
     freeHandBacks: parsed.MEDIA_FREE_HAND_BACKS,
     caps: mediaCapsFromEnv(env),
     ffmpegNiceness: parsed.MEDIA_AV_NICE,
+    watchdog: { factor: parsed.MEDIA_TRANSCODE_TIME_FACTOR, slackSeconds: parsed.MEDIA_TRANSCODE_SLACK_SECONDS },
   };
 }
