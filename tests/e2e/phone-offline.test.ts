@@ -1,0 +1,128 @@
+// A phone without a connection, as participants and visitors meet it (Chromium, 390x844, the
+// installable app's service worker running): a visitor gets the app's frame and a clear offline
+// state instead of a spinner; the details page says what is true about a capture kept on the
+// phone; and logging out offline on a phone shared at the venue ends the session on that phone,
+// so the next person is not signed in as the last one and the last one's captures are not sent
+// under their name.
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { MESSAGES } from '@portal/contracts';
+import type { ApiClient } from '../support/api-client.js';
+import { newParticipant, type NewParticipant } from '../support/accounts.js';
+import { CHROMIUM_MISSING_REASON, OpenPages, chromiumMissing, logIn, startWithBrowser } from '../support/browser.js';
+import { startTestPortal, type TestPortal } from '../support/portal.js';
+
+let portal: TestPortal;
+let browser: Browser;
+const pages = new OpenPages(() => ({ browser, url: portal.url }));
+
+async function ownItems(client: ApiClient): Promise<{ title: string }[]> {
+  const response = await client.get('/api/evidence?limit=100');
+  expect(response.status).toBe(200);
+  return response.data as { title: string }[];
+}
+
+async function workerInControl(page: Page): Promise<void> {
+  await page.evaluate(async () => {
+    await navigator.serviceWorker.ready;
+  });
+  await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+}
+
+/** A participant's phone with the app installed: the service worker active and in control. */
+async function installedApp(serviceWorkers: 'allow' | 'block' = 'allow'): Promise<{ page: Page; context: BrowserContext; participant: NewParticipant }> {
+  const { page, participant } = await pages.signedInPage({ serviceWorkers });
+  await page.goto('/evidence');
+  await page.getByRole('tab', { name: 'Table' }).waitFor();
+  if (serviceWorkers === 'allow') await workerInControl(page);
+  return { page, context: page.context(), participant };
+}
+
+async function captureNote(page: Page, title: string): Promise<void> {
+  await page.getByRole('button', { name: 'Add evidence' }).click();
+  await page.getByRole('menuitem', { name: 'Notes' }).click();
+  await page.waitForURL('**/evidence-details');
+  await page.getByRole('textbox', { name: 'Title' }).fill(title);
+  await page.getByRole('button', { name: 'Upload Evidence' }).click();
+}
+
+describe.skipIf(chromiumMissing)('a phone without a connection (Chromium, 390x844)', () => {
+  if (chromiumMissing) console.warn(CHROMIUM_MISSING_REASON);
+
+  beforeAll(async () => {
+    ({ portal, browser } = await startWithBrowser(startTestPortal()));
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await portal?.dispose();
+  });
+
+  afterEach(async ({ task }) => {
+    if (task.result?.state === 'fail') await pages.report();
+    const errors = await pages.closeAll();
+    expect(errors.filter((error) => !/Failed to load resource|ERR_INTERNET_DISCONNECTED|net::|outbox: sending failed|evidence entry failed|logout failed/.test(error))).toEqual([]);
+  });
+
+  // With the service worker (the installed app, a capture waiting) and without it (a browser that
+  // has none, or before it is installed: the page itself holds the logout then).
+  it.each(['allow', 'block'] as const)('ends the session of whoever logs out offline on a shared phone: the next person is not signed in as them, and their capture is not sent (service worker: %s)', async (serviceWorkers) => {
+    const { page, context, participant } = await installedApp(serviceWorkers);
+    const withCapture = serviceWorkers === 'allow';
+    if (!withCapture) {
+      // The code of the home page and the menu, before the connection goes (nothing would serve it offline).
+      await page.goto('/home');
+      await page.getByRole('heading', { name: /^Welcome, / }).waitFor();
+      await page.getByRole('button', { name: 'Menu' }).click();
+      await page.getByRole('menu').waitFor();
+      await page.keyboard.press('Escape');
+    }
+    await context.setOffline(true);
+    if (withCapture) {
+      await captureNote(page, 'Offline note before leaving');
+      await page.waitForURL('**/evidence');
+    }
+
+    await page.getByRole('button', { name: 'Menu' }).click();
+    await page.getByRole('menuitem', { name: 'Logout' }).click();
+    if (withCapture) {
+      // Logging out with a capture still waiting: the app says so first.
+      const warning = page.getByRole('dialog', { name: 'Evidence still waiting' });
+      await warning.getByText('1 piece of evidence has not been uploaded yet.', { exact: false }).waitFor();
+      await warning.getByRole('button', { name: 'Log Out' }).click();
+    }
+    await page.waitForURL('**/home');
+    await page.getByRole('link', { name: 'Login' }).first().waitFor();
+
+    // The next person opens the app with the network back.
+    await context.setOffline(false);
+    const next = await context.newPage();
+    await next.goto('/home');
+    await next.getByRole('link', { name: 'Login' }).first().waitFor();
+    expect(await next.evaluate(async () => (await (await fetch('/api/session')).json()) as unknown)).toEqual({ user: null });
+    // The session itself is over on the server, not only forgotten by the app.
+    await expect.poll(async () => (await participant.client.get('/api/user')).status, { timeout: 15_000 }).toBe(401);
+
+    // Someone else signs in on the same phone: the last person's capture stays on the phone, unsent.
+    const other = await newParticipant(portal.url);
+    await logIn(next, other.user.username, other.password);
+    await next.waitForURL('**/home');
+    await next.goto('/evidence');
+    await next.getByRole('tab', { name: 'Table' }).waitFor();
+    await next.waitForTimeout(2000);
+    expect(await ownItems(other.client)).toEqual([]);
+    const stored = await next.evaluate(
+      () =>
+        new Promise<{ title: string; state: string }[]>((resolve, reject) => {
+          const open = indexedDB.open('evidence-outbox');
+          open.onerror = () => reject(open.error);
+          open.onsuccess = () => {
+            const all = open.result.transaction('entries').objectStore('entries').getAll();
+            all.onsuccess = () => resolve((all.result as { title: string; state: string }[]).map(({ title, state }) => ({ title, state })));
+          };
+        }),
+    );
+    expect(stored).toEqual(withCapture ? [{ title: 'Offline note before leaving', state: 'waiting' }] : []);
+    expect(await next.getByText('Offline note before leaving').count()).toBe(0);
+  });
+});
