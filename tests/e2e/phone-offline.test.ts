@@ -64,6 +64,24 @@ describe.skipIf(chromiumMissing)('a phone without a connection (Chromium, 390x84
     expect(errors.filter((error) => !/Failed to load resource|ERR_INTERNET_DISCONNECTED|net::|outbox: sending failed|evidence entry failed|logout failed/.test(error))).toEqual([]);
   });
 
+  it('shows a visitor offline the frame of the app and says they are offline, instead of loading for ever', async () => {
+    const page = await pages.open('phone', undefined, { serviceWorkers: 'allow' });
+    await page.goto('/home');
+    await page.getByRole('link', { name: 'Login' }).first().waitFor();
+    await workerInControl(page);
+    await page.context().setOffline(true);
+    await page.reload();
+    await page.locator('header').getByRole('button', { name: 'Menu' }).waitFor();
+    await page.getByRole('heading', { level: 1, name: 'You are offline' }).waitFor({ timeout: 8000 });
+    expect(await page.getByText('Loading…').count()).toBe(0);
+    // The pages that work offline are offered.
+    await page.getByRole('link', { name: 'Archive' }).first().waitFor();
+    // With the network back, the landing page comes by itself.
+    await page.context().setOffline(false);
+    await page.getByRole('link', { name: 'Login' }).first().waitFor();
+    expect(await page.getByRole('heading', { level: 1, name: 'You are offline' }).count()).toBe(0);
+  });
+
   // With the service worker (the installed app, a capture waiting) and without it (a browser that
   // has none, or before it is installed: the page itself holds the logout then).
   it.each(['allow', 'block'] as const)('ends the session of whoever logs out offline on a shared phone: the next person is not signed in as them, and their capture is not sent (service worker: %s)', async (serviceWorkers) => {
@@ -92,7 +110,7 @@ describe.skipIf(chromiumMissing)('a phone without a connection (Chromium, 390x84
       await warning.getByRole('button', { name: 'Log Out' }).click();
     }
     await page.waitForURL('**/home');
-    await page.getByRole('link', { name: 'Login' }).first().waitFor();
+    await page.getByRole('heading', { level: 1, name: 'You are offline' }).waitFor();
 
     // The next person opens the app with the network back.
     await context.setOffline(false);

@@ -24,6 +24,8 @@ export async function fetchCurrentUser(signal?: AbortSignal): Promise<User | nul
     if (error instanceof ApiRequestError && error.status === 0) {
       const remembered = lastUser();
       if (remembered) return remembered;
+      // Nobody remembered and the phone says it has no network: a visitor, until it is back.
+      if (typeof navigator !== 'undefined' && navigator.onLine === false) return null;
     }
     throw error;
   }
