@@ -4,16 +4,22 @@
 // phone; and logging out offline on a phone shared at the venue ends the session on that phone,
 // so the next person is not signed in as the last one and the last one's captures are not sent
 // under their name.
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '@portal/contracts';
 import type { ApiClient } from '../support/api-client.js';
 import { newParticipant, type NewParticipant } from '../support/accounts.js';
-import { CHROMIUM_MISSING_REASON, OpenPages, chromiumMissing, logIn, startWithBrowser } from '../support/browser.js';
+import { CHROMIUM_MISSING_REASON, OpenPages, alertWith, chromiumMissing, logIn, startWithBrowser } from '../support/browser.js';
+import { phoneJpeg } from '../support/media.js';
 import { startTestPortal, type TestPortal } from '../support/portal.js';
 
 let portal: TestPortal;
 let browser: Browser;
+let workDir: string;
+let photo: string;
 const pages = new OpenPages(() => ({ browser, url: portal.url }));
 
 async function ownItems(client: ApiClient): Promise<{ title: string }[]> {
@@ -50,12 +56,16 @@ describe.skipIf(chromiumMissing)('a phone without a connection (Chromium, 390x84
   if (chromiumMissing) console.warn(CHROMIUM_MISSING_REASON);
 
   beforeAll(async () => {
+    workDir = mkdtempSync(join(tmpdir(), 'phone-offline-e2e-'));
+    photo = join(workDir, 'gate.jpg');
+    writeFileSync(photo, await phoneJpeg());
     ({ portal, browser } = await startWithBrowser(startTestPortal()));
   }, 120_000);
 
   afterAll(async () => {
     await browser?.close();
     await portal?.dispose();
+    if (workDir) rmSync(workDir, { recursive: true, force: true });
   });
 
   afterEach(async ({ task }) => {
@@ -80,6 +90,77 @@ describe.skipIf(chromiumMissing)('a phone without a connection (Chromium, 390x84
     await page.context().setOffline(false);
     await page.getByRole('link', { name: 'Login' }).first().waitFor();
     expect(await page.getByRole('heading', { level: 1, name: 'You are offline' }).count()).toBe(0);
+  });
+
+  it('says on the details page that the phone is offline before Upload is pressed', async () => {
+    const { page, context } = await installedApp();
+    await context.setOffline(true);
+    await page.getByRole('button', { name: 'Add evidence' }).click();
+    await page.getByRole('menuitem', { name: 'Notes' }).click();
+    await page.waitForURL('**/evidence-details');
+    const notice = page.getByText('You are offline. Upload Evidence saves it on this phone, and it uploads by itself when the network is back.');
+    await notice.waitFor();
+    await context.setOffline(false);
+    await notice.waitFor({ state: 'detached' });
+  });
+
+  it('says a capture is saved on the phone when the upload call fails, and sends it once by itself', async () => {
+    const { page, participant } = await installedApp('block');
+    let refusedOnce = false;
+    await page.route('**/api/evidence', async (route: Route) => {
+      if (route.request().method() === 'POST' && !refusedOnce) {
+        refusedOnce = true;
+        return route.abort('connectionreset');
+      }
+      return route.continue();
+    });
+    await captureNote(page, 'Note when the call failed');
+    await alertWith(page, 'Saved on this phone. The upload did not go through this time; it will be tried again by itself.').waitFor();
+    await page.waitForURL('**/evidence');
+    expect(await page.getByText('The evidence could not be saved').count()).toBe(0);
+    await expect.poll(async () => (await ownItems(participant.client)).map((item) => item.title), { timeout: 30_000 }).toEqual(['Note when the call failed']);
+    await page.waitForTimeout(1500);
+    expect(await ownItems(participant.client)).toHaveLength(1);
+  });
+
+  it('keeps the progress in view on an 844 px screen, and warns "do not close" only when the capture is not kept on the phone', async () => {
+    const { page } = await installedApp('block');
+    // The chunk takes a while, so the screen can be read while it goes.
+    await page.route('**/api/evidence/uploads/**', async (route: Route) => {
+      if (route.request().method() === 'PATCH') await new Promise((resolve) => setTimeout(resolve, 2500));
+      return route.continue();
+    });
+    const upload = async (title: string) => {
+      await page.getByRole('button', { name: 'Add evidence' }).click();
+      await page.getByRole('menuitem', { name: 'Camera' }).click();
+      const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.getByRole('button', { name: 'Upload File' }).click()]);
+      await chooser.setFiles(photo);
+      await page.waitForURL('**/evidence-details');
+      await page.getByRole('textbox', { name: 'Title' }).fill(title);
+      await page.getByRole('textbox', { name: 'Notes' }).fill('Seen from the bridge, '.repeat(12));
+      await page.getByRole('button', { name: 'Upload Evidence' }).click();
+      const bar = page.getByRole('progressbar', { name: 'Upload progress' });
+      await bar.waitFor();
+      await expect.poll(async () => {
+        const box = (await bar.boundingBox())!;
+        return box.y >= 0 && box.y + box.height <= 844;
+      }).toBe(true);
+    };
+
+    await upload('Kept on the phone');
+    await page.getByText('Saved on this phone: if you leave this screen, it will upload by itself later.').waitFor();
+    expect(await page.getByText(MESSAGES.doNotClose).count()).toBe(0);
+    await page.waitForURL('**/evidence', { timeout: 30_000 });
+
+    // A phone with no room left keeps nothing: leaving would lose the capture, so SPEC's warning stands.
+    await page.evaluate(() => {
+      Object.defineProperty(navigator.storage, 'estimate', { value: async () => ({ quota: 1000, usage: 900 }) });
+    });
+    await upload('Not kept on the phone');
+    await page.getByText(MESSAGES.doNotClose).waitFor();
+    await page.getByText("This phone's storage is full", { exact: false }).waitFor();
+    expect(await page.getByText('Saved on this phone: if you leave this screen').count()).toBe(0);
+    await page.waitForURL('**/evidence', { timeout: 30_000 });
   });
 
   // With the service worker (the installed app, a capture waiting) and without it (a browser that
