@@ -1,7 +1,8 @@
 // What a new participant meets on a phone (Chromium, 390 px wide): the onboarding gate on every
 // participant page with a way out of the video dialog, the login limit's message, Discard asking
 // first, toasts below the navigation bar, a Table tab that leaves titles room, and photos in
-// item dialogs without cropped corners.
+// item dialogs without cropped corners; cards that read alike told apart, toasts clear of the page
+// title and the add button, the app's short name in whole words.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '@portal/contracts';
@@ -120,5 +121,53 @@ describe.skipIf(chromiumMissing)('a participant on a phone', () => {
     expect(shown.y).toBeGreaterThanOrEqual(bar.y + bar.height);
     await page.getByRole('button', { name: 'Menu' }).click();
     await page.getByRole('menu').waitFor();
+  });
+
+  it('tells apart cards whose titles begin alike, keeps the last card and the page title uncovered, and names the app in whole words', async () => {
+    const { page, participant } = await signedIn();
+    const titles = ['Offline note at the gate', 'Offline photo of the gate', 'Offline sound of the gate', 'Offline note at the bridge', 'Harbour at night'];
+    for (const title of titles) expect((await participant.client.post('/api/evidence', { title, notes: 'seen' })).status).toBe(201);
+    await page.goto('/evidence');
+    const cards = page.getByRole('list', { name: 'Your evidence' }).locator('li[data-evidence-id]');
+    await expect.poll(() => cards.count()).toBe(titles.length);
+    // What the eye reads on each card (the accessible name carries the whole title anyway).
+    const read = await cards.evaluateAll((items) =>
+      items.map((item) => {
+        const line = item.querySelector('p')!.cloneNode(true) as HTMLElement;
+        for (const hidden of line.querySelectorAll('span[style*="absolute"]')) hidden.remove();
+        return (line.textContent ?? '').trim();
+      }),
+    );
+    expect(new Set(read).size).toBe(titles.length);
+    expect(read).toContain('Harbour  ...');
+    expect(read.filter((text) => text === 'Offline ...')).toEqual([]);
+
+    // Scrolled to the end, the red add button leaves the last card free.
+    await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+    const fab = (await page.getByRole('button', { name: 'Add evidence' }).boundingBox())!;
+    await expect
+      .poll(async () => {
+        const last = (await cards.last().boundingBox())!;
+        return last.y + last.height <= fab.y || last.x + last.width <= fab.x;
+      })
+      .toBe(true);
+
+    // A toast leaves the page title and the add button uncovered.
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.getByRole('button', { name: /Note: Harbour at night/ }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog', { name: 'Confirm Delete' }).getByRole('button', { name: 'Confirm' }).click();
+    const toast = alertWith(page, MESSAGES.evidenceDeleted);
+    await toast.waitFor();
+    const shown = (await toast.boundingBox())!;
+    const title = (await page.getByRole('heading', { level: 1, name: 'Evidence' }).boundingBox())!;
+    const button = (await page.getByRole('button', { name: 'Add evidence' }).boundingBox())!;
+    const overlaps = (a: typeof shown, b: typeof shown) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+    expect(overlaps(shown, title)).toBe(false);
+    expect(overlaps(shown, button)).toBe(false);
+
+    // The name under the app's icon on a home screen: whole words of the product's name.
+    const manifest = await page.evaluate(async () => (await (await fetch('/manifest.webmanifest')).json()) as { name: string; short_name: string });
+    expect(manifest).toMatchObject({ name: 'Operation Test', short_name: 'Operation' });
   });
 });
