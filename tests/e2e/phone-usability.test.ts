@@ -7,7 +7,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '@portal/contracts';
 import { ApiClient } from '../support/api-client.js';
-import { CHROMIUM_MISSING_REASON, OpenPages, alertWith, chromiumMissing, startWithBrowser } from '../support/browser.js';
+import { newParticipant } from '../support/accounts.js';
+import { CHROMIUM_MISSING_REASON, OpenPages, alertWith, chromiumMissing, logIn, startWithBrowser } from '../support/browser.js';
 import { phoneJpeg } from '../support/media.js';
 import { startTestPortal, type TestPortal } from '../support/portal.js';
 
@@ -169,5 +170,23 @@ describe.skipIf(chromiumMissing)('a participant on a phone', () => {
     // The name under the app's icon on a home screen: whole words of the product's name.
     const manifest = await page.evaluate(async () => (await (await fetch('/manifest.webmanifest')).json()) as { name: string; short_name: string });
     expect(manifest).toMatchObject({ name: 'Operation Test', short_name: 'Operation' });
+  });
+
+  it('takes the names people have (any script, NFC), and refuses a name that only looks like a taken one', async () => {
+    const tag = Date.now().toString(36).replace(/[0-9]/g, 'k');
+    const zoe = await newParticipant(portal.url, { username: `Zoë_${tag}`, email: `zoe_${tag}@example.org` });
+    expect(zoe.user.username).toBe(`Zoë_${tag}`);
+    // Typed decomposed (e + combining diaeresis) and in capitals, on a phone: the same account.
+    const page = await pages.open('phone');
+    await logIn(page, `ZOE\u0308_${tag.toUpperCase()}`, zoe.password);
+    await page.getByRole('heading', { level: 1, name: `Welcome, Zoë_${tag}` }).waitFor();
+
+    // The registration form's check and the server both refuse a look-alike (a Cyrillic о).
+    const stranger = new ApiClient(portal.url);
+    const check = await stranger.post('/api/user/check', { username: `Z\u043eë_${tag}` });
+    expect(check.data).toMatchObject({ exists: true, message: MESSAGES.usernameTaken, field: 'username' });
+    await expect(newParticipant(portal.url, { username: `Z\u043eë_${tag}`, email: `zoe2_${tag}@example.org` })).rejects.toThrow(MESSAGES.usernameTaken);
+    // Anything but letters, digits, dots, dashes and underscores is still SPEC's refusal.
+    await expect(newParticipant(portal.url, { username: `zoë <${tag}>`, email: `zoe3_${tag}@example.org` })).rejects.toThrow(MESSAGES.usernameFormat);
   });
 });
