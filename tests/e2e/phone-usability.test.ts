@@ -189,4 +189,47 @@ describe.skipIf(chromiumMissing)('a participant on a phone', () => {
     // Anything but letters, digits, dots, dashes and underscores is still SPEC's refusal.
     await expect(newParticipant(portal.url, { username: `zoë <${tag}>`, email: `zoe3_${tag}@example.org` })).rejects.toThrow(MESSAGES.usernameFormat);
   });
+
+  it('shows the videos\' captions below the picture, not over the slide, and keeps a Play/Pause button in view past 3 s (touch and keyboard)', async () => {
+    const { page } = await signedIn(false);
+    await page.goto('/user');
+    const welcome = page.getByRole('dialog', { name: /Welcome to/ });
+    const video = welcome.getByLabel('Onboarding video');
+    const captions = welcome.locator('[data-captions]');
+    await welcome.getByRole('button', { name: 'Play' }).tap();
+    await captions.getByText('Welcome, informant.', { exact: false }).waitFor();
+    const picture = (await video.boundingBox())!;
+    const shown = (await captions.boundingBox())!;
+    expect(shown.y).toBeGreaterThanOrEqual(picture.y + picture.height);
+    // The browser does not draw them over the picture as well.
+    expect(await video.evaluate((element: HTMLVideoElement) => element.textTracks[0]?.mode)).toBe('hidden');
+
+    // Past 3 s: the native controls are unlocked, and the button is still there, in view.
+    await page.waitForFunction(() => (document.querySelector('video[aria-label="Onboarding video"]') as HTMLVideoElement).controls, null, { timeout: 10_000 });
+    const pause = welcome.getByRole('button', { name: 'Pause' });
+    await pause.waitFor();
+    const button = (await pause.boundingBox())!;
+    expect(button.y + button.height).toBeLessThanOrEqual(844);
+    await pause.tap();
+    await expect.poll(() => video.evaluate((element: HTMLVideoElement) => element.paused)).toBe(true);
+    // By keyboard: the same button, focused and pressed.
+    const play = welcome.getByRole('button', { name: 'Play' });
+    await play.focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => video.evaluate((element: HTMLVideoElement) => element.paused)).toBe(false);
+    await welcome.getByRole('button', { name: 'Pause' }).waitFor();
+
+    // Help: the training video's captions below it too.
+    await page.goto('/help');
+    const training = page.getByLabel('Training video');
+    await training.evaluate(async (element: HTMLVideoElement) => {
+      element.muted = true;
+      element.currentTime = 6;
+      await element.play();
+    });
+    const helpCaptions = page.locator('[data-captions]');
+    await helpCaptions.getByText('stand at the street corner', { exact: false }).waitFor();
+    const helpPicture = (await training.boundingBox())!;
+    expect((await helpCaptions.boundingBox())!.y).toBeGreaterThanOrEqual(helpPicture.y + helpPicture.height);
+  });
 });
