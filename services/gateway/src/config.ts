@@ -62,6 +62,8 @@ export interface GatewaySettings {
   /** Request bodies and uploads: the same file limits as the services', refused here before a byte is read. */
   uploads: UploadLimits;
   publicConfig: PublicConfig;
+  /** The installable app's name on a home screen (PRODUCT_SHORT_NAME), else made from PRODUCT_NAME in whole words. */
+  productShortName: string | null;
 }
 
 const gatewayEnvSchema = z.object({
@@ -84,6 +86,7 @@ const gatewayEnvSchema = z.object({
   PHOTO_MAX_BYTES: envBytes.default(15 * 1024 * 1024),
   UPLOAD_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
   UPLOAD_CONCURRENT_PER_PARTICIPANT: z.coerce.number().int().min(0).default(4),
+  PRODUCT_SHORT_NAME: z.string().trim().min(1).max(30).optional(),
 });
 
 const publicConfigEnvSchema = z.object({
@@ -153,5 +156,6 @@ export function gatewaySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ga
       concurrentPerParticipant: parsed.UPLOAD_CONCURRENT_PER_PARTICIPANT,
     },
     publicConfig: publicConfigFromEnv(env),
+    productShortName: parsed.PRODUCT_SHORT_NAME ?? null,
   };
 }
