@@ -180,7 +180,7 @@ describe('replacing the file', () => {
   });
 
   it('refuses a photo over the limit for photos', async () => {
-    const small = await startEmbeddedEvidence({ image: 64 });
+    const small = await startEmbeddedEvidence({ imageLimit: 64 });
     try {
       const refused = await refusal(small.handle.evidence.createFromFile(participant('big'), await small.receivedFile('big.jpg', await photoBytes()), { title: 'Big', notes: '', location: null }));
       expect(refused.status).toBe(413);

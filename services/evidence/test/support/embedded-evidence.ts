@@ -17,6 +17,8 @@ import { createEvidenceService, openEvidenceStores, type EvidenceServiceHandle, 
  */
 export interface EmbeddedEvidence {
   dir: string;
+  /** Where it listens (with listen: true). */
+  baseUrl: string | null;
   handle: EvidenceServiceHandle;
   stores: EvidenceStores;
   blobs: BlobStore;
@@ -31,12 +33,23 @@ export interface EmbeddedEvidence {
   close(): Promise<void>;
 }
 
-export async function startEmbeddedEvidence(limits: Partial<Record<'image' | 'video' | 'audio', number>> = {}): Promise<EmbeddedEvidence> {
+/** The services' shared secret in these tests (signs the caller tokens a gateway would send). */
+export const TEST_SECRET = 'a-test-secret-of-at-least-32-characters';
+
+export interface EmbeddedEvidenceOptions {
+  /** EVIDENCE_IMAGE_MAX_BYTES. */
+  imageLimit?: number;
+  /** Starts the service as its process does (HTTP on a free port, consumers, housekeeping). */
+  listen?: boolean;
+}
+
+export async function startEmbeddedEvidence(options: EmbeddedEvidenceOptions = {}): Promise<EmbeddedEvidence> {
   const dir = await mkdtemp(join(tmpdir(), 'evidence-domain-'));
   const env = {
     DATA_DIR: dir,
-    INTERNAL_SECRET: 'a-test-secret-of-at-least-32-characters',
-    ...(limits.image ? { EVIDENCE_IMAGE_MAX_BYTES: String(limits.image) } : {}),
+    INTERNAL_SECRET: TEST_SECRET,
+    EVIDENCE_PORT: '0',
+    ...(options.imageLimit ? { EVIDENCE_IMAGE_MAX_BYTES: String(options.imageLimit) } : {}),
   };
   const logger = pino({ level: 'silent' });
   const infrastructure = infrastructureFromEnv(env);
@@ -47,7 +60,8 @@ export async function startEmbeddedEvidence(limits: Partial<Record<'image' | 'vi
   const handle = await createEvidenceService(settings, { bus, mediaQueues, logger, infrastructure, blobs });
   const stores = await openEvidenceStores(infrastructure);
   const events: EventEnvelope[] = [];
-  handle.relay.start();
+  const baseUrl = options.listen ? await handle.start() : null;
+  if (!options.listen) handle.relay.start();
   const subscription: Subscription = await bus.subscribe({
     groupId: 'evidence-domain-test',
     topics: [TOPICS.evidence, TOPICS.audit],
@@ -58,6 +72,7 @@ export async function startEmbeddedEvidence(limits: Partial<Record<'image' | 'vi
   let files = 0;
   return {
     dir,
+    baseUrl,
     handle,
     stores,
     blobs,
