@@ -125,7 +125,7 @@ describe('the outbox on the phone', () => {
     const fay = `fay-${randomUUID()}`;
     caller = participant(fay);
     // A photo of more than one chunk (5 MiB), so that the upload can stop in between.
-    const bytes = await sharp({ create: { width: 1400, height: 1400, channels: 3, noise: { type: 'gaussian', mean: 128, sigma: 60 } } })
+    const bytes = await sharp({ create: { width: 1400, height: 1400, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 60 } } })
       .png({ compressionLevel: 0 })
       .toBuffer();
     expect(bytes.length).toBeGreaterThan(5 * 1024 * 1024);
