@@ -34,7 +34,10 @@ beforeAll(async () => {
   };
 });
 afterAll(async () => {
+  // npm run test:unit runs files one after another in the same process: leave its globals as found.
   globalThis.fetch = realFetch;
+  Reflect.deleteProperty(globalThis, 'self');
+  Reflect.deleteProperty(globalThis, 'location');
   await server?.close();
 });
 beforeEach(() => {
