@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MESSAGES } from '@portal/contracts';
 import { RequestBodyRefused, formatBytes } from '@portal/platform';
 import type { UploadSlots } from '../uploads/upload-slots.js';
+import { countsAsUpload, pathOf, ruleOf, type RequestRule } from '../routes/route-table.js';
 
 /** What the gateway allows a request body, route by route, and one participant's share of uploads. */
 export interface UploadLimits {
@@ -21,7 +22,6 @@ export interface UploadLimits {
 const FORM_ALLOWANCE = 1024 * 1024;
 /** Every other request: a JSON body, which the services and the gateway read up to 64 KB. */
 const OTHER_BODY_MAX = 64 * 1024;
-const UPLOADS_PATH = '/api/evidence/uploads';
 /** The refusal of any other body, worded once (bodyRuleOf runs for every request). */
 const OTHER_BODY_TOO_LARGE = `The request body is too large (at most ${formatBytes(OTHER_BODY_MAX)})`;
 
@@ -29,28 +29,26 @@ interface BodyRule {
   maxBytes: number;
   /** Said when a body is larger than maxBytes. */
   tooLarge: string;
-  /** Whether the request is an upload that counts against its participant's share. */
-  upload: boolean;
+  /** The request's rule in the route table (routes/route-table.ts). */
+  rule: RequestRule;
 }
 
-/** The body limit of a request: the file limit of an upload route plus its form, 64 KB for anything else. */
+/** The body limit of a request, by the kind of body its route table rule names. */
 export function bodyRuleOf(method: string, url: string, limits: UploadLimits): BodyRule {
-  const query = url.indexOf('?');
-  const path = query === -1 ? url : url.slice(0, query);
+  const rule = ruleOf(method, pathOf(url));
   const evidence = () => `The file is too large (at most ${formatBytes(limits.evidenceMaxBytes)})`;
-  if ((method === 'POST' && path === '/api/evidence') || (method === 'PUT' && path.startsWith('/api/evidence/update/'))) {
-    return { maxBytes: limits.evidenceMaxBytes + FORM_ALLOWANCE, tooLarge: evidence(), upload: true };
+  switch (rule.body) {
+    case 'evidence-file':
+      return { maxBytes: limits.evidenceMaxBytes + FORM_ALLOWANCE, tooLarge: evidence(), rule };
+    case 'upload-stream':
+      return { maxBytes: limits.evidenceMaxBytes, tooLarge: evidence(), rule };
+    case 'photo': {
+      const what = method === 'POST' ? 'photo' : 'avatar';
+      return { maxBytes: limits.photoMaxBytes + FORM_ALLOWANCE, tooLarge: `The ${what} is too large (at most ${formatBytes(limits.photoMaxBytes)})`, rule };
+    }
+    default:
+      return { maxBytes: OTHER_BODY_MAX, tooLarge: OTHER_BODY_TOO_LARGE, rule };
   }
-  if ((method === 'PATCH' || method === 'POST') && (path === UPLOADS_PATH || path.startsWith(`${UPLOADS_PATH}/`))) {
-    return { maxBytes: limits.evidenceMaxBytes, tooLarge: evidence(), upload: method === 'PATCH' };
-  }
-  if (method === 'POST' && path === '/api/user/register') {
-    return { maxBytes: limits.photoMaxBytes + FORM_ALLOWANCE, tooLarge: `The photo is too large (at most ${formatBytes(limits.photoMaxBytes)})`, upload: false };
-  }
-  if (method === 'PUT' && path === '/api/evidence/user') {
-    return { maxBytes: limits.photoMaxBytes + FORM_ALLOWANCE, tooLarge: `The avatar is too large (at most ${formatBytes(limits.photoMaxBytes)})`, upload: true };
-  }
-  return { maxBytes: OTHER_BODY_MAX, tooLarge: OTHER_BODY_TOO_LARGE, upload: false };
 }
 
 function hasBody(headers: IncomingHttpHeaders): boolean {
@@ -218,7 +216,7 @@ export function guardRequestBodies(
      */
     countUploads(request, reply) {
       const userId = request.caller?.identity.userId;
-      if (!userId || limits.concurrentPerParticipant === 0 || !bodyRuleOf(request.method, request.url, limits).upload) return true;
+      if (!userId || limits.concurrentPerParticipant === 0 || !countsAsUpload(ruleOf(request.method, pathOf(request.url)), hasBody(request.headers))) return true;
       return slots.take(userId, limits.concurrentPerParticipant).then(
         (release) => {
           if (release === null) {
