@@ -92,7 +92,20 @@ export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
   // A user's evidence belongs to evidence although it sits under identity's /api/user.
   { methods: ['GET'], path: '/api/user/:id/evidence', upstream: 'evidence', proxy: false, cacheable: true, fastPath: false },
   { methods: ['ALL'], path: '/api/*', upstream: 'gateway', proxy: false, cacheable: false, fastPath: false },
+  // Operations (plugins/health.ts) and the web app (plugins/web-app.ts; `/*` is its built files).
+  { methods: ['GET'], path: '/healthz', upstream: 'gateway', proxy: false, cacheable: false, fastPath: false },
+  { methods: ['GET'], path: '/readyz', upstream: 'gateway', proxy: false, cacheable: false, fastPath: false },
+  { methods: ['GET'], path: '/', upstream: 'gateway', proxy: false, cacheable: false, fastPath: false },
+  { methods: ['GET'], path: '/manifest.webmanifest', upstream: 'gateway', proxy: false, cacheable: false, fastPath: false },
+  { methods: ['GET'], path: '/*', upstream: 'gateway', proxy: false, cacheable: false, fastPath: false },
 ];
+
+/** The table's entry for a route the gateway answers itself (a route not in the table is a mistake found at start). */
+export function routeAt(path: string): GatewayRoute {
+  const route = GATEWAY_ROUTES.find((one) => one.path === path);
+  if (!route) throw new Error(`${path} is not in the gateway's route table (routes/route-table.ts)`);
+  return route;
+}
 
 /**
  * The requests that differ from the default (a JSON body of at most 64 KB, no upload; a write
@@ -163,4 +176,26 @@ export function proxiedRouteOf(method: string, path: string): { route: GatewayRo
     if (path.startsWith(route.path) && path.charCodeAt(route.path.length) === 47 /* / */) return { route, label: `${route.path}/*` };
   }
   return undefined;
+}
+
+/** A declared path (fastify syntax: `:name` for one segment, a trailing `*` for the rest) as a regular expression. */
+function patternOf(path: string): RegExp {
+  const source = path
+    .split(/(:[A-Za-z_]+|\*)/)
+    .map((part) => (part.startsWith(':') ? '[^/]+' : part === '*' ? '.*' : part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')))
+    .join('');
+  return new RegExp(`^${source}/?$`);
+}
+
+/** Routes declared one by one with a parameter: fastify prefers them to a proxied prefix they sit under. */
+const PARAMETER_ROUTES = GATEWAY_ROUTES.filter((route) => !route.proxy && route.path.includes(':')).map((route) => patternOf(route.path));
+
+/**
+ * The proxied route of a GET or HEAD the proxy fast path may answer (its route says so, and no
+ * route declared one by one takes the path), or undefined: the full path's then.
+ */
+export function fastPathRouteOf(method: string, path: string): { route: GatewayRoute; label: string } | undefined {
+  for (const pattern of PARAMETER_ROUTES) if (pattern.test(path)) return undefined;
+  const found = proxiedRouteOf(method, path);
+  return found?.route.fastPath && ruleOf(method, path).sessions === 'none' ? found : undefined;
 }
