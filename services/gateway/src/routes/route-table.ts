@@ -11,7 +11,7 @@
 export type Upstream = 'identity' | 'evidence' | 'gateway';
 
 /**
- * The body a route may carry, refused with 413 above its limit (http/upload-guard.ts):
+ * The body a route may carry, refused with 413 above its limit (http/plugins/upload-guard.ts):
  * - `evidence-file`: one evidence file of any kind in a multipart form;
  * - `upload-stream`: a resumable upload's bytes (tus), the evidence file's limit without a form;
  * - `photo`: a verification photo or avatar in a multipart form;
