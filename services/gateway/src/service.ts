@@ -117,8 +117,8 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
       ...(deps.evidenceUploadsInProcess ? { evidenceUploadsInProcess: deps.evidenceUploadsInProcess } : {}),
     });
   });
-  await app.register(health, { services: upstreams });
-  await app.register(webApp, { webDist: settings.webDist, productName: settings.publicConfig.productName });
+  await app.register(health, { services: upstreams, ...(deps.metrics ? { metrics: deps.metrics } : {}) });
+  await app.register(webApp, { webDist: settings.webDist, productName: settings.publicConfig.productName, productShortName: settings.productShortName });
 
   if (cache) front.fromMemory = answerFromMemory({ cache, policy, trust, hit: () => cacheOutcome('hit') });
   let fastProxy: ReturnType<typeof proxyFastPath> | null = null;

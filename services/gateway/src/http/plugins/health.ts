@@ -1,11 +1,13 @@
 import fp from 'fastify-plugin';
 import { Pool } from 'undici';
-import { runReadinessChecks } from '@portal/platform';
+import { runReadinessChecks, type ServiceMetrics } from '@portal/platform';
 import { routeAt } from '../../routes/route-table.js';
 
 export interface HealthOptions {
   /** The services whose health the gateway reports (name: base URL). */
   services: Record<string, string>;
+  /** Where the dependencies' state is kept as a metric (a degraded dependency), when metrics are kept. */
+  metrics?: ServiceMetrics;
 }
 
 /**
@@ -14,7 +16,7 @@ export interface HealthOptions {
  * ("degraded"), not made a 503 for all. The probes' connections close with the gateway.
  */
 export const health = fp<HealthOptions>(
-  async (app, { services }) => {
+  async (app, { services, metrics }) => {
     const pools = Object.entries(services).map(([name, url]) => ({ name, pool: new Pool(url, { connections: 1 }) }));
     const readiness = pools.map(({ name, pool }) => ({
       name,
@@ -24,6 +26,7 @@ export const health = fp<HealthOptions>(
         if (response.statusCode !== 200) throw new Error(`answered ${response.statusCode}`);
       },
     }));
+    metrics?.watchDependencies(readiness);
     app.get('/healthz', { config: { gatewayRoute: routeAt('/healthz') } }, async () => ({ status: 'ok' }));
     app.get('/readyz', { config: { gatewayRoute: routeAt('/readyz') } }, async (_request, reply) => {
       const { ready, body } = await runReadinessChecks(readiness);

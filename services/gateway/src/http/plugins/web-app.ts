@@ -5,6 +5,7 @@ import fastifyStatic from '@fastify/static';
 import { CLIENT_ROUTES, MESSAGES, routeHtmlFile } from '@portal/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { routeAt } from '../../routes/route-table.js';
+import { appShortName } from '../../web/app-short-name.js';
 
 /** The web app's service worker and the Workbox files it may load (web/vite.config.ts). */
 const SERVICE_WORKER_FILE = /^[\\/](?:sw\.js|workbox-[\w-]+\.js)(?:\.(?:br|gz))?$/;
@@ -14,11 +15,11 @@ const CLIENT_ROUTE_SET = new Set<string>(CLIENT_ROUTES);
  * The web app manifest (installable app): the product's name, the app's colours (web/src/app/theme.ts
  * and index.html) and its icons (web/public/icons), standalone like an app of the phone.
  */
-export function webAppManifest(productName: string) {
+export function webAppManifest(productName: string, shortName: string = appShortName(productName)) {
   return {
     id: '/',
     name: productName,
-    short_name: productName.length > 12 ? productName.split(/\s+/).slice(-1)[0]!.slice(0, 12) : productName,
+    short_name: shortName,
     description: 'Register, watch the briefing and send evidence, also without a connection.',
     start_url: '/home',
     scope: '/',
@@ -50,6 +51,8 @@ export interface WebAppOptions {
   /** Folder of the built web app (index.html and assets/). */
   webDist: string;
   productName: string;
+  /** The app's name on a home screen (PRODUCT_SHORT_NAME), else made from productName. */
+  productShortName: string | null;
 }
 
 /**
@@ -59,7 +62,7 @@ export interface WebAppOptions {
  * and /media/, the app's own page elsewhere).
  */
 export const webApp = fp<WebAppOptions>(
-  async (app, { webDist, productName }) => {
+  async (app, { webDist, productName, productShortName }) => {
     const webRoot = resolve(webDist);
     const webBuilt = existsSync(join(webRoot, 'index.html'));
     // A client route's own copy of index.html, or index.html itself for a build without them.
@@ -84,7 +87,7 @@ export const webApp = fp<WebAppOptions>(
       // The root is a folder to the static plugin; it is the app's entry like every client route.
       app.get('/', { config: { gatewayRoute: routeAt('/') } }, async (_request, reply) => reply.header('cache-control', 'no-cache').sendFile(pageOfRoute('/')));
       // The installable app's manifest, named after this run's product (PRODUCT_NAME), not the build.
-      const manifest = JSON.stringify(webAppManifest(productName));
+      const manifest = JSON.stringify(webAppManifest(productName, productShortName ?? undefined));
       app.get('/manifest.webmanifest', { config: { gatewayRoute: routeAt('/manifest.webmanifest') } }, async (_request, reply) =>
         reply.header('cache-control', 'no-cache').type('application/manifest+json; charset=utf-8').send(manifest),
       );
