@@ -2,7 +2,7 @@ import { appendToOutbox, decodeCursor, encodeCursor, SqliteBlobIntents, SqliteOu
 import type { UserChanges, UserRecord } from '../../domain/user-record.js';
 import { DuplicateUserError, type PendingEvent, type UserPage, type UserRepository } from '../user-repository.js';
 
-type UserRow = Omit<UserRecord, 'video_watched' | 'email_verified'> & { video_watched: number; email_verified: number };
+type UserRow = Omit<UserRecord, 'video_watched' | 'email_verified' | 'sms_reminders'> & { video_watched: number; email_verified: number; sms_reminders: number };
 
 const COLUMNS = [
   'username',
@@ -18,6 +18,7 @@ const COLUMNS = [
   'email_verified',
   'terms_version',
   'terms_accepted_at',
+  'sms_reminders',
   'updated_at',
 ] as const;
 
@@ -129,10 +130,11 @@ function toRow(user: UserChanges & { id?: string; created_at?: string }): Record
   const row: Record<string, unknown> = { ...user };
   if (user.video_watched !== undefined) row.video_watched = user.video_watched ? 1 : 0;
   if (user.email_verified !== undefined) row.email_verified = user.email_verified ? 1 : 0;
+  if (user.sms_reminders !== undefined) row.sms_reminders = user.sms_reminders ? 1 : 0;
   return row;
 }
 
 function fromRow(row: UserRow | undefined): UserRecord | null {
   if (!row) return null;
-  return { ...row, video_watched: row.video_watched === 1, email_verified: row.email_verified === 1 };
+  return { ...row, video_watched: row.video_watched === 1, email_verified: row.email_verified === 1, sms_reminders: row.sms_reminders !== 0 };
 }
