@@ -150,6 +150,9 @@ export const appointmentImportResultSchema = z
   .meta({ id: 'AppointmentImportResult' });
 export type AppointmentImportResult = z.infer<typeof appointmentImportResultSchema>;
 
+/** The largest CSV the import reads (a festival's ticket holders fit many times over); the gateway and identity both hold to it. */
+export const APPOINTMENT_CSV_MAX_BYTES = 2 * 1024 * 1024;
+
 export const READY_TEXTS = ['bad-weather'] as const;
 
 /** POST /api/appointments/announce: one message to the participants of a day (or a time range of it). */

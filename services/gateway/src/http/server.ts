@@ -148,6 +148,8 @@ function upstreams(settings: GatewaySettings) {
     { prefix: '/api/email', upstream: settings.identityUrl },
     // The audit log is kept by identity (docs/ARCHITECTURE.md, "Audit log").
     { prefix: '/api/admin', upstream: settings.identityUrl, httpMethods: ['GET', 'HEAD'] },
+    // Appointments belong to participants (by e-mail and phone): identity keeps them.
+    { prefix: '/api/appointments', upstream: settings.identityUrl },
     { prefix: '/api/evidence/user', upstream: settings.identityUrl, httpMethods: ['PUT'] },
     { prefix: '/api/evidence', upstream: settings.evidenceUrl },
     { prefix: '/media', upstream: settings.evidenceUrl, httpMethods: ['GET', 'HEAD'] },

@@ -1,7 +1,7 @@
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { MESSAGES } from '@portal/contracts';
+import { APPOINTMENT_CSV_MAX_BYTES, MESSAGES } from '@portal/contracts';
 import { RequestBodyRefused, formatBytes } from '@portal/platform';
 import type { UploadSlots } from '../uploads/upload-slots.js';
 
@@ -46,6 +46,9 @@ export function bodyRuleOf(method: string, url: string, limits: UploadLimits): B
   }
   if (method === 'POST' && path === '/api/user/register') {
     return { maxBytes: limits.photoMaxBytes + FORM_ALLOWANCE, tooLarge: `The photo is too large (at most ${formatBytes(limits.photoMaxBytes)})`, upload: false };
+  }
+  if (method === 'POST' && path === '/api/appointments/import') {
+    return { maxBytes: APPOINTMENT_CSV_MAX_BYTES + 64 * 1024, tooLarge: `The CSV file is too large (at most ${formatBytes(APPOINTMENT_CSV_MAX_BYTES)})`, upload: false };
   }
   if (method === 'PUT' && path === '/api/evidence/user') {
     return { maxBytes: limits.photoMaxBytes + FORM_ALLOWANCE, tooLarge: `The avatar is too large (at most ${formatBytes(limits.photoMaxBytes)})`, upload: true };

@@ -355,8 +355,11 @@ export class AppointmentService {
     return {
       ...next,
       version: moved ? record.version + 1 : record.version,
-      // A moved appointment starts the day afresh (its status was for the old time).
-      ...(moved ? { status: 'waiting' as const, status_updated_at: null } : {}),
+      // A moved appointment starts afresh: its status and its messages' records were for the old
+      // time (the new version's confirmation and reminders are recorded anew; announcements stay).
+      ...(moved
+        ? { status: 'waiting' as const, status_updated_at: null, deliveries: record.deliveries.filter((delivery) => delivery.kind === 'announcement') }
+        : {}),
       updated_at: new Date(this.clock()).toISOString(),
     };
   }

@@ -1,12 +1,10 @@
 import { Router, type RequestHandler } from 'express';
 import multer from 'multer';
-import { appointmentCreateSchema, appointmentUpdateSchema, announceRequestSchema, callSheetQuerySchema, deliveryReportSchema } from '@portal/contracts';
+import { APPOINTMENT_CSV_MAX_BYTES, appointmentCreateSchema, appointmentUpdateSchema, announceRequestSchema, callSheetQuerySchema, deliveryReportSchema } from '@portal/contracts';
 import { badRequest, formatBytes, notFound, parseInput, payloadTooLarge, requestId, requireAdmin, requireCaller, requireServiceToken, route, uuidParam, type IdentityTokens } from '@portal/platform';
 import type { AppointmentService } from '../../domain/appointment-service.js';
 import { userIdParam } from './admin-routes.js';
 
-/** The largest CSV the import reads (a festival's ticket holders fit many times over). */
-export const APPOINTMENT_CSV_MAX_BYTES = 2 * 1024 * 1024;
 
 const appointmentId = (value: unknown) => uuidParam(value, 'No such appointment');
 
