@@ -117,7 +117,7 @@ export class AppointmentService {
     try {
       await this.deps.store.create(record, [
         this.scheduledEvent(record, 'set', requestId),
-        auditEvent({ actor: caller, action: 'appointment.create', target: { type: 'appointment', id: record.id, label: record.email }, after: auditSnapshot(record), requestId }),
+        auditEvent({ actor: caller, action: 'appointment.create', ...(await this.auditAbout(record)), after: auditSnapshot(record), requestId }),
       ]);
     } catch (error) {
       if (error instanceof DuplicateAppointmentError) throw conflict('This address was given an appointment meanwhile: reload and move that one');
@@ -135,7 +135,7 @@ export class AppointmentService {
         auditEvent({
           actor: caller,
           action: 'appointment.status',
-          target: { type: 'appointment', id, label: record.email },
+          ...(await this.auditAbout(record)),
           before: { status: record.status },
           after: { status: input.status },
           requestId,
@@ -156,7 +156,7 @@ export class AppointmentService {
     const record = await this.require(id);
     const deleted = await this.deps.store.delete(id, [
       this.cancelledEvent(record, false, requestId),
-      auditEvent({ actor: caller, action: 'appointment.cancel', target: { type: 'appointment', id, label: record.email }, before: auditSnapshot(record), requestId }),
+      auditEvent({ actor: caller, action: 'appointment.cancel', ...(await this.auditAbout(record)), before: auditSnapshot(record), requestId }),
     ]);
     if (!deleted) throw notFound('No such appointment');
     this.deps.onEventsCommitted();
@@ -329,8 +329,7 @@ export class AppointmentService {
       auditEvent({
         actor: caller,
         action: 'appointment.move',
-        target: { type: 'appointment', id: record.id, label: record.email },
-        subjectUserId: record.user_id,
+        ...(await this.auditAbout(record)),
         before: auditSnapshot(record),
         after: auditSnapshot(next),
         requestId,
@@ -440,6 +439,16 @@ export class AppointmentService {
     };
   }
 
+  /**
+   * Whom an audit entry is about: the participant's account when the address has one (so that
+   * their deletion erases it from the log), named by username; a ticket holder without an account
+   * is not named (the log keeps no address).
+   */
+  private async auditAbout(record: AppointmentRecord): Promise<{ target: { type: 'appointment'; id: string; label: string | null }; subjectUserId: string | null }> {
+    const user = await this.userOf(record);
+    return { target: { type: 'appointment', id: record.id, label: user?.username ?? null }, subjectUserId: user?.id ?? null };
+  }
+
   private scheduledEvent(record: AppointmentRecord, reason: 'set' | 'moved', requestId?: string): PendingEvent {
     return {
       topic: TOPICS.appointments,
@@ -455,7 +464,7 @@ export class AppointmentService {
   }
 }
 
-/** What the audit log keeps of an appointment (no phone number: the log is read more widely). */
+/** What the audit log keeps of an appointment: when and where, never the address or the number. */
 function auditSnapshot(record: AppointmentRecord): Record<string, unknown> {
-  return { email: record.email, start: record.start, place: record.place, version: record.version };
+  return { start: record.start, place: record.place, version: record.version };
 }
