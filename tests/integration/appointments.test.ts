@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { DateTime } from 'luxon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdminAppointment, AppointmentImportResult, AuditEntry, CallSheet, MyAppointment } from '@portal/contracts';
@@ -78,6 +79,16 @@ function textMessages(): TextMessage[] {
       .map((name) => JSON.parse(readFileSync(join(dir, name), 'utf8')) as TextMessage);
   } catch {
     return [];
+  }
+}
+
+/** The ids of an appointment's jobs waiting in the queue (jobs.sqlite, as the notifier keeps them). */
+function queuedJobIds(appointmentId: string): string[] {
+  const db = new Database(jobsDatabaseFile(portal.dataDir), { readonly: true, fileMustExist: true });
+  try {
+    return (db.prepare(`SELECT id FROM jobs WHERE queue = 'appointment-messages' AND id LIKE ? AND state IN ('waiting', 'delayed')`).all(`appointment.${appointmentId}.%`) as { id: string }[]).map((row) => row.id);
+  } finally {
+    db.close();
   }
 }
 
@@ -235,7 +246,38 @@ describe('appointments, reminders and the call sheet', () => {
     await waitFor(() => textMessages().find((message) => message.to === '+12025550140' && message.body.includes('Test Library')) ?? null, { what: 'the announcement by text' });
     expect((await admin.client.post('/api/appointments/announce', { date: '2030-07-02' })).status).toBe(400);
 
+    // The move took the first version's reminders out of the queue and queued the second's.
+    await waitFor(() => {
+      const ids = queuedJobIds(appointment.id);
+      return ids.some((id) => id.includes('.v2.1m.email')) && !ids.some((id) => id.includes('.v1.')) ? ids : null;
+    }, { what: "the moved appointment's reminders" });
+
     expect((await admin.client.delete(`/api/appointments/${appointment.id}`)).status).toBe(200);
     expect((await admin.client.get(`/api/appointments/${appointment.id}`)).status).toBe(404);
+    // The cancellation took its reminders out of the queue.
+    await waitFor(() => (queuedJobIds(appointment.id).length === 0 ? true : null), { what: "the cancelled appointment's reminders to go" });
   }, 120_000);
+
+  it('sends no text to a participant who turned text reminders off, and says so on the call sheet', async () => {
+    const participant = await newParticipant(portal.url, { phone_number: '2025550188' });
+    const form = new FormData();
+    form.append('email', participant.user.email);
+    form.append('phone_number', '2025550188');
+    form.append('pronouns', 'They/Them');
+    form.append('sms_reminders', 'false');
+    const profile = await participant.client.putForm('/api/evidence/user', form);
+    expect(profile.status).toBe(200);
+    expect(profile.data.sms_reminders).toBe(false);
+    const created = await admin.client.post('/api/appointments', { email: participant.user.email, start: '2030-07-03T18:30' });
+    expect(created.status).toBe(201);
+    const id = (created.data as AdminAppointment).id;
+    await waitForMail(portal.dataDir, participant.user.email, { subject: /your appointment/i, timeoutMs: 30_000 });
+    const record = await waitFor(
+      async () => ((await admin.client.get(`/api/appointments/${id}`)).data as AdminAppointment).deliveries.find((delivery) => delivery.key === 'confirmation:sms') ?? null,
+      { what: 'the text confirmation record' },
+    );
+    expect(record).toMatchObject({ state: 'not-sent', reason: expect.stringMatching(/turned text reminders off/) });
+    expect(textMessages().some((message) => message.to === '+12025550188')).toBe(false);
+    expect(((await participant.client.get('/api/appointments/mine')).data as MyAppointment).sms_reminders).toBe(false);
+  }, 60_000);
 });
