@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { requirePrerequisite } from './required-suites.js';
 
 /**
  * Where the infrastructure suite finds its servers: addresses in the environment (the CI script
@@ -51,7 +52,11 @@ export async function infraServers(): Promise<InfraServers> {
   for (const [name, value] of Object.entries({ kafka: servers.kafkaBrokers, redis: servers.redisUrl, mongo: servers.mongoUrl, s3: servers.s3, smtp: servers.smtpUrl })) {
     source[name] = value ? 'env' : 'none';
   }
-  if (!dockerAvailable()) return servers;
+  if (!dockerAvailable()) {
+    const absent = Object.entries(source).filter(([, from]) => from === 'none').map(([name]) => name);
+    if (absent.length > 0) requirePrerequisite(`no address for ${absent.join(', ')} in the environment and no Docker (start them with infra/local/servers.sh)`);
+    return servers;
+  }
 
   const { GenericContainer, Wait } = await import('testcontainers');
   if (!servers.redisUrl) {
