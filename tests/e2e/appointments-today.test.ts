@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { adminClient, newParticipant } from '../support/accounts.js';
 import { CHROMIUM_MISSING_REASON, OpenPages, chromiumMissing, startWithBrowser } from '../support/browser.js';
 import { startTestPortal, type TestPortal } from '../support/portal.js';
+import { violations } from '../support/axe.js';
 
 let portal: TestPortal;
 let browser: Browser;
@@ -48,6 +49,7 @@ describe.skipIf(chromiumMissing)('appointments on a phone', () => {
     await expect(card.getByText('Main St & 1st Ave').count()).resolves.toBe(1);
     expect(await card.getByRole('link', { name: 'Add to calendar' }).getAttribute('href')).toBe('/api/appointments/mine.ics');
     await home.getByRole('region', { name: 'Your instructions' }).waitFor();
+    expect(await violations(home)).toEqual([]);
 
     // Two performers' phones on the Today screen.
     const session = admin.client.cookies.get('portal_session')!;
@@ -67,6 +69,8 @@ describe.skipIf(chromiumMissing)('appointments on a phone', () => {
     // Time order.
     const names = await first.getByRole('listitem').evaluateAll((items) => items.map((item) => item.getAttribute('aria-label')));
     expect(names.findIndex((name) => name?.includes('Grace'))).toBeLessThan(names.findIndex((name) => name?.includes('Lena')));
+
+    expect(await violations(first)).toEqual([]);
 
     // A status set on one phone shows on the other at its next poll.
     await row.getByRole('button', { name: 'Arrived' }).click();

@@ -88,7 +88,14 @@ function CallSheetRow({ entry, timeZone, onStatus, busy }: { entry: AdminAppoint
       </Typography>
       <Stack direction="row" spacing={0.5} useFlexGap flexWrap="wrap" sx={{ mt: 1 }} aria-label="Reminders">
         {reminderSummary(entry).map((item) => (
-          <Chip key={item.label} size="small" label={item.label} color={item.problem ? 'warning' : 'default'} variant="outlined" />
+          <Chip
+            key={item.label}
+            size="small"
+            label={item.label}
+            variant="outlined"
+            // Long reasons wrap; a problem is marked by its border and weight, the text stays dark enough to read.
+            sx={{ height: 'auto', py: 0.25, '& .MuiChip-label': { whiteSpace: 'normal' }, ...(item.problem ? { borderColor: 'warning.main', borderWidth: 2, fontWeight: 600 } : {}) }}
+          />
         ))}
       </Stack>
     </Paper>
