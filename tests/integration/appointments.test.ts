@@ -136,8 +136,17 @@ describe('appointments, reminders and the call sheet', () => {
     const confirmation = await waitForMail(portal.dataDir, holder, { subject: /your appointment/i, timeoutMs: 30_000 });
     expect(confirmation.text).toContain('Corner of 5th, and Main');
 
-    // They register with that address (and the number the reminders go to), and find it.
+    // They register with that address (and the number the reminders go to). Until they confirm
+    // the address, the appointment is not theirs: whoever registers first with someone else's
+    // address learns nothing of it.
     const participant = await newParticipant(portal.url, { email: holder, phone_number: '2025550123', pronouns: 'She/Her' });
+    expect(((await participant.client.get('/api/appointments/mine')).data as MyAppointment).appointment).toBeNull();
+    expect((await participant.client.get('/api/appointments/mine.ics')).status).toBe(404);
+    const unconfirmed = ((await admin.client.get(`/api/appointments?date=${start.setZone(ZONE).toISODate()}`)).data as CallSheet).appointments.find((row) => row.email === holder)!;
+    expect(unconfirmed).toMatchObject({ user_id: null, full_name: null, phone: null });
+    const welcome = await waitForMail(portal.dataDir, holder, { subject: /confirm/i, timeoutMs: 30_000 });
+    const token = /verify-email\?token=([^\s&"<>]+)/.exec(welcome.text)![1]!;
+    expect((await participant.client.get(`/api/user/verify-email?token=${token}`)).status).toBe(303);
     const mine = (await participant.client.get('/api/appointments/mine')).data as MyAppointment;
     expect(mine.appointment).toMatchObject({ time_zone: ZONE, place: 'Corner of 5th, and Main', version: 1 });
     expect(Date.parse(mine.appointment!.start)).toBe(Math.floor(start.toMillis() / 1000) * 1000);

@@ -113,7 +113,9 @@ export class AppointmentService {
       const moved = await this.change(caller, existing, { ...input, start }, requestId);
       return { appointment: await this.adminView(moved), created: false };
     }
-    const record = this.newRecord({ email: input.email, start, phone: input.phone, place: input.place, note: input.note });
+    // Set by an administrator for an address that has an account (the user dialog): it is that account's.
+    const account = await this.deps.users.findByEmail(input.email);
+    const record = { ...this.newRecord({ email: input.email, start, phone: input.phone, place: input.place, note: input.note }), user_id: account?.id ?? null };
     try {
       await this.deps.store.create(record, [
         this.scheduledEvent(record, 'set', requestId),
@@ -170,7 +172,7 @@ export class AppointmentService {
   async ofUser(userId: string): Promise<AdminAppointment | null> {
     const user = await this.deps.users.findById(userId);
     if (!user) throw notFound('No such user');
-    const record = await this.deps.store.findForUser(user.id, user.email);
+    const record = await this.recordOf(user);
     return record ? this.adminView(record, user) : null;
   }
 
@@ -282,14 +284,14 @@ export class AppointmentService {
 
   /** The participant's appointment for their data export (null when none). */
   async forExport(user: UserRecord): Promise<AdminAppointment | null> {
-    const record = await this.deps.store.findForUser(user.id, user.email);
+    const record = await this.recordOf(user);
     return record ? this.adminView(record, user) : null;
   }
 
   /** Removes the appointment (and with it its message records) of a deleted account. */
-  async erase(user: Pick<UserRecord, 'id' | 'email'>): Promise<number> {
+  async erase(user: Pick<UserRecord, 'id' | 'email' | 'email_verified'>): Promise<number> {
     let erased = 0;
-    for (let record = await this.deps.store.findForUser(user.id, user.email); record; record = await this.deps.store.findForUser(user.id, user.email)) {
+    for (let record = await this.recordOf(user); record; record = await this.recordOf(user)) {
       if (!(await this.deps.store.delete(record.id, [this.cancelledEvent(record, true)]))) break;
       erased++;
     }
@@ -399,16 +401,29 @@ export class AppointmentService {
     return record;
   }
 
-  private async linkedRecord(user: UserRecord): Promise<AppointmentRecord | null> {
+  /**
+   * The account's appointment: linked to it, or kept under its address, but only once the account
+   * has confirmed that address: whoever registers first with someone else's address (unconfirmed)
+   * learns nothing of that ticket holder's appointment, and performers are not given their number.
+   */
+  private async recordOf(user: Pick<UserRecord, 'id' | 'email' | 'email_verified'>): Promise<AppointmentRecord | null> {
     const record = await this.deps.store.findForUser(user.id, user.email);
+    if (record && !record.user_id && !user.email_verified) return null;
+    return record;
+  }
+
+  private async linkedRecord(user: UserRecord): Promise<AppointmentRecord | null> {
+    const record = await this.recordOf(user);
     if (!record || record.user_id) return record;
     const linked = { ...record, user_id: user.id };
     return (await this.deps.store.replace(linked, record.version, [])) ? linked : this.deps.store.findForUser(user.id, user.email);
   }
 
+  /** The participant of an appointment: its linked account, or the account that confirmed its address. */
   private async userOf(record: AppointmentRecord): Promise<UserRecord | null> {
     if (record.user_id) return this.deps.users.findById(record.user_id);
-    return this.deps.users.findByEmail(record.email);
+    const user = await this.deps.users.findByEmail(record.email);
+    return user?.email_verified ? user : null;
   }
 
   /** The number to text: the box office's, else the account's. */
