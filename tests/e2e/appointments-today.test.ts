@@ -91,4 +91,31 @@ describe.skipIf(chromiumMissing)('appointments on a phone', () => {
     expect(await row.getByRole('button', { name: 'Arrived' }).isVisible()).toBe(false);
     await row.getByText(/Status: Arrived/).waitFor();
   }, 120_000);
+
+  it("sets, moves and cancels an account's appointment from the user dialog", async () => {
+    const participant = await newParticipant(portal.url, { full_name: 'Dora Dialog' });
+    const admin = await adminClient(portal.url);
+    const page = await pages.open('phone', admin.client.cookies.get('portal_session')!);
+    await page.goto('/admin?view=users');
+    await page.getByRole('button', { name: `Info about ${participant.user.username}` }).click();
+    const info = page.getByRole('dialog', { name: 'User Information' });
+    const section = info.getByRole('region', { name: 'Appointment' });
+    await section.getByText('No appointment yet.').waitFor();
+    await section.getByLabel(/^Time/).fill('2030-07-01T18:30');
+    await section.getByRole('textbox', { name: 'Place' }).fill('South gate');
+    await section.getByRole('button', { name: 'Set appointment' }).click();
+    await section.getByText(/The appointment is set/).waitFor();
+    await section.getByText(/1 July 2030 at 18:30.*South gate/).waitFor();
+    expect((await participant.client.get('/api/appointments/mine')).data.appointment).toMatchObject({ place: 'South gate', version: 1 });
+
+    await section.getByLabel(/^Time/).fill('2030-07-02T19:15');
+    await section.getByRole('button', { name: 'Save appointment' }).click();
+    await section.getByText(/2 July 2030 at 19:15/).waitFor();
+    expect((await participant.client.get('/api/appointments/mine')).data.appointment).toMatchObject({ version: 2 });
+    expect(await violations(page)).toEqual([]);
+
+    await section.getByRole('button', { name: 'Cancel appointment' }).click();
+    await section.getByText('No appointment yet.').waitFor();
+    expect((await participant.client.get('/api/appointments/mine')).data.appointment).toBeNull();
+  }, 90_000);
 });
