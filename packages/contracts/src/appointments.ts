@@ -159,8 +159,8 @@ export const READY_TEXTS = ['bad-weather'] as const;
 export const announceRequestSchema = z
   .object({
     date: dateOnly,
-    from: z.string().regex(/^\d{2}:\d{2}$/, 'from must be a time of day, e.g. 18:00').optional().meta({ description: 'Only appointments from this time of the day' }),
-    to: z.string().regex(/^\d{2}:\d{2}$/, 'to must be a time of day, e.g. 20:00').optional().meta({ description: 'Only appointments before this time of the day' }),
+    from: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'from must be a time of day, e.g. 18:00').optional().meta({ description: 'Only appointments from this time of the day' }),
+    to: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'to must be a time of day, e.g. 20:00').optional().meta({ description: 'Only appointments before this time of the day' }),
     message: z.string().trim().min(1, 'The message is empty').max(600, 'The message must be at most 600 characters').optional(),
     text: z.enum(READY_TEXTS, { error: `text must be one of: ${READY_TEXTS.join(', ')}` }).optional().meta({ description: 'A ready text instead of message' }),
   })

@@ -46,7 +46,8 @@ export function appointmentRoutes({ appointments }: { appointments: AppointmentS
     '/api/appointments/mine.ics',
     route(async (req, res) => {
       const caller = requireCaller(req);
-      const calendar = await appointments.mineCalendar(caller, req.hostname || 'portal.invalid');
+      // The host names the event's UID (stable per portal); only a host name's characters are kept.
+      const calendar = await appointments.mineCalendar(caller, (req.hostname ?? '').replace(/[^A-Za-z0-9.-]/g, '') || 'portal.invalid');
       if (!calendar) throw notFound('You have no appointment yet');
       res.status(200).set({
         'Content-Type': 'text/calendar; charset=utf-8',
