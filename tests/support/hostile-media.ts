@@ -130,3 +130,15 @@ export async function countVideoFrames(ffprobe: string, file: string): Promise<n
     return null;
   }
 }
+
+/**
+ * A small H.264 clip of a plain colour made by real ffmpeg (cheap to encode whatever its size):
+ * `size` as "WxH", `rate` frames a second, `seconds` long. For the picture, frame-rate and
+ * pixel-budget caps, which must be refused by what ffprobe reads, whatever the file's weight.
+ */
+export async function colourClip(ffmpeg: string, file: string, { size, rate, seconds }: { size: string; rate: number; seconds: number }): Promise<string> {
+  await run(ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', `color=c=gray:size=${size}:rate=${rate}:duration=${seconds}`, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', file], {
+    timeout: 60_000,
+  });
+  return file;
+}

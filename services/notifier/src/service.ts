@@ -19,7 +19,7 @@ import { TOPICS } from '@portal/contracts';
 import type { Counter } from 'prom-client';
 import type { JobHandler } from '@portal/platform';
 import type { NotifierSettings } from './config.js';
-import type { MailJob } from './emails/mail-job.js';
+import { MAIL_KINDS, type MailJob } from './emails/mail-job.js';
 import { mailSender } from './emails/mail-sender.js';
 import { subscribeIdentityEvents } from './consumers/identity-events.js';
 import type { AppointmentJob } from './appointments/appointment-job.js';
@@ -41,8 +41,12 @@ export interface NotifierRuntime {
   bus: EventBus;
   /** The mail queue: e-mails wait here until the mail server takes them. */
   mail: JobQueue<MailJob>;
-  /** Appointment confirmations, reminders (delayed jobs) and announcements, by e-mail and text. */
-  appointments: JobQueue<AppointmentJob>;
+  /**
+   * Appointment confirmations, reminders (delayed jobs) and announcements, by e-mail and text.
+   * Both processes that run a notifier (main.ts, the all-in-one) give it; without it (a test of
+   * e-mail alone) appointment events are left to a notifier that has it.
+   */
+  appointments?: JobQueue<AppointmentJob>;
   logger: Logger;
   mailer?: Mailer;
   sms?: SmsSender;
@@ -84,11 +88,19 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
   let appointmentWorker: JobWorker | undefined;
   const metrics = new ServiceMetrics('notifier');
   metrics.watchQueue(runtime.mail);
-  metrics.watchQueue(runtime.appointments);
-  metrics.watchConsumerLag(runtime.bus, 'notifier-appointments', [TOPICS.appointments]);
+  if (runtime.appointments) {
+    metrics.watchQueue(runtime.appointments);
+    metrics.watchConsumerLag(runtime.bus, 'notifier-appointments', [TOPICS.appointments]);
+  }
   metrics.watchConsumerLag(runtime.bus, 'notifier', [TOPICS.users, TOPICS.passwordResets, TOPICS.moderation]);
   const sent = metrics.counter('portal_emails_sent_total', 'E-mails handed to the mail server (or the outbox)', ['kind']);
   const failed = metrics.counter('portal_emails_failed_total', 'Tries to send an e-mail that failed (each is retried)', ['kind']);
+  // Every kind's series from the start, at 0: an alert comparing failures with successes (and
+  // Prometheus's increase() of a first failure) needs them before the first e-mail of a kind.
+  for (const kind of MAIL_KINDS) {
+    sent.inc({ kind }, 0);
+    failed.inc({ kind }, 0);
+  }
   const appointmentOutcomes = metrics.counter('portal_appointment_messages_total', 'Appointment messages by channel and outcome (sent, skipped, not_sent, failed)', ['channel', 'outcome']);
   return {
     mailer,
@@ -106,37 +118,40 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
         { concurrency: 2, lockDurationMs: 60_000 },
       );
       subscription = await subscribeIdentityEvents(runtime.bus, runtime.mail, mailer, runtime.logger);
-      const send = appointmentSender({
-        directory: runtime.directory ?? new HttpAppointmentDirectory(settings.identityUrl, new IdentityTokens(settings.internalSecret)),
-        mailer,
-        sms,
-        branding: { productName: settings.productName, publicUrl: settings.publicUrl },
-        logger: runtime.logger,
-        clock,
-        attempts: jobOptions.attempts,
-      });
-      appointmentWorker = await runtime.appointments.work(
-        metrics.timeJobs('appointment', async (job) => {
-          const outcome = await send(job).catch((error: unknown) => {
-            appointmentOutcomes.inc({ channel: job.data.channel, outcome: 'failed_try' });
-            throw error;
-          });
-          const name = 'sent' in outcome ? 'sent' : 'skipped' in outcome ? 'skipped' : 'notSent' in outcome ? 'not_sent' : 'failed';
-          appointmentOutcomes.inc({ channel: job.data.channel, outcome: name });
-          return outcome;
-        }),
-        { concurrency: 4, lockDurationMs: 60_000 },
-      );
-      appointmentEvents = await subscribeAppointmentEvents({
-        bus: runtime.bus,
-        queue: runtime.appointments,
-        mailer,
-        sms,
-        reminders: settings.reminders,
-        jobOptions,
-        logger: runtime.logger,
-        clock,
-      });
+      const appointments = runtime.appointments;
+      if (appointments) {
+        const send = appointmentSender({
+          directory: runtime.directory ?? new HttpAppointmentDirectory(settings.identityUrl, new IdentityTokens(settings.internalSecret)),
+          mailer,
+          sms,
+          branding: { productName: settings.productName, publicUrl: settings.publicUrl },
+          logger: runtime.logger,
+          clock,
+          attempts: jobOptions.attempts,
+        });
+        appointmentWorker = await appointments.work(
+          metrics.timeJobs('appointment', async (job) => {
+            const outcome = await send(job).catch((error: unknown) => {
+              appointmentOutcomes.inc({ channel: job.data.channel, outcome: 'failed_try' });
+              throw error;
+            });
+            const name = 'sent' in outcome ? 'sent' : 'skipped' in outcome ? 'skipped' : 'notSent' in outcome ? 'not_sent' : 'failed';
+            appointmentOutcomes.inc({ channel: job.data.channel, outcome: name });
+            return outcome;
+          }),
+          { concurrency: 4, lockDurationMs: 60_000 },
+        );
+        appointmentEvents = await subscribeAppointmentEvents({
+          bus: runtime.bus,
+          queue: appointments,
+          mailer,
+          sms,
+          reminders: settings.reminders,
+          jobOptions,
+          logger: runtime.logger,
+          clock,
+        });
+      }
       runtime.logger.info({ transport: settings.smtpUrl ? 'smtp' : 'outbox', sms: settings.twilio ? 'twilio' : 'outbox' }, 'notifier started');
     },
     async stop() {

@@ -65,6 +65,10 @@ export const IDENTITY_MIGRATIONS = [
    ALTER TABLE users ADD COLUMN terms_accepted_at TEXT;`,
   // Runs of periodic work (SqliteScheduleStore): the moderator digest.
   `CREATE TABLE schedule_runs (name TEXT PRIMARY KEY, last_at TEXT NOT NULL);`,
+  // Usernames unique by their skeleton (domain/username-key.ts); filled for older rows by
+  // SqliteUserRepository when it opens.
+  `ALTER TABLE users ADD COLUMN username_key TEXT;
+   CREATE UNIQUE INDEX users_by_username_key ON users (username_key);`,
   // Appointment reminders by text message (on unless the participant turns them off).
   `ALTER TABLE users ADD COLUMN sms_reminders INTEGER NOT NULL DEFAULT 1;`,
   // Appointments (SqliteAppointmentStore): one per ticket holder's e-mail address.
