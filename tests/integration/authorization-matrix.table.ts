@@ -98,6 +98,13 @@ function titleForm(): FormData {
   return form;
 }
 
+/** The appointment of an account (set by an administrator when it has none): its id. */
+async function appointmentOf(ctx: MatrixContext, caller: Exclude<Caller, 'visitor'>): Promise<string> {
+  const answer = await ctx.client('admin').post('/api/appointments', { email: ctx.account(caller).email, start: '2030-07-01T18:30' });
+  if (answer.status !== 200 && answer.status !== 201) throw new Error(`setting an appointment failed: ${answer.status} ${answer.text}`);
+  return (answer.data as { id: string }).id;
+}
+
 /** Signed-in callers act on themselves; a visitor on the owner. */
 const selfId = (caller: Caller, ctx: MatrixContext) => ctx.account(caller === 'visitor' ? 'owner' : caller).id;
 
@@ -165,6 +172,60 @@ export const API_ROUTES: Record<string, Probe[]> = {
       const victim = await ctx.freshParticipant();
       const client = caller === 'owner' ? victim.client : as(ctx, caller);
       return client.delete(`/api/user/${victim.account.id}`);
+    }),
+  ],
+
+  // ---- identity: appointments (participants read only their own; the rest is administrators') ----
+  'identity GET /api/appointments/mine': [
+    probe('own appointment, never the owner’s to anyone else', by(401, 200, 200, 200), async (caller, ctx) => {
+      const ownerAppointment = await appointmentOf(ctx, 'owner');
+      const answer = await as(ctx, caller).get('/api/appointments/mine');
+      const shown = (answer.data as { appointment?: { id: string } | null } | undefined)?.appointment?.id ?? null;
+      if (answer.status === 200 && caller !== 'owner' && shown === ownerAppointment) return { ...answer, violation: "answered the owner's appointment" };
+      if (answer.status === 200 && caller === 'owner' && shown !== ownerAppointment) return { ...answer, violation: 'did not answer their own appointment' };
+      return answer;
+    }),
+  ],
+  'identity GET /api/appointments/mine.ics': [
+    probe('own calendar file (others have no appointment)', by(401, 200, 404, 404), async (caller, ctx) => {
+      await appointmentOf(ctx, 'owner');
+      return as(ctx, caller).bytes('/api/appointments/mine.ics').then(toAnswer);
+    }),
+  ],
+  'identity POST /api/appointments/import': [
+    probe('import a CSV', by(401, 403, 403, 200), (caller, ctx) => {
+      const form = new FormData();
+      form.append('file', new Blob([`email,start\nmatrix_${Date.now().toString(36)}@example.org,2030-07-01T18:30\n`], { type: 'text/csv' }), 'tickets.csv');
+      return as(ctx, caller).postForm('/api/appointments/import', form);
+    }),
+  ],
+  'identity GET /api/appointments': [probe("a day's call sheet", by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get('/api/appointments?date=2030-07-01'))],
+  'identity POST /api/appointments': [
+    probe('set an appointment', by(401, 403, 403, 201), (caller, ctx) =>
+      as(ctx, caller).post('/api/appointments', { email: `matrix_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}@example.org`, start: '2030-07-01T18:30' }),
+    ),
+  ],
+  'identity POST /api/appointments/announce': [
+    probe('announce to a day', by(401, 403, 403, 202), (caller, ctx) => as(ctx, caller).post('/api/appointments/announce', { date: '2031-01-01', message: 'Matrix test' })),
+  ],
+  'identity GET /api/appointments/user/:id': [
+    probe("the owner's appointment (user dialog)", by(401, 403, 403, 200), async (caller, ctx) => {
+      await appointmentOf(ctx, 'owner');
+      return as(ctx, caller).get(`/api/appointments/user/${ctx.account('owner').id}`);
+    }),
+  ],
+  'identity GET /api/appointments/:id': [
+    probe("the owner's appointment with its phone number", by(401, 403, 403, 200), async (caller, ctx) => as(ctx, caller).get(`/api/appointments/${await appointmentOf(ctx, 'owner')}`)),
+  ],
+  'identity PATCH /api/appointments/:id': [
+    probe("the status of the owner's appointment", by(401, 403, 403, 200), async (caller, ctx) =>
+      as(ctx, caller).request('PATCH', `/api/appointments/${await appointmentOf(ctx, 'owner')}`, { json: { status: 'called' } }),
+    ),
+  ],
+  'identity DELETE /api/appointments/:id': [
+    probe('cancel an appointment (a new one each time)', by(401, 403, 403, 200), async (caller, ctx) => {
+      const created = await as(ctx, 'admin').post('/api/appointments', { email: `cancel_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}@example.org`, start: '2030-07-01T18:30' });
+      return as(ctx, caller).delete(`/api/appointments/${(created.data as { id: string }).id}`);
     }),
   ],
 

@@ -6,6 +6,7 @@ import { infrastructureFromEnv } from '@portal/platform';
 import { openIdentityStores } from '../src/service.js';
 import { auditLogContract } from './contracts/audit-log-contracts.js';
 import { scheduleStoreContract } from './contracts/schedule-store-contracts.js';
+import { appointmentStoreContract } from './contracts/appointment-store-contracts.js';
 import { resetCodeStoreContract, resetGuessingContract, sampleUser, sessionStoreContract, userRepositoryContract } from './contracts/identity-store-contracts.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'identity-stores-'));
@@ -28,3 +29,4 @@ resetCodeStoreContract('SQLite', async () => ({
 auditLogContract('SQLite', async () => stores.audit);
 scheduleStoreContract('SQLite', async () => stores.schedule);
 resetGuessingContract('SQLite', async () => ({ users: stores.users, codes: stores.resetCodes, sessions: stores.sessions }));
+appointmentStoreContract('SQLite', async () => stores.appointments);

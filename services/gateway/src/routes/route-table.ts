@@ -15,9 +15,10 @@ export type Upstream = 'identity' | 'evidence' | 'gateway';
  * - `evidence-file`: one evidence file of any kind in a multipart form;
  * - `upload-stream`: a resumable upload's bytes (tus), the evidence file's limit without a form;
  * - `photo`: a verification photo or avatar in a multipart form;
+ * - `csv`: the box office's appointments (APPOINTMENT_CSV_MAX_BYTES) in a multipart form;
  * - `json`: anything else, at most 64 KB.
  */
-export type BodyKind = 'evidence-file' | 'upload-stream' | 'photo' | 'json';
+export type BodyKind = 'evidence-file' | 'upload-stream' | 'photo' | 'csv' | 'json';
 
 /**
  * Whether a request counts against its participant's share of uploads at once
@@ -85,6 +86,8 @@ export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
   { methods: EVERY_METHOD, path: '/api/email', upstream: 'identity', proxy: true, cacheable: true, fastPath: true },
   // The audit log is kept by identity (docs/ARCHITECTURE.md, "Audit log").
   { methods: READS, path: '/api/admin', upstream: 'identity', proxy: true, cacheable: true, fastPath: true },
+  // Appointments belong to participants (by e-mail and phone): identity keeps them. Never cached.
+  { methods: EVERY_METHOD, path: '/api/appointments', upstream: 'identity', proxy: true, cacheable: false, fastPath: true },
   // The profile update belongs to identity although it sits under /api/evidence.
   { methods: ['PUT'], path: '/api/evidence/user', upstream: 'identity', proxy: true, cacheable: false, fastPath: false },
   { methods: EVERY_METHOD, path: '/api/evidence', upstream: 'evidence', proxy: true, cacheable: true, fastPath: true },
@@ -120,6 +123,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   { method: 'PATCH', path: '/api/evidence/uploads', body: 'upload-stream', upload: 'always', cache: 'keep', sessions: 'none' },
   { method: 'PATCH', path: '/api/evidence/uploads/', body: 'upload-stream', upload: 'always', cache: 'keep', sessions: 'none' },
   { method: 'POST', path: '/api/user/register', body: 'photo', upload: 'never', cache: 'clear', sessions: 'none' },
+  { method: 'POST', path: '/api/appointments/import', body: 'csv', upload: 'never', cache: 'keep', sessions: 'none' },
   // A profile change (name, avatar) reaches the archive through evidence's consumer.
   { method: 'PUT', path: '/api/evidence/user', body: 'photo', upload: 'always', cache: 'settle', sessions: 'none' },
   { method: 'PUT', path: '/api/user/watched/', body: 'json', upload: 'never', cache: 'clear', sessions: 'path-user' },

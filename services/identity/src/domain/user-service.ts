@@ -121,6 +121,7 @@ export class UserService {
         avatar_key: null,
         video_watched: false,
         email_verified: false,
+        sms_reminders: true,
         terms_version: request.terms_version ?? null,
         terms_accepted_at: request.terms_version !== undefined ? now : null,
         created_at: now,
@@ -192,6 +193,7 @@ export class UserService {
         phone_number: update.phone_number,
         pronouns: update.pronouns,
         ...(update.full_name !== undefined ? { full_name: update.full_name } : {}),
+        ...(update.sms_reminders !== undefined ? { sms_reminders: update.sms_reminders } : {}),
       };
       if (update.email !== current.email) {
         // A session alone (a phone left unlocked) must not be enough to move the account's mail,
@@ -358,6 +360,7 @@ export class UserService {
       // Staff created by ops are not sent through the participants' onboarding video.
       video_watched: true,
       email_verified: true,
+      sms_reminders: true,
       terms_version: null,
       terms_accepted_at: null,
       created_at: now,

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { MESSAGES } from '@portal/contracts';
+import { APPOINTMENT_CSV_MAX_BYTES, MESSAGES } from '@portal/contracts';
 import { RequestBodyRefused, formatBytes } from '@portal/platform';
 import type { UploadSlots } from '../../uploads/upload-slots.js';
 import { countsAsUpload, pathOf, ruleOf, type RequestRule } from '../../routes/route-table.js';
@@ -47,6 +47,8 @@ export function bodyRuleOf(method: string, url: string, limits: UploadLimits): B
       const what = method === 'POST' ? 'photo' : 'avatar';
       return { maxBytes: limits.photoMaxBytes + FORM_ALLOWANCE, tooLarge: `The ${what} is too large (at most ${formatBytes(limits.photoMaxBytes)})`, rule };
     }
+    case 'csv':
+      return { maxBytes: APPOINTMENT_CSV_MAX_BYTES + OTHER_BODY_MAX, tooLarge: `The CSV file is too large (at most ${formatBytes(APPOINTMENT_CSV_MAX_BYTES)})`, rule };
     default:
       return { maxBytes: OTHER_BODY_MAX, tooLarge: OTHER_BODY_TOO_LARGE, rule };
   }

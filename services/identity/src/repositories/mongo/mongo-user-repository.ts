@@ -43,6 +43,7 @@ const userSchema = new Schema<UserDocument>(
     email_verified: Boolean,
     terms_version: { type: String, default: null },
     terms_accepted_at: { type: String, default: null },
+    sms_reminders: { type: Boolean, default: true },
     created_at: String,
     updated_at: String,
     _outbox: { type: [embeddedEventSchema], default: [] },
@@ -60,7 +61,8 @@ const LIVE = { _deleted: { $ne: true } };
 function toRecord(document: UserDocument | null): UserRecord | null {
   if (!document || document._deleted) return null;
   const { _id, username_key: _u, email_key: _e, _outbox, _outboxVersion, _deleted, ...rest } = document;
-  return { id: _id, ...rest } as UserRecord;
+  // Accounts stored before text reminders existed have them on.
+  return { id: _id, ...rest, sms_reminders: rest.sms_reminders ?? true } as UserRecord;
 }
 
 function keysOf(changes: UserChanges): Partial<UserDocument> {
@@ -77,9 +79,13 @@ export class MongoUserRepository implements UserRepository {
   readonly blobIntents: MongoBlobIntents;
   private readonly users: Model<UserDocument>;
 
-  constructor(private readonly connection: Connection) {
+  /** otherAggregates: identity's other collections whose documents carry their pending events (appointments). */
+  constructor(
+    private readonly connection: Connection,
+    otherAggregates: Model<any>[] = [],
+  ) {
     this.users = connection.model<UserDocument>('User', userSchema, 'users');
-    this.outbox = new MongoOutboxStore(connection, [this.users], 'outbox');
+    this.outbox = new MongoOutboxStore(connection, [this.users, ...otherAggregates], 'outbox');
     this.blobIntents = new MongoBlobIntents(connection);
   }
 

@@ -3,7 +3,7 @@ import type { UserChanges, UserRecord } from '../../domain/user-record.js';
 import { usernameKey } from '../../domain/username-key.js';
 import { DuplicateUserError, type PendingEvent, type UserPage, type UserRepository } from '../user-repository.js';
 
-type UserRow = Omit<UserRecord, 'video_watched' | 'email_verified'> & { video_watched: number; email_verified: number; username_key?: string | null };
+type UserRow = Omit<UserRecord, 'video_watched' | 'email_verified' | 'sms_reminders'> & { video_watched: number; email_verified: number; sms_reminders: number; username_key?: string | null };
 
 const COLUMNS = [
   'username',
@@ -19,6 +19,7 @@ const COLUMNS = [
   'email_verified',
   'terms_version',
   'terms_accepted_at',
+  'sms_reminders',
   'updated_at',
 ] as const;
 
@@ -150,11 +151,12 @@ function toRow(user: UserChanges & { id?: string; created_at?: string }): Record
   if (user.username !== undefined) row.username_key = usernameKey(user.username);
   if (user.video_watched !== undefined) row.video_watched = user.video_watched ? 1 : 0;
   if (user.email_verified !== undefined) row.email_verified = user.email_verified ? 1 : 0;
+  if (user.sms_reminders !== undefined) row.sms_reminders = user.sms_reminders ? 1 : 0;
   return row;
 }
 
 function fromRow(row: UserRow | undefined): UserRecord | null {
   if (!row) return null;
   const { username_key: _key, ...record } = row;
-  return { ...record, video_watched: row.video_watched === 1, email_verified: row.email_verified === 1 };
+  return { ...record, video_watched: row.video_watched === 1, email_verified: row.email_verified === 1, sms_reminders: row.sms_reminders !== 0 };
 }
