@@ -35,8 +35,9 @@ export async function serveProcessHealth(
   logger: Logger,
   options: { portVariable: string; hostVariable: string; defaultPort: number },
   checks: HealthCheck[],
-  metrics: { contentType(): string; text(): Promise<string> },
+  metrics: { contentType(): string; text(): Promise<string>; watchDependencies?(checks: HealthCheck[]): void },
 ): Promise<Awaited<ReturnType<typeof serveHealthAndMetrics>>> {
+  metrics.watchDependencies?.(checks);
   const port = envPort.parse(process.env[options.portVariable] ?? String(options.defaultPort));
   const served = await serveHealthAndMetrics(port, process.env[options.hostVariable] ?? '0.0.0.0', checks, metrics);
   logger.info({ url: served.url }, checks.length ? 'health endpoints listening' : 'metrics listening');
