@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_PUBLIC_LOCATION_DECIMALS, DEFAULT_TERMS_TEXT, DEFAULT_TERMS_VERSION, type PublicConfig } from '@portal/contracts';
 import { envBoolean, envBytes, envPort, parseEnv, sharedSecretEnv, sharedSecretOf, type SharedSecret } from '@portal/platform';
-import type { UploadLimits } from './http/upload-guard.js';
+import type { UploadLimits } from './http/plugins/upload-guard.js';
 
 /** false: no proxy; a number: that many proxies in front; a list: proxies at these addresses or networks (CIDR). */
 export type TrustProxy = false | number | string[];
