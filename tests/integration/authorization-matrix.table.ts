@@ -147,7 +147,8 @@ export const API_ROUTES: Record<string, Probe[]> = {
   'identity PUT /api/user/watched/:id': [
     probe("the owner's flag", by(401, 200, 403, 200), (caller, ctx) => as(ctx, caller).put(`/api/user/watched/${ctx.account('owner').id}`)),
   ],
-  'identity GET /api/user/:id/avatar': [probe("the owner's avatar (public)", 200, (caller, ctx) => as(ctx, caller).bytes(`/api/user/${ctx.account('owner').id}/avatar`).then(toAnswer))],
+  // Not public since issue 21.1: the archive shows no avatar (docs/SECURITY.md).
+  'identity GET /api/user/:id/avatar': [probe("the owner's avatar", by(401, 200, 403, 200), (caller, ctx) => as(ctx, caller).bytes(`/api/user/${ctx.account('owner').id}/avatar`).then(toAnswer))],
   'identity GET /api/user/:id/verification-photo': [
     probe("the owner's verification photo", by(401, 200, 403, 200), (caller, ctx) => as(ctx, caller).bytes(`/api/user/${ctx.account('owner').id}/verification-photo`).then(toAnswer)),
   ],

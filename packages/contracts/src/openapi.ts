@@ -243,12 +243,15 @@ const paths: ZodOpenApiPathsObject = {
   },
   '/api/user/{id}/avatar': {
     get: op({
-      summary: "A user's avatar (public)",
+      summary: "A user's avatar (its owner and administrators only; public answers carry no avatar)",
       tags: ['users'],
+      security: [sessionCookie],
       requestParams: { path: userIdPath },
       responses: {
-        '200': { description: 'WebP image', content: { 'image/webp': { schema: binary } } },
+        '200': { description: 'WebP image, never stored by any cache (Cache-Control: private, no-store)', content: { 'image/webp': { schema: binary } } },
         '304': { description: 'Not modified (If-None-Match or If-Modified-Since)' },
+        '401': error('No session'),
+        '403': error("Another participant's avatar"),
         '404': error('No avatar'),
       },
     }),

@@ -147,7 +147,7 @@ export const userSchema = z
       .string()
       .nullable()
       .meta({ description: 'URL of the verification photo; only its owner and administrators can fetch it' }),
-    avatar_AWS_URL: z.string().nullable().meta({ description: 'Public URL of the avatar, or null' }),
+    avatar_AWS_URL: z.string().nullable().meta({ description: 'URL of the avatar (served to its owner and administrators only), or null' }),
     video_watched: z.boolean(),
     email_verified: z.boolean(),
     created_at: z.string().meta({ format: 'date-time' }),

@@ -87,8 +87,8 @@ export function storableForMs(status: number, headers: IncomingHttpHeaders, ttlM
 
 /**
  * The gateway's memory of public API answers, as a CDN or an ingress cache would keep them, made
- * correct for the portal: only what the services mark `public` (the archive pages, public items,
- * avatars), for a short time of its own, bounded in entries and bytes (lru-cache), one upstream
+ * correct for the portal: only what the services mark `public` (the archive pages and public
+ * items), for a short time of its own, bounded in entries and bytes (lru-cache), one upstream
  * request per key at a time (the others wait for its answer), and emptied at once by any change
  * (`clear`): a write through this gateway or an event from the bus.
  */

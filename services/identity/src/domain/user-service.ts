@@ -305,13 +305,14 @@ export class UserService {
     return user;
   }
 
-  /** Who may see a user's pictures: the verification photo only its owner and administrators. */
+  /**
+   * Who may see a user's pictures: its owner and administrators. The avatar too: public answers
+   * carry none, since an owner can change it after publication with no moderator seeing it.
+   */
   async pictureFor(caller: CallerIdentity | undefined, userId: string, kind: 'verification-photo' | 'avatar') {
+    if (!caller) throw unauthenticated();
+    if (caller.userId !== userId && !isAdminRole(caller.role)) throw forbidden(MESSAGES.notYours);
     const user = await this.deps.users.findById(userId);
-    if (kind === 'verification-photo') {
-      if (!caller) throw unauthenticated();
-      if (caller.userId !== userId && !isAdminRole(caller.role)) throw forbidden(MESSAGES.notYours);
-    }
     const key = kind === 'avatar' ? user?.avatar_key : user?.verification_photo_key;
     if (!key) throw notFound('No picture');
     return { key, version: pictureVersion(key) };
