@@ -10,6 +10,7 @@
  * - other: another participant;
  * - admin: an administrator.
  */
+import { GATEWAY_ROUTES } from '@portal/gateway';
 import type { ApiClient } from '../support/api-client.js';
 import type { EvidenceItem } from '../support/evidence.js';
 import { phoneJpeg, registrationForm } from '../support/media.js';
@@ -314,29 +315,21 @@ export const API_ROUTES: Record<string, Probe[]> = {
 };
 
 /**
- * The gateway's forwarding routes: which service each prefix reaches, for which methods. The
- * probes above travel through them; here the table only says they are meant to exist.
+ * The gateway's forwarding routes, from the gateway's own route table (each proxied prefix is
+ * declared twice, `/p` and `/p/*`): which service each reaches, for which methods. The probes above
+ * travel through them; the test holds what the gateway declares to the table.
  */
-const EVERY_METHOD = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT'];
-export const GATEWAY_FORWARDS: Record<string, { to: 'identity' | 'evidence'; methods: string[] }> = {
-  '/api/user': { to: 'identity', methods: EVERY_METHOD },
-  '/api/user/*': { to: 'identity', methods: EVERY_METHOD },
-  '/api/session': { to: 'identity', methods: ['GET', 'HEAD'] },
-  '/api/session/*': { to: 'identity', methods: ['GET', 'HEAD'] },
-  '/api/admin': { to: 'identity', methods: ['GET', 'HEAD'] },
-  '/api/admin/*': { to: 'identity', methods: ['GET', 'HEAD'] },
-  '/api/email': { to: 'identity', methods: EVERY_METHOD },
-  '/api/email/*': { to: 'identity', methods: EVERY_METHOD },
-  '/api/evidence/user': { to: 'identity', methods: ['PUT'] },
-  '/api/evidence/user/*': { to: 'identity', methods: ['PUT'] },
-  '/api/evidence': { to: 'evidence', methods: EVERY_METHOD },
-  '/api/evidence/*': { to: 'evidence', methods: EVERY_METHOD },
-  '/media': { to: 'evidence', methods: ['GET', 'HEAD'] },
-  '/media/*': { to: 'evidence', methods: ['GET', 'HEAD'] },
-};
+export const GATEWAY_FORWARDS: Record<string, { to: 'identity' | 'evidence'; methods: string[] }> = Object.fromEntries(
+  GATEWAY_ROUTES.filter((route) => route.proxy && route.upstream !== 'gateway').flatMap((route) => {
+    const forward = { to: route.upstream as 'identity' | 'evidence', methods: [...route.methods] };
+    return [[route.path, forward], [`${route.path}/*`, forward]];
+  }),
+);
 
-/** The gateway's web-app routes (present once the app is built): not API, no probes here. */
-export const GATEWAY_WEB_APP = ['GET /', 'HEAD /', 'GET /*', 'HEAD /*', 'GET /manifest.webmanifest', 'HEAD /manifest.webmanifest'];
+/** The gateway's web-app routes (present once the app is built), from its route table: not API, no probes here (GET routes answer HEAD too). */
+export const GATEWAY_WEB_APP = GATEWAY_ROUTES.filter(
+  (route) => route.upstream === 'gateway' && !route.path.startsWith('/api/') && route.path !== '/healthz' && route.path !== '/readyz',
+).flatMap((route) => route.methods.flatMap((method) => (method === 'GET' ? [`GET ${route.path}`, `HEAD ${route.path}`] : [`${method} ${route.path}`])));
 
 /**
  * Routes that are never public, checked by rule rather than by entry: everything under

@@ -29,7 +29,7 @@ import { UnprocessableMediaError } from './processing/media-error.js';
 import { stillImages } from './processing/still-images.js';
 import { posterFrame, transcodeVideo } from './processing/video.js';
 import { transcodeAudio } from './processing/audio.js';
-import { probedSeconds } from './processing/ffmpeg-runner.js';
+import { DEFAULT_TRANSCODE_WATCHDOG, probedSeconds, type TranscodeWatchdog } from './processing/ffmpeg-runner.js';
 
 export interface MediaJobDeps {
   blobs: BlobStore;
@@ -41,6 +41,8 @@ export interface MediaJobDeps {
   caps?: MediaCaps;
   /** The niceness ffmpeg runs at (MEDIA_AV_NICE); 0 (the worker's own) when not given. */
   ffmpegNiceness?: number;
+  /** How long a transcode may run for its input's length (MEDIA_TRANSCODE_*); the defaults when not given. */
+  watchdog?: TranscodeWatchdog;
 }
 
 type Derivatives = Pick<MediaProcessedData, 'display' | 'thumbnail' | 'poster' | 'placeholder' | 'width' | 'height' | 'duration'>;
@@ -143,11 +145,12 @@ async function process(
       maxSeconds: caps.maxVideoSeconds,
       tooLong: lowerFirst(tooLongMessage('video', caps)),
       niceness: deps.ffmpegNiceness ?? 0,
+      watchdog: deps.watchdog ?? DEFAULT_TRANSCODE_WATCHDOG,
     });
     const output = await probeMedia(video, { demuxer: 'mov' });
     const duration = durationOf(output);
     const stream = output.streams.find((s) => s.codec_type === 'video');
-    const poster = await stillImages(await posterFrame(video, duration, workDir), 1280);
+    const poster = await stillImages(await posterFrame(video, duration, workDir, deps.watchdog ?? DEFAULT_TRANSCODE_WATCHDOG), 1280);
     return {
       display: await put('display.mp4', video, 'video/mp4'),
       thumbnail: await put('thumb.webp', poster.thumbnail, 'image/webp'),
@@ -166,6 +169,7 @@ async function process(
     maxSeconds: caps.maxAudioSeconds,
     tooLong: lowerFirst(tooLongMessage('audio', caps)),
     niceness: deps.ffmpegNiceness ?? 0,
+    watchdog: deps.watchdog ?? DEFAULT_TRANSCODE_WATCHDOG,
   });
   return {
     display: await put('display.m4a', audio.output, 'audio/mp4'),

@@ -33,7 +33,7 @@ export function createMediaWorker(settings: MediaWorkerSettings, runtime: MediaW
       const binaries = locateFfmpeg();
       const queues = Object.fromEntries(plan.map(({ queue, concurrency }) => [queue.name, concurrency]));
       runtime.logger.info({ ...binaries, queues, caps: settings.caps }, 'media worker starting');
-      const handler = mediaJobHandler({ blobs: runtime.blobs, bus: runtime.bus, logger: runtime.logger, workRoot: settings.workRoot, caps: settings.caps, ffmpegNiceness: settings.ffmpegNiceness });
+      const handler = mediaJobHandler({ blobs: runtime.blobs, bus: runtime.bus, logger: runtime.logger, workRoot: settings.workRoot, caps: settings.caps, ffmpegNiceness: settings.ffmpegNiceness, watchdog: settings.watchdog });
       worker = await workMediaQueues(runtime.mediaQueues, settings, (queue) => metrics.timeJobs(queue.name, handler));
     },
     async stop(options = {}) {
