@@ -68,7 +68,9 @@ export const IDENTITY_MIGRATIONS = [
   // Usernames unique by their skeleton (domain/username-key.ts); filled for older rows by
   // SqliteUserRepository when it opens.
   `ALTER TABLE users ADD COLUMN username_key TEXT;
-   CREATE UNIQUE INDEX users_by_username_key ON users (username_key);`,
+   ALTER TABLE users ADD COLUMN username_look TEXT;
+   CREATE UNIQUE INDEX users_by_username_key ON users (username_key);
+   CREATE UNIQUE INDEX users_by_username_look ON users (username_look);`,
   // Appointment reminders by text message (on unless the participant turns them off).
   `ALTER TABLE users ADD COLUMN sms_reminders INTEGER NOT NULL DEFAULT 1;`,
   // Appointments (SqliteAppointmentStore): one per ticket holder's e-mail address.
