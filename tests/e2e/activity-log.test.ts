@@ -53,7 +53,7 @@ async function openActivity(page: Page) {
 
 describe.skipIf(chromiumMissing)('the Activity view', () => {
   it('lists what moderators did, newest first, narrows by filters and downloads the same as CSV', async () => {
-    const page = await pages.open('desktop', admin.cookies.get('portal_session')!);
+    const page = await pages.open('desktop', admin.cookies.get('portal_session'));
     const dialog = await openActivity(page);
     const entries = dialog.getByRole('listitem');
     await expect.poll(() => entries.first().textContent()).toContain('Edited an item: Lamp post signals');
@@ -94,7 +94,7 @@ describe.skipIf(chromiumMissing)('the Activity view', () => {
   });
 
   it("shows in a user's information which participation terms they accepted, and when", async () => {
-    const page = await pages.open('desktop', admin.cookies.get('portal_session')!);
+    const page = await pages.open('desktop', admin.cookies.get('portal_session'));
     await page.goto('/admin');
     await page.getByRole('button', { name: 'Show Users' }).click();
     await page.getByRole('button', { name: `Info about ${informantName}` }).click();
@@ -103,7 +103,7 @@ describe.skipIf(chromiumMissing)('the Activity view', () => {
   });
 
   it('fits a 360 px phone', async () => {
-    const page = await pages.open('phone', admin.cookies.get('portal_session')!);
+    const page = await pages.open('phone', admin.cookies.get('portal_session'));
     await page.setViewportSize({ width: 360, height: 740 });
     const dialog = await openActivity(page);
     await expect.poll(() => dialog.textContent()).toContain('Edited an item');
@@ -113,7 +113,7 @@ describe.skipIf(chromiumMissing)('the Activity view', () => {
   });
 
   it('sits with the review queue on a 360 px phone: Activity beside Show Users, the queue views two by two, whole', async () => {
-    const page = await pages.open('phone', admin.cookies.get('portal_session')!);
+    const page = await pages.open('phone', admin.cookies.get('portal_session'));
     await page.setViewportSize({ width: 360, height: 740 });
     await page.goto('/admin');
     const views = page.getByRole('group', { name: 'Show' }).getByRole('button');

@@ -42,7 +42,7 @@ describe.skipIf(chromiumMissing)('appointments on a phone', () => {
     expect((await admin.client.post('/api/appointments', { email: landline.user.email, start: wall(new Date(start.getTime() + 600_000)), phone: '+49 30 12345678' })).status).toBe(201);
 
     // The participant's home page: the appointment above the instructions, and the calendar link.
-    const home = await pages.open('phone', participant.client.cookies.get('portal_session')!);
+    const home = await pages.open('phone', participant.client.cookies.get('portal_session'));
     await home.goto('/home');
     const card = home.getByRole('region', { name: 'Your appointment' });
     await card.waitFor();
@@ -54,7 +54,7 @@ describe.skipIf(chromiumMissing)('appointments on a phone', () => {
     // Two performers' phones on the Today screen.
     const session = admin.client.cookies.get('portal_session')!;
     const first = await pages.open('phone', session);
-    const second = await pages.open('phone', (await adminClient(portal.url)).client.cookies.get('portal_session')!);
+    const second = await pages.open('phone', (await adminClient(portal.url)).client.cookies.get('portal_session'));
     for (const page of [first, second]) {
       await page.goto('/admin?view=today');
       await page.getByLabel('Day').fill(day);
@@ -95,7 +95,7 @@ describe.skipIf(chromiumMissing)('appointments on a phone', () => {
   it("sets, moves and cancels an account's appointment from the user dialog", async () => {
     const participant = await newParticipant(portal.url, { full_name: 'Dora Dialog' });
     const admin = await adminClient(portal.url);
-    const page = await pages.open('phone', admin.client.cookies.get('portal_session')!);
+    const page = await pages.open('phone', admin.client.cookies.get('portal_session'));
     await page.goto('/admin?view=users');
     await page.getByRole('button', { name: `Info about ${participant.user.username}` }).click();
     const info = page.getByRole('dialog', { name: 'User Information' });

@@ -64,7 +64,7 @@ afterEach(async () => {
 });
 
 function openPage(kind: 'admin' | 'visitor'): Promise<Page> {
-  return kind === 'admin' ? pages.open('desktop', admin.cookies.get('portal_session')!) : pages.open('phone');
+  return kind === 'admin' ? pages.open('desktop', admin.cookies.get('portal_session')) : pages.open('phone');
 }
 
 async function openAdministration(page: Page): Promise<void> {

@@ -192,7 +192,7 @@ describe.skipIf(chromiumMissing)('evidence screens of a participant (Chromium, p
     // A refused microphone is logged and explained (the first try here is refused).
     await page.evaluate(() => {
       const real = navigator.mediaDevices.getUserMedia.bind(navigator.mediaDevices);
-      navigator.mediaDevices.getUserMedia = (constraints) => {
+      navigator.mediaDevices.getUserMedia = () => {
         navigator.mediaDevices.getUserMedia = real;
         return Promise.reject(new DOMException('Permission denied', 'NotAllowedError'));
       };

@@ -64,7 +64,7 @@ describe.skipIf(chromiumMissing)('moderation (Chromium)', () => {
   if (chromiumMissing) console.warn(CHROMIUM_MISSING_REASON);
 
   it('a moderator works through the review queue: a selected publish, mark reviewed, and a search', async () => {
-    const page = await pages.open('desktop', admin.cookies.get('portal_session')!);
+    const page = await pages.open('desktop', admin.cookies.get('portal_session'));
     await page.goto('/admin');
     await page.getByRole('heading', { level: 2, name: 'Evidence', exact: true }).waitFor();
     // The riskiest button is not the loudest; the view toggle is not red.
@@ -138,7 +138,7 @@ describe.skipIf(chromiumMissing)('moderation (Chromium)', () => {
   });
 
   it("the owner is told before saving that an edit takes a published item out of the archive", async () => {
-    const page = await pages.open('phone', informant.client.cookies.get('portal_session')!);
+    const page = await pages.open('phone', informant.client.cookies.get('portal_session'));
     await page.goto('/evidence');
     const card = page.locator('li[data-evidence-id]').filter({ has: page.getByRole('button', { name: /: Bridge graffiti/ }) });
     await card.getByRole('button').click();
@@ -171,7 +171,7 @@ describe.skipIf(chromiumMissing)('moderation (Chromium)', () => {
       sightings.push(created.data.id);
     }
     const other = await informant.client.post('/api/evidence', { title: 'Unrelated', notes: 'A cat.' });
-    const page = await pages.open('desktop', admin.cookies.get('portal_session')!);
+    const page = await pages.open('desktop', admin.cookies.get('portal_session'));
     await page.goto('/admin');
     await page.getByRole('searchbox', { name: 'Search evidence' }).fill('quay');
     const queue = page.getByRole('list', { name: 'Review queue' });
@@ -194,7 +194,7 @@ describe.skipIf(chromiumMissing)('moderation (Chromium)', () => {
   });
 
   it("a moderator downloads the investigator's zip of the items ticked", async () => {
-    const page = await pages.open('desktop', admin.cookies.get('portal_session')!);
+    const page = await pages.open('desktop', admin.cookies.get('portal_session'));
     await page.goto('/admin');
     await page.getByRole('group', { name: 'Show' }).getByRole('button', { name: /^All \(/ }).click();
     await page.getByRole('searchbox', { name: 'Search evidence' }).fill('river');

@@ -3,7 +3,7 @@
 // first, toasts below the navigation bar, a Table tab that leaves titles room, and photos in
 // item dialogs without cropped corners; cards that read alike told apart, toasts clear of the page
 // title and the add button, the app's short name in whole words.
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '@portal/contracts';
 import { ApiClient } from '../support/api-client.js';

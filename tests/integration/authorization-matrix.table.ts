@@ -106,7 +106,6 @@ async function appointmentOf(ctx: MatrixContext, caller: Exclude<Caller, 'visito
 }
 
 /** Signed-in callers act on themselves; a visitor on the owner. */
-const selfId = (caller: Caller, ctx: MatrixContext) => ctx.account(caller === 'visitor' ? 'owner' : caller).id;
 
 // --- the public API ------------------------------------------------------------------------------
 

@@ -35,7 +35,7 @@ const cookieOf = (client: ApiClient) => [...client.cookies].map(([name, value]) 
 
 async function raw(client: ApiClient, method: string, path: string, headers: Record<string, string>, body?: Uint8Array): Promise<Answer> {
   const cookie = cookieOf(client);
-  const response = await fetch(new URL(path, portal.url), { method, headers: { ...headers, ...(cookie ? { cookie } : {}) }, ...(body ? { body: new Uint8Array(body) as Uint8Array<ArrayBuffer> } : {}) });
+  const response = await fetch(new URL(path, portal.url), { method, headers: { ...headers, ...(cookie ? { cookie } : {}) }, ...(body ? { body: new Uint8Array(body) } : {}) });
   const text = await response.text();
   return { status: response.status, headers: response.headers, text };
 }

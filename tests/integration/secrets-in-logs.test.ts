@@ -31,11 +31,11 @@ beforeAll(async () => {
   process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
     printed.push(String(chunk));
     return stdout(chunk, ...rest);
-  }) as typeof process.stdout.write;
+  });
   process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
     printed.push(String(chunk));
     return stderr(chunk, ...rest);
-  }) as typeof process.stderr.write;
+  });
   restoreOutput = () => {
     process.stdout.write = stdout;
     process.stderr.write = stderr;

@@ -18,7 +18,7 @@ beforeAll(async () => {
     startTestPortal({ ...limited, TRUST_PROXY: '1' }),
     startTestPortal({ ...limited, TRUST_PROXY: '127.0.0.0/8, ::1/128' }),
   ]);
-  portals = { off: off!, true: on!, hops: hops!, networks: networks! };
+  portals = { off: off, true: on, hops: hops, networks: networks };
 }, 60_000);
 afterAll(async () => {
   await Promise.all(Object.values(portals ?? {}).map((portal) => portal.dispose()));

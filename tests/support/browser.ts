@@ -124,7 +124,7 @@ export class OpenPages {
    */
   async signedInPage(options: ContextOptions & { watched?: boolean } = {}): Promise<{ page: Page; participant: NewParticipant }> {
     const participant = await newParticipant(this.target().url, {}, undefined, { watched: options.watched ?? true });
-    const page = await this.open('phone', participant.client.cookies.get('portal_session')!, { serviceWorkers: options.serviceWorkers ?? 'block' });
+    const page = await this.open('phone', participant.client.cookies.get('portal_session'), { serviceWorkers: options.serviceWorkers ?? 'block' });
     return { page, participant };
   }
 

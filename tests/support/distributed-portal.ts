@@ -153,8 +153,8 @@ export async function startDistributedPortal(env: Record<string, string> = {}, l
     });
     const child = spawn(command.file, command.args, { cwd: command.cwd, env: command.env, detached: command.detached ?? false, stdio: ['ignore', 'pipe', 'pipe'] });
     const append = (chunk: Buffer) => output.set(service, ((output.get(service) ?? '') + chunk.toString()).slice(-200_000));
-    child.stdout!.on('data', append);
-    child.stderr!.on('data', append);
+    child.stdout.on('data', append);
+    child.stderr.on('data', append);
     children.set(service, child);
     await waitFor(
       async () => {

@@ -83,6 +83,8 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
   const front: FrontAnswers = { fromMemory: null, fastProxy: null, closing: false };
 
   const app = Fastify({
+    // The assertion picks fastify's logger type for the instance's generics (without it the app's
+    // type is the pino logger's, which the plugins' FastifyInstance does not accept).
     loggerInstance: deps.logger as FastifyBaseLogger,
     trustProxy: trust,
     // One line per request comes from the request-context plugin, not from fastify itself.

@@ -115,7 +115,7 @@ describe('sending appointment messages', () => {
     h.directory.appointments.set('a1', recipient('a1', { phone: '+12025550199' }));
     const job = await h.add(reminder('a1', 'sms'));
     const failed = await waitFor(async () => ((await h.queue.getJob(job.id))?.state === 'failed' ? h.queue.getJob(job.id) : null), { what: 'the job to fail for good' });
-    expect(failed!.attemptsMade).toBe(3);
+    expect(failed.attemptsMade).toBe(3);
     expect(h.directory.reports).toEqual([expect.objectContaining({ appointmentId: 'a1', key: '2h:sms', state: 'failed', reason: expect.stringContaining('500') })]);
     await h.close();
   });
@@ -146,8 +146,8 @@ describe('sending appointment messages', () => {
       const states = await Promise.all(jobs.map(async (job) => (await h.queue.getJob(job.id))?.state));
       return states.every((state) => state === 'completed') || null;
     }, { what: 'every job to end' });
-    expect((await h.queue.getJob(jobs[0]!.id))!.returnValue).toEqual({ skipped: 'the appointment was moved' });
-    expect((await h.queue.getJob(jobs[1]!.id))!.returnValue).toEqual({ skipped: 'the appointment is cancelled' });
+    expect((await h.queue.getJob(jobs[0].id))!.returnValue).toEqual({ skipped: 'the appointment was moved' });
+    expect((await h.queue.getJob(jobs[1].id))!.returnValue).toEqual({ skipped: 'the appointment is cancelled' });
     expect(h.directory.reports.find((report) => report.appointmentId === 'started')).toMatchObject({ state: 'not-sent', reason: 'the appointment had started' });
     expect(h.mails()).toHaveLength(1);
     expect(texts.filter((to) => to === '+12025550123')).toHaveLength(1);

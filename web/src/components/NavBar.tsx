@@ -46,7 +46,7 @@ export function NavBar() {
         </Typography>
         <IconButton
           aria-label={user ? `${user.username}: your profile` : 'Your profile'}
-          onClick={() => (locked ? warnLocked() : navigate('/user'))}
+          onClick={() => (locked ? warnLocked() : void navigate('/user'))}
           sx={{ p: 0.5 }}
         >
           <Avatar src={navigationPictureOf(user)} alt="" sx={{ width: 40, height: 40, bgcolor: 'grey.300' }} />

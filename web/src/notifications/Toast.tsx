@@ -1,4 +1,4 @@
-import Alert, { type AlertColor } from '@mui/material/Alert';
+import Alert from '@mui/material/Alert';
 import Portal from '@mui/material/Portal';
 import Snackbar, { type SnackbarCloseReason } from '@mui/material/Snackbar';
 import type { SyntheticEvent } from 'react';
@@ -40,7 +40,7 @@ export default function Toast({ shown, open, onClose, onExited }: ToastProps) {
         slotProps={{ transition: { onExited } }}
       >
         {shown ? (
-          <Alert severity={shown.severity as AlertColor} variant="filled" onClose={onClose} sx={{ width: '100%' }}>
+          <Alert severity={shown.severity} variant="filled" onClose={onClose} sx={{ width: '100%' }}>
             {shown.message}
           </Alert>
         ) : undefined}

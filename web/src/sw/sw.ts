@@ -126,5 +126,5 @@ async function sendOutbox(): Promise<void> {
     });
   }
   // The browser tries the sync again later when something is still waiting.
-  if (failed) throw failed;
+  if (failed) throw failed instanceof Error ? failed : new Error(String(failed));
 }

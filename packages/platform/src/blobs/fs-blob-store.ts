@@ -36,7 +36,6 @@ export class FsBlobStore implements BlobStore {
     await mkdir(this.tmpRoot, { recursive: true });
     const tmp = join(this.tmpRoot, tmpName());
     const hash = createHash('sha256');
-    let size = 0;
     const source = body instanceof Readable ? body : Readable.from([Buffer.from(body)]);
     try {
       await pipeline(
@@ -44,7 +43,6 @@ export class FsBlobStore implements BlobStore {
         new Transform({
           transform(chunk: Buffer, _encoding, callback) {
             hash.update(chunk);
-            size += chunk.length;
             callback(null, chunk);
           },
         }),

@@ -52,7 +52,7 @@ export function kafkaConnectionFromEnv(env: NodeJS.ProcessEnv = process.env): Ka
       : true;
   }
   if (parsed.KAFKA_SASL_MECHANISM) {
-    settings.sasl = { mechanism: parsed.KAFKA_SASL_MECHANISM, username: parsed.KAFKA_SASL_USERNAME!, password: parsed.KAFKA_SASL_PASSWORD! } as SASLOptions;
+    settings.sasl = { mechanism: parsed.KAFKA_SASL_MECHANISM, username: parsed.KAFKA_SASL_USERNAME!, password: parsed.KAFKA_SASL_PASSWORD! };
   }
   return settings;
 }

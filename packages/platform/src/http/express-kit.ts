@@ -15,7 +15,7 @@ import { runReadinessChecks, type HealthCheck } from '../runtime/health-server.j
 import { redactUrl } from '../logging/logger.js';
 
 declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
+   
   namespace Express {
     interface Request {
       /** Who is calling, as vouched for by the gateway; undefined for visitors. */

@@ -22,8 +22,8 @@ export function runTypeScript(file: string, args: string[] = [], env: NodeJS.Pro
   const lines: string[] = [];
   const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
   let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  createInterface({ input: child.stdout! }).on('line', (line) => {
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  createInterface({ input: child.stdout }).on('line', (line) => {
     lines.push(line);
     for (const waiter of [...waiters]) {
       if (waiter.pattern.test(line)) {

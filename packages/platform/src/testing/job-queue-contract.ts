@@ -75,7 +75,7 @@ export function jobQueueContract(name: string, options: JobQueueContractOptions)
       const queue = await connect();
       const tries: number[] = [];
       workers.push(
-        await queue.work(async (job) => {
+        await queue.work(async () => {
           tries.push(Date.now());
           if (tries.length < 3) throw new Error(`try ${tries.length} failed`);
           return 'ok';

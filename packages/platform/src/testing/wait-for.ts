@@ -7,7 +7,7 @@ export async function waitFor<T>(check: () => T | Promise<T>, { timeoutMs = 10_0
   for (;;) {
     try {
       const value = await check();
-      if (value) return value as NonNullable<T>;
+      if (value) return value;
     } catch (error) {
       lastError = error;
     }

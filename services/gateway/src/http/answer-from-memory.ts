@@ -71,7 +71,7 @@ export function answerFromMemory(options: AnswerFromMemoryOptions): (req: Incomi
       if (notModified && NOT_ON_304.has(name)) continue;
       const value = answer.headers[name]!;
       if (Array.isArray(value)) for (const one of value) headers.push(name, one);
-      else headers.push(name, value as string);
+      else headers.push(name, value);
     }
     headers.push('age', '');
     return { headers, idSlot, ageSlot: headers.length - 1 };

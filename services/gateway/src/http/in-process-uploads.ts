@@ -56,7 +56,7 @@ export function handOver(request: FastifyRequest, reply: FastifyReply, headers: 
   res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
     if (!raw.complete) this.setHeader('connection', 'close');
     return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
-  } as ServerResponse['writeHead'];
+  };
   void reply.hijack();
   handler(raw, res);
 }

@@ -1,4 +1,4 @@
-import { TOPICS, auditRecordedData, userEventSchema, type EventEnvelope, type AuditRecordedData } from '@portal/contracts';
+import { TOPICS, auditRecordedData, userEventSchema } from '@portal/contracts';
 import type { EventBus, Logger, Subscription } from '@portal/platform';
 import type { AuditTrail } from '../domain/audit-trail.js';
 
@@ -22,7 +22,7 @@ export async function subscribeAuditConsumer(bus: EventBus, trail: AuditTrail, l
         logger.warn({ eventId: message.value.id }, 'ignored a malformed audit entry');
         return;
       }
-      await trail.record({ ...message.value, data: data.data } as EventEnvelope<AuditRecordedData>);
+      await trail.record({ ...message.value, data: data.data });
     },
   });
 }

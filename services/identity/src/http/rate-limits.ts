@@ -191,11 +191,10 @@ export function authRateLimits(settings: AuthRateLimitSettings): AuthRateLimits 
     async forgetAccount({ id, username, email: address }) {
       // The counters per account and address expire within 15 minutes; these are per account alone.
       const logins = [username, address].map((value) => `name:${value.trim().toLowerCase()}`);
-      await Promise.all([
-        ...[`user:${id}`, ...logins].map((key) => loginFailures.resetKey(`login-account:${key}`)),
-        perAccount.send.resetKey(`send-account:${address.toLowerCase()}`),
-        perAccount.checkCode.resetKey(`check-code-account:${address.toLowerCase()}`),
-      ]);
+      // express-rate-limit's resetKey answers nothing to wait for (a shared store resets in the background).
+      for (const key of [`user:${id}`, ...logins]) loginFailures.resetKey(`login-account:${key}`);
+      perAccount.send.resetKey(`send-account:${address.toLowerCase()}`);
+      perAccount.checkCode.resetKey(`check-code-account:${address.toLowerCase()}`);
     },
   };
 }

@@ -92,7 +92,7 @@ export function UserInfoDialog({ user, onClose, onSaved }: { user: User; onClose
 
   return (
     <Dialog open onClose={isSubmitting ? undefined : onClose} fullScreen={fullScreen} fullWidth maxWidth="sm" aria-labelledby={titleId}>
-      <form onSubmit={save} noValidate>
+      <form onSubmit={(event) => void save(event)} noValidate>
         <DialogTitle id={titleId} sx={{ overflowWrap: 'anywhere' }}>
           User Information
         </DialogTitle>

@@ -23,7 +23,7 @@ export function AddEvidenceButton() {
   const choose = (kind: EvidenceKind) => {
     setOpen(false);
     chooseKind(kind);
-    navigate(kind === 'notes' ? '/evidence-details' : '/evidenceupload', { state: { kind } });
+    void navigate(kind === 'notes' ? '/evidence-details' : '/evidenceupload', { state: { kind } });
   };
 
   return (

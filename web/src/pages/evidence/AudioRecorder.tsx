@@ -149,7 +149,7 @@ export function AudioRecorder({ onSave }: { onSave: (file: File) => void }) {
     const current = recorder.current;
     const wasRecording = current?.state === 'recording';
     if (wasRecording) {
-      current!.pause();
+      current.pause();
       setState('paused');
     }
     setConfirmingDiscard({ wasRecording });

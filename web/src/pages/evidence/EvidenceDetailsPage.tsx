@@ -139,7 +139,7 @@ export default function EvidenceDetailsPage() {
   // On success: the evidence list after 2 seconds.
   useEffect(() => {
     if (phase.name !== 'done') return;
-    const id = window.setTimeout(() => navigate('/evidence'), NAVIGATE_AFTER_MS);
+    const id = window.setTimeout(() => void navigate('/evidence'), NAVIGATE_AFTER_MS);
     return () => window.clearTimeout(id);
   }, [phase.name, navigate]);
 
@@ -206,7 +206,7 @@ export default function EvidenceDetailsPage() {
       // No network: the outbox sends it when the network is back (Background Sync, or the next open).
       clearSelection();
       notify({ message: KEPT_FOR_LATER, severity: 'info' });
-      navigate('/evidence');
+      void navigate('/evidence');
       return;
     }
     setPhase({ name: 'uploading' });
@@ -220,7 +220,7 @@ export default function EvidenceDetailsPage() {
         if (!outcome) {
           // Sent from elsewhere meanwhile (another tab, the service worker): the Evidence page shows it.
           clearSelection();
-          navigate('/evidence');
+          void navigate('/evidence');
           return;
         }
         clearSelection();
@@ -232,7 +232,7 @@ export default function EvidenceDetailsPage() {
           // The capture is kept and will be sent again by itself: entering it again would make a second one.
           clearSelection();
           notify({ message: KEPT_AFTER_FAILURE, severity: 'info' });
-          navigate('/evidence');
+          void navigate('/evidence');
           return;
         }
         // Refused (too large, not media): nothing to keep; the form stays to choose again.
@@ -279,10 +279,10 @@ export default function EvidenceDetailsPage() {
       <Page title="Evidence Details">
         <Stack spacing={2}>
           <Alert severity="info">The chosen media is no longer here (the page was reloaded or left). Please choose it again.</Alert>
-          <Button variant="contained" onClick={() => navigate('/evidenceupload', { state: { kind } })}>
+          <Button variant="contained" onClick={() => void navigate('/evidenceupload', { state: { kind } })}>
             Choose Media
           </Button>
-          <Button startIcon={<ArrowBackIcon />} onClick={() => navigate('/evidence')} sx={{ alignSelf: 'flex-start' }}>
+          <Button startIcon={<ArrowBackIcon />} onClick={() => void navigate('/evidence')} sx={{ alignSelf: 'flex-start' }}>
             Back
           </Button>
         </Stack>
@@ -295,7 +295,7 @@ export default function EvidenceDetailsPage() {
   return (
     <Page title="Evidence Details">
       {media ? <MediaPreview file={media} /> : null}
-      <form onSubmit={submit} noValidate aria-label="Evidence details">
+      <form onSubmit={(event) => void submit(event)} noValidate aria-label="Evidence details">
         <FormError>{failure}</FormError>
         {!online && phase.name === 'editing' ? (
           <Alert severity="info" sx={{ my: 1 }}>
@@ -389,7 +389,7 @@ export default function EvidenceDetailsPage() {
             variant="outlined"
             size="large"
             disabled={busy}
-            onClick={() => navigate(kind && kind !== 'notes' ? '/evidenceupload' : '/evidence', { state: { kind } })}
+            onClick={() => void navigate(kind && kind !== 'notes' ? '/evidenceupload' : '/evidence', { state: { kind } })}
             fullWidth
           >
             Back

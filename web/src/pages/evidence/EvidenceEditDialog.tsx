@@ -72,7 +72,7 @@ export default function EvidenceEditDialog({ item, onClose }: { item: Evidence; 
       aria-labelledby={titleId}
       aria-describedby={item.is_public ? noticeId : undefined}
     >
-      <form onSubmit={save} noValidate>
+      <form onSubmit={(event) => void save(event)} noValidate>
         <DialogTitle id={titleId}>Edit Evidence</DialogTitle>
         <DialogContent>
           <FormError>{failure}</FormError>

@@ -17,7 +17,7 @@ import { AudioRecorder } from './AudioRecorder';
 function BackButton() {
   const navigate = useNavigate();
   return (
-    <Button variant="text" startIcon={<ArrowBackIcon />} onClick={() => navigate('/evidence')} sx={{ alignSelf: 'flex-start' }}>
+    <Button variant="text" startIcon={<ArrowBackIcon />} onClick={() => void navigate('/evidence')} sx={{ alignSelf: 'flex-start' }}>
       Back
     </Button>
   );
@@ -32,7 +32,7 @@ export default function EvidenceUploadPage() {
 
   const pick = (file: File) => {
     selectMedia(file);
-    navigate('/evidence-details', { state: { kind } });
+    void navigate('/evidence-details', { state: { kind } });
   };
 
   if (!kind) {

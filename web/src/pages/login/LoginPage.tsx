@@ -28,7 +28,7 @@ export default function LoginPage() {
         await signIn(credentials);
         // Replaces the login page in the history (the signed-in user is redirected away from it
         // at once too), so that Back does not land on a page that only sends them on again.
-        navigate('/home', { replace: true });
+        void navigate('/home', { replace: true });
       } catch (failure) {
         setError(loginErrorMessage(failure));
       }
@@ -39,7 +39,7 @@ export default function LoginPage() {
   return (
     <Page title="Login">
       <FormError>{error}</FormError>
-      <form onSubmit={onValid} noValidate>
+      <form onSubmit={(event) => void onValid(event)} noValidate>
         <TextField
           label="Username or Email"
           autoComplete="username"

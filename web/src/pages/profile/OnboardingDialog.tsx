@@ -74,7 +74,7 @@ export function OnboardingDialog({ user, config }: { user: User; config: PublicC
       // The cached user changes and the page changes in the same render, so the home page's
       // "watched?" guard already sees the new flag; then the user is reloaded from the server.
       setCurrentUser(client, await markVideoWatched(user.id));
-      navigate('/home-validate');
+      void navigate('/home-validate');
       void reloadCurrentUser(client);
     } catch (failure) {
       console.warn('video watched was not recorded', failure);

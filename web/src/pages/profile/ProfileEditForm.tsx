@@ -89,7 +89,7 @@ export function ProfileEditForm({ user, onCancel, onSaved }: { user: User; onCan
   });
 
   return (
-    <form onSubmit={save} noValidate aria-label="Edit profile">
+    <form onSubmit={(event) => void save(event)} noValidate aria-label="Edit profile">
       {failure !== null ? (
         <Alert severity="error" sx={{ mb: 1 }}>
           {[MESSAGES.userUpdateFailed, failure].filter(Boolean).join(' ')}

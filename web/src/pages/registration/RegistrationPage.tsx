@@ -84,7 +84,7 @@ export default function RegistrationPage() {
     if (outcome === 'failed') return;
     setChecked(null);
     reset(EMPTY_FORM);
-    navigate(outcome === 'registered' ? '/user' : '/login', { replace: true });
+    void navigate(outcome === 'registered' ? '/user' : '/login', { replace: true });
   };
 
   const field = (name: keyof RegistrationForm) => ({
@@ -96,7 +96,7 @@ export default function RegistrationPage() {
   return (
     <Page title="Register User">
       <FormError>{formError}</FormError>
-      <form onSubmit={handleSubmit(onValid, onInvalid)} noValidate>
+      <form onSubmit={(event) => void handleSubmit(onValid, onInvalid)(event)} noValidate>
         <TextField label="Full Name" autoComplete="name" required {...field('full_name')} />
         <TextField label="Username" autoComplete="username" autoCapitalize="none" spellCheck={false} required {...field('username')} />
         <PronounsField {...field('pronouns')} />

@@ -57,7 +57,7 @@ export default function ResetPasswordCodePage() {
         return;
       }
       saveResetProgress({ email, verifiedCode: code });
-      navigate('/reset-password-page');
+      void navigate('/reset-password-page');
     } catch (failure) {
       console.warn('the reset code was not checked', failure);
       setError(messageOf(failure, MESSAGES.internal));
@@ -104,7 +104,7 @@ export default function ResetPasswordCodePage() {
           {notice}
         </Alert>
       ) : null}
-      <form onSubmit={check} noValidate>
+      <form onSubmit={(event) => void check(event)} noValidate>
         <EmailField {...register('email')} error={Boolean(errors.email)} helperText={errors.email?.message} />
         <TextField
           label="Code"

@@ -39,7 +39,7 @@ export default function ResetPasswordEmailPage() {
       }
       await sendResetCode(email);
       saveResetProgress({ email });
-      navigate('/reset-password-code');
+      void navigate('/reset-password-code');
     } catch (failure) {
       console.warn('the reset code was not sent', failure);
       setError(messageOf(failure, MESSAGES.internal));
@@ -52,7 +52,7 @@ export default function ResetPasswordEmailPage() {
         Enter the email address of your account. We will email you a six-digit code to reset your password.
       </Typography>
       <FormError sx={{ my: 1 }}>{error}</FormError>
-      <form onSubmit={send} noValidate>
+      <form onSubmit={(event) => void send(event)} noValidate>
         <EmailField {...register('email')} error={Boolean(errors.email)} helperText={errors.email?.message} />
         <Stack spacing={1.5} sx={{ mt: 2 }}>
           <SubmitButton submitting={isSubmitting}>

@@ -82,14 +82,14 @@ function NewPasswordForm({ email, code }: { email: string; code: string }) {
     notify({ message: MESSAGES.passwordUpdated, severity: 'success' });
     // Every session of the account has ended, perhaps this browser's own: ask who is signed in now.
     await reloadCurrentUser(client).catch(() => null);
-    navigate('/login');
+    void navigate('/login');
   };
 
   const requestAnother = async () => {
     setResending(true);
     try {
       await requestAnotherResetCode(email);
-      navigate('/reset-password-code');
+      void navigate('/reset-password-code');
     } catch (failure) {
       console.warn('another reset code was not sent', failure);
       setError(messageOf(failure, MESSAGES.internal));
@@ -106,7 +106,7 @@ function NewPasswordForm({ email, code }: { email: string; code: string }) {
           Request another code
         </Button>
       ) : null}
-      <form onSubmit={handleSubmit(save, onInvalid)} noValidate>
+      <form onSubmit={(event) => void handleSubmit(save, onInvalid)(event)} noValidate>
         <TextField
           label="New Password"
           type="password"

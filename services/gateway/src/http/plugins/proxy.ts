@@ -86,7 +86,7 @@ export const proxy = fp<ProxyOptions>(
             url: route.path,
             config: { gatewayRoute: route },
             handler: (request, reply) => {
-              void reply.from(request.url, { rewriteRequestHeaders: (req, headers) => inwardHeaders(req as FastifyRequest, headers) });
+              void reply.from(request.url, { rewriteRequestHeaders: (req, headers) => inwardHeaders(req, headers) });
             },
           });
         });

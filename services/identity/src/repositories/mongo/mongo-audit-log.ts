@@ -105,9 +105,9 @@ function toEntry(document: AuditDocument): AuditEntry {
     target_type: document.target_type,
     target_id: document.target_id ?? null,
     target_label: document.target_label ?? null,
-    before: (document.before as Record<string, unknown> | null) ?? null,
-    after: (document.after as Record<string, unknown> | null) ?? null,
-    details: (document.details as Record<string, unknown> | null) ?? null,
+    before: (document.before) ?? null,
+    after: (document.after) ?? null,
+    details: (document.details) ?? null,
     erased: document.erased === true,
   };
 }

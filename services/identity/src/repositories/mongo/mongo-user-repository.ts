@@ -65,7 +65,7 @@ function toRecord(document: UserDocument | null): UserRecord | null {
   if (!document || document._deleted) return null;
   const { _id, username_key: _u, username_look: _l, email_key: _e, _outbox, _outboxVersion, _deleted, ...rest } = document;
   // Accounts stored before text reminders existed have them on.
-  return { id: _id, ...rest, sms_reminders: rest.sms_reminders ?? true } as UserRecord;
+  return { id: _id, ...rest, sms_reminders: rest.sms_reminders ?? true };
 }
 
 function keysOf(changes: UserChanges): Partial<UserDocument> {
