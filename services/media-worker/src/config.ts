@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { MEDIA_QUEUE_KINDS, type MediaQueueKind } from '@portal/contracts';
 import { mediaCapsFromEnv, parseEnv, type MediaCaps } from '@portal/platform';
+import { TRANSCODE_POLICIES, type TranscodePolicy } from './processing/playable.js';
 
 export interface MediaWorkerSettings {
   dataDir: string;
@@ -20,6 +21,12 @@ export interface MediaWorkerSettings {
    * on a photo, and the portal's requests, come first and a transcode takes what is left.
    */
   ffmpegNiceness: number;
+  /**
+   * MEDIA_TRANSCODE_POLICY: `playable-first` (default) makes a video whose streams every browser
+   * plays ready with a remux of them, and its 720p copy afterwards in a second job;
+   * `always` transcodes every video before it is ready.
+   */
+  transcodePolicy: TranscodePolicy;
 }
 
 const concurrency = z.coerce.number().int().min(1).max(16);
@@ -44,6 +51,7 @@ const mediaWorkerEnvSchema = z.object({
   MEDIA_WORK_DIR: z.string().optional(),
   MEDIA_JOB_LOCK_MS: z.coerce.number().int().min(1000).default(60_000),
   MEDIA_AV_NICE: z.coerce.number().int().min(0).max(19).default(10),
+  MEDIA_TRANSCODE_POLICY: z.enum(TRANSCODE_POLICIES, { message: `MEDIA_TRANSCODE_POLICY must be ${TRANSCODE_POLICIES.join(' or ')}` }).default('playable-first'),
 });
 
 export function mediaWorkerSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): MediaWorkerSettings {
@@ -56,5 +64,6 @@ export function mediaWorkerSettingsFromEnv(env: NodeJS.ProcessEnv = process.env)
     lockDurationMs: parsed.MEDIA_JOB_LOCK_MS,
     caps: mediaCapsFromEnv(env),
     ffmpegNiceness: parsed.MEDIA_AV_NICE,
+    transcodePolicy: parsed.MEDIA_TRANSCODE_POLICY,
   };
 }
