@@ -80,6 +80,11 @@ export function mediaJobHandler(deps: MediaJobDeps) {
     try {
       const original = join(workDir, 'original');
       const object = await deps.blobs.get(data.originalKey);
+      if (!object && data.step === 'transcode') {
+        // The item was deleted or its file replaced since its first copy: nothing to make.
+        deps.logger.info({ jobId: job.id }, 'the original is gone; no 720p copy to make');
+        return { evidenceId: data.evidenceId, revision: data.revision, status: 'failed', media_type: data.media_type, error: 'The uploaded file is missing', ...NO_DERIVATIVES };
+      }
       if (!object) throw new UnprocessableMediaError('The uploaded file is missing');
       await pipeline(object.body, createWriteStream(original));
 
