@@ -60,6 +60,9 @@ RUN case "$SERVICE" in gateway|identity|evidence|media-worker|notifier) ;; \
       *) echo "--build-arg SERVICE=<gateway|identity|evidence|media-worker|notifier> is required" >&2; exit 1 ;; esac
 COPY --from=build /app/packages/contracts/dist ./packages/contracts/dist
 COPY --from=build /app/packages/platform/dist ./packages/platform/dist
+# The backup script (k8s/components/backup-cronjob runs it in the identity image, whose
+# node_modules hold MongoDB's driver and the S3 client it needs).
+COPY infra/backup/portal-backup.mjs ./infra/backup/portal-backup.mjs
 COPY --from=build /app/services/${SERVICE}/dist ./services/${SERVICE}/dist
 COPY --from=build /app/web/dist ./build-web
 RUN mkdir -p web/dist \

@@ -7,6 +7,12 @@
 //   node infra/backup/portal-backup.mjs backup  --namespace portal --out /backups/2026-11-24
 //   node infra/backup/portal-backup.mjs restore --from /backups/2026-11-24 --namespace portal-restored
 //   node infra/backup/portal-backup.mjs verify  --from /backups/2026-11-24 --namespace portal-restored
+//   node infra/backup/portal-backup.mjs prune   --root /backups --keep 14
+//
+// Objects are copied PARALLEL (--parallel, default 8) at a time, each streamed between S3 and its
+// file, never held whole in memory. prune keeps the newest `keep` finished backups under a folder
+// (and removes unfinished ones older than the newest finished one): the retention rule of the
+// CronJob in k8s/components/backup-cronjob.
 //
 // The servers come from the services' own variables: MONGO_URL, S3_BUCKET, S3_ENDPOINT,
 // S3_REGION, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, S3_FORCE_PATH_STYLE (and S3_PREFIX when the
@@ -18,7 +24,7 @@
 // content type). MongoDB is copied before S3, so every object a copied document points at was
 // already stored when S3 is copied. restore refuses a namespace that already holds data.
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -28,6 +34,30 @@ import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } fr
 
 const { MongoClient, BSON } = mongoose.mongo;
 const SERVICES = ['identity', 'evidence'];
+/** Objects copied at once by default: enough to fill a link to S3, few enough for its limits. */
+export const DEFAULT_PARALLEL = 8;
+
+/**
+ * Runs `work` on every item of an (async) iterable, at most `limit` at a time, in no particular
+ * order; the first failure stops taking new items and is thrown once the running ones settle.
+ */
+export async function eachBounded(items, limit, work) {
+  const iterator = items[Symbol.asyncIterator] ? items[Symbol.asyncIterator]() : items[Symbol.iterator]();
+  let failure;
+  const lane = async () => {
+    while (failure === undefined) {
+      const next = await iterator.next();
+      if (next.done) return;
+      try {
+        await work(next.value);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, limit) }, lane));
+  if (failure) throw failure.error;
+}
 
 /** @param {NodeJS.ProcessEnv} env */
 export function serversFromEnv(env = process.env) {
@@ -79,7 +109,7 @@ async function* linesOf(file) {
  * Copies the namespace's databases and objects into a new folder `out`.
  * @returns {Promise<object>} the manifest
  */
-export async function backup({ mongoUrl, s3, namespace, out, log = () => {} }) {
+export async function backup({ mongoUrl, s3, namespace, out, parallel = DEFAULT_PARALLEL, log = () => {} }) {
   await mkdir(out, { recursive: true });
   if ((await readdir(out)).length > 0) throw new Error(`${out} is not empty: back up into a new folder`);
   const manifest = { format: 1, namespace, startedAt: new Date().toISOString(), databases: {}, s3: { bucket: s3.bucket, prefix: keyPrefix(s3, namespace), objects: 0, bytes: 0 } };
@@ -112,7 +142,7 @@ export async function backup({ mongoUrl, s3, namespace, out, log = () => {} }) {
   const client = s3Client(s3);
   try {
     const index = createWriteStream(join(out, 's3-objects.ndjson'));
-    for await (const object of objectsUnder(client, s3.bucket, manifest.s3.prefix)) {
+    await eachBounded(objectsUnder(client, s3.bucket, manifest.s3.prefix), parallel, async (object) => {
       const key = object.Key.slice(manifest.s3.prefix.length);
       const got = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: object.Key }));
       const target = join(out, 's3', key);
@@ -121,7 +151,7 @@ export async function backup({ mongoUrl, s3, namespace, out, log = () => {} }) {
       index.write(`${JSON.stringify({ key, size: object.Size ?? 0, contentType: got.ContentType ?? 'application/octet-stream' })}\n`);
       manifest.s3.objects += 1;
       manifest.s3.bytes += object.Size ?? 0;
-    }
+    });
     await new Promise((resolve, reject) => index.end((error) => (error ? reject(error) : resolve())));
     log(`s3 ${s3.bucket}/${manifest.s3.prefix}: ${manifest.s3.objects} objects, ${manifest.s3.bytes} bytes`);
   } finally {
@@ -133,7 +163,7 @@ export async function backup({ mongoUrl, s3, namespace, out, log = () => {} }) {
 }
 
 /** Loads a backup folder into `namespace`, which must be empty (databases and key prefix). */
-export async function restore({ mongoUrl, s3, namespace, from, log = () => {} }) {
+export async function restore({ mongoUrl, s3, namespace, from, parallel = DEFAULT_PARALLEL, log = () => {} }) {
   const manifest = JSON.parse(await readFile(join(from, 'manifest.json'), 'utf8'));
   const prefix = keyPrefix(s3, namespace);
   const client = s3Client(s3);
@@ -171,12 +201,14 @@ export async function restore({ mongoUrl, s3, namespace, from, log = () => {} })
       }
     }
     let objects = 0;
-    for await (const line of linesOf(join(from, 's3-objects.ndjson'))) {
+    await eachBounded(linesOf(join(from, 's3-objects.ndjson')), parallel, async (line) => {
       const { key, contentType } = JSON.parse(line);
-      const body = await readFile(join(from, 's3', key));
-      await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: prefix + key, Body: body, ContentType: contentType }));
+      // Streamed from the file (its length told to S3 up front), never read whole into memory.
+      const file = join(from, 's3', key);
+      const { size } = await stat(file);
+      await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: prefix + key, Body: createReadStream(file), ContentLength: size, ContentType: contentType }));
       objects += 1;
-    }
+    });
     log(`s3 ${s3.bucket}/${prefix}: ${objects} objects`);
     return { databases: manifest.databases, objects };
   } finally {
@@ -223,6 +255,34 @@ export async function verify({ mongoUrl, s3, namespace, from }) {
   return problems;
 }
 
+/**
+ * The retention rule: under `root`, keeps the `keep` newest finished backups (folders whose
+ * manifest.json has finishedAt; names sort by time, as the CronJob names them) and removes the
+ * older ones, and every unfinished folder older than the newest finished one (a run that failed).
+ * Returns the names removed.
+ */
+export async function prune({ root, keep, log = () => {} }) {
+  if (!Number.isInteger(keep) || keep < 1) throw new Error('--keep must be a whole number of at least 1');
+  const folders = [];
+  for (const entry of await readdir(root, { withFileTypes: true })) {
+    if (!entry.isDirectory()) continue;
+    const manifest = await readFile(join(root, entry.name, 'manifest.json'), 'utf8').then(JSON.parse, () => null);
+    folders.push({ name: entry.name, finished: Boolean(manifest?.finishedAt) });
+  }
+  folders.sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0)); // newest first
+  const newestFinished = folders.findIndex((folder) => folder.finished);
+  const removed = [];
+  let kept = 0;
+  for (const [at, folder] of folders.entries()) {
+    const stale = folder.finished ? ++kept > keep : newestFinished >= 0 && at > newestFinished;
+    if (!stale) continue;
+    await rm(join(root, folder.name), { recursive: true, force: true });
+    removed.push(folder.name);
+    log(`removed ${folder.name}${folder.finished ? '' : ' (unfinished)'}`);
+  }
+  return removed;
+}
+
 function option(args, name) {
   const at = args.indexOf(`--${name}`);
   const value = at >= 0 ? args[at + 1] : undefined;
@@ -230,15 +290,27 @@ function option(args, name) {
   return value;
 }
 
+function parallelOption(args) {
+  if (!args.includes('--parallel')) return DEFAULT_PARALLEL;
+  const value = Number(option(args, 'parallel'));
+  if (!Number.isInteger(value) || value < 1) throw new Error('--parallel must be a whole number of at least 1');
+  return value;
+}
+
 async function main(args) {
   const [command] = args;
-  const servers = serversFromEnv();
   const log = (line) => console.log(line);
+  if (command === 'prune') {
+    const removed = await prune({ root: option(args, 'root'), keep: Number(option(args, 'keep')), log });
+    console.log(`${removed.length} old backups removed`);
+    return;
+  }
+  const servers = serversFromEnv();
   if (command === 'backup') {
-    const manifest = await backup({ ...servers, namespace: option(args, 'namespace'), out: option(args, 'out'), log });
+    const manifest = await backup({ ...servers, namespace: option(args, 'namespace'), out: option(args, 'out'), parallel: parallelOption(args), log });
     console.log(`backup of ${manifest.namespace} written (${manifest.s3.objects} objects)`);
   } else if (command === 'restore') {
-    await restore({ ...servers, namespace: option(args, 'namespace'), from: option(args, 'from'), log });
+    await restore({ ...servers, namespace: option(args, 'namespace'), from: option(args, 'from'), parallel: parallelOption(args), log });
     console.log('restored');
   } else if (command === 'verify') {
     const problems = await verify({ ...servers, namespace: option(args, 'namespace'), from: option(args, 'from') });
@@ -246,7 +318,7 @@ async function main(args) {
     console.log(problems.length ? `${problems.length} differences` : 'every document and object of the backup is there');
     if (problems.length) process.exitCode = 1;
   } else {
-    console.error('usage: portal-backup.mjs backup --namespace NS --out DIR | restore --from DIR --namespace NS | verify --from DIR --namespace NS');
+    console.error('usage: portal-backup.mjs backup --namespace NS --out DIR [--parallel N] | restore --from DIR --namespace NS [--parallel N] | verify --from DIR --namespace NS | prune --root DIR --keep N');
     process.exitCode = 2;
   }
 }

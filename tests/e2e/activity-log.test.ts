@@ -85,7 +85,7 @@ describe.skipIf(chromiumMissing)('the Activity view', () => {
         stream.on('error', reject);
       }, reject);
     });
-    expect(csv.split('\r\n')[0]).toMatch(/^at,actor_username,/);
+    expect(csv.split('\r\n')[0]).toMatch(/^"at","actor_username",/);
     expect(csv).toContain('evidence.edit');
     expect(csv).toContain('Lamp post signals');
 

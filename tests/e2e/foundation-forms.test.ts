@@ -239,12 +239,13 @@ describe.skipIf(chromiumMissing)(chromiumMissing ? `foundation forms (skipped: $
     const welcome = page.getByRole('dialog', { name: `Welcome to ${PRODUCT}` });
     await welcome.waitFor();
 
-    // Captions are on by default.
+    // Captions are on by default (read from the track, shown below the picture).
     const video = welcome.getByLabel('Onboarding video');
     await page.waitForFunction(() => {
       const element = document.querySelector<HTMLVideoElement>('video[aria-label="Onboarding video"]');
-      return element !== null && element.readyState >= 1 && element.textTracks[0]?.mode === 'showing';
+      return element !== null && element.readyState >= 1 && element.textTracks[0]?.mode === 'hidden' && (element.textTracks[0]?.cues?.length ?? 0) > 0;
     });
+    await welcome.locator('[data-captions]').waitFor();
     expect(await video.evaluate((element: HTMLVideoElement) => element.textTracks[0]?.kind)).toBe('captions');
 
     await playToTheEnd(page, welcome);
@@ -269,8 +270,9 @@ describe.skipIf(chromiumMissing)(chromiumMissing ? `foundation forms (skipped: $
     await page.getByRole('heading', { level: 1, name: 'Help' }).waitFor();
     await page.waitForFunction(() => {
       const element = document.querySelector<HTMLVideoElement>('video[aria-label="Training video"]');
-      return element !== null && element.controls && element.readyState >= 1 && element.textTracks[0]?.mode === 'showing';
+      return element !== null && element.controls && element.readyState >= 1 && (element.textTracks[0]?.cues?.length ?? 0) > 0;
     });
+    await page.locator('[data-captions]').waitFor();
     for (const question of [
       'When is my appointment?',
       'Where do I meet?',

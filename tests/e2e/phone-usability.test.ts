@@ -1,12 +1,14 @@
 // What a new participant meets on a phone (Chromium, 390 px wide): the onboarding gate on every
 // participant page with a way out of the video dialog, the login limit's message, Discard asking
 // first, toasts below the navigation bar, a Table tab that leaves titles room, and photos in
-// item dialogs without cropped corners.
+// item dialogs without cropped corners; cards that read alike told apart, toasts clear of the page
+// title and the add button, the app's short name in whole words.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '@portal/contracts';
 import { ApiClient } from '../support/api-client.js';
-import { CHROMIUM_MISSING_REASON, OpenPages, alertWith, chromiumMissing, startWithBrowser } from '../support/browser.js';
+import { newParticipant } from '../support/accounts.js';
+import { CHROMIUM_MISSING_REASON, OpenPages, alertWith, chromiumMissing, logIn, startWithBrowser } from '../support/browser.js';
 import { phoneJpeg } from '../support/media.js';
 import { startTestPortal, type TestPortal } from '../support/portal.js';
 
@@ -120,5 +122,114 @@ describe.skipIf(chromiumMissing)('a participant on a phone', () => {
     expect(shown.y).toBeGreaterThanOrEqual(bar.y + bar.height);
     await page.getByRole('button', { name: 'Menu' }).click();
     await page.getByRole('menu').waitFor();
+  });
+
+  it('tells apart cards whose titles begin alike, keeps the last card and the page title uncovered, and names the app in whole words', async () => {
+    const { page, participant } = await signedIn();
+    const titles = ['Offline note at the gate', 'Offline photo of the gate', 'Offline sound of the gate', 'Offline note at the bridge', 'Harbour at night'];
+    for (const title of titles) expect((await participant.client.post('/api/evidence', { title, notes: 'seen' })).status).toBe(201);
+    await page.goto('/evidence');
+    const cards = page.getByRole('list', { name: 'Your evidence' }).locator('li[data-evidence-id]');
+    await expect.poll(() => cards.count()).toBe(titles.length);
+    // What the eye reads on each card (the accessible name carries the whole title anyway).
+    const read = await cards.evaluateAll((items) =>
+      items.map((item) => {
+        const line = item.querySelector('p')!.cloneNode(true) as HTMLElement;
+        for (const hidden of line.querySelectorAll('span[style*="absolute"]')) hidden.remove();
+        return (line.textContent ?? '').trim();
+      }),
+    );
+    expect(new Set(read).size).toBe(titles.length);
+    expect(read).toContain('Harbour  ...');
+    expect(read.filter((text) => text === 'Offline ...')).toEqual([]);
+
+    // Scrolled to the end, the red add button leaves the last card free.
+    await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+    const fab = (await page.getByRole('button', { name: 'Add evidence' }).boundingBox())!;
+    await expect
+      .poll(async () => {
+        const last = (await cards.last().boundingBox())!;
+        return last.y + last.height <= fab.y || last.x + last.width <= fab.x;
+      })
+      .toBe(true);
+
+    // A toast leaves the page title and the add button uncovered.
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.getByRole('button', { name: /Note: Harbour at night/ }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog', { name: 'Confirm Delete' }).getByRole('button', { name: 'Confirm' }).click();
+    const toast = alertWith(page, MESSAGES.evidenceDeleted);
+    await toast.waitFor();
+    const shown = (await toast.boundingBox())!;
+    const title = (await page.getByRole('heading', { level: 1, name: 'Evidence' }).boundingBox())!;
+    const button = (await page.getByRole('button', { name: 'Add evidence' }).boundingBox())!;
+    const overlaps = (a: typeof shown, b: typeof shown) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+    expect(overlaps(shown, title)).toBe(false);
+    expect(overlaps(shown, button)).toBe(false);
+
+    // The name under the app's icon on a home screen: whole words of the product's name.
+    const manifest = await page.evaluate(async () => (await (await fetch('/manifest.webmanifest')).json()) as { name: string; short_name: string });
+    expect(manifest).toMatchObject({ name: 'Operation Test', short_name: 'Operation' });
+  });
+
+  it('takes the names people have (any script, NFC), and refuses a name that only looks like a taken one', async () => {
+    const tag = Date.now().toString(36).replace(/[0-9]/g, 'k');
+    const zoe = await newParticipant(portal.url, { username: `Zoë_${tag}`, email: `zoe_${tag}@example.org` });
+    expect(zoe.user.username).toBe(`Zoë_${tag}`);
+    // Typed decomposed (e + combining diaeresis) and in capitals, on a phone: the same account.
+    const page = await pages.open('phone');
+    await logIn(page, `ZOE\u0308_${tag.toUpperCase()}`, zoe.password);
+    await page.getByRole('heading', { level: 1, name: `Welcome, Zoë_${tag}` }).waitFor();
+
+    // The registration form's check and the server both refuse a look-alike (a Cyrillic о).
+    const stranger = new ApiClient(portal.url);
+    const check = await stranger.post('/api/user/check', { username: `Z\u043eë_${tag}` });
+    expect(check.data).toMatchObject({ exists: true, message: MESSAGES.usernameTaken, field: 'username' });
+    await expect(newParticipant(portal.url, { username: `Z\u043eë_${tag}`, email: `zoe2_${tag}@example.org` })).rejects.toThrow(MESSAGES.usernameTaken);
+    // Anything but letters, digits, dots, dashes and underscores is still SPEC's refusal.
+    await expect(newParticipant(portal.url, { username: `zoë <${tag}>`, email: `zoe3_${tag}@example.org` })).rejects.toThrow(MESSAGES.usernameFormat);
+  });
+
+  it('shows the videos\' captions below the picture, not over the slide, and keeps a Play/Pause button in view past 3 s (touch and keyboard)', async () => {
+    const { page } = await signedIn(false);
+    await page.goto('/user');
+    const welcome = page.getByRole('dialog', { name: /Welcome to/ });
+    const video = welcome.getByLabel('Onboarding video');
+    const captions = welcome.locator('[data-captions]');
+    await welcome.getByRole('button', { name: 'Play' }).tap();
+    await captions.getByText('Welcome, informant.', { exact: false }).waitFor();
+    const picture = (await video.boundingBox())!;
+    const shown = (await captions.boundingBox())!;
+    expect(shown.y).toBeGreaterThanOrEqual(picture.y + picture.height);
+    // The browser does not draw them over the picture as well.
+    expect(await video.evaluate((element: HTMLVideoElement) => element.textTracks[0]?.mode)).toBe('hidden');
+
+    // Past 3 s: the native controls are unlocked, and the button is still there, in view.
+    await page.waitForFunction(() => (document.querySelector('video[aria-label="Onboarding video"]') as HTMLVideoElement).controls, null, { timeout: 10_000 });
+    const pause = welcome.getByRole('button', { name: 'Pause' });
+    await pause.waitFor();
+    const button = (await pause.boundingBox())!;
+    expect(button.y + button.height).toBeLessThanOrEqual(844);
+    await pause.tap();
+    await expect.poll(() => video.evaluate((element: HTMLVideoElement) => element.paused)).toBe(true);
+    // By keyboard: the same button, focused and pressed.
+    const play = welcome.getByRole('button', { name: 'Play' });
+    await play.focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => video.evaluate((element: HTMLVideoElement) => element.paused)).toBe(false);
+    await welcome.getByRole('button', { name: 'Pause' }).waitFor();
+
+    // Help: the training video's captions below it too.
+    await page.goto('/help');
+    const training = page.getByLabel('Training video');
+    await training.evaluate(async (element: HTMLVideoElement) => {
+      element.muted = true;
+      element.currentTime = 6;
+      await element.play();
+    });
+    const helpCaptions = page.locator('[data-captions]');
+    await helpCaptions.getByText('stand at the street corner', { exact: false }).waitFor();
+    const helpPicture = (await training.boundingBox())!;
+    expect((await helpCaptions.boundingBox())!.y).toBeGreaterThanOrEqual(helpPicture.y + helpPicture.height);
   });
 });

@@ -8,6 +8,7 @@ import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/cl
 import { Upload } from '@tus/server';
 import type { S3Store } from '@tus/s3-store';
 import { s3UploadStorage, uploadIdFor } from '../../services/evidence/src/http/upload-storage.js';
+import { ScratchBudget } from '../../services/evidence/src/http/scratch-budget.js';
 import { infraServers, stopContainers } from '../support/infra-servers.js';
 
 // Resumable uploads kept in S3 (@tus/s3-store), as the distributed evidence service keeps them,
@@ -31,7 +32,7 @@ if (servers.s3) {
 
   async function storage() {
     await client.send(new CreateBucketCommand({ Bucket: s3.bucket })).catch(() => undefined);
-    return s3UploadStorage(s3, scratch, 3600_000);
+    return s3UploadStorage(s3, scratch, 3600_000, new ScratchBudget(64 * 1024 * 1024));
   }
 
   /** The keys of the bucket that belong to one upload. */
@@ -48,7 +49,7 @@ if (servers.s3) {
       expect(await uploads.datastore.write(Readable.from([bytes]), upload.id, 0)).toBe(bytes.length);
       const finished = await uploads.datastore.getUpload(upload.id);
       expect(finished.offset).toBe(bytes.length);
-      const path = await uploads.localCopy(finished);
+      const { path } = await uploads.localCopy(finished);
       expect(readFileSync(path).equals(bytes)).toBe(true);
       expect(await objectsOf(upload.id)).toEqual([upload.id, `${upload.id}.info`]);
       // Nothing of a filed upload stays in the bucket: its bytes are the item's now.
@@ -66,7 +67,7 @@ if (servers.s3) {
       await store.uploadPart(await store.getMetadata(upload.id), bytes, 1);
       const found = await store.getUpload(upload.id);
       expect(found.offset).toBe(bytes.length);
-      const path = await uploads.localCopy(found);
+      const { path } = await uploads.localCopy(found);
       expect(readFileSync(path).equals(bytes)).toBe(true);
       await uploads.discard(found);
       expect(await objectsOf(upload.id)).toEqual([]);

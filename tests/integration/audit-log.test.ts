@@ -120,7 +120,7 @@ describe('the audit log', () => {
     const since = new Date().toISOString();
     const ids: string[] = [];
     for (let i = 0; i < 5; i += 1) {
-      const item = (await owner.client.post('/api/evidence', { title: i === 0 ? '=HYPERLINK("http://x.invalid")' : `Item ${i}`, notes: 'a, "quoted" note' })).data;
+      const item = (await owner.client.post('/api/evidence', { title: i === 0 ? '=HYPERLINK("http://x.invalid")' : i === 1 ? "Report;=cmd|' /C calc'!A0" : `Item ${i}`, notes: 'a, "quoted" note' })).data;
       ids.push(item.id);
       expect((await admin.client.put(`/api/evidence/clearance/${item.id}`)).status).toBe(200);
     }
@@ -139,9 +139,15 @@ describe('the audit log', () => {
     expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
     expect(csv.headers.get('content-disposition')).toMatch(/^attachment; filename="activity-\d{4}-\d{2}-\d{2}\.csv"$/);
     const lines = csv.text.trimEnd().split('\r\n');
-    expect(lines[0]).toBe('at,actor_username,actor_id,action,target_type,target_id,target_label,before,after,details,erased');
+    expect(lines[0]).toBe('"at","actor_username","actor_id","action","target_type","target_id","target_label","before","after","details","erased"');
     expect(lines).toHaveLength(6);
     expect(lines.at(-1)).toContain(`,"'=HYPERLINK(""http://x.invalid"")",`);
+    // A spreadsheet that splits on ";" (or a tab) sees no formula behind the separator either.
+    expect(lines.at(-2)).toContain(`,"Report;'=cmd|' /C calc'!A0",`);
+    for (const separator of [',', ';', '\t']) {
+      const cells = lines.flatMap((line) => line.split(separator)).map((cell) => cell.replace(/^"/, '').trimStart());
+      expect(cells.filter((cell) => /^[=+\-@]/.test(cell)), `split on ${JSON.stringify(separator)}`).toEqual([]);
+    }
   });
 
   it('is for administrators only, and refuses filters it does not understand with a 400', async () => {

@@ -10,21 +10,24 @@ import { ApiClient } from '../support/api-client.js';
 import { newParticipant } from '../support/accounts.js';
 import { uploadEvidence, waitForMedia, type EvidenceItem } from '../support/evidence.js';
 import { makeMediaFixtures, type MediaFixtures } from '../support/media-fixtures.js';
-import { countVideoFrames, ffmpegBuilds, hostileMediaCorpus, useFfmpegBuild } from '../support/hostile-media.js';
+import { colourClip, countVideoFrames, ffmpegBuilds, hostileMediaCorpus, useFfmpegBuild } from '../support/hostile-media.js';
 import { startTestPortal, type TestPortal } from '../support/portal.js';
 
 const run = promisify(execFile);
 const ONBOARDING_VIDEO = fileURLToPath(new URL('../../web/public/onboarding/onboarding.mp4', import.meta.url));
 const CORPUS = hostileMediaCorpus('/x').map((file) => file.name);
 
-// Small caps, so that "too long", "too many tracks", "too large a picture" and "too many frames a
-// second" cost little to make.
+// Small caps, so that "too long", "too many tracks", "too large a picture", "too many frames a
+// second" and "too much picture for its length" cost little to make. The fixtures (a 1280x720 clip
+// of 3 s at 25 frames a second, a 1920x1080 one of 2 s at 15) are within all of them.
 const CAPS = {
   MEDIA_MAX_VIDEO_SECONDS: '4',
   MEDIA_MAX_AUDIO_SECONDS: '6',
   MEDIA_MAX_STREAMS: '4',
   MEDIA_MAX_VIDEO_SIDE: '2048',
+  MEDIA_MAX_VIDEO_PIXELS: '2100000',
   MEDIA_MAX_VIDEO_FPS: '60',
+  MEDIA_MAX_VIDEO_PIXEL_BUDGET: '100000000',
 };
 
 /** What a participant may be shown: no server path, no ffmpeg output. */
@@ -196,6 +199,24 @@ describe.each(ffmpegBuilds())('hostile media files, $name', ({ build, missing })
     expect(tooFast.data.message).toBe('This video has more frames a second than the portal takes (at most 60)');
   }, 60_000);
 
+  it('refuses a video whose picture has more pixels than the cap, whatever its sides and its length', async () => {
+    // Two frames of 2000x1600 (each side within the 2048 cap; 3.2 million pixels a frame).
+    const square = await colourClip(build.ffmpeg, join(dir, 'many-pixels.mp4'), { size: '2000x1600', rate: 2, seconds: 1 });
+    const answer = await uploadEvidence(attacker, square);
+    expect(answer.status, JSON.stringify(answer.data)).toBe(415);
+    expect(answer.data.message).toBe("This video's picture has more pixels than the portal takes (at most 2.1 million a frame)");
+  }, 60_000);
+
+  it('refuses a video whose picture size, frame rate and length together are over the pixel budget, and says how long it may be', async () => {
+    // 1280x720 at 60 frames a second for 3 s: within the length, side, pixel and frame-rate caps,
+    // 166 million pixels to decode against a budget of 100 million.
+    const heavy = await colourClip(build.ffmpeg, join(dir, 'heavy.mp4'), { size: '1280x720', rate: 60, seconds: 3 });
+    const answer = await uploadEvidence(attacker, heavy);
+    expect(answer.status, JSON.stringify(answer.data)).toBe(415);
+    expect(answer.data.message).toBe('At 1280×720 pixels and 60 frames a second, a video can be at most 1 second long: this one is longer');
+    expect((await sendResumable(readFileSync(heavy), 'heavy.mp4')).status).toBe(415);
+  }, 60_000);
+
   it('is still up afterwards and processes a good video and a good recording', async () => {
     for (const [file, type] of [
       [fixtures.browserWebm, 3],
@@ -207,4 +228,39 @@ describe.each(ffmpegBuilds())('hostile media files, $name', ({ build, missing })
       expect(item).toMatchObject({ media_status: 'ready', media_type: type });
     }
   }, 180_000);
+});
+
+// A transcode that runs far past what the file's length predicts is stopped (the watchdog of the
+// media worker's ffmpeg runner), and the item ends failed with a sentence of the portal's own.
+// Here the factor is tiny, so that an honest clip of 3 s is "far too long" after a few milliseconds.
+describe('the transcode watchdog', () => {
+  const debian = ffmpegBuilds()[0]!;
+  if (!debian.build) {
+    it.skip(`needs ${debian.missing}`, () => undefined);
+    return;
+  }
+  let portal: TestPortal;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'transcode-watchdog-'));
+    portal = await startTestPortal({ MEDIA_TRANSCODE_TIME_FACTOR: '0.001', MEDIA_TRANSCODE_SLACK_SECONDS: '0' });
+  }, 60_000);
+  afterAll(async () => {
+    await portal?.dispose();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('stops a transcode that runs far past what its length predicts, and ends the item failed with a clear media_error', async () => {
+    const participant = (await newParticipant(portal.url)).client;
+    const clip = await colourClip(debian.build!.ffmpeg, join(dir, 'clip.mp4'), { size: '640x360', rate: 25, seconds: 3 });
+    const uploaded = await uploadEvidence(participant, clip);
+    expect(uploaded.status).toBe(201);
+    const item = await waitForMedia(participant, uploaded.data.id as string, 60_000);
+    expect(item).toMatchObject({
+      media_status: 'failed',
+      aws_url: null,
+      media_error: 'The file could not be processed: it took far longer to convert than a file of its length should',
+    });
+    expectParticipantSafe(item.media_error);
+  }, 90_000);
 });

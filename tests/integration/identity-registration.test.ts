@@ -181,6 +181,25 @@ describe('uniqueness check', () => {
     });
   });
 
+  // An accepted risk (docs/SECURITY.md): the checks say whether a name or an address is taken;
+  // what bounds them is the limit per client address.
+  it('is limited per address: 200 uniqueness checks and 60 address checks in 15 minutes, then a 429', async () => {
+    const limited = await startTestPortal({ AUTH_RATE_LIMITS: 'true' });
+    try {
+      const prober = new ApiClient(limited.url, { fromAddress: '127.0.0.5' });
+      for (let i = 0; i < 200; i += 1) expect((await prober.post('/api/user/check', { username: `probe_${i}` })).status).toBe(200);
+      const refused = await prober.post('/api/user/check', { username: 'probe_more' });
+      expect(refused.status).toBe(429);
+      expect(refused.data.message).toEqual(expect.any(String));
+      for (let i = 0; i < 60; i += 1) expect((await prober.post('/api/email/check-email', { email: `probe_${i}@example.org` })).status).toBe(200);
+      expect((await prober.post('/api/email/check-email', { email: 'probe_more@example.org' })).status).toBe(429);
+      // Another address is counted apart.
+      expect((await new ApiClient(limited.url, { fromAddress: '127.0.0.6' }).post('/api/user/check', { username: 'probe_more' })).status).toBe(200);
+    } finally {
+      await limited.dispose();
+    }
+  });
+
   it('answers malformed JSON with a 400 and a readable message', async () => {
     const response = await fetch(`${portal.url}/api/user/check`, {
       method: 'POST',

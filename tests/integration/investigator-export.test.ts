@@ -28,7 +28,7 @@ beforeAll(async () => {
   const uploaded = await uploadEvidence(informant.client, join(scratch, 'street.jpg'), { title: 'Street, 9 pm', notes: 'Two cars, "no lights"', location: '40.7, -74.0' });
   photo = await waitForMedia(informant.client, uploaded.data.id);
   expect(photo.media_status).toBe('ready');
-  note = (await informant.client.post('/api/evidence', { title: '=1+1', notes: 'a note\nover two lines' })).data;
+  note = (await informant.client.post('/api/evidence', { title: '=1+1', notes: 'a note\nover two lines', location: "Report;=cmd|' /C calc'!A0\t@SUM(1),+1+1" })).data;
   expect((await admin.put(`/api/evidence/clearance/${note.id}`)).status).toBe(200);
 }, 120_000);
 afterAll(async () => {
@@ -69,9 +69,15 @@ describe("the investigator's export", () => {
     expect(sha256(files.get(`media/${photo.id}/display.webp`)!)).toBe(sha256(display.body));
     expect([...files.keys()].some((name) => name.includes('original'))).toBe(false);
     const lines = csv.trimEnd().split('\r\n');
-    expect(lines[0]).toBe('id,title,notes,location,type,posted,author,public,review_status,files');
-    expect(csv).toContain(`${note.id},'=1+1,"a note\nover two lines",,note,`);
-    expect(csv).toContain(`${photo.id},"Street, 9 pm","Two cars, ""no lights""","40.7, -74.0",photo,${photo.date_posted},${informant.user.username},false,new,media/${photo.id}/display.webp\r\n`);
+    expect(lines[0]).toBe('"id","title","notes","location","type","posted","author","public","review_status","files"');
+    // Every text cell is quoted; a formula is neutralised at the start of a cell and behind a separator.
+    expect(csv).toContain(`"${note.id}","'=1+1","a note\nover two lines","Report;'=cmd|' /C calc'!A0\t'@SUM(1),'+1+1","note",`);
+    expect(csv).toContain(`"${photo.id}","Street, 9 pm","Two cars, ""no lights""","40.7, -74.0","photo","${photo.date_posted}","${informant.user.username}",false,"new","media/${photo.id}/display.webp"\r\n`);
+    for (const separator of [',', ';', '\t']) {
+      const cells = csv.split('\r\n').flatMap((line) => line.split(separator)).map((cell) => cell.replace(/^"/, '').trimStart());
+      const formulas = cells.filter((cell) => /^[=+\-@]/.test(cell) && !/^-\d+(\.\d+)?"?$/.test(cell));
+      expect(formulas, `split on ${JSON.stringify(separator)}`).toEqual([]);
+    }
   });
 
   it('adds the originals as sent on request, and exports only the chosen ids or the filtered type', async () => {

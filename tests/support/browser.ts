@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { newParticipant, type NewParticipant } from './accounts.js';
+import { requirePrerequisite } from './required-suites.js';
 
 /** Debian's Chromium unless CHROMIUM_PATH names another (npm cannot download browsers here). */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -15,7 +16,10 @@ export function assertWebBuilt(): void {
   if (!existsSync(WEB_INDEX)) throw new Error('web/dist is missing: run npm run build first (npm test does).');
 }
 
-if (chromiumMissing) console.warn(CHROMIUM_MISSING_REASON);
+if (chromiumMissing) {
+  requirePrerequisite(CHROMIUM_MISSING_REASON);
+  console.warn(CHROMIUM_MISSING_REASON);
+}
 
 /**
  * How long a locator waits. Against the distributed portal every request crosses processes and a

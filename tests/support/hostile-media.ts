@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
+import { requirePrerequisite } from './required-suites.js';
 
 const run = promisify(execFile);
 
@@ -92,7 +93,7 @@ export function ffmpegBuilds(): { build: FfmpegBuild | null; name: string; missi
   const system = { name: 'system ffmpeg', ffmpeg: '/usr/bin/ffmpeg', ffprobe: '/usr/bin/ffprobe' };
   const npmFfmpeg = npm('@ffmpeg-installer/ffmpeg');
   const npmFfprobe = npm('@ffprobe-installer/ffprobe');
-  return [
+  const builds = [
     existsSync(system.ffmpeg) && existsSync(system.ffprobe)
       ? { name: system.name, build: system, missing: null }
       : { name: system.name, build: null, missing: 'no /usr/bin/ffmpeg and /usr/bin/ffprobe (apt-get install ffmpeg)' },
@@ -100,6 +101,8 @@ export function ffmpegBuilds(): { build: FfmpegBuild | null; name: string; missi
       ? { name: 'npm static ffmpeg', build: { name: 'npm static ffmpeg', ffmpeg: npmFfmpeg, ffprobe: npmFfprobe }, missing: null }
       : { name: 'npm static ffmpeg', build: null, missing: 'the optional @ffmpeg-installer/@ffprobe-installer packages are not installed' },
   ];
+  for (const { name, missing } of builds) if (missing) requirePrerequisite(`${name}: ${missing}`);
+  return builds;
 }
 
 /** Points the portal's media code (locateFfmpeg) at one build for the tests that follow; answers a function that undoes it. */
@@ -126,4 +129,16 @@ export async function countVideoFrames(ffprobe: string, file: string): Promise<n
   } catch {
     return null;
   }
+}
+
+/**
+ * A small H.264 clip of a plain colour made by real ffmpeg (cheap to encode whatever its size):
+ * `size` as "WxH", `rate` frames a second, `seconds` long. For the picture, frame-rate and
+ * pixel-budget caps, which must be refused by what ffprobe reads, whatever the file's weight.
+ */
+export async function colourClip(ffmpeg: string, file: string, { size, rate, seconds }: { size: string; rate: number; seconds: number }): Promise<string> {
+  await run(ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', `color=c=gray:size=${size}:rate=${rate}:duration=${seconds}`, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', file], {
+    timeout: 60_000,
+  });
+  return file;
 }

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { requirePrerequisite } from './required-suites.js';
 
 /**
  * Where the infrastructure suite finds its servers: addresses in the environment (the CI script
@@ -51,17 +52,21 @@ export async function infraServers(): Promise<InfraServers> {
   for (const [name, value] of Object.entries({ kafka: servers.kafkaBrokers, redis: servers.redisUrl, mongo: servers.mongoUrl, s3: servers.s3, smtp: servers.smtpUrl })) {
     source[name] = value ? 'env' : 'none';
   }
-  if (!dockerAvailable()) return servers;
+  if (!dockerAvailable()) {
+    const absent = Object.entries(source).filter(([, from]) => from === 'none').map(([name]) => name);
+    if (absent.length > 0) requirePrerequisite(`no address for ${absent.join(', ')} in the environment and no Docker (start them with infra/local/servers.sh)`);
+    return servers;
+  }
 
   const { GenericContainer, Wait } = await import('testcontainers');
   if (!servers.redisUrl) {
-    const redis = await new GenericContainer('redis:7-alpine').withExposedPorts(6379).start();
+    const redis = await new GenericContainer('redis:7.4.1-alpine').withExposedPorts(6379).start();
     stops.push(() => redis.stop());
     servers.redisUrl = `redis://${redis.getHost()}:${redis.getMappedPort(6379)}`;
     source.redis = 'testcontainers';
   }
   if (!servers.mongoUrl) {
-    const mongo = await new GenericContainer('mongo:7').withExposedPorts(27017).withWaitStrategy(Wait.forLogMessage(/Waiting for connections/)).start();
+    const mongo = await new GenericContainer('mongo:7.0.14').withExposedPorts(27017).withWaitStrategy(Wait.forLogMessage(/Waiting for connections/)).start();
     stops.push(() => mongo.stop());
     servers.mongoUrl = `mongodb://${mongo.getHost()}:${mongo.getMappedPort(27017)}`;
     source.mongo = 'testcontainers';
@@ -86,18 +91,21 @@ export async function infraServers(): Promise<InfraServers> {
     source.kafka = 'testcontainers';
   }
   if (!servers.s3) {
-    const minio = await new GenericContainer('minio/minio:latest')
-      .withCommand(['server', '/data'])
-      .withEnvironment({ MINIO_ROOT_USER: 'portal', MINIO_ROOT_PASSWORD: 'portal-secret-key' })
-      .withExposedPorts(9000)
-      .withWaitStrategy(Wait.forHttp('/minio/health/ready', 9000))
+    // The Versity S3 gateway, as docker-compose.yml and infra/local/servers.sh run it: a bucket is a
+    // directory, made before it starts.
+    const s3 = await new GenericContainer('versity/versitygw:v1.7.0')
+      .withEntrypoint(['/bin/sh', '-c'])
+      .withCommand(['mkdir -p /data/portal-test && exec versitygw --port :7070 --region us-east-1 --health /health posix /data'])
+      .withEnvironment({ ROOT_ACCESS_KEY_ID: 'portal', ROOT_SECRET_ACCESS_KEY: 'portal-secret-key' })
+      .withExposedPorts(7070)
+      .withWaitStrategy(Wait.forHttp('/health', 7070))
       .start();
-    stops.push(() => minio.stop());
-    servers.s3 = { endpoint: `http://${minio.getHost()}:${minio.getMappedPort(9000)}`, bucket: 'portal-test', region: 'us-east-1', accessKeyId: 'portal', secretAccessKey: 'portal-secret-key' };
+    stops.push(() => s3.stop());
+    servers.s3 = { endpoint: `http://${s3.getHost()}:${s3.getMappedPort(7070)}`, bucket: 'portal-test', region: 'us-east-1', accessKeyId: 'portal', secretAccessKey: 'portal-secret-key' };
     source.s3 = 'testcontainers';
   }
   if (!servers.smtpUrl) {
-    const mailpit = await new GenericContainer('axllent/mailpit:latest').withExposedPorts(1025, 8025).start();
+    const mailpit = await new GenericContainer('axllent/mailpit:v1.21.0').withExposedPorts(1025, 8025).start();
     stops.push(() => mailpit.stop());
     servers.smtpUrl = `smtp://${mailpit.getHost()}:${mailpit.getMappedPort(1025)}`;
     servers.mailApi = { kind: 'mailpit', url: `http://${mailpit.getHost()}:${mailpit.getMappedPort(8025)}` };

@@ -12,6 +12,7 @@ import {
   envPort,
   expressRoutes,
   infrastructureFromEnv,
+  keepDataDirPrivate,
   loadOrCreateInternalSecret,
   parseEnv,
   type Logger,
@@ -64,6 +65,7 @@ export async function startAllInOne(
 ): Promise<RunningPortal> {
   const base = parseEnv(allInOneEnvSchema, env);
   const log = loggerFor('portal');
+  keepDataDirPrivate(base.DATA_DIR);
   const internalSecret = loadOrCreateInternalSecret(base.DATA_DIR, env);
   const shared = { ...env, DATA_DIR: base.DATA_DIR, INTERNAL_SECRET: internalSecret };
 

@@ -2,8 +2,11 @@
 // Tracing first, before anything loads node:http (on when OTEL_EXPORTER_OTLP_ENDPOINT is set).
 import { startTracing } from '@portal/platform/tracing';
 startTracing('portal');
-import { createLogger, onShutdownSignal } from '@portal/platform';
+import { createFilesPrivately, createLogger, onShutdownSignal } from '@portal/platform';
 import { startAllInOne } from './all-in-one.js';
+
+// Every file the portal writes under DATA_DIR is its user's alone (0600, folders 0700).
+createFilesPrivately();
 
 const logger = createLogger({ service: 'portal' });
 try {

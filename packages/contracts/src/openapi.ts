@@ -546,6 +546,7 @@ const evidencePaths: ZodOpenApiPathsObject = {
         ...tusErrors,
         '403': error("Someone else's upload"),
         '404': error('No such upload (expired after 24 hours without progress)'),
+        '503': error('All bytes are stored but too many uploads are being finished at this moment: ask again after Retry-After'),
       },
     }),
     patch: op({
@@ -564,7 +565,9 @@ const evidencePaths: ZodOpenApiPathsObject = {
         '408': error('The body stopped arriving: no byte came for UPLOAD_IDLE_TIMEOUT_MS'),
         '413': error('The file is over the size limit of its type, or a video or recording over the length limit'),
         '415': error('Not a photo, video or audio recording the portal can read, or one with more tracks than allowed'),
-        ...uploadShareUnavailable,
+        '503': error(
+          'The count of uploads running at once could not be read (nothing was taken); or the last bytes are stored but too many uploads are being finished at this moment (UPLOAD_SCRATCH_BYTES): Retry-After says when to ask again (HEAD), which files the upload',
+        ),
       },
     }),
   },

@@ -11,15 +11,21 @@ export const PHONE_DIGITS = 10;
 
 // A practical e-mail pattern: something@something.tld, no spaces.
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const USERNAME_PATTERN = /^[A-Za-z0-9._-]{3,30}$/;
+/**
+ * 3 to 30 letters of any script (each with at most two combining marks), digits, dots, dashes or
+ * underscores: 'Zoë', 'José', 'Мария' as well as 'nightowl'. Checked after NFC normalisation; the
+ * identity service keeps names unique by a skeleton that folds case and look-alike characters.
+ */
+const USERNAME_PATTERN = /^(?:[\p{L}\p{Nd}._-]\p{M}{0,2}){3,30}$/u;
 const PHONE_PATTERN = /^\d{10}$/;
 
 export const usernameField = z
   .string({ error: MESSAGES.registrationInput })
   .trim()
+  .normalize('NFC')
   .min(1, MESSAGES.registrationInput)
   .regex(USERNAME_PATTERN, MESSAGES.usernameFormat)
-  .meta({ description: 'Public name; 3 to 30 letters, digits, dots, dashes or underscores', example: 'nightowl' });
+  .meta({ description: 'Public name; 3 to 30 letters (any script, NFC), digits, dots, dashes or underscores', example: 'nightowl' });
 
 export const passwordField = z
   .string({ error: MESSAGES.registrationInput })

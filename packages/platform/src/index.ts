@@ -45,4 +45,5 @@ export * from './runtime/infrastructure.js';
 export * from './runtime/health-server.js';
 export * from './observability/metrics.js';
 export * from './observability/trace-context.js';
+export * from './runtime/private-files.js';
 export * from './runtime/service-process.js';

@@ -42,11 +42,27 @@ describe('media caps', () => {
     format: duration === undefined ? {} : { duration },
   });
 
-  it('defaults to 2 hours of video, 4 hours of sound and 16 tracks, and reads the environment', () => {
-    expect(mediaCapsFromEnv({})).toEqual({ maxVideoSeconds: 7200, maxAudioSeconds: 14_400, maxStreams: 16, maxVideoSide: 8192, maxVideoFps: 240 });
+  it('defaults to 2 hours of video, 4 hours of sound, 16 tracks and what a phone records, and reads the environment', () => {
+    expect(mediaCapsFromEnv({})).toEqual({
+      maxVideoSeconds: 7200,
+      maxAudioSeconds: 14_400,
+      maxStreams: 16,
+      maxVideoSide: 8192,
+      maxVideoPixels: 33_177_600,
+      maxVideoFps: 240,
+      maxVideoPixelBudget: 150e9,
+    });
     expect(
-      mediaCapsFromEnv({ MEDIA_MAX_VIDEO_SECONDS: '600', MEDIA_MAX_AUDIO_SECONDS: '90', MEDIA_MAX_STREAMS: '4', MEDIA_MAX_VIDEO_SIDE: '4096', MEDIA_MAX_VIDEO_FPS: '120' }),
-    ).toEqual({ maxVideoSeconds: 600, maxAudioSeconds: 90, maxStreams: 4, maxVideoSide: 4096, maxVideoFps: 120 });
+      mediaCapsFromEnv({
+        MEDIA_MAX_VIDEO_SECONDS: '600',
+        MEDIA_MAX_AUDIO_SECONDS: '90',
+        MEDIA_MAX_STREAMS: '4',
+        MEDIA_MAX_VIDEO_SIDE: '4096',
+        MEDIA_MAX_VIDEO_PIXELS: '8294400',
+        MEDIA_MAX_VIDEO_FPS: '120',
+        MEDIA_MAX_VIDEO_PIXEL_BUDGET: '2e10',
+      }),
+    ).toEqual({ maxVideoSeconds: 600, maxAudioSeconds: 90, maxStreams: 4, maxVideoSide: 4096, maxVideoPixels: 8_294_400, maxVideoFps: 120, maxVideoPixelBudget: 2e10 });
     expect(() => mediaCapsFromEnv({ MEDIA_MAX_VIDEO_SECONDS: 'long' })).toThrow(/MEDIA_MAX_VIDEO_SECONDS/);
   });
 
@@ -66,6 +82,22 @@ describe('media caps', () => {
     expect(capBreach(video(8200, 64, '30/1'), 'video', caps)).toEqual({ cap: 'picture', message: "This video's picture is larger than the portal takes (at most 8192 pixels a side)" });
     expect(capBreach(video(64, 9000), 'audio', caps)?.cap).toBe('picture');
     expect(capBreach(video(64, 64, '1000/1'), 'video', caps)).toEqual({ cap: 'frame-rate', message: 'This video has more frames a second than the portal takes (at most 240)' });
+    expect(capBreach(video(8000, 8000, '1/1'), 'video', caps)).toEqual({ cap: 'pixels', message: "This video's picture has more pixels than the portal takes (at most 33.2 million a frame)" });
+    // The budget: what a phone records passes, each cap kept alone but all together does not.
+    const long = (width: number, height: number, rate: string, seconds: number): ProbeResult => ({
+      streams: [{ codec_type: 'video', width, height, avg_frame_rate: rate, disposition: { attached_pic: 0 } }],
+      format: { duration: String(seconds) },
+    });
+    expect(capBreach(long(1920, 1080, '30/1', 2400), 'video', caps)).toBeNull();
+    expect(capBreach(long(3840, 2160, '60/1', 300), 'video', caps)).toBeNull();
+    expect(capBreach(long(7680, 4320, '30/1', 120), 'video', caps)).toBeNull();
+    expect(capBreach(long(1920, 1080, '240/1', 300), 'video', caps)).toBeNull();
+    expect(capBreach(long(3840, 2160, '60/1', 1800), 'video', caps)).toEqual({
+      cap: 'pixel-budget',
+      message: 'At 3840×2160 pixels and 60 frames a second, a video can be at most 5 minutes long: this one is longer',
+    });
+    expect(capBreach(long(7680, 4320, '240/1', 7200), 'video', caps)?.cap).toBe('pixel-budget');
+    expect(capBreach(long(7680, 4320, '30/1', 120), 'audio', caps)).toBeNull();
     // Unknown rates (a recorder's live WebM says 0/0) and a cover picture's track are not refused.
     expect(capBreach(video(64, 64, '0/0'), 'video', caps)).toBeNull();
     expect(capBreach(video(64, 64, 'fast'), 'video', caps)).toBeNull();

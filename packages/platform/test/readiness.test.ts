@@ -27,3 +27,22 @@ describe('readiness', () => {
     expect(await runReadinessChecks([{ name: 'bus', check: async () => undefined }], true)).toMatchObject({ ready: false, body: { status: 'stopping' } });
   });
 });
+
+describe('portal_dependency_up', () => {
+  it('says per dependency whether it answered the readiness check, asked when Prometheus scrapes', async () => {
+    const { ServiceMetrics } = await import('../src/observability/metrics.js');
+    const metrics = new ServiceMetrics('evidence');
+    let blobsUp = true;
+    metrics.watchDependencies([
+      { name: 'bus', check: async () => undefined },
+      { name: 'blobs', check: async () => (blobsUp ? undefined : Promise.reject(new Error('connect ECONNREFUSED'))) },
+    ]);
+    metrics.watchDependencies([{ name: 'jobs', check: () => new Promise(() => undefined) }]);
+    const up = (text: string, dependency: string) => new RegExp(`portal_dependency_up\\{dependency="${dependency}",service="evidence"\\} (\\d)`).exec(text)?.[1];
+    let text = await metrics.text();
+    expect([up(text, 'bus'), up(text, 'blobs'), up(text, 'jobs')]).toEqual(['1', '1', '0']);
+    blobsUp = false;
+    text = await metrics.text();
+    expect([up(text, 'bus'), up(text, 'blobs'), up(text, 'jobs')]).toEqual(['1', '0', '0']);
+  });
+});

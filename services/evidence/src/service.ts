@@ -33,6 +33,7 @@ import { MongoAuthorDirectory, MongoEvidenceRepository } from './repositories/mo
 import type { EvidenceRepository } from './repositories/evidence-repository.js';
 import type { AuthorDirectory } from './repositories/author-directory.js';
 import { fileUploadStorage, s3UploadStorage } from './http/upload-storage.js';
+import { ScratchBudget } from './http/scratch-budget.js';
 import { RedisAdmissionLedger } from './http/upload-admissions.js';
 
 export interface EvidenceRuntime {
@@ -124,7 +125,7 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
     blobs,
     tmpDir: tmpDirs[0]!,
     uploads: infrastructure.s3
-      ? s3UploadStorage(infrastructure.s3, tmpDirs[1]!, settings.uploadExpiryMs)
+      ? s3UploadStorage(infrastructure.s3, tmpDirs[1]!, settings.uploadExpiryMs, new ScratchBudget(settings.uploadScratchBytes))
       : fileUploadStorage(join(settings.dataDir, 'uploads'), settings.uploadExpiryMs),
     unfinishedBytesPerParticipant: settings.unfinishedUploadBytesPerParticipant,
     // Replicas check one participant's share one at a time between them (Redis), not each alone.

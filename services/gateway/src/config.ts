@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_PUBLIC_LOCATION_DECIMALS, DEFAULT_TERMS_TEXT, DEFAULT_TERMS_VERSION, type PublicConfig } from '@portal/contracts';
-import { envBoolean, envBytes, envPort, parseEnv } from '@portal/platform';
+import { envBoolean, envBytes, envPort, parseEnv, sharedSecretEnv, sharedSecretOf, type SharedSecret } from '@portal/platform';
 import type { UploadLimits } from './http/upload-guard.js';
 
 /** false: no proxy; a number: that many proxies in front; a list: proxies at these addresses or networks (CIDR). */
@@ -40,7 +40,8 @@ export interface GatewaySettings {
   evidenceUrl: string;
   /** Folder of the built web app (index.html and assets/). */
   webDist: string;
-  internalSecret: string;
+  /** INTERNAL_SECRET signs and seals; INTERNAL_SECRET_PREVIOUS, during a rotation, is accepted when checking. */
+  internalSecret: SharedSecret;
   cookieName: string;
   /** How long a resolved session is trusted without asking identity again (ms). */
   sessionCacheTtlMs: number;
@@ -61,6 +62,8 @@ export interface GatewaySettings {
   /** Request bodies and uploads: the same file limits as the services', refused here before a byte is read. */
   uploads: UploadLimits;
   publicConfig: PublicConfig;
+  /** The installable app's name on a home screen (PRODUCT_SHORT_NAME), else made from PRODUCT_NAME in whole words. */
+  productShortName: string | null;
 }
 
 const gatewayEnvSchema = z.object({
@@ -69,7 +72,7 @@ const gatewayEnvSchema = z.object({
   IDENTITY_URL: z.url({ error: 'must be a URL such as http://identity:4001' }).default('http://127.0.0.1:4001'),
   EVIDENCE_URL: z.url({ error: 'must be a URL such as http://evidence:4002' }).default('http://127.0.0.1:4002'),
   WEB_DIST: z.string().default('web/dist'),
-  INTERNAL_SECRET: z.string({ error: 'is required (at least 32 characters)' }).min(32, 'must be at least 32 characters'),
+  ...sharedSecretEnv,
   SESSION_COOKIE_NAME: z.string().regex(/^[A-Za-z0-9_-]+$/).default('portal_session'),
   SESSION_CACHE_TTL_MS: z.coerce.number().int().min(0).default(10_000),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(3000),
@@ -83,6 +86,7 @@ const gatewayEnvSchema = z.object({
   PHOTO_MAX_BYTES: envBytes.default(15 * 1024 * 1024),
   UPLOAD_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
   UPLOAD_CONCURRENT_PER_PARTICIPANT: z.coerce.number().int().min(0).default(4),
+  PRODUCT_SHORT_NAME: z.string().trim().min(1).max(30).optional(),
 });
 
 const publicConfigEnvSchema = z.object({
@@ -138,7 +142,7 @@ export function gatewaySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ga
     identityUrl: parsed.IDENTITY_URL,
     evidenceUrl: parsed.EVIDENCE_URL,
     webDist: parsed.WEB_DIST,
-    internalSecret: parsed.INTERNAL_SECRET,
+    internalSecret: sharedSecretOf(parsed),
     cookieName: parsed.SESSION_COOKIE_NAME,
     sessionCacheTtlMs: parsed.SESSION_CACHE_TTL_MS,
     rateLimitPerMinute: parsed.RATE_LIMIT_PER_MINUTE,
@@ -152,5 +156,6 @@ export function gatewaySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ga
       concurrentPerParticipant: parsed.UPLOAD_CONCURRENT_PER_PARTICIPANT,
     },
     publicConfig: publicConfigFromEnv(env),
+    productShortName: parsed.PRODUCT_SHORT_NAME ?? null,
   };
 }

@@ -1,14 +1,15 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_TERMS_VERSION } from '@portal/contracts';
-import { envBoolean, envBytes, envPort, parseEnv } from '@portal/platform';
+import { envBoolean, envBytes, envPort, parseEnv, sharedSecretEnv, sharedSecretOf, type SharedSecret } from '@portal/platform';
 import type { NewAdmin } from './domain/user-service.js';
 
 export interface IdentitySettings {
   host: string;
   port: number;
   dataDir: string;
-  internalSecret: string;
+  /** INTERNAL_SECRET signs and seals; INTERNAL_SECRET_PREVIOUS, during a rotation, is accepted when checking. */
+  internalSecret: SharedSecret;
   sessionIdleDays: number;
   cookieName: string;
   cookieSecure: 'auto' | boolean;
@@ -32,7 +33,7 @@ export const identityEnvSchema = z.object({
   IDENTITY_HOST: z.string().default('127.0.0.1'),
   IDENTITY_PORT: envPort.default(4001),
   DATA_DIR: z.string().default('./data'),
-  INTERNAL_SECRET: z.string({ error: 'is required (at least 32 characters)' }).min(32, 'must be at least 32 characters'),
+  ...sharedSecretEnv,
   SESSION_IDLE_DAYS: z.coerce.number().positive().default(14),
   SESSION_COOKIE_NAME: z.string().regex(/^[A-Za-z0-9_-]+$/).default('portal_session'),
   COOKIE_SECURE: z.enum(['auto', 'true', 'false']).default('auto'),
@@ -54,7 +55,7 @@ export function identitySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): I
     host: parsed.IDENTITY_HOST,
     port: parsed.IDENTITY_PORT,
     dataDir: parsed.DATA_DIR,
-    internalSecret: parsed.INTERNAL_SECRET,
+    internalSecret: sharedSecretOf(parsed),
     sessionIdleDays: parsed.SESSION_IDLE_DAYS,
     cookieName: parsed.SESSION_COOKIE_NAME,
     cookieSecure: parsed.COOKIE_SECURE === 'auto' ? 'auto' : parsed.COOKIE_SECURE === 'true',

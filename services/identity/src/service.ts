@@ -21,6 +21,7 @@ import {
   type BlobStore,
   type EventBus,
   type Logger,
+  type SharedSecret,
   type Subscription,
 } from '@portal/platform';
 import { DEFAULT_TERMS_VERSION, adminUserUpdateSchema, registerRequestSchema } from '@portal/contracts';
@@ -132,8 +133,8 @@ export interface UserServiceParts {
   blobs: BlobStore;
   logger: Logger;
   sessionIdleDays: number;
-  /** The services' shared secret (signs verification links, seals secrets in events). */
-  secret: string;
+  /** The services' shared secret (signs verification links, seals secrets in events), and the previous one during a rotation. */
+  secret: string | SharedSecret;
   /** The current participation terms (TERMS_VERSION); the ops command registers nobody and may leave it out. */
   termsVersion?: string;
   onEventsCommitted: () => void;

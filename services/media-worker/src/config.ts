@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { MEDIA_QUEUE_KINDS, type MediaQueueKind } from '@portal/contracts';
-import { mediaCapsFromEnv, parseEnv, type MediaCaps } from '@portal/platform';
+import { DEFAULT_FREE_HAND_BACKS, mediaCapsFromEnv, parseEnv, type MediaCaps } from '@portal/platform';
+import { DEFAULT_TRANSCODE_WATCHDOG, type TranscodeWatchdog } from './processing/ffmpeg-runner.js';
 import { TRANSCODE_POLICIES, type TranscodePolicy } from './processing/playable.js';
 
 export interface MediaWorkerSettings {
@@ -13,6 +14,12 @@ export interface MediaWorkerSettings {
   workRoot: string;
   /** A job whose worker stops renewing its lock for this long (it died) goes to another worker. */
   lockDurationMs: number;
+  /**
+   * MEDIA_FREE_HAND_BACKS: times a job may be handed back at a shutdown (scale-down, rollout) with
+   * no try counted; each hand-back after that uses one of its tries, so a video longer than every
+   * grace period ends failed ("interrupted too many times") instead of restarting for ever.
+   */
+  freeHandBacks: number;
   /** MEDIA_MAX_VIDEO_SECONDS, MEDIA_MAX_AUDIO_SECONDS, MEDIA_MAX_STREAMS, MEDIA_MAX_VIDEO_SIDE, MEDIA_MAX_VIDEO_FPS (the evidence service reads the same). */
   caps: MediaCaps;
   /**
@@ -21,6 +28,11 @@ export interface MediaWorkerSettings {
    * on a photo, and the portal's requests, come first and a transcode takes what is left.
    */
   ffmpegNiceness: number;
+  /**
+   * A transcode running longer than MEDIA_TRANSCODE_TIME_FACTOR × the input's length +
+   * MEDIA_TRANSCODE_SLACK_SECONDS is stopped, and the item ends failed.
+   */
+  watchdog: TranscodeWatchdog;
   /**
    * MEDIA_TRANSCODE_POLICY: `playable-first` (default) makes a video whose streams every browser
    * plays ready with a remux of them, and its 720p copy afterwards in a second job;
@@ -50,7 +62,10 @@ const mediaWorkerEnvSchema = z.object({
   MEDIA_WORKER_CONCURRENCY: concurrency.optional(),
   MEDIA_WORK_DIR: z.string().optional(),
   MEDIA_JOB_LOCK_MS: z.coerce.number().int().min(1000).default(60_000),
+  MEDIA_FREE_HAND_BACKS: z.coerce.number().int().min(0).max(100).default(DEFAULT_FREE_HAND_BACKS),
   MEDIA_AV_NICE: z.coerce.number().int().min(0).max(19).default(10),
+  MEDIA_TRANSCODE_TIME_FACTOR: z.coerce.number().positive().default(DEFAULT_TRANSCODE_WATCHDOG.factor),
+  MEDIA_TRANSCODE_SLACK_SECONDS: z.coerce.number().min(0).default(DEFAULT_TRANSCODE_WATCHDOG.slackSeconds),
   MEDIA_TRANSCODE_POLICY: z.enum(TRANSCODE_POLICIES, { message: `MEDIA_TRANSCODE_POLICY must be ${TRANSCODE_POLICIES.join(' or ')}` }).default('playable-first'),
 });
 
@@ -62,8 +77,10 @@ export function mediaWorkerSettingsFromEnv(env: NodeJS.ProcessEnv = process.env)
     concurrency: { stills: parsed.MEDIA_STILLS_CONCURRENCY, av: parsed.MEDIA_AV_CONCURRENCY ?? parsed.MEDIA_WORKER_CONCURRENCY ?? 1 },
     workRoot: parsed.MEDIA_WORK_DIR ?? join(parsed.DATA_DIR, 'tmp', 'media-worker'),
     lockDurationMs: parsed.MEDIA_JOB_LOCK_MS,
+    freeHandBacks: parsed.MEDIA_FREE_HAND_BACKS,
     caps: mediaCapsFromEnv(env),
     ffmpegNiceness: parsed.MEDIA_AV_NICE,
+    watchdog: { factor: parsed.MEDIA_TRANSCODE_TIME_FACTOR, slackSeconds: parsed.MEDIA_TRANSCODE_SLACK_SECONDS },
     transcodePolicy: parsed.MEDIA_TRANSCODE_POLICY,
   };
 }

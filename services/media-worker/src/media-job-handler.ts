@@ -32,7 +32,7 @@ import { stillImages } from './processing/still-images.js';
 import { chosenStreams, posterFrame, remuxVideo, transcodeVideo } from './processing/video.js';
 import { playability, shownSize, type TranscodePolicy } from './processing/playable.js';
 import { transcodeAudio } from './processing/audio.js';
-import { probedSeconds } from './processing/ffmpeg-runner.js';
+import { DEFAULT_TRANSCODE_WATCHDOG, probedSeconds, type TranscodeWatchdog } from './processing/ffmpeg-runner.js';
 
 export interface MediaJobDeps {
   blobs: BlobStore;
@@ -44,6 +44,8 @@ export interface MediaJobDeps {
   caps?: MediaCaps;
   /** The niceness ffmpeg runs at (MEDIA_AV_NICE); 0 (the worker's own) when not given. */
   ffmpegNiceness?: number;
+  /** How long a transcode may run for its input's length (MEDIA_TRANSCODE_*); the defaults when not given. */
+  watchdog?: TranscodeWatchdog;
   /**
    * MEDIA_TRANSCODE_POLICY. `playable-first`: a video every browser plays is ready with a remux
    * of its streams, and its 720p copy is a second job added to `transcodeQueue` (the audio/video
@@ -180,13 +182,14 @@ async function process(
       maxSeconds: caps.maxVideoSeconds,
       tooLong: lowerFirst(tooLongMessage('video', caps)),
       niceness: deps.ffmpegNiceness ?? 0,
+      watchdog: deps.watchdog ?? DEFAULT_TRANSCODE_WATCHDOG,
     };
 
     const playable = job.step === undefined && deps.transcodePolicy === 'playable-first' ? playability(probe, demuxer) : null;
     if (playable?.playable) {
       // Poster first: the poster and thumbnail are stored before the display copy is made.
       const stream = chosenStreams(probe).video;
-      const poster = await stillImages(await posterFrame(original, probedSeconds(probe.format.duration), workDir, { demuxer, stream, niceness: options.niceness }), 1280);
+      const poster = await stillImages(await posterFrame(original, probedSeconds(probe.format.duration), workDir, { demuxer, stream, niceness: options.niceness, watchdog: options.watchdog }), 1280);
       const thumbnail = await put('thumb.webp', poster.thumbnail, 'image/webp');
       const posterKey = await put('poster.webp', poster.display, 'image/webp');
       const remuxed = await remuxVideo(original, probe, workDir, onProgress, options);
@@ -213,7 +216,7 @@ async function process(
     const stills =
       job.step === 'transcode' && job.stills
         ? job.stills
-        : await stillImages(await posterFrame(video, duration, workDir), 1280).then(async (poster) => ({
+        : await stillImages(await posterFrame(video, duration, workDir, { watchdog: options.watchdog }), 1280).then(async (poster) => ({
             thumbnail: await put('thumb.webp', poster.thumbnail, 'image/webp'),
             poster: await put('poster.webp', poster.display, 'image/webp'),
             placeholder: poster.placeholder,
@@ -235,6 +238,7 @@ async function process(
     maxSeconds: caps.maxAudioSeconds,
     tooLong: lowerFirst(tooLongMessage('audio', caps)),
     niceness: deps.ffmpegNiceness ?? 0,
+    watchdog: deps.watchdog ?? DEFAULT_TRANSCODE_WATCHDOG,
   });
   return {
     display: await put('display.m4a', audio.output, 'audio/mp4'),

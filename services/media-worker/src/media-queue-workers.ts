@@ -6,6 +6,8 @@ export interface MediaQueueWorkOptions {
   queues: MediaQueueKind[];
   concurrency: Record<MediaQueueKind, number>;
   lockDurationMs: number;
+  /** Hand-backs per job with no try counted (WorkOptions.freeHandBacks). */
+  freeHandBacks: number;
 }
 
 /** The queues a worker with these settings takes, with the concurrency of each. */
@@ -38,7 +40,7 @@ export async function workMediaQueues(
   };
   try {
     for (const { queue, concurrency } of mediaQueuePlan(queues, options)) {
-      workers.push(await queue.work(handlerFor(queue), { concurrency, lockDurationMs: options.lockDurationMs }));
+      workers.push(await queue.work(handlerFor(queue), { concurrency, lockDurationMs: options.lockDurationMs, freeHandBacks: options.freeHandBacks }));
     }
   } catch (error) {
     await combined.close();

@@ -40,6 +40,7 @@ export function createMediaWorker(settings: MediaWorkerSettings, runtime: MediaW
         workRoot: settings.workRoot,
         caps: settings.caps,
         ffmpegNiceness: settings.ffmpegNiceness,
+        watchdog: settings.watchdog,
         transcodePolicy: settings.transcodePolicy,
         // The 720p copy of a remuxed video is an ordinary job of the audio/video queue.
         transcodeQueue: runtime.mediaQueues.av,

@@ -42,7 +42,7 @@ describe.each(ffmpegBuilds())('the media worker given hostile media, $name', ({ 
       bus,
       logger: pino({ level: 'silent' }),
       workRoot: join(root, 'work'),
-      caps: { maxVideoSeconds: 60, maxAudioSeconds: 60, maxStreams: 8, maxVideoSide: 8192, maxVideoFps: 240 },
+      caps: { maxVideoSeconds: 60, maxAudioSeconds: 60, maxStreams: 8, maxVideoSide: 8192, maxVideoPixels: 33_177_600, maxVideoFps: 240, maxVideoPixelBudget: 150e9 },
     });
   }, 120_000);
   afterAll(async () => {

@@ -14,7 +14,7 @@ import {
   type MediaQueueSet,
   type MediaType,
 } from '@portal/contracts';
-import { ConfigError, SqliteJobQueue, type ActiveJob, type JobQueue, type JobWorker } from '@portal/platform';
+import { ConfigError, DEFAULT_FREE_HAND_BACKS, SqliteJobQueue, isHandedBackTooOften, type ActiveJob, type JobQueue, type JobWorker } from '@portal/platform';
 import { waitFor } from '@portal/platform/testing';
 import { mediaWorkerSettingsFromEnv } from '../src/config.js';
 import { workMediaQueues } from '../src/media-queue-workers.js';
@@ -171,6 +171,24 @@ describe('media queues: a photo waits only for other photos', () => {
     for (const [queue, id] of [[queues.stills, 'photo'], [queues.av, 'video'], [queues.legacy, 'old']] as const) {
       expect(await queue.getJob(id), id).toMatchObject({ state: 'waiting', attemptsMade: 0 });
     }
+  });
+
+  it('fails a job that every shutdown interrupts once its tries are used up, with the hand-back reason (MEDIA_FREE_HAND_BACKS)', async () => {
+    const { queues } = queuesInNewStore();
+    await queues.av.add('process-media', job('endless', MEDIA_TYPES.video), { jobId: 'endless', attempts: 2, backoff: { type: 'fixed', delay: 10 } });
+    const settings = mediaWorkerSettingsFromEnv({ MEDIA_QUEUES: 'av', MEDIA_FREE_HAND_BACKS: '1' });
+    expect(settings.freeHandBacks).toBe(1);
+    // One free hand-back, then two counted ones use up the two tries.
+    for (let handBack = 1; handBack <= 3; handBack++) {
+      const worker = await workMediaQueues(queues, settings, () => () => new Promise(() => undefined));
+      await waitFor(async () => (await queues.av.getJob('endless'))?.state === 'active', { timeoutMs: 5000, what: `the video to start (${handBack})` });
+      expect(await worker.handBack()).toEqual(['endless']);
+    }
+    const failed = (await queues.av.getJob('endless'))!;
+    expect(failed).toMatchObject({ state: 'failed', attemptsMade: 2 });
+    expect(isHandedBackTooOften(failed.failedReason)).toBe(true);
+    expect(mediaWorkerSettingsFromEnv({}).freeHandBacks).toBe(DEFAULT_FREE_HAND_BACKS);
+    expect(() => mediaWorkerSettingsFromEnv({ MEDIA_FREE_HAND_BACKS: '-1' })).toThrow(ConfigError);
   });
 
   it('reads its queues and concurrencies from the environment, and says what is wrong', () => {

@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { parseEnv } from '@portal/platform';
+import { parseEnv, sharedSecretEnv, sharedSecretOf, type SharedSecret } from '@portal/platform';
 
 export interface NotifierSettings {
   dataDir: string;
-  internalSecret: string;
+  /** INTERNAL_SECRET signs and seals; INTERNAL_SECRET_PREVIOUS, during a rotation, is accepted when checking. */
+  internalSecret: SharedSecret;
   /** SMTP server URL; without it every e-mail is written to DATA_DIR/outbox as an .eml file. */
   smtpUrl: string | null;
   from: string;
@@ -14,7 +15,7 @@ export interface NotifierSettings {
 
 const notifierEnvSchema = z.object({
   DATA_DIR: z.string().default('./data'),
-  INTERNAL_SECRET: z.string({ error: 'is required (at least 32 characters)' }).min(32, 'must be at least 32 characters'),
+  ...sharedSecretEnv,
   SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional(),
   MAIL_FROM: z.string().optional(),
   PRODUCT_NAME: z.string().default('The Investigation'),
@@ -34,7 +35,7 @@ export function notifierSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): N
   const host = new URL(publicUrl).hostname;
   return {
     dataDir: parsed.DATA_DIR,
-    internalSecret: parsed.INTERNAL_SECRET,
+    internalSecret: sharedSecretOf(parsed),
     smtpUrl: parsed.SMTP_URL ?? null,
     from: parsed.MAIL_FROM ?? `"${parsed.PRODUCT_NAME.replace(/"/g, '')}" <no-reply@${host.includes('.') ? host : 'localhost.localdomain'}>`,
     productName: parsed.PRODUCT_NAME,

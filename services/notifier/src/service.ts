@@ -15,7 +15,7 @@ import { TOPICS } from '@portal/contracts';
 import type { Counter } from 'prom-client';
 import type { JobHandler } from '@portal/platform';
 import type { NotifierSettings } from './config.js';
-import type { MailJob } from './emails/mail-job.js';
+import { MAIL_KINDS, type MailJob } from './emails/mail-job.js';
 import { mailSender } from './emails/mail-sender.js';
 import { subscribeIdentityEvents } from './consumers/identity-events.js';
 
@@ -58,6 +58,12 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
   metrics.watchConsumerLag(runtime.bus, 'notifier', [TOPICS.users, TOPICS.passwordResets, TOPICS.moderation]);
   const sent = metrics.counter('portal_emails_sent_total', 'E-mails handed to the mail server (or the outbox)', ['kind']);
   const failed = metrics.counter('portal_emails_failed_total', 'Tries to send an e-mail that failed (each is retried)', ['kind']);
+  // Every kind's series from the start, at 0: an alert comparing failures with successes (and
+  // Prometheus's increase() of a first failure) needs them before the first e-mail of a kind.
+  for (const kind of MAIL_KINDS) {
+    sent.inc({ kind }, 0);
+    failed.inc({ kind }, 0);
+  }
   return {
     mailer,
     metrics,

@@ -8,7 +8,7 @@ import Typography from '@mui/material/Typography';
 import { Suspense, lazy, useId, useState } from 'react';
 import { useNavigate } from 'react-router';
 import { MESSAGES } from '@portal/contracts';
-import { useSignOut } from '../auth/session';
+import { useLogOut } from '../auth/useLogOut';
 import { useCurrentUser } from '../auth/useCurrentUser';
 import { usePublicConfig } from '../config/usePublicConfig';
 import { useNotify } from '../notifications/notify-context';
@@ -24,7 +24,7 @@ export function NavBar() {
   const { user } = useCurrentUser();
   const { data: config } = usePublicConfig();
   const navigate = useNavigate();
-  const signOut = useSignOut();
+  const { logOut, warning } = useLogOut();
   const notify = useNotify();
   const menuId = useId();
   const [anchor, setAnchor] = useState<HTMLElement | null>(null);
@@ -86,12 +86,11 @@ export function NavBar() {
             user={user}
             productName={config?.productName}
             spyOnUrl={config?.spyOnUrl}
-            onLogout={() => {
-              void signOut().then(() => navigate('/'));
-            }}
+            onLogout={logOut}
           />
         </Suspense>
       ) : null}
+      {warning}
     </AppBar>
   );
 }

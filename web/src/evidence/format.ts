@@ -23,6 +23,33 @@ export function truncateTitle(title: string): string {
   return title.length > CARD_TITLE_LENGTH ? `${title.slice(0, CARD_TITLE_LENGTH)} ...` : title;
 }
 
+/**
+ * The titles of a list of own cards: each cut at 8 characters as SPEC says, except where that
+ * would make two different titles read alike ('Offline ...' four times): those are shown up to
+ * the end of the word where they differ, enough to tell them apart.
+ */
+export function cardTitles(titles: readonly string[]): string[] {
+  const byCut = new Map<string, Set<string>>();
+  for (const title of titles) {
+    const cut = truncateTitle(title);
+    if (cut !== title) byCut.set(cut, (byCut.get(cut) ?? new Set()).add(title));
+  }
+  return titles.map((title) => {
+    const cut = truncateTitle(title);
+    const alike = byCut.get(cut);
+    if (!alike || alike.size < 2) return cut;
+    let differsAt = CARD_TITLE_LENGTH;
+    for (const other of alike) {
+      if (other === title) continue;
+      let index = 0;
+      while (index < title.length && title[index] === other[index]) index++;
+      differsAt = Math.max(differsAt, index + 1);
+    }
+    const wordEnd = title.indexOf(' ', differsAt - 1);
+    return wordEnd === -1 ? title : `${title.slice(0, wordEnd)} ...`;
+  });
+}
+
 // Made at the first date shown, not when this module loads: building a DateTimeFormat costs a
 // phone tens of milliseconds of main thread, and the archive's first screen shows no date.
 let postedFormat: Intl.DateTimeFormat | undefined;

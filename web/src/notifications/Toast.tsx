@@ -32,9 +32,10 @@ export default function Toast({ shown, open, onClose, onExited }: ToastProps) {
         open={open}
         autoHideDuration={shown?.autoHideMs}
         onClose={close}
-        anchorOrigin={{ vertical: 'top', horizontal: 'center' }}
-        // Below the navigation bar (60 px on a phone, 64 px wider), never over it: its buttons stay usable.
-        sx={{ top: { xs: 68, sm: 72 } }}
+        anchorOrigin={{ vertical: 'bottom', horizontal: 'center' }}
+        // At the bottom, above the red add button (56 px at 16 px from the edge on a phone, 32 px
+        // wider): never over the navigation bar's buttons, the page's title or the add button.
+        sx={{ bottom: { xs: 88, sm: 104 } }}
         slotProps={{ transition: { onExited } }}
       >
         {shown ? (

@@ -5,7 +5,9 @@
 // - answers every page address with the app while offline;
 // - keeps the last event configuration (GET /api/config) for offline starts;
 // - waits with a new version until the page says so ("new version" prompt, SKIP_WAITING);
-// - on Background Sync, sends the outbox: through an open page if there is one, else itself.
+// - on Background Sync, sends the outbox: through an open page if there is one, else itself;
+// - holds a logout made offline: until the server has it, no API request leaves this phone with
+//   the old session's cookie (auth/pending-logout.ts).
 import { CacheableResponsePlugin } from 'workbox-cacheable-response';
 import { cacheNames, clientsClaim } from 'workbox-core';
 import { RangeRequestsPlugin } from 'workbox-range-requests';
@@ -13,10 +15,37 @@ import { NavigationRoute, registerRoute } from 'workbox-routing';
 import { CacheFirst, StaleWhileRevalidate } from 'workbox-strategies';
 import { cleanupOutdatedCaches, createHandlerBoundToURL, precacheAndRoute } from 'workbox-precaching';
 import { CLIENT_ROUTES } from '@portal/contracts/client-routes';
+import { LOGOUT_PENDING_MESSAGE, isLogoutPending, settlePendingLogout } from '../auth/pending-logout';
 import { sendWithFetch, SendError } from '../outbox/fetch-sender';
 import { OUTBOX_SYNC_TAG, listEntries, updateEntry } from '../outbox/store';
 
 declare const self: ServiceWorkerGlobalScope & { __WB_MANIFEST: (string | { url: string; revision: string | null })[] };
+
+// A logout made offline (registered before Workbox's routes, so it sees every request first).
+// While one waits, each API request first sends it; if the server cannot be reached, the request
+// is refused here instead of leaving with the old session's cookie. /api/config is public and
+// answered from its cache. Known false: requests go straight to the network, untouched (uploads
+// keep their progress); unknown (the worker just started): asked of IndexedDB.
+let logoutPending: boolean | null = null;
+void isLogoutPending()
+  .then((pending) => (logoutPending ??= pending))
+  .catch(() => (logoutPending ??= false));
+
+async function guarded(request: Request): Promise<Response> {
+  if (await settlePendingLogout()) {
+    logoutPending = false;
+    return fetch(request);
+  }
+  logoutPending = true;
+  return Response.error();
+}
+
+self.addEventListener('fetch', (event) => {
+  if (logoutPending === false) return;
+  const url = new URL(event.request.url);
+  if (url.origin !== self.location.origin || !url.pathname.startsWith('/api/') || url.pathname === '/api/config') return;
+  event.respondWith(guarded(event.request));
+});
 
 // The onboarding video from the precache, answering the range requests a video element makes
 // (registered before the precache's own route, which would answer them with the whole file).
@@ -41,7 +70,9 @@ registerRoute(new NavigationRoute(createHandlerBoundToURL('/index.html'), { allo
 registerRoute(({ url }) => url.origin === self.location.origin && url.pathname === '/api/config', new StaleWhileRevalidate({ cacheName: 'portal-config' }));
 
 self.addEventListener('message', (event) => {
-  if ((event.data as { type?: unknown } | null)?.type === 'SKIP_WAITING') void self.skipWaiting();
+  const type = (event.data as { type?: unknown } | null)?.type;
+  if (type === 'SKIP_WAITING') void self.skipWaiting();
+  if (type === LOGOUT_PENDING_MESSAGE) logoutPending = true;
 });
 // A new version that took over (after the participant said yes) controls the open pages at once.
 clientsClaim();
@@ -58,6 +89,8 @@ self.addEventListener('sync', (event) => {
 
 /** Who is signed in on this browser (the outbox sends only their captures), or null. */
 async function signedInUser(): Promise<string | null> {
+  // Nobody, while a logout made offline has not reached the server.
+  if (!(await settlePendingLogout())) return null;
   const response = await fetch('/api/session', { credentials: 'same-origin', headers: { accept: 'application/json' } });
   if (!response.ok) throw new SendError(`The server answered ${response.status}`, response.status);
   const { user } = (await response.json()) as { user: { id: string } | null };

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { isAdminRole } from '@portal/contracts';
+import { checkingSecrets, signingSecret, type SharedSecret } from '../config/internal-secret.js';
 import { signHs256, verifyHs256 } from './hs256.js';
 
 /** The header through which the gateway tells a service who is calling. */
@@ -34,6 +35,8 @@ const SERVICE_AUDIENCE = 'portal-internal';
  */
 export class IdentityTokens {
   private readonly key: Uint8Array;
+  /** The keys a token may be signed with: the current secret's, and during a rotation the previous one's. */
+  private readonly keys: Uint8Array[];
   /**
    * Caller tokens already verified, by their exact text, until they expire. The gateway signs one
    * token per session and reuses it for about 30 s, so a participant's requests (every 5 MiB chunk
@@ -43,9 +46,13 @@ export class IdentityTokens {
    */
   private readonly verified = new LRUCache<string, CallerIdentity>({ max: 10_000 });
 
-  constructor(secret: string) {
-    if (secret.length < 32) throw new Error('INTERNAL_SECRET must be at least 32 characters long');
-    this.key = new TextEncoder().encode(secret);
+  /** Signs with the current secret; checks with it and, during a rotation, with the previous one. */
+  constructor(secret: string | SharedSecret) {
+    for (const text of checkingSecrets(secret)) {
+      if (text.length < 32) throw new Error('INTERNAL_SECRET (and INTERNAL_SECRET_PREVIOUS) must be at least 32 characters long');
+    }
+    this.key = new TextEncoder().encode(signingSecret(secret));
+    this.keys = checkingSecrets(secret).map((text) => new TextEncoder().encode(text));
   }
 
   /** A token's claims as jose's SignJWT ordered them: the payload, then sub, iss, aud, iat, exp. */
@@ -70,7 +77,7 @@ export class IdentityTokens {
   async verifyCaller(token: string): Promise<CallerIdentity> {
     const known = this.verified.get(token);
     if (known) return { ...known };
-    const payload = verifyHs256(token, this.key, { issuer: ISSUER, audience: CALLER_AUDIENCE });
+    const payload = verifyHs256(token, this.keys, { issuer: ISSUER, audience: CALLER_AUDIENCE });
     if (
       typeof payload.sub !== 'string' ||
       typeof payload.role !== 'number' ||
@@ -91,7 +98,7 @@ export class IdentityTokens {
   }
 
   async verifyService(token: string): Promise<string> {
-    const payload = verifyHs256(token, this.key, { issuer: ISSUER, audience: SERVICE_AUDIENCE });
+    const payload = verifyHs256(token, this.keys, { issuer: ISSUER, audience: SERVICE_AUDIENCE });
     if (typeof payload.sub !== 'string') throw new Error('Service token has no subject');
     return payload.sub;
   }

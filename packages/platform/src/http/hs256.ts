@@ -53,8 +53,11 @@ export interface Hs256Expectations {
   now?: number;
 }
 
-/** The payload of a token that verifies and meets the expectations; a JwtError otherwise. */
-export function verifyHs256(token: string, key: Uint8Array, { issuer, audience, now = Math.floor(Date.now() / 1000) }: Hs256Expectations): JwtPayload {
+/**
+ * The payload of a token that verifies and meets the expectations; a JwtError otherwise. With
+ * several keys (a shared secret being rotated), a signature made with any of them verifies.
+ */
+export function verifyHs256(token: string, key: Uint8Array | readonly Uint8Array[], { issuer, audience, now = Math.floor(Date.now() / 1000) }: Hs256Expectations): JwtPayload {
   const parts = token.split('.');
   if (parts.length !== 3) throw new JwtError('Invalid Compact JWS');
   const [encodedHeader, encodedPayload, encodedSignature] = parts as [string, string, string];
@@ -63,8 +66,12 @@ export function verifyHs256(token: string, key: Uint8Array, { issuer, audience, 
   // No extension is understood, so none may be declared critical; b64 (RFC 7797) changes what is signed.
   if ('crit' in header || 'b64' in header) throw new JwtError('Unsupported protected header');
   const signature = decodeSegment(encodedSignature, 'signature');
-  const expected = mac(key, `${encodedHeader}.${encodedPayload}`);
-  if (signature.length !== expected.length || !timingSafeEqual(signature, expected)) throw new JwtError('signature verification failed');
+  const signed = `${encodedHeader}.${encodedPayload}`;
+  const matches = (candidate: Uint8Array) => {
+    const expected = mac(candidate, signed);
+    return signature.length === expected.length && timingSafeEqual(signature, expected);
+  };
+  if (!(key instanceof Uint8Array ? [key] : key).some(matches)) throw new JwtError('signature verification failed');
   const payload = parseObject(decodeSegment(encodedPayload, 'payload'), 'JWT Claims Set') as JwtPayload;
   if (payload.iss !== issuer) throw new JwtError('unexpected "iss" claim value');
   const audiences = Array.isArray(payload.aud) ? payload.aud : [payload.aud];

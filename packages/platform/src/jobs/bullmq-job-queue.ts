@@ -1,7 +1,7 @@
 import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { currentTraceparent, inTraceOf } from '../observability/trace-context.js';
-import type { ActiveJob, JobHandler, JobInfo, JobOptions, JobQueue, JobState, JobWorker, WorkOptions } from './job-queue.js';
+import { DEFAULT_FREE_HAND_BACKS, handedBackTooOftenReason, type ActiveJob, type JobHandler, type JobInfo, type JobOptions, type JobQueue, type JobState, type JobWorker, type WorkOptions } from './job-queue.js';
 
 export interface BullMqJobQueueOptions {
   queue: string;
@@ -29,6 +29,8 @@ function connectionFor(url: string): ConnectionOptions {
 }
 
 const TRACE_KEY = '__traceparent';
+/** The field of a job's hash (beside BullMQ's own) counting its hand-backs. */
+const HAND_BACKS_FIELD = 'portalHandBacks';
 
 /**
  * `state` must be read BEFORE the job's hash: a job that finishes between the two reads would
@@ -99,6 +101,7 @@ export class BullMqJobQueue<T = unknown> implements JobQueue<T> {
 
   async work(handler: JobHandler<T>, options: WorkOptions = {}): Promise<JobWorker> {
     const lockDuration = options.lockDurationMs ?? 30_000;
+    const freeHandBacks = Math.max(0, options.freeHandBacks ?? DEFAULT_FREE_HAND_BACKS);
     // The running jobs with their lock tokens, to hand them back (handBack).
     const running = new Map<string, { job: Job<T>; token: string | undefined }>();
     const worker = new Worker<T>(
@@ -143,9 +146,22 @@ export class BullMqJobQueue<T = unknown> implements JobQueue<T> {
       handBack: async () => {
         this.workers.delete(worker);
         const handedBack: string[] = [];
+        const redis = await this.queue.client;
         for (const { job, token } of [...running.values()]) {
-          // Back to the waiting list, its lock released; attemptsMade is not increased.
-          await job.moveToWait(token);
+          // Only the worker holding the job's lock hands it back: no other writer of the count.
+          const key = this.queue.toKey(job.id!);
+          const handBacks = Number((await redis.hget(key, HAND_BACKS_FIELD)) ?? 0) + 1;
+          await redis.hset(key, { [HAND_BACKS_FIELD]: handBacks });
+          if (handBacks > freeHandBacks) {
+            // A failed try, as if its handler had thrown (failed for good after the last), but
+            // waiting again at once: the job did nothing wrong, its worker went away.
+            await job.moveToFailed(new Error(handedBackTooOftenReason(handBacks)), token ?? '');
+            if ((await job.getState()) === 'delayed') await job.promote();
+            this.options.logger.warn({ jobId: job.id, queue: this.name, handBacks }, 'job handed back too often: the hand-back counts as a try');
+          } else {
+            // Back to the waiting list, its lock released; attemptsMade is not increased.
+            await job.moveToWait(token);
+          }
           handedBack.push(job.id!);
         }
         running.clear();

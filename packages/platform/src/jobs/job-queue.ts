@@ -39,6 +39,28 @@ export interface WorkOptions {
   concurrency?: number;
   /** A job whose worker has not renewed its lock for this long is given to another worker (stalled). */
   lockDurationMs?: number;
+  /**
+   * Hand-backs a job may have with no try counted (default 3, DEFAULT_FREE_HAND_BACKS). Each
+   * hand-back after those counts as a failed try (reason: handedBackTooOftenReason; waiting again
+   * at once, no backoff, while tries remain), so a job that
+   * is always interrupted (a transcode longer than every shutdown grace period) ends failed after
+   * its tries instead of starting again for ever.
+   */
+  freeHandBacks?: number;
+}
+
+export const DEFAULT_FREE_HAND_BACKS = 3;
+
+const HANDED_BACK_TOO_OFTEN = 'interrupted too many times: its worker shut down before it finished';
+
+/** The failure reason a counted hand-back records (see WorkOptions.freeHandBacks). */
+export function handedBackTooOftenReason(handBacks: number): string {
+  return `${HANDED_BACK_TOO_OFTEN} (${handBacks} times)`;
+}
+
+/** Whether a job's failure reason is that of a counted hand-back rather than an error of its handler. */
+export function isHandedBackTooOften(failedReason: string | null | undefined): boolean {
+  return typeof failedReason === 'string' && failedReason.startsWith(HANDED_BACK_TOO_OFTEN);
 }
 
 export interface JobWorker {
@@ -46,7 +68,8 @@ export interface JobWorker {
   close(): Promise<void>;
   /**
    * Stops taking jobs and gives the running ones back to the queue at once: waiting again, with
-   * no try counted, for another worker. What a process does when its shutdown grace period ends
+   * no try counted (up to WorkOptions.freeHandBacks per job; after those each hand-back counts as
+   * a failed try), for another worker. What a process does when its shutdown grace period ends
    * before its jobs do (a rollout must not use up a long video's tries). The handlers are not
    * waited for, and what they do afterwards is not recorded. Answers the ids handed back.
    */
@@ -59,7 +82,9 @@ export interface JobWorker {
  * - a job whose handler throws is tried again after the backoff, up to `attempts` tries, then
  *   kept in the failed state with its reason;
  * - a job whose worker died (its lock expired) goes back to waiting and is processed again;
- * - a job its worker hands back is waiting again at once, with no try counted;
+ * - a job its worker hands back is waiting again at once, with no try counted, for its first
+ *   `freeHandBacks` hand-backs; each one after counts as a failed try (waiting again at once,
+ *   or failed for good with handedBackTooOftenReason once its tries are used up);
  * - at most `concurrency` jobs run at once per worker;
  * - a jobId makes add idempotent.
  */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { openDatabase, type SqliteDatabase } from '../sqlite/open-database.js';
 import { currentTraceparent, inTraceOf } from '../observability/trace-context.js';
-import type { ActiveJob, JobHandler, JobInfo, JobOptions, JobQueue, JobState, JobWorker, WorkOptions } from './job-queue.js';
+import { DEFAULT_FREE_HAND_BACKS, handedBackTooOftenReason, type ActiveJob, type JobHandler, type JobInfo, type JobOptions, type JobQueue, type JobState, type JobWorker, type WorkOptions } from './job-queue.js';
 
 const MIGRATIONS = [
   `CREATE TABLE jobs (
@@ -27,6 +27,7 @@ const MIGRATIONS = [
    );
    CREATE INDEX jobs_ready ON jobs (queue, state, run_at);`,
   `ALTER TABLE jobs ADD COLUMN traceparent TEXT;`,
+  `ALTER TABLE jobs ADD COLUMN hand_backs INTEGER NOT NULL DEFAULT 0;`,
 ];
 
 interface JobRow {
@@ -44,6 +45,7 @@ interface JobRow {
   failed_reason: string | null;
   return_value: string | null;
   traceparent: string | null;
+  hand_backs: number;
 }
 
 export interface SqliteJobQueueOptions {
@@ -119,6 +121,7 @@ export class SqliteJobQueue<T = unknown> implements JobQueue<T> {
     const worker = new QueueWorker<T>(this, handler, {
       concurrency: Math.max(1, options.concurrency ?? 1),
       lockDurationMs: options.lockDurationMs ?? 30_000,
+      freeHandBacks: Math.max(0, options.freeHandBacks ?? DEFAULT_FREE_HAND_BACKS),
       pollIntervalMs: this.options.pollIntervalMs ?? 500,
       logger: this.options.logger,
     });
@@ -193,14 +196,30 @@ export class SqliteJobQueue<T = unknown> implements JobQueue<T> {
     );
   }
 
-  /** @internal Gives a running job back: waiting again at once, no try counted, its lock released. */
-  release(id: string, token: string): boolean {
+  /**
+   * @internal Gives a running job back, its lock released: waiting again at once with no try
+   * counted for its first `freeHandBacks` hand-backs; after those, a failed try (fail()).
+   */
+  release(id: string, token: string, freeHandBacks: number): boolean {
     if (this.closed) return false;
-    return (
+    return this.db.transaction(() => {
+      const row = this.db
+        .prepare(`SELECT * FROM jobs WHERE queue = ? AND id = ? AND lock_token = ? AND state = 'active'`)
+        .get(this.name, id, token) as JobRow | undefined;
+      if (!row) return false;
+      const handBacks = row.hand_backs + 1;
+      this.db.prepare('UPDATE jobs SET hand_backs = ? WHERE queue = ? AND id = ?').run(handBacks, this.name, id);
+      if (handBacks > freeHandBacks) {
+        // No backoff: the job did nothing wrong, its worker went away.
+        const outcome = this.fail(row, token, handedBackTooOftenReason(handBacks), { backoff: false });
+        this.options.logger.warn({ jobId: id, queue: this.name, handBacks, outcome }, 'job handed back too often: the hand-back counts as a try');
+        return true;
+      }
       this.db
-        .prepare(`UPDATE jobs SET state = 'waiting', run_at = ?, lock_token = NULL, locked_until = NULL WHERE queue = ? AND id = ? AND lock_token = ? AND state = 'active'`)
-        .run(Date.now(), this.name, id, token).changes > 0
-    );
+        .prepare(`UPDATE jobs SET state = 'waiting', run_at = ?, lock_token = NULL, locked_until = NULL WHERE queue = ? AND id = ?`)
+        .run(Date.now(), this.name, id);
+      return true;
+    }).immediate();
   }
 
   /** @internal */
@@ -225,8 +244,8 @@ export class SqliteJobQueue<T = unknown> implements JobQueue<T> {
       .run(this.name, now - (this.options.keepCompletedMs ?? 24 * 3600_000));
   }
 
-  /** @internal Records a failed try: back to delayed with backoff, or failed for good. */
-  fail(row: JobRow, token: string, reason: string): 'retry' | 'failed' {
+  /** @internal Records a failed try: back to delayed with backoff (waiting at once without), or failed for good. */
+  fail(row: JobRow, token: string, reason: string, options: { backoff?: boolean } = {}): 'retry' | 'failed' {
     if (this.closed) return 'retry';
     const attemptsMade = row.attempts_made + 1;
     if (attemptsMade >= row.max_attempts) {
@@ -238,10 +257,10 @@ export class SqliteJobQueue<T = unknown> implements JobQueue<T> {
         .run(attemptsMade, reason, Date.now(), this.name, row.id, token);
       return 'failed';
     }
-    const wait = row.backoff_type === 'fixed' ? row.backoff_delay : row.backoff_delay * 2 ** (attemptsMade - 1);
+    const wait = options.backoff === false ? 0 : row.backoff_type === 'fixed' ? row.backoff_delay : row.backoff_delay * 2 ** (attemptsMade - 1);
     this.db
       .prepare(
-        `UPDATE jobs SET state = 'delayed', attempts_made = ?, failed_reason = ?, run_at = ?, lock_token = NULL, locked_until = NULL
+        `UPDATE jobs SET state = ${wait === 0 ? "'waiting'" : "'delayed'"}, attempts_made = ?, failed_reason = ?, run_at = ?, lock_token = NULL, locked_until = NULL
          WHERE queue = ? AND id = ? AND lock_token = ?`,
       )
       .run(attemptsMade, reason, Date.now() + wait, this.name, row.id, token);
@@ -277,6 +296,7 @@ function toInfo<T>(row: JobRow): JobInfo<T> {
 interface WorkerSettings {
   concurrency: number;
   lockDurationMs: number;
+  freeHandBacks: number;
   pollIntervalMs: number;
   logger: Logger;
 }
@@ -317,7 +337,7 @@ class QueueWorker<T> {
     this.running = false;
     this.wake();
     await this.loop;
-    const released = [...this.holding].filter(([id, token]) => this.queue.release(id, token)).map(([id]) => id);
+    const released = [...this.holding].filter(([id, token]) => this.queue.release(id, token, this.settings.freeHandBacks)).map(([id]) => id);
     this.holding.clear();
     return released;
   }

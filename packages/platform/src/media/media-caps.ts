@@ -4,10 +4,14 @@ import type { ProbeResult } from './ffmpeg-binaries.js';
 
 /**
  * How long a video or a recording may be, how many tracks a file may hold, how large a video's
- * picture and how many frames a second: a crafted file (hours of silence in a few kilobytes,
- * hundreds of tracks, a picture of 30000 pixels a side or 5000 frames a second of a few
- * bytes each) must not keep a media worker busy until its job timeout or exhaust its memory. The upload check refuses what ffprobe shows to be over the caps; the
- * worker checks again and stops ffmpeg at the cap for files that do not say their length.
+ * picture, how many frames a second and how many pixels in all: a crafted file (hours of silence
+ * in a few kilobytes, hundreds of tracks, a picture of 30000 pixels a side or 5000 frames a second
+ * of a few bytes each, or 8K at 240 frames a second for two hours, each cap kept alone) must not
+ * keep a media worker busy until its job timeout or exhaust its memory. The defaults take what a
+ * phone records (8K at 30 frames a second, 4K at 60, 1080p slow motion at 240) and refuse what no
+ * phone does. The upload check refuses what ffprobe shows to be over the caps; the worker checks
+ * again, stops ffmpeg at the length cap for files that do not say their length, and stops a
+ * transcode that runs far longer than the file's length predicts (its watchdog).
  */
 export interface MediaCaps {
   maxVideoSeconds: number;
@@ -16,8 +20,16 @@ export interface MediaCaps {
   maxStreams: number;
   /** The longest side of any video track's picture, in pixels (8K is 7680 or 8192). */
   maxVideoSide: number;
+  /** Pixels in one picture of any video track (a phone's 8K, 7680x4320, is 33.2 million). */
+  maxVideoPixels: number;
   /** Frames a second of any video track, over the track (phones' slow motion records 240). */
   maxVideoFps: number;
+  /**
+   * Pixels to decode in a whole video track: width × height × frames a second × seconds. What a
+   * transcode costs grows with it; the default, 150 billion, is about 40 minutes of 1080p at 30
+   * frames a second, 10 of 4K at 30, 2 and a half of 8K at 30, well within the job timeout.
+   */
+  maxVideoPixelBudget: number;
 }
 
 export const mediaCapsEnvSchema = z.object({
@@ -25,7 +37,9 @@ export const mediaCapsEnvSchema = z.object({
   MEDIA_MAX_AUDIO_SECONDS: z.coerce.number().positive().default(14_400),
   MEDIA_MAX_STREAMS: z.coerce.number().int().min(2).max(1000).default(16),
   MEDIA_MAX_VIDEO_SIDE: z.coerce.number().int().min(64).max(16_384).default(8192),
+  MEDIA_MAX_VIDEO_PIXELS: z.coerce.number().int().min(4096).max(268_435_456).default(7680 * 4320),
   MEDIA_MAX_VIDEO_FPS: z.coerce.number().positive().max(10_000).default(240),
+  MEDIA_MAX_VIDEO_PIXEL_BUDGET: z.coerce.number().positive().default(150e9),
 });
 
 export function mediaCapsFromEnv(env: NodeJS.ProcessEnv = process.env): MediaCaps {
@@ -35,7 +49,9 @@ export function mediaCapsFromEnv(env: NodeJS.ProcessEnv = process.env): MediaCap
     maxAudioSeconds: parsed.MEDIA_MAX_AUDIO_SECONDS,
     maxStreams: parsed.MEDIA_MAX_STREAMS,
     maxVideoSide: parsed.MEDIA_MAX_VIDEO_SIDE,
+    maxVideoPixels: parsed.MEDIA_MAX_VIDEO_PIXELS,
     maxVideoFps: parsed.MEDIA_MAX_VIDEO_FPS,
+    maxVideoPixelBudget: parsed.MEDIA_MAX_VIDEO_PIXEL_BUDGET,
   };
 }
 
@@ -67,6 +83,20 @@ export function tooLargePictureMessage(caps: MediaCaps): string {
   return `This video's picture is larger than the portal takes (at most ${caps.maxVideoSide} pixels a side)`;
 }
 
+export function tooManyPixelsMessage(caps: MediaCaps): string {
+  return `This video's picture has more pixels than the portal takes (at most ${+(caps.maxVideoPixels / 1e6).toFixed(1)} million a frame)`;
+}
+
+/**
+ * "At 3840×2160 pixels and 60 frames a second, a video can be at most 5 minutes long: this one is
+ * longer" (the length the budget leaves for this picture and this frame rate, rounded down).
+ */
+export function overPixelBudgetMessage(width: number, height: number, fps: number, caps: MediaCaps): string {
+  const seconds = caps.maxVideoPixelBudget / (width * height * fps);
+  const most = seconds < 1 ? 'less than a second' : seconds < 120 ? `${Math.floor(seconds)} second${Math.floor(seconds) === 1 ? '' : 's'}` : `${Math.floor(seconds / 60)} minutes`;
+  return `At ${width}×${height} pixels and ${+fps.toFixed(2)} frames a second, a video can be at most ${most} long: this one is longer`;
+}
+
 export function tooManyFramesMessage(caps: MediaCaps): string {
   return `This video has more frames a second than the portal takes (at most ${+caps.maxVideoFps.toFixed(2)})`;
 }
@@ -79,22 +109,37 @@ export function frameRateOf(fraction: string | undefined): number | null {
   return rate > 0 && Number.isFinite(rate) ? rate : null;
 }
 
-export type CapBreach = { cap: 'duration' | 'streams' | 'picture' | 'frame-rate'; message: string };
+export type CapBreach = { cap: 'duration' | 'streams' | 'picture' | 'pixels' | 'frame-rate' | 'pixel-budget'; message: string };
 
 /**
  * The first cap a probed file breaks, or null. A file that does not say its length or its frame
- * rate passes here (the worker stops it at the length cap).
+ * rate passes the length and budget caps here (the worker stops it at the length cap, and its
+ * watchdog stops a transcode that runs far past what the length predicts).
  */
 export function capBreach(probe: ProbeResult, kind: MediaKind, caps: MediaCaps): CapBreach | null {
   if (probe.streams.length > caps.maxStreams) return { cap: 'streams', message: tooManyStreamsMessage(caps) };
   for (const stream of probe.streams) {
     if (stream.codec_type !== 'video') continue;
-    if (Math.max(stream.width ?? 0, stream.height ?? 0) > caps.maxVideoSide) return { cap: 'picture', message: tooLargePictureMessage(caps) };
+    const width = stream.width ?? 0;
+    const height = stream.height ?? 0;
+    if (Math.max(width, height) > caps.maxVideoSide) return { cap: 'picture', message: tooLargePictureMessage(caps) };
+    if (width * height > caps.maxVideoPixels) return { cap: 'pixels', message: tooManyPixelsMessage(caps) };
     // A cover picture (attached_pic) is one frame, whatever rate its track claims.
     const fps = stream.disposition?.attached_pic ? null : frameRateOf(stream.avg_frame_rate);
     if (fps !== null && fps > caps.maxVideoFps + 0.01) return { cap: 'frame-rate', message: tooManyFramesMessage(caps) };
   }
   const seconds = Number(probe.format.duration);
   if (Number.isFinite(seconds) && seconds > maxSecondsOf(kind, caps)) return { cap: 'duration', message: tooLongMessage(kind, caps) };
+  if (kind === 'video' && Number.isFinite(seconds)) {
+    for (const stream of probe.streams) {
+      if (stream.codec_type !== 'video' || stream.disposition?.attached_pic) continue;
+      const fps = frameRateOf(stream.avg_frame_rate);
+      const width = stream.width ?? 0;
+      const height = stream.height ?? 0;
+      if (fps !== null && width * height * fps * seconds > caps.maxVideoPixelBudget) {
+        return { cap: 'pixel-budget', message: overPixelBudgetMessage(width, height, fps, caps) };
+      }
+    }
+  }
   return null;
 }

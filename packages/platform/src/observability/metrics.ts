@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { JobQueue, JobHandler } from '../jobs/job-queue.js';
 import type { EventBus } from '../events/event-bus.js';
+import { runReadinessChecks, type HealthCheck } from '../runtime/health-server.js';
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const JOB_BUCKETS = [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600];
@@ -15,6 +16,7 @@ export class ServiceMetrics {
   private readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
   private readonly jobDuration: Histogram<'queue' | 'outcome'>;
   private readonly counters = new Map<string, Counter<string>>();
+  private readonly dependencyChecks: HealthCheck[] = [];
 
   constructor(readonly service: string) {
     this.registry.setDefaultLabels({ service });
@@ -107,6 +109,30 @@ export class ServiceMetrics {
         const lag = await bus.lag(groupId, topics).catch(() => null);
         if (!lag) return;
         for (const [topic, value] of Object.entries(lag)) this.set({ topic }, value);
+      },
+    });
+  }
+
+  /**
+   * portal_dependency_up{dependency}: 1 when a dependency of the readiness checks (Kafka, MongoDB,
+   * Redis, S3, the mail server, a neighbouring service) answers within the readiness timeout, 0
+   * when it does not, asked at scrape time. /readyz stays 200 while one is away ("degraded" in its
+   * body, docs/OPERATIONS.md), so this is how an alert sees a degraded dependency.
+   */
+  watchDependencies(checks: HealthCheck[]): void {
+    if (checks.length === 0) return;
+    const first = this.dependencyChecks.length === 0;
+    this.dependencyChecks.push(...checks);
+    if (!first) return;
+    const all = this.dependencyChecks;
+    new Gauge({
+      name: 'portal_dependency_up',
+      help: 'Whether a dependency answered the readiness check (1) or not (0), asked at scrape time',
+      labelNames: ['dependency'],
+      registers: [this.registry],
+      async collect() {
+        const { body } = await runReadinessChecks(all, false);
+        for (const [dependency, state] of Object.entries(body.checks)) this.set({ dependency }, state === 'ok' ? 1 : 0);
       },
     });
   }

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { envPort } from '../config/env.js';
 import type { EventBus } from '../events/event-bus.js';
 import { createLogger } from '../logging/logger.js';
+import { createFilesPrivately, keepDataDirPrivate } from './private-files.js';
 import { serveHealthAndMetrics, type HealthCheck } from './health-server.js';
 import { createEventBus, describeInfrastructure, infrastructureFromEnv, type InfrastructureSettings } from './infrastructure.js';
 
@@ -12,12 +13,15 @@ export interface ServiceProcess {
 }
 
 /**
- * What every service's main.ts does first: its logger, the adapters the environment chose (logged
- * once, so an operator sees which servers a process uses) and its event bus client.
+ * What every service's main.ts does first: files it creates private to its user (0600, DATA_DIR
+ * 0700), its logger, the adapters the environment chose (logged once, so an operator sees which
+ * servers a process uses) and its event bus client.
  */
 export function startServiceProcess(service: string): ServiceProcess {
+  createFilesPrivately();
   const logger = createLogger({ service });
   const infrastructure = infrastructureFromEnv();
+  keepDataDirPrivate(infrastructure.dataDir);
   logger.info(describeInfrastructure(infrastructure), 'infrastructure');
   return { logger, infrastructure, bus: createEventBus(infrastructure, service, logger) };
 }
@@ -31,8 +35,9 @@ export async function serveProcessHealth(
   logger: Logger,
   options: { portVariable: string; hostVariable: string; defaultPort: number },
   checks: HealthCheck[],
-  metrics: { contentType(): string; text(): Promise<string> },
+  metrics: { contentType(): string; text(): Promise<string>; watchDependencies?(checks: HealthCheck[]): void },
 ): Promise<Awaited<ReturnType<typeof serveHealthAndMetrics>>> {
+  metrics.watchDependencies?.(checks);
   const port = envPort.parse(process.env[options.portVariable] ?? String(options.defaultPort));
   const served = await serveHealthAndMetrics(port, process.env[options.hostVariable] ?? '0.0.0.0', checks, metrics);
   logger.info({ url: served.url }, checks.length ? 'health endpoints listening' : 'metrics listening');

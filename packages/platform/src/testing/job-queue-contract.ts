@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { JobQueue, JobWorker } from '../jobs/job-queue.js';
+import { handedBackTooOftenReason, isHandedBackTooOften, type JobQueue, type JobWorker } from '../jobs/job-queue.js';
 import { waitFor } from './wait-for.js';
 
 export interface JobQueueContractOptions {
@@ -238,6 +238,34 @@ export function jobQueueContract(name: string, options: JobQueueContractOptions)
         return job?.state === 'completed' ? job : null;
       }, { timeoutMs, what: 'the job done by the next worker' });
       expect(done).toMatchObject({ returnValue: { n: 5 }, attemptsMade: 1 });
+    });
+
+    it('counts a try for each hand-back after the free ones, and fails a job handed back too often with a clear reason', async () => {
+      // A job longer than every shutdown grace period: each worker that takes it is stopped and
+      // hands it back. Two hand-backs are free; each one after uses a try; with 2 tries the fourth
+      // hand-back ends it failed, not waiting again for ever.
+      const queue = await connect();
+      // A minute's backoff: a counted hand-back does not wait for it (the job did nothing wrong).
+      await queue.add('endless', { n: 7 }, { jobId: 'endless', attempts: 2, backoff: { type: 'fixed', delay: 60_000 } });
+      const seen: { state: string; attemptsMade: number }[] = [];
+      for (let handBack = 1; handBack <= 4; handBack++) {
+        const interrupted = await queue.work(() => new Promise(() => undefined), { freeHandBacks: 2 });
+        await waitFor(async () => (await queue.getJob('endless'))?.state === 'active', { timeoutMs, what: `the job to start (${handBack})` });
+        expect(await interrupted.handBack()).toEqual(['endless']);
+        const job = (await queue.getJob('endless'))!;
+        seen.push({ state: job.state, attemptsMade: job.attemptsMade });
+      }
+      expect(seen).toEqual([
+        { state: 'waiting', attemptsMade: 0 },
+        { state: 'waiting', attemptsMade: 0 },
+        { state: 'waiting', attemptsMade: 1 },
+        { state: 'failed', attemptsMade: 2 },
+      ]);
+      const failed = (await queue.getJob('endless'))!;
+      expect(isHandedBackTooOften(failed.failedReason)).toBe(true);
+      expect(failed.failedReason).toBe(handedBackTooOftenReason(4));
+      expect(isHandedBackTooOften('the file is broken')).toBe(false);
+      expect(await queue.counts()).toMatchObject({ failed: 1, waiting: 0, active: 0, delayed: 0 });
     });
 
     it('reports progress while a job runs', async () => {

@@ -1,7 +1,12 @@
 /**
- * One CSV line (RFC 4180: fields quoted when needed, quotes doubled, CRLF). A text field that a
- * spreadsheet would take for a formula (=, +, -, @, tab, carriage return first) gets a leading
- * apostrophe, so opening an export never runs what a participant typed.
+ * One CSV line (RFC 4180: quotes doubled, CRLF). Every text cell is quoted, and every part of it
+ * that a spreadsheet could take for a formula gets a leading apostrophe: the cell itself, and each
+ * part behind a comma, a semicolon, a tab or a line break, so a spreadsheet that splits on ";" or
+ * on tabs (the default in much of Europe), or that ignores the quotes, still never runs what a
+ * participant typed. A part is a formula when it starts, after spaces, with = + - or @ (a cell
+ * also when it starts with a tab or a carriage return); a signed number alone, such as the
+ * "-74.00600 (±15 m)" of a position, is left as written. Numbers and booleans are written bare;
+ * null and undefined as empty cells.
  */
 export function csvLine(values: readonly (string | number | boolean | null | undefined)[]): string {
   return `${values.map(csvField).join(',')}\r\n`;
@@ -10,6 +15,16 @@ export function csvLine(values: readonly (string | number | boolean | null | und
 function csvField(value: string | number | boolean | null | undefined): string {
   if (value === null || value === undefined) return '';
   if (typeof value !== 'string') return String(value);
-  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+  return `"${neutralised(value).replace(/"/g, '""')}"`;
+}
+
+const SEPARATED_PARTS = /([,;\t\r\n])([^,;\t\r\n]*)/g;
+const FORMULA_START = /^[ \u00a0]*[=+\-@]/;
+const SIGNED_NUMBER = /^[ \u00a0]*[+-]\d+(?:\.\d+)?(?: \(±\d+ m\))?[ \u00a0]*$/;
+
+function neutralised(text: string): string {
+  const parts = text.replace(SEPARATED_PARTS, (whole, separator: string, part: string) =>
+    FORMULA_START.test(part) && !SIGNED_NUMBER.test(part) ? `${separator}'${part}` : whole,
+  );
+  return /^[=+\-@\t\r]/.test(parts) ? `'${parts}` : parts;
 }

@@ -24,6 +24,7 @@ import {
   createEvent,
   formatBytes,
   forbidden,
+  isHandedBackTooOften,
   notFound,
   payloadTooLarge,
   sweepBlobIntents,
@@ -512,7 +513,9 @@ export class EvidenceService {
       } else if (job.state === 'failed') {
         // The queue's reason is an error of the worker's own (storage, bus...): for the log only.
         this.deps.logger.warn({ evidenceId: record.id, reason: job.failedReason }, 'media job failed for good');
-        await this.applyMediaResult(failedResult(record));
+        // Except one: a job every worker was stopped in the middle of (a video longer than each
+        // shutdown's grace period, the workers scaled down meanwhile) says so to its owner.
+        await this.applyMediaResult(failedResult(record, isHandedBackTooOften(job.failedReason) ? INTERRUPTED_TOO_OFTEN : undefined));
       } else if (job.state === 'completed' && job.returnValue) {
         await this.applyMediaResult(job.returnValue as MediaProcessedData);
       }
@@ -671,13 +674,17 @@ export class EvidenceService {
   }
 }
 
-function failedResult(record: EvidenceRecord): MediaProcessedData {
+/** The media_error of an item whose processing was interrupted by shutting-down workers until its tries ran out. */
+export const INTERRUPTED_TOO_OFTEN =
+  'The file could not be processed: its processing was interrupted too many times (the media workers were stopped before it could finish). Upload it again later.';
+
+function failedResult(record: EvidenceRecord, error = 'The file could not be processed'): MediaProcessedData {
   return {
     evidenceId: record.id,
     revision: record.media_revision,
     status: 'failed',
     media_type: record.media_type,
-    error: 'The file could not be processed',
+    error,
     ...NO_DERIVATIVES,
   };
 }

@@ -56,6 +56,7 @@ export function createEvidenceApp(deps: EvidenceAppDeps): {
   app.use(deps.metrics.expressMiddleware());
   app.use(requestLogging(deps.logger));
   healthRoutes(app, deps.readiness);
+  deps.metrics.watchDependencies(deps.readiness);
   metricsRoute(app, deps.metrics);
   app.use(internalRoutes({ tokens: deps.tokens, repository: deps.repository, blobs: deps.blobs }));
   app.use(callerIdentity(deps.tokens));

@@ -9,12 +9,23 @@ import { FileStore } from '@tus/file-store';
 import { S3Store, type MetadataValue as S3UploadInfo } from '@tus/s3-store';
 import { ERRORS, MemoryKvStore, type DataStore, type Upload } from '@tus/server';
 import type { S3BlobStoreOptions } from '@portal/platform';
+import { ScratchFull, type ScratchBudget } from './scratch-budget.js';
+
+/** A finished upload's bytes as a local file, and the release of the scratch space it holds. */
+export interface LocalCopy {
+  path: string;
+  /** Called once the file is gone (the service removes it when done with it). */
+  release(): void;
+}
 
 /** Where unfinished resumable uploads wait, and how a finished one is read back. */
 export interface UploadStorage {
   datastore: DataStore;
-  /** A local file with the finished upload's bytes (the service removes it when done). */
-  localCopy(upload: Upload): Promise<string>;
+  /**
+   * A local file with the finished upload's bytes (the service removes it when done). Throws
+   * ScratchFull, keeping the upload, when a copy is needed and the scratch space has no room now.
+   */
+  localCopy(upload: Upload): Promise<LocalCopy>;
   /** Removes everything kept of an upload (its bytes, whatever is left of them, and its info). */
   discard(upload: Upload): Promise<void>;
   /** Removes what a crash may leave behind: parts of uploads without their partner, once expired. */
@@ -73,10 +84,11 @@ export function fileUploadStorage(directory: string, expireAfterMs: number): Upl
         .catch(() => {})
         .finally(() => flushing.delete(upload.id));
     },
+    // The upload's own file: no copy, no scratch space.
     async localCopy(upload) {
       const path = upload.storage?.path;
       if (!path) throw new Error(`upload ${upload.id} has no file`);
-      return path;
+      return { path, release: () => undefined };
     },
     // FileStore.remove gives up (keeping the .json) when the bytes are gone already, which they
     // are once the service has taken the finished file over: each part is removed on its own.
@@ -118,9 +130,10 @@ export function fileUploadStorage(directory: string, expireAfterMs: number): Upl
 
 /**
  * Unfinished uploads in S3 (@tus/s3-store), so that any evidence replica can continue an upload
- * another one started. A finished upload is streamed to a local file for inspection.
+ * another one started. A finished upload is streamed to a local file for inspection, within the
+ * scratch budget: as many at once as fit in it.
  */
-export function s3UploadStorage(s3: S3BlobStoreOptions, tmpDir: string, expireAfterMs: number): UploadStorage {
+export function s3UploadStorage(s3: S3BlobStoreOptions, tmpDir: string, expireAfterMs: number, scratch: ScratchBudget): UploadStorage {
   const clientConfig = {
     region: s3.region,
     forcePathStyle: s3.forcePathStyle ?? true,
@@ -173,18 +186,26 @@ export function s3UploadStorage(s3: S3BlobStoreOptions, tmpDir: string, expireAf
       return 0;
     },
     async localCopy(upload) {
+      const release = scratch.tryReserve(upload.size ?? upload.offset);
+      if (!release) throw new ScratchFull();
       const path = join(tmpDir, `${randomUUID()}.upload`);
-      const read = () => client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: upload.id }));
-      const object = await read().catch(async (error: unknown) => {
-        if ((error as { name?: unknown }).name !== 'NoSuchKey' || upload.size === undefined || upload.offset !== upload.size) throw error;
-        // Every byte is in its parts, but the process that stored the last one died before it
-        // completed the multipart upload. A write of nothing at the end completes it (folding in
-        // a last part kept aside as incomplete, if there is one), as the last PATCH would have.
-        await datastore.write(Readable.from([]), upload.id, upload.offset);
-        return read();
-      });
-      await pipeline(object.Body as Readable, createWriteStream(path));
-      return path;
+      try {
+        const read = () => client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: upload.id }));
+        const object = await read().catch(async (error: unknown) => {
+          if ((error as { name?: unknown }).name !== 'NoSuchKey' || upload.size === undefined || upload.offset !== upload.size) throw error;
+          // Every byte is in its parts, but the process that stored the last one died before it
+          // completed the multipart upload. A write of nothing at the end completes it (folding in
+          // a last part kept aside as incomplete, if there is one), as the last PATCH would have.
+          await datastore.write(Readable.from([]), upload.id, upload.offset);
+          return read();
+        });
+        await pipeline(object.Body as Readable, createWriteStream(path));
+        return { path, release };
+      } catch (error) {
+        await rm(path, { force: true });
+        release();
+        throw error;
+      }
     },
   };
 }

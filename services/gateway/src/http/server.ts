@@ -35,6 +35,7 @@ import {
   type Subscription,
 } from '@portal/platform';
 import type { GatewaySettings } from '../config.js';
+import { appShortName } from '../web/app-short-name.js';
 import { IdentityUnavailableError, SessionResolver, type ResolvedCaller } from '../sessions/session-resolver.js';
 import { isCrossSiteWrite, securityHeaderPairs, securityHeaders } from './security.js';
 import { guardRequestBodies } from './upload-guard.js';
@@ -96,11 +97,11 @@ const SERVICE_WORKER_FILE = /^[\\/](?:sw\.js|workbox-[\w-]+\.js)(?:\.(?:br|gz))?
  * The web app manifest (installable app): the product's name, the app's colours (web/src/app/theme.ts
  * and index.html) and its icons (web/public/icons), standalone like an app of the phone.
  */
-export function webAppManifest(productName: string) {
+export function webAppManifest(productName: string, shortName: string = appShortName(productName)) {
   return {
     id: '/',
     name: productName,
-    short_name: productName.length > 12 ? productName.split(/\s+/).slice(-1)[0]!.slice(0, 12) : productName,
+    short_name: shortName,
     description: 'Register, watch the briefing and send evidence, also without a connection.',
     start_url: '/home',
     scope: '/',
@@ -484,6 +485,7 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
     { name: 'identity', check: probe(healthPools.identity) },
     { name: 'evidence', check: probe(healthPools.evidence) },
   ];
+  deps.metrics?.watchDependencies(readiness);
   app.get('/healthz', async () => ({ status: 'ok' }));
   // Ready while this gateway serves: the web app and the cached public archive need neither
   // identity nor evidence, so their slowness is reported ("degraded"), not made a 503 for all.
@@ -534,7 +536,7 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
     // The root is a folder to the static plugin; it is the app's entry like every client route.
     app.get('/', async (_request, reply) => reply.header('cache-control', 'no-cache').sendFile(pageOfRoute('/')));
     // The installable app's manifest, named after this run's product (PRODUCT_NAME), not the build.
-    const manifest = JSON.stringify(webAppManifest(settings.publicConfig.productName));
+    const manifest = JSON.stringify(webAppManifest(settings.publicConfig.productName, settings.productShortName ?? undefined));
     app.get('/manifest.webmanifest', async (_request, reply) =>
       reply.header('cache-control', 'no-cache').type('application/manifest+json; charset=utf-8').send(manifest),
     );

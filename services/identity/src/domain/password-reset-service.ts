@@ -8,7 +8,7 @@ import {
   type PasswordResetRequestedData,
   type SessionsRevokedData,
 } from '@portal/contracts';
-import { badRequest, createEvent, notFound, type Logger, type SealedBox } from '@portal/platform';
+import { badRequest, checkingSecrets, createEvent, notFound, signingSecret, type Logger, type SealedBox, type SharedSecret } from '@portal/platform';
 import type { PasswordHasher } from './passwords.js';
 import type { SessionService } from './session-service.js';
 import type { ResetCodeStore, UserRepository } from '../repositories/user-repository.js';
@@ -20,8 +20,11 @@ export interface PasswordResetDeps {
   sessions: SessionService;
   passwords: PasswordHasher;
   sealer: SealedBox;
-  /** The services' shared secret; the code hashes are keyed with a key derived from it. */
-  secret: string;
+  /**
+   * The services' shared secret; the code hashes are keyed with a key derived from it (the
+   * current one's; a code made before a rotation, under the previous one's, still counts).
+   */
+  secret: string | SharedSecret;
   codeTtlMs: number;
   maxAttempts: number;
   clock: () => number;
@@ -36,9 +39,12 @@ export interface PasswordResetDeps {
  */
 export class PasswordResetService {
   private readonly hashKey: Buffer;
+  private readonly hashKeys: Buffer[];
 
   constructor(private readonly deps: PasswordResetDeps) {
-    this.hashKey = Buffer.from(hkdfSync('sha256', deps.secret, Buffer.alloc(0), 'portal-reset-codes', 32));
+    const derive = (text: string) => Buffer.from(hkdfSync('sha256', text, Buffer.alloc(0), 'portal-reset-codes', 32));
+    this.hashKey = derive(signingSecret(deps.secret));
+    this.hashKeys = checkingSecrets(deps.secret).map(derive);
   }
 
   async emailExists(email: string): Promise<boolean> {
@@ -103,8 +109,11 @@ export class PasswordResetService {
       return false;
     }
     const expected = Buffer.from(record.codeHash, 'hex');
-    const actual = Buffer.from(this.hash(user.id, code), 'hex');
-    if (expected.length === actual.length && timingSafeEqual(expected, actual)) {
+    const matches = this.hashKeys.some((key) => {
+      const actual = Buffer.from(this.hash(user.id, code, key), 'hex');
+      return expected.length === actual.length && timingSafeEqual(expected, actual);
+    });
+    if (matches) {
       if (keepOnSuccess) await this.deps.codes.returnAttempt(user.id);
       else await this.deps.codes.delete(user.id);
       return true;
@@ -113,7 +122,7 @@ export class PasswordResetService {
     return false;
   }
 
-  private hash(userId: string, code: string): string {
-    return createHmac('sha256', this.hashKey).update(`${userId}:${code}`).digest('hex');
+  private hash(userId: string, code: string, key = this.hashKey): string {
+    return createHmac('sha256', key).update(`${userId}:${code}`).digest('hex');
   }
 }

@@ -62,6 +62,7 @@ export function createIdentityApp(deps: IdentityAppDeps): Express {
   app.use(deps.metrics.expressMiddleware());
   app.use(requestLogging(deps.logger));
   healthRoutes(app, deps.readiness);
+  deps.metrics.watchDependencies(deps.readiness);
   metricsRoute(app, deps.metrics);
   app.use(express.json({ limit: '64kb' }));
   app.use(internalRoutes({ tokens: deps.tokens, sessions: deps.sessions, users: deps.userRepository }));

@@ -66,6 +66,32 @@ export function userRepositoryContract(name: string, create: () => Promise<UserR
       expect(pending.some((entry) => entry.event.key === sameName.id)).toBe(false);
     });
 
+    it('keeps names of any script, and refuses one that only looks like a taken name (case and confusable characters folded)', async () => {
+      const users = await create();
+      const tag = randomUUID().slice(0, 6).replace(/[0-9]/g, 'k');
+      const zoe = sampleUser({ username: `Zoë_${tag}` });
+      await users.create(zoe, []);
+      expect((await users.findById(zoe.id))?.username).toBe(`Zoë_${tag}`);
+      // The same name in capitals, decomposed (e + combining diaeresis) or with a Cyrillic о.
+      for (const lookalike of [`ZOË_${tag.toUpperCase()}`, `Zoe\u0308_${tag}`, `Z\u043eë_${tag}`]) {
+        await expect(users.create(sampleUser({ username: lookalike }), [])).rejects.toEqual(new DuplicateUserError('username'));
+        expect((await users.findByUsername(lookalike))?.id).toBe(zoe.id);
+      }
+      // Without the diaeresis it is another name.
+      const zoePlain = sampleUser({ username: `Zoe_${tag}` });
+      await users.create(zoePlain, []);
+      // Latin 'paypal' and the Cyrillic look-alike; capital I and small l.
+      const paypal = sampleUser({ username: `paypal_${tag}` });
+      await users.create(paypal, []);
+      await expect(users.create(sampleUser({ username: `\u0440\u0430\u0443\u0440\u0430l_${tag}` }), [])).rejects.toEqual(new DuplicateUserError('username'));
+      const owl = sampleUser({ username: `nightowl_${tag}` });
+      await users.create(owl, []);
+      await expect(users.create(sampleUser({ username: `nightowI_${tag}` }), [])).rejects.toEqual(new DuplicateUserError('username'));
+      // Renaming into a look-alike of someone else's name is refused too; into one's own, allowed.
+      await expect(users.update(zoePlain.id, { username: `ZOË_${tag}` }, [])).rejects.toEqual(new DuplicateUserError('username'));
+      expect((await users.update(zoe.id, { username: `ZOË_${tag}` }, []))?.username).toBe(`ZOË_${tag}`);
+    });
+
     it('updates only what it is given, and refuses an update into a taken username', async () => {
       const users = await create();
       const user = sampleUser();

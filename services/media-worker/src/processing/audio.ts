@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { ffmpegCommand, outputLimit, checkWrittenLength, runFfmpeg } from './ffmpeg-runner.js';
+import { ffmpegCommand, outputLimit, checkWrittenLength, runFfmpeg, type TranscodeWatchdog } from './ffmpeg-runner.js';
 import { UnprocessableMediaError } from './media-error.js';
 
 export interface AudioOptions {
@@ -10,6 +10,8 @@ export interface AudioOptions {
   tooLong?: string;
   /** The niceness ffmpeg runs at (MEDIA_AV_NICE). */
   niceness?: number;
+  /** Stops a transcode that runs far past what the recording's length predicts. */
+  watchdog?: TranscodeWatchdog;
 }
 
 /**
@@ -27,7 +29,7 @@ export async function transcodeAudio(
   input: string,
   workDir: string,
   onProgress: (percent: number) => void,
-  { demuxer = null, maxSeconds = 14_400, tooLong = 'recordings are limited in length', niceness = 0 }: AudioOptions = {},
+  { demuxer = null, maxSeconds = 14_400, tooLong = 'recordings are limited in length', niceness = 0, watchdog }: AudioOptions = {},
 ) {
   const output = join(workDir, 'display.m4a');
   const command = ffmpegCommand(input, demuxer, niceness)
@@ -43,7 +45,11 @@ export async function transcodeAudio(
     ])
     .format('ipod')
     .output(output);
-  const { writtenSeconds } = await runFfmpeg(command, { onProgress, reason: 'the file could not be read as a recording' }).catch((error: unknown) => {
+  const { writtenSeconds } = await runFfmpeg(command, {
+    onProgress,
+    reason: 'the file could not be read as a recording',
+    ...(watchdog ? { watchdog: { ...watchdog, fallbackSeconds: maxSeconds + 1 } } : {}),
+  }).catch((error: unknown) => {
     if (error instanceof UnprocessableMediaError && /Stream map '0:a:0' matches no streams/.test(error.detail ?? '')) {
       throw new UnprocessableMediaError('The file has no sound track', error.detail);
     }

@@ -18,6 +18,23 @@ export function ffmpegCommand(input: string, demuxer: string | null, niceness = 
     .inputOptions(mediaInputOptions(demuxer));
 }
 
+/**
+ * How long an ffmpeg run may take for the length of what it reads: `factor` × the input's length
+ * + `slackSeconds` (MEDIA_TRANSCODE_TIME_FACTOR, MEDIA_TRANSCODE_SLACK_SECONDS). A phone's video
+ * transcodes in about half its length on two cores (bench/transcode: 1080p, a minute, 31 s); a
+ * file crafted to cost far more than its length says (a few seconds declared, minutes of decoding)
+ * is stopped there instead of holding an audio/video worker until the half-hour timeout.
+ */
+export interface TranscodeWatchdog {
+  factor: number;
+  slackSeconds: number;
+}
+
+export const DEFAULT_TRANSCODE_WATCHDOG: TranscodeWatchdog = { factor: 10, slackSeconds: 120 };
+
+/** What the participant is told when the watchdog stopped ffmpeg (after "The file could not be processed: "). */
+export const TOO_SLOW_REASON = 'it took far longer to convert than a file of its length should';
+
 export interface RunOptions {
   /** What the participant is told when ffmpeg fails. */
   reason?: string;
@@ -25,7 +42,14 @@ export interface RunOptions {
   durationSeconds?: number | null;
   /** 0-99 while ffmpeg works, when the input's length is known. */
   onProgress?: (percent: number) => void;
+  /**
+   * Stops ffmpeg when it runs longer than the watchdog allows for the input's length; for an input
+   * that does not say its length, `fallbackSeconds` (the length cap, past which ffmpeg stops anyway).
+   */
+  watchdog?: TranscodeWatchdog & { fallbackSeconds?: number };
 }
+
+const WATCHDOG_TICK_MS = 250;
 
 export interface RunOutcome {
   /** The position of ffmpeg's last progress line (`time=`): the length of what it wrote, in seconds. */
@@ -47,10 +71,25 @@ const seconds = (mark: RegExpExecArray) => Number(mark[1]) * 3600 + Number(mark[
  */
 export function runFfmpeg(
   command: ffmpeg.FfmpegCommand,
-  { durationSeconds = null, onProgress, reason = 'the file could not be converted' }: RunOptions = {},
+  { durationSeconds = null, onProgress, reason = 'the file could not be converted', watchdog }: RunOptions = {},
 ): Promise<RunOutcome> {
   let duration = durationSeconds;
   let writtenSeconds: number | null = null;
+  const started = Date.now();
+  /** Set when the watchdog stopped ffmpeg: what it allowed, for the log. */
+  let stopped: string | null = null;
+  const timer = watchdog
+    ? setInterval(() => {
+        const length = duration ?? watchdog.fallbackSeconds ?? null;
+        if (length === null || stopped !== null) return;
+        const allowedMs = (watchdog.factor * length + watchdog.slackSeconds) * 1000;
+        const elapsedMs = Date.now() - started;
+        if (elapsedMs <= allowedMs) return;
+        stopped = `stopped after ${elapsedMs} ms: ${length} s of input allow ${Math.round(allowedMs)} ms (${watchdog.factor} × length + ${watchdog.slackSeconds} s)`;
+        command.kill('SIGKILL');
+      }, WATCHDOG_TICK_MS)
+    : null;
+  timer?.unref();
   return new Promise((resolve, reject) => {
     command
       .on('stderr', (line: string) => {
@@ -63,8 +102,14 @@ export function runFfmpeg(
         writtenSeconds = seconds(mark);
         if (onProgress && duration) onProgress(Math.max(0, Math.min(99, (writtenSeconds / duration) * 100)));
       })
-      .on('end', () => resolve({ writtenSeconds }))
+      .on('end', () => {
+        if (timer) clearInterval(timer);
+        if (stopped !== null) reject(new UnprocessableMediaError(TOO_SLOW_REASON, stopped));
+        else resolve({ writtenSeconds });
+      })
       .on('error', (error: Error, _stdout: string | null, stderr: string | null) => {
+        if (timer) clearInterval(timer);
+        if (stopped !== null) return reject(new UnprocessableMediaError(TOO_SLOW_REASON, stopped));
         const detail = (stderr ?? '').trim().split('\n').slice(-3).join(' ').slice(0, 300);
         reject(new UnprocessableMediaError(reason, detail || error.message));
       })

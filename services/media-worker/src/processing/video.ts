@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { ProbeResult, ProbedStream } from '@portal/platform';
-import { checkWrittenLength, ffmpegCommand, outputLimit, probedSeconds, runFfmpeg } from './ffmpeg-runner.js';
+import { checkWrittenLength, ffmpegCommand, outputLimit, probedSeconds, runFfmpeg, type TranscodeWatchdog } from './ffmpeg-runner.js';
 import { UnprocessableMediaError } from './media-error.js';
 
 export interface VideoOptions {
@@ -11,6 +11,8 @@ export interface VideoOptions {
   tooLong?: string;
   /** The niceness ffmpeg runs at (MEDIA_AV_NICE). */
   niceness?: number;
+  /** Stops a transcode that runs far past what the video's length predicts. */
+  watchdog?: TranscodeWatchdog;
 }
 
 /** The first picture track that is not cover art, and the first sound track: the only ones used. */
@@ -35,7 +37,7 @@ export async function transcodeVideo(
   probe: ProbeResult,
   workDir: string,
   onProgress: (percent: number) => void,
-  { demuxer = null, maxSeconds = 7200, tooLong = 'videos are limited in length', niceness = 0 }: VideoOptions = {},
+  { demuxer = null, maxSeconds = 7200, tooLong = 'videos are limited in length', niceness = 0, watchdog }: VideoOptions = {},
 ) {
   const { video, audio } = chosenStreams(probe);
   if (!video) throw new UnprocessableMediaError('The file has no picture track');
@@ -62,6 +64,7 @@ export async function transcodeVideo(
     durationSeconds: probedSeconds(probe.format.duration),
     onProgress,
     reason: 'the file could not be read as a video',
+    ...(watchdog ? { watchdog: { ...watchdog, fallbackSeconds: maxSeconds + 1 } } : {}),
   });
   checkWrittenLength(writtenSeconds, maxSeconds, tooLong);
   return output;
@@ -81,7 +84,7 @@ export async function remuxVideo(
   probe: ProbeResult,
   workDir: string,
   onProgress: (percent: number) => void,
-  { demuxer = null, maxSeconds = 7200, tooLong = 'videos are limited in length', niceness = 0 }: VideoOptions = {},
+  { demuxer = null, maxSeconds = 7200, tooLong = 'videos are limited in length', niceness = 0, watchdog }: VideoOptions = {},
 ) {
   const { video, audio } = chosenStreams(probe);
   if (!video) throw new UnprocessableMediaError('The file has no picture track');
@@ -106,6 +109,7 @@ export async function remuxVideo(
     durationSeconds: probedSeconds(probe.format.duration),
     onProgress,
     reason: 'the file could not be read as a video',
+    ...(watchdog ? { watchdog: { ...watchdog, fallbackSeconds: maxSeconds + 1 } } : {}),
   });
   checkWrittenLength(writtenSeconds, maxSeconds, tooLong);
   return output;
@@ -120,12 +124,14 @@ export async function posterFrame(
   video: string,
   durationSeconds: number | null,
   workDir: string,
-  { demuxer = 'mov', stream, niceness = 0 }: { demuxer?: string | null; stream?: ProbedStream; niceness?: number } = {},
+  { demuxer = 'mov', stream, niceness = 0, watchdog }: { demuxer?: string | null; stream?: ProbedStream; niceness?: number; watchdog?: TranscodeWatchdog } = {},
 ): Promise<string> {
   const output = join(workDir, 'poster.png');
   const at = durationSeconds && durationSeconds > 2 ? 1 : 0;
   await runFfmpeg(ffmpegCommand(video, demuxer, niceness).seekInput(at).outputOptions([...(stream ? mapOf(stream, 'v') : ['-map', '0:v:0']), '-frames:v', '1', '-map_metadata', '-1']).output(output), {
     reason: 'no picture could be taken from the video',
+    // One frame: the slack alone is its allowance.
+    ...(watchdog ? { durationSeconds: 0, watchdog } : {}),
   });
   return output;
 }

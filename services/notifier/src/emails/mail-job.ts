@@ -44,3 +44,6 @@ export const mailJobSchema = z.discriminatedUnion('kind', [
   }),
 ]);
 export type MailJob = z.infer<typeof mailJobSchema>;
+
+/** Every kind of e-mail the notifier sends (the metrics' `kind` label). */
+export const MAIL_KINDS: MailJob['kind'][] = mailJobSchema.options.map((option) => option.shape.kind.value);

@@ -14,12 +14,12 @@ export const CARD_HEIGHT = 230;
 export const PREVIEW_SIZE = 160;
 
 /**
- * One of the participant's items: preview, the title cut at 8 characters, and 'Public' when it is.
+ * One of the participant's items: preview, the title cut at 8 characters (or as much as tells it
+ * apart from a card that would read alike: `shown`, from cardTitles), and 'Public' when it is.
  * The button is named by what it shows (no aria-label that would differ from the visible text):
  * the kind and the whole title are there for screen readers, the cut title for the eye.
  */
-export function EvidenceCard({ item, onOpen }: { item: Evidence; onOpen: () => void }) {
-  const shown = truncateTitle(item.title);
+export function EvidenceCard({ item, shown = truncateTitle(item.title), onOpen }: { item: Evidence; shown?: string; onOpen: () => void }) {
   return (
     <Card
       variant="outlined"
@@ -34,7 +34,7 @@ export function EvidenceCard({ item, onOpen }: { item: Evidence; onOpen: () => v
       >
         <EvidencePreview item={item} width={PREVIEW_SIZE} height={PREVIEW_SIZE} errorLines={2} />
         <Box sx={{ width: '100%', px: 0.5, pt: 0.75, display: 'flex', flexDirection: 'column', alignItems: 'flex-start', gap: 0.5 }}>
-          <Typography variant="body2" sx={{ fontWeight: 600, whiteSpace: 'nowrap', overflow: 'hidden', maxWidth: '100%' }}>
+          <Typography variant="body2" sx={{ fontWeight: 600, whiteSpace: 'nowrap', overflow: 'hidden', textOverflow: 'ellipsis', maxWidth: '100%' }}>
             <VisuallyHidden>{`${kindName(item.media_type)}: `}</VisuallyHidden>
             {shown === item.title ? (
               shown

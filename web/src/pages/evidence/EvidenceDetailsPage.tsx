@@ -30,6 +30,7 @@ import { useNotify } from '../../notifications/notify-context';
 import { askPersistentStorage, isRefusal, keepCapture, sendEntry, stopSending, storageRoom } from '../../outbox/runner';
 import { deleteEntry, getEntry, updateEntry, type OutboxEntry } from '../../outbox/store';
 import { MediaPreview } from './MediaPreview';
+import { useOnline } from '../../components/useOnline';
 
 const detailsSchema = z.object({ title: titleField, notes: notesField });
 type DetailsInput = z.input<typeof detailsSchema>;
@@ -40,6 +41,12 @@ export const NAVIGATE_AFTER_MS = 2000;
 
 /** Said when a capture is kept on the phone to be sent later. */
 export const KEPT_FOR_LATER = 'Saved on this phone. It will upload by itself when the network is back.';
+/** Said while a kept capture is being sent: leaving the screen loses nothing. */
+export const KEPT_WHILE_SENDING = 'Saved on this phone: if you leave this screen, it will upload by itself later.';
+/** Said when the upload call failed but the capture is kept on the phone (it is tried again by itself). */
+export const KEPT_AFTER_FAILURE = 'Saved on this phone. The upload did not go through this time; it will be tried again by itself.';
+/** Said on the form while the phone has no network, before anything is pressed. */
+export const OFFLINE_BEFORE_UPLOAD = 'You are offline. Upload Evidence saves it on this phone, and it uploads by itself when the network is back.';
 /** Said when the phone has no room to keep a capture for later. */
 export const STORAGE_FULL =
   "This phone's storage is full, so this evidence cannot be kept for later: stay on this screen with a connection until it is uploaded, or free some space.";
@@ -96,6 +103,10 @@ export default function EvidenceDetailsPage() {
   /** This form's outbox entry, once kept (pressing Upload Evidence again sends the same one). */
   const kept = useRef<string | null>(null);
   const [storageFull, setStorageFull] = useState(false);
+  /** Whether the capture being sent is kept in the outbox (then leaving the screen loses nothing). */
+  const [keptNow, setKeptNow] = useState(false);
+  const online = useOnline();
+  const statusRef = useRef<HTMLDivElement>(null);
   const { user } = useCurrentUser();
   const notify = useNotify();
 
@@ -110,14 +121,19 @@ export default function EvidenceDetailsPage() {
 
   const busy = phase.name !== 'editing';
 
-  // While sending, leaving the page would lose the upload: the browser asks first.
+  // While sending what is not kept on the phone, leaving the page would lose it: the browser asks first.
   useEffect(() => {
-    if (phase.name !== 'uploading') return;
+    if (phase.name !== 'uploading' || keptNow) return;
     const warn = (event: BeforeUnloadEvent) => {
       event.preventDefault();
     };
     window.addEventListener('beforeunload', warn);
     return () => window.removeEventListener('beforeunload', warn);
+  }, [phase.name, keptNow]);
+
+  // The progress in view on a phone (below the preview and the form, it would be off screen).
+  useEffect(() => {
+    if (phase.name === 'uploading') statusRef.current?.scrollIntoView({ block: 'nearest' });
   }, [phase.name]);
 
   // On success: the evidence list after 2 seconds.
@@ -185,6 +201,7 @@ export default function EvidenceDetailsPage() {
     const fields = { title: values.title, notes: values.notes, location };
     const entryId = await keep(fields);
     setStorageFull(entryId === null && Boolean(user) && typeof indexedDB !== 'undefined');
+    setKeptNow(entryId !== null);
     if (entryId && navigator.onLine === false) {
       // No network: the outbox sends it when the network is back (Background Sync, or the next open).
       clearSelection();
@@ -211,11 +228,17 @@ export default function EvidenceDetailsPage() {
         setPhase({ name: 'done' });
       } catch (error) {
         console.error('evidence entry failed', error);
-        if (isRefusal(error)) {
-          // Refused (too large, not media): nothing to keep; the form stays to choose again.
-          kept.current = null;
-          await deleteEntry(entryId).catch(() => undefined);
+        if (!isRefusal(error)) {
+          // The capture is kept and will be sent again by itself: entering it again would make a second one.
+          clearSelection();
+          notify({ message: KEPT_AFTER_FAILURE, severity: 'info' });
+          navigate('/evidence');
+          return;
         }
+        // Refused (too large, not media): nothing to keep; the form stays to choose again.
+        kept.current = null;
+        setKeptNow(false);
+        await deleteEntry(entryId).catch(() => undefined);
         setFailure(error instanceof UploadError ? error.message : messageOf(error, 'The evidence could not be saved. Check your connection and try again.'));
         setPhase({ name: 'editing' });
       }
@@ -274,6 +297,11 @@ export default function EvidenceDetailsPage() {
       {media ? <MediaPreview file={media} /> : null}
       <form onSubmit={submit} noValidate aria-label="Evidence details">
         <FormError>{failure}</FormError>
+        {!online && phase.name === 'editing' ? (
+          <Alert severity="info" sx={{ my: 1 }}>
+            {user && typeof indexedDB !== 'undefined' ? OFFLINE_BEFORE_UPLOAD : 'You are offline. The upload starts when the network is back.'}
+          </Alert>
+        ) : null}
         {storageFull ? (
           <Alert severity="warning" sx={{ my: 1 }}>
             {STORAGE_FULL}
@@ -322,24 +350,32 @@ export default function EvidenceDetailsPage() {
             {place.problem ? <Alert severity="warning">{place.problem}</Alert> : null}
           </Box>
         ) : null}
-        {phase.name === 'uploading' ? (
-          <Box role="status" aria-live="polite" sx={{ my: 2 }}>
-            <Typography sx={{ fontWeight: 700, color: 'error.main', mb: 1 }}>{MESSAGES.doNotClose}</Typography>
-            <Stack direction="row" spacing={1.5} alignItems="center">
-              <CircularProgress size={28} aria-hidden="true" />
-              <Typography>{offline ? 'Waiting for the connection… The upload will go on by itself.' : media ? `Uploading… ${percent}%` : 'Saving…'}</Typography>
-            </Stack>
-          </Box>
-        ) : null}
-        {media && (phase.name === 'uploading' || phase.name === 'done') ? (
-          <LinearProgress
-            variant="determinate"
-            value={percent}
-            aria-label="Upload progress"
-            aria-valuetext={`${percent}%`}
-            sx={{ height: 10, borderRadius: 5, mb: 2 }}
-          />
-        ) : null}
+        <Box ref={statusRef} sx={{ scrollMarginBottom: 96 }}>
+          {phase.name === 'uploading' ? (
+            <Box role="status" aria-live="polite" sx={{ my: 2 }}>
+              {/* SPEC's warning where closing the screen would lose the evidence: it is not kept on the phone. */}
+              {keptNow ? null : <Typography sx={{ fontWeight: 700, color: 'error.main', mb: 1 }}>{MESSAGES.doNotClose}</Typography>}
+              <Stack direction="row" spacing={1.5} alignItems="center">
+                <CircularProgress size={28} aria-hidden="true" />
+                <Typography>{offline ? 'Waiting for the connection… The upload will go on by itself.' : media ? `Uploading… ${percent}%` : 'Saving…'}</Typography>
+              </Stack>
+              {keptNow ? (
+                <Typography variant="body2" color="text.secondary" sx={{ mt: 1 }}>
+                  {KEPT_WHILE_SENDING}
+                </Typography>
+              ) : null}
+            </Box>
+          ) : null}
+          {media && (phase.name === 'uploading' || phase.name === 'done') ? (
+            <LinearProgress
+              variant="determinate"
+              value={percent}
+              aria-label="Upload progress"
+              aria-valuetext={`${percent}%`}
+              sx={{ height: 10, borderRadius: 5, mb: 2 }}
+            />
+          ) : null}
+        </Box>
         {phase.name === 'done' ? (
           <Alert severity="success" sx={{ my: 2 }}>
             Evidence uploaded. Taking you to your evidence…

@@ -4,12 +4,13 @@ import Tab from '@mui/material/Tab';
 import Tabs from '@mui/material/Tabs';
 import Typography from '@mui/material/Typography';
 import { useQueryClient } from '@tanstack/react-query';
-import { Suspense, lazy, useEffect, useState } from 'react';
+import { Suspense, lazy, useEffect, useMemo, useState } from 'react';
 import { MESSAGES, type MediaType } from '@portal/contracts';
 import { deleteEvidence } from '../../api/evidence';
 import { Page } from '../../components/Page';
 import { PageLoading } from '../../components/PageLoading';
 import { ConfirmDialog } from '../../evidence/ConfirmDialog';
+import { cardTitles } from '../../evidence/format';
 import { FilterToggle } from '../../evidence/FilterToggle';
 import { LoadMore } from '../../evidence/LoadMore';
 import { refreshEvidence, removeCachedItem, useEvidenceList } from '../../evidence/queries';
@@ -71,6 +72,7 @@ export default function EvidencePage() {
     if (user && navigator.onLine !== false) void flushOutbox(user.id);
   }, [user]);
   const opened = list.items.find((item) => item.id === openId) ?? null;
+  const shownTitles = useMemo(() => cardTitles(list.items.map((item) => item.title)), [list.items]);
 
   const remove = async () => {
     if (!opened) return;
@@ -112,8 +114,8 @@ export default function EvidencePage() {
         // Two 170 px cards side by side from 360 px wide screens up (the page's side margins are borrowed).
         sx={{ display: 'grid', gridTemplateColumns: 'repeat(auto-fill, 170px)', gap: { xs: 1, sm: 1.5 }, justifyContent: 'center', p: 0, my: 0, mx: { xs: -1.5, sm: 0 } }}
       >
-        {list.items.map((item) => (
-          <EvidenceCard key={item.id} item={item} onOpen={() => setOpenId(item.id)} />
+        {list.items.map((item, index) => (
+          <EvidenceCard key={item.id} item={item} shown={shownTitles[index]} onOpen={() => setOpenId(item.id)} />
         ))}
       </Box>
     );

@@ -2,6 +2,7 @@ import ExpandMoreIcon from '@mui/icons-material/ExpandMore';
 import Accordion from '@mui/material/Accordion';
 import AccordionDetails from '@mui/material/AccordionDetails';
 import AccordionSummary from '@mui/material/AccordionSummary';
+import Box from '@mui/material/Box';
 import Typography from '@mui/material/Typography';
 import { CaptionedVideo } from '../../components/CaptionedVideo';
 import { Page } from '../../components/Page';
@@ -23,8 +24,8 @@ export default function HelpPage() {
         captionsUrl={config.tutorialVideo.captionsUrl}
         label="Training video"
         controls
-        style={{ marginBottom: 32 }}
       />
+      <Box sx={{ mb: 4 }} />
       <Typography variant="h2" component="h2" gutterBottom>
         Frequently asked questions
       </Typography>

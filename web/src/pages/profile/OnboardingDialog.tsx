@@ -127,11 +127,10 @@ export function OnboardingDialog({ user, config }: { user: User; config: PublicC
           ) : null}
         </DialogContent>
         <DialogActions sx={{ px: 3, pb: 3, flexDirection: 'column', alignItems: 'stretch', gap: 1, '& > :not(style) ~ :not(style)': { ml: 0 } }}>
-          {controlsUnlocked ? null : (
-            <Button variant="contained" size="large" fullWidth startIcon={playing ? <PauseIcon /> : <PlayArrowIcon />} onClick={togglePlay}>
-              {playing ? 'Pause' : 'Play'}
-            </Button>
-          )}
+          {/* Always there: a phone's player hides its own controls while playing until the video is tapped. */}
+          <Button variant="contained" size="large" fullWidth startIcon={playing ? <PauseIcon /> : <PlayArrowIcon />} onClick={togglePlay}>
+            {playing ? 'Pause' : 'Play'}
+          </Button>
           {/* A phone that cannot play the video is not a trap: help, or leave. */}
           <Box sx={{ display: 'flex', justifyContent: 'space-between', gap: 1 }}>
             <Button component={RouterLink} to="/help">

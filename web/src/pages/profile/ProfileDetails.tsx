@@ -2,14 +2,12 @@ import Box from '@mui/material/Box';
 import Button from '@mui/material/Button';
 import Stack from '@mui/material/Stack';
 import Typography from '@mui/material/Typography';
-import { useNavigate } from 'react-router';
 import type { User } from '@portal/contracts';
-import { useSignOut } from '../../auth/session';
+import { useLogOut } from '../../auth/useLogOut';
 
 /** The read view of the profile. */
 export function ProfileDetails({ user, onEdit }: { user: User; onEdit: () => void }) {
-  const signOut = useSignOut();
-  const navigate = useNavigate();
+  const { logOut, warning } = useLogOut();
   const rows: [string, string][] = [
     ['Full Name', user.full_name],
     ['Email', user.email],
@@ -34,10 +32,11 @@ export function ProfileDetails({ user, onEdit }: { user: User; onEdit: () => voi
         <Button variant="contained" size="large" onClick={onEdit} fullWidth>
           Edit Profile
         </Button>
-        <Button variant="outlined" size="large" fullWidth onClick={() => void signOut().then(() => navigate('/'))}>
+        <Button variant="outlined" size="large" fullWidth onClick={logOut}>
           Log Out
         </Button>
       </Stack>
+      {warning}
     </>
   );
 }

@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -17,7 +18,8 @@ import {
 import type { EvidenceService } from '../../domain/evidence-service.js';
 import { toEvidenceResponse } from '../../domain/evidence-record.js';
 import type { EvidenceRepository } from '../../repositories/evidence-repository.js';
-import { uploadIdFor, type UploadStorage } from '../upload-storage.js';
+import { uploadIdFor, type LocalCopy, type UploadStorage } from '../upload-storage.js';
+import { ScratchFull } from '../scratch-budget.js';
 import { UnfinishedUploadQuota } from '../unfinished-upload-quota.js';
 import { AdmissionTurnUnavailable, type AdmissionLedger } from '../upload-admissions.js';
 
@@ -196,18 +198,43 @@ export function uploadRoutes(deps: UploadRouteDeps): {
   /** Uploads being filed as items right now (so that a HEAD meanwhile does not file one twice). */
   const filing = new Set<string>();
 
-  /** Files a complete upload as an item; whatever the outcome, the upload itself is removed. */
+  /**
+   * Files a complete upload as an item; whatever the outcome, the upload itself is removed, except
+   * when it cannot be read back now (ScratchFull): then it stays, whole, for its client's next try.
+   */
   async function fileUpload(caller: CallerIdentity, upload: Upload) {
     filing.add(upload.id);
+    let copy: LocalCopy | undefined;
+    let keep = false;
     try {
-      const path = await deps.storage.localCopy(upload);
+      copy = await deps.storage.localCopy(upload);
       const idempotencyKey = idempotencyKeyOf(upload);
-      return await deps.evidence.createFromFile(caller, { path }, metadataInput(upload), { uploadId: upload.id, ...(idempotencyKey ? { idempotencyKey } : {}) });
+      return await deps.evidence.createFromFile(caller, { path: copy.path }, metadataInput(upload), { uploadId: upload.id, ...(idempotencyKey ? { idempotencyKey } : {}) });
+    } catch (error) {
+      keep = error instanceof ScratchFull;
+      throw error;
     } finally {
-      owners.delete(upload.id);
-      await deps.storage.discard(upload).catch((error: unknown) => deps.logger.warn({ err: error, uploadId: upload.id }, 'removing a finished upload failed'));
+      if (copy) {
+        // The service removes the file it was given; not when the metadata was refused before.
+        await rm(copy.path, { force: true }).catch(() => undefined);
+        copy.release();
+      }
+      if (!keep) {
+        owners.delete(upload.id);
+        await deps.storage.discard(upload).catch((error: unknown) => deps.logger.warn({ err: error, uploadId: upload.id }, 'removing a finished upload failed'));
+      }
       filing.delete(upload.id);
     }
+  }
+
+  /** The answer to a finished upload this process has no scratch room to read back now: ask again shortly. */
+  function scratchFullAnswer(error: ScratchFull) {
+    deps.logger.info({ retryAfterSeconds: error.retryAfterSeconds }, 'finishing an upload deferred: the scratch space is taken by others being finished');
+    return {
+      status_code: 503,
+      headers: { 'Content-Type': JSON_TYPE, 'Retry-After': String(error.retryAfterSeconds) },
+      body: JSON.stringify({ code: 'service_unavailable', message: error.message }),
+    };
   }
 
   /**
@@ -302,6 +329,9 @@ export function uploadRoutes(deps: UploadRouteDeps): {
           body: JSON.stringify(toEvidenceResponse(record)),
         };
       } catch (error) {
+        // Answered, not thrown: a thrown answer carries no headers (Retry-After). The bytes are all
+        // stored (the client's HEAD shows the upload complete, and files it when there is room).
+        if (error instanceof ScratchFull) return scratchFullAnswer(error);
         const httpError = toHttpError(error);
         if (httpError.status >= 500) deps.logger.error({ err: error, uploadId: upload.id }, 'finishing an upload failed');
         throw { status_code: httpError.status, body: JSON.stringify(httpError.toJSON()) };
@@ -348,7 +378,11 @@ export function uploadRoutes(deps: UploadRouteDeps): {
           });
           res.status(200).end();
         })
-        .catch(next);
+        .catch((error: unknown) => {
+          if (!(error instanceof ScratchFull)) return next(error);
+          const answer = scratchFullAnswer(error);
+          res.set({ ...answer.headers, 'Tus-Resumable': '1.0.0', 'Cache-Control': 'no-store' }).status(503).end();
+        });
     },
   );
   // Exactly the methods tus answers (POST, HEAD, PATCH, DELETE, OPTIONS, GET); any other method

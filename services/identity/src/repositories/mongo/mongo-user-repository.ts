@@ -12,6 +12,7 @@ import {
   serialWrite,
 } from '@portal/platform';
 import type { UserChanges, UserRecord } from '../../domain/user-record.js';
+import { usernameKey } from '../../domain/username-key.js';
 import { DuplicateUserError, type PendingEvent, type UserPage, type UserRepository } from '../user-repository.js';
 
 interface UserDocument extends Omit<UserRecord, 'id'> {
@@ -64,7 +65,7 @@ function toRecord(document: UserDocument | null): UserRecord | null {
 
 function keysOf(changes: UserChanges): Partial<UserDocument> {
   return {
-    ...(changes.username !== undefined ? { username_key: changes.username.toLowerCase() } : {}),
+    ...(changes.username !== undefined ? { username_key: usernameKey(changes.username) } : {}),
     ...(changes.email !== undefined ? { email_key: changes.email.toLowerCase() } : {}),
   };
 }
@@ -83,6 +84,7 @@ export class MongoUserRepository implements UserRepository {
   }
 
   async ensureIndexes(): Promise<void> {
+    await this.rekeyUsernames();
     await this.users.createIndexes();
     await this.blobIntents.ensureIndexes();
   }
@@ -91,8 +93,30 @@ export class MongoUserRepository implements UserRepository {
     return toRecord(await this.users.findOne({ _id: id, ...LIVE }).lean<UserDocument>());
   }
 
+  /**
+   * Documents written when username_key was the lower-cased name get the skeleton key
+   * (domain/username-key.ts). Two older names that turn out to look alike both stay (the later
+   * one's key carries its id); new look-alikes of either are refused.
+   */
+  private async rekeyUsernames(): Promise<void> {
+    const documents = await this.users
+      .find({ ...LIVE }, { _id: 1, username: 1, username_key: 1 })
+      .sort({ created_at: 1, _id: 1 })
+      .lean<{ _id: string; username: string; username_key: string }[]>();
+    for (const document of documents) {
+      const key = usernameKey(document.username);
+      if (document.username_key === key || document.username_key.startsWith(`${key}#`)) continue;
+      try {
+        await this.users.updateOne({ _id: document._id }, { $set: { username_key: key } });
+      } catch (error) {
+        if (!isDuplicateKeyError(error)) throw error;
+        await this.users.updateOne({ _id: document._id }, { $set: { username_key: `${key}#${document._id}` } });
+      }
+    }
+  }
+
   async findByUsername(username: string): Promise<UserRecord | null> {
-    return toRecord(await this.users.findOne({ username_key: username.toLowerCase(), ...LIVE }).lean<UserDocument>());
+    return toRecord(await this.users.findOne({ username_key: usernameKey(username), ...LIVE }).lean<UserDocument>());
   }
 
   async findByEmail(email: string): Promise<UserRecord | null> {
@@ -105,7 +129,7 @@ export class MongoUserRepository implements UserRepository {
       await this.users.collection.insertOne({
         _id: id,
         ...rest,
-        username_key: user.username.toLowerCase(),
+        username_key: usernameKey(user.username),
         email_key: user.email.toLowerCase(),
         _outbox: toEmbedded(events),
         _outboxVersion: 0,
@@ -174,7 +198,7 @@ export class MongoUserRepository implements UserRepository {
   private async translateDuplicate(error: unknown, ownId: string, attempted: UserChanges): Promise<unknown> {
     if (!isDuplicateKeyError(error)) return error;
     if (attempted.username !== undefined) {
-      const holder = await this.users.findOne({ username_key: attempted.username.toLowerCase() }, { _id: 1 }).lean<{ _id: string }>();
+      const holder = await this.users.findOne({ username_key: usernameKey(attempted.username) }, { _id: 1 }).lean<{ _id: string }>();
       if (holder && holder._id !== ownId) return new DuplicateUserError('username');
     }
     if (attempted.email !== undefined) {

@@ -65,4 +65,8 @@ export const IDENTITY_MIGRATIONS = [
    ALTER TABLE users ADD COLUMN terms_accepted_at TEXT;`,
   // Runs of periodic work (SqliteScheduleStore): the moderator digest.
   `CREATE TABLE schedule_runs (name TEXT PRIMARY KEY, last_at TEXT NOT NULL);`,
+  // Usernames unique by their skeleton (domain/username-key.ts); filled for older rows by
+  // SqliteUserRepository when it opens.
+  `ALTER TABLE users ADD COLUMN username_key TEXT;
+   CREATE UNIQUE INDEX users_by_username_key ON users (username_key);`,
 ];

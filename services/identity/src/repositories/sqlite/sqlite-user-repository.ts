@@ -1,8 +1,9 @@
 import { appendToOutbox, decodeCursor, encodeCursor, SqliteBlobIntents, SqliteOutboxStore, type SqliteDatabase } from '@portal/platform';
 import type { UserChanges, UserRecord } from '../../domain/user-record.js';
+import { usernameKey } from '../../domain/username-key.js';
 import { DuplicateUserError, type PendingEvent, type UserPage, type UserRepository } from '../user-repository.js';
 
-type UserRow = Omit<UserRecord, 'video_watched' | 'email_verified'> & { video_watched: number; email_verified: number };
+type UserRow = Omit<UserRecord, 'video_watched' | 'email_verified'> & { video_watched: number; email_verified: number; username_key?: string | null };
 
 const COLUMNS = [
   'username',
@@ -28,6 +29,24 @@ export class SqliteUserRepository implements UserRepository {
   constructor(private readonly db: SqliteDatabase) {
     this.outbox = new SqliteOutboxStore(db);
     this.blobIntents = new SqliteBlobIntents(db);
+    this.fillUsernameKeys();
+  }
+
+  /**
+   * Rows written before usernames had a key get theirs. Two older names that turn out to look
+   * alike both stay (the later one's key carries its id); new look-alikes of either are refused.
+   */
+  private fillUsernameKeys(): void {
+    const rows = this.db.prepare('SELECT id, username FROM users WHERE username_key IS NULL ORDER BY created_at, id').all() as { id: string; username: string }[];
+    if (rows.length === 0) return;
+    const taken = this.db.prepare('SELECT 1 FROM users WHERE username_key = ?');
+    const set = this.db.prepare('UPDATE users SET username_key = ? WHERE id = ?');
+    this.db.transaction(() => {
+      for (const row of rows) {
+        const key = usernameKey(row.username);
+        set.run(taken.get(key) ? `${key}#${row.id}` : key, row.id);
+      }
+    })();
   }
 
   async findById(id: string): Promise<UserRecord | null> {
@@ -35,7 +54,7 @@ export class SqliteUserRepository implements UserRepository {
   }
 
   async findByUsername(username: string): Promise<UserRecord | null> {
-    return fromRow(this.db.prepare('SELECT * FROM users WHERE username = ?').get(username) as UserRow | undefined);
+    return fromRow(this.db.prepare('SELECT * FROM users WHERE username_key = ?').get(usernameKey(username)) as UserRow | undefined);
   }
 
   async findByEmail(email: string): Promise<UserRecord | null> {
@@ -46,8 +65,8 @@ export class SqliteUserRepository implements UserRepository {
     this.write(() => {
       this.db
         .prepare(
-          `INSERT INTO users (id, ${COLUMNS.join(', ')}, created_at)
-           VALUES (@id, ${COLUMNS.map((column) => `@${column}`).join(', ')}, @created_at)`,
+          `INSERT INTO users (id, ${COLUMNS.join(', ')}, username_key, created_at)
+           VALUES (@id, ${COLUMNS.map((column) => `@${column}`).join(', ')}, @username_key, @created_at)`,
         )
         .run(toRow(user));
       this.appendNow(events);
@@ -55,7 +74,8 @@ export class SqliteUserRepository implements UserRepository {
   }
 
   async update(id: string, changes: UserChanges, events: PendingEvent[]): Promise<UserRecord | null> {
-    const columns = COLUMNS.filter((column) => column in changes);
+    const columns: string[] = COLUMNS.filter((column) => column in changes);
+    if (changes.username !== undefined) columns.push('username_key');
     let updated: UserRecord | null = null;
     this.write(() => {
       if (columns.length > 0) {
@@ -127,6 +147,7 @@ export class SqliteUserRepository implements UserRepository {
 
 function toRow(user: UserChanges & { id?: string; created_at?: string }): Record<string, unknown> {
   const row: Record<string, unknown> = { ...user };
+  if (user.username !== undefined) row.username_key = usernameKey(user.username);
   if (user.video_watched !== undefined) row.video_watched = user.video_watched ? 1 : 0;
   if (user.email_verified !== undefined) row.email_verified = user.email_verified ? 1 : 0;
   return row;
@@ -134,5 +155,6 @@ function toRow(user: UserChanges & { id?: string; created_at?: string }): Record
 
 function fromRow(row: UserRow | undefined): UserRecord | null {
   if (!row) return null;
-  return { ...row, video_watched: row.video_watched === 1, email_verified: row.email_verified === 1 };
+  const { username_key: _key, ...record } = row;
+  return { ...record, video_watched: row.video_watched === 1, email_verified: row.email_verified === 1 };
 }
