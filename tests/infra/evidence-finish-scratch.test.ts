@@ -109,7 +109,7 @@ describe.skipIf(!servers.s3)(servers.s3 ? 'finishing more uploads at once than t
         const first = await fetch(location, {
           method: 'PATCH',
           headers: { ...headers, 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' },
-          body: recording.subarray(0, recording.length - 1),
+          body: new Uint8Array(recording.subarray(0, recording.length - 1)),
         });
         expect(first.status).toBe(204);
         return { location, headers };
@@ -122,7 +122,7 @@ describe.skipIf(!servers.s3)(servers.s3 ? 'finishing more uploads at once than t
         fetch(location, {
           method: 'PATCH',
           headers: { ...headers, 'Upload-Offset': String(recording.length - 1), 'Content-Type': 'application/offset+octet-stream' },
-          body: recording.subarray(recording.length - 1),
+          body: new Uint8Array(recording.subarray(recording.length - 1)),
         }).then(async (response) => ({ status: response.status, retryAfter: response.headers.get('retry-after'), body: await response.text(), id: response.headers.get('x-evidence-id') })),
       ),
     );
