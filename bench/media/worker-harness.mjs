@@ -110,7 +110,8 @@ process.on('message', async (message) => {
       // The 720p job the first one queued (playable-first), run now: when its copy replaces the first.
       let followUp = null;
       const queued = message.policy === 'playable-first' ? await transcodeQueue.getJob(`${id}.r1.720p`) : null;
-      if (queued) {
+      if (queued && message.swap === false) await transcodeQueue.removeJobs((entry) => entry.id === queued.id);
+      else if (queued) {
         const next = { id: queued.id, name: queued.name, attemptsMade: 0, data: queued.data, updateProgress: async () => {} };
         const followStart = performance.now();
         const followResult = await handlerFor(message.policy)(next);

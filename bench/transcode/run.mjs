@@ -21,7 +21,7 @@ import { ROOT, UsageError, gitDescribe, intOption, machineSummary, saveResult, s
 import { fmt, interleavedRounds, runWorkerVsBare, startHarnesses, summarize, workerAndBare } from '../lib/worker-vs-bare.mjs';
 
 const run = promisify(execFile);
-const HELP = `npm run bench:transcode -- [--seconds 60] [--rounds 3 (video)] [--voice-rounds 7] [--phone-rounds 2] [--phone-seconds 180] [--only video|voice|phone] [--compare-worker <dist folder of another build>] [--label text] [--keep]`;
+const HELP = `npm run bench:transcode -- [--seconds 60] [--rounds 3 (video)] [--voice-rounds 7] [--phone-rounds 2] [--phone-seconds 180] [--phone-clip <a phone video made by an earlier run>] [--phone-policies always,playable-first] [--no-phone-swap] [--only video|voice|phone] [--compare-worker <dist folder of another build>] [--label text] [--keep]`;
 const TARGET = 1.1;
 /** The phone case: seconds from the stored upload to `ready` with playable-first. */
 const PHONE_TARGET_SECONDS = 5;
@@ -38,6 +38,9 @@ const options = {
   'voice-rounds': { type: 'string', default: '7' },
   'phone-rounds': { type: 'string', default: '2' },
   'phone-seconds': { type: 'string', default: '180' },
+  'phone-clip': { type: 'string', default: '' },
+  'phone-policies': { type: 'string', default: 'always,playable-first' },
+  'no-phone-swap': { type: 'boolean', default: false },
   only: { type: 'string', default: '' },
 };
 await runWorkerVsBare('transcode', { help: HELP, options, budgetMinutes: 60 }, async (parsed, tempDir) => {
@@ -212,46 +215,55 @@ async function inspectCopy(path) {
 
 async function measurePhone(worker) {
   console.log(`\nphone: making a ${phoneSeconds} s 1080p30 H.264 High/AAC MOV with a location atom and a display rotation (and a 3 s one for the warm-up)...`);
-  const warmClip = await makePhoneClip(3, '-warm');
-  const clip = await makePhoneClip(phoneSeconds, '');
+  // --phone-clip: the clip of an earlier run (made in minutes on a busy machine), and its warm-up
+  // beside it (<name>-warm.mov, or the clip itself).
+  const given = values['phone-clip'];
+  const warmGiven = given && given.replace(/\.mov$/, '-warm.mov');
+  const warmClip = given ? (warmGiven !== given && statSync(warmGiven, { throwIfNoEntry: false }) ? warmGiven : given) : await makePhoneClip(3, '-warm');
+  const clip = given || (await makePhoneClip(phoneSeconds, ''));
+  const policies = values['phone-policies'].split(',').map((policy) => policy.trim());
+  if (!policies.every((policy) => policy === 'always' || policy === 'playable-first')) throw new UsageError('--phone-policies names always and/or playable-first');
+  const swap = !values['no-phone-swap'];
   console.log(`  phone: ${(statSync(clip).size / 1e6).toFixed(1)} MB`);
-  for (const policy of ['always', 'playable-first']) {
-    const warm = await worker.call({ op: 'job', file: warmClip, mediaType: MEDIA.video, policy });
+  for (const policy of policies) {
+    const warm = await worker.call({ op: 'job', file: warmClip, mediaType: MEDIA.video, policy, swap });
     if (warm.result.status !== 'ready') throw new Error(`the worker failed the phone warm-up (${policy}): ${warm.result.error}`);
   }
   const target = (policy) => ({
     pid: () => worker.pid,
     run: async () => {
-      const answer = await worker.call({ op: 'job', file: clip, mediaType: MEDIA.video, policy });
+      const answer = await worker.call({ op: 'job', file: clip, mediaType: MEDIA.video, policy, swap });
       if (answer.result.status !== 'ready') throw new Error(`the worker did not process the phone video (${policy}): ${answer.result.error}`);
       const copies = [];
       for (const path of answer.outputs) copies.push({ path: path.replace(dir, '<tmp>'), ...(await inspectCopy(path)) });
       return { seconds: answer.seconds, detail: { display: answer.result.display_copy ?? 'transcoded', followUpSeconds: answer.followUp?.seconds ?? null, copies } };
     },
   });
-  console.log(`measuring: ${phoneRounds} rounds of always, playable-first (its 720p job run right after it, timed apart), in a rotating order`);
-  const measured = await interleavedRounds(phoneRounds, { always: target('always'), 'playable-first': target('playable-first') });
-  const medians = { always: median(measured.map((row) => row.always)), 'playable-first': median(measured.map((row) => row['playable-first'])) };
-  const followUp = median(measured.map((row) => row['playable-firstDetail'].followUpSeconds));
-  const copies = measured.flatMap((row) => [...row.alwaysDetail.copies, ...row['playable-firstDetail'].copies]);
+  console.log(`measuring: ${phoneRounds} rounds of ${policies.join(', ')}${swap && policies.includes('playable-first') ? ' (its 720p job run right after it, timed apart)' : ''}, in a rotating order`);
+  const measured = await interleavedRounds(phoneRounds, Object.fromEntries(policies.map((policy) => [policy, target(policy)])));
+  const medians = Object.fromEntries(policies.map((policy) => [policy, median(measured.map((row) => row[policy]))]));
+  const followUps = measured.map((row) => row['playable-firstDetail']?.followUpSeconds).filter((value) => typeof value === 'number');
+  const followUp = followUps.length > 0 ? median(followUps) : null;
+  const copies = measured.flatMap((row) => policies.flatMap((policy) => row[`${policy}Detail`].copies));
   const leaks = copies.filter((copy) => copy.locationInTags || copy.locationInBytes.length > 0);
-  const remuxRotation = measured.map((row) => row['playable-firstDetail'].copies[0].rotation);
-  const ratio = medians.always / medians['playable-first'];
-  console.log(`  median seconds from the stored upload to ready: always ${fmt(medians.always)} s   playable-first ${fmt(medians['playable-first'])} s   (always / playable-first = ${ratio.toFixed(1)})`);
-  console.log(`  playable-first: the 720p job ${fmt(followUp)} s more (median), after which its copy replaces the first`);
-  console.log(`  playable-first <= ${PHONE_TARGET_SECONDS} s: ${medians['playable-first'] <= PHONE_TARGET_SECONDS ? 'met' : 'NOT met'}`);
+  const ratio = medians.always && medians['playable-first'] ? medians.always / medians['playable-first'] : null;
+  console.log(`  median seconds from the stored upload to ready: ${policies.map((policy) => `${policy} ${fmt(medians[policy])} s`).join('   ')}${ratio ? `   (always / playable-first = ${ratio.toFixed(1)})` : ''}`);
+  if (followUp !== null) console.log(`  playable-first: the 720p job ${fmt(followUp)} s more (median), after which its copy replaces the first`);
+  if (medians['playable-first'] !== undefined) console.log(`  playable-first <= ${PHONE_TARGET_SECONDS} s: ${medians['playable-first'] <= PHONE_TARGET_SECONDS ? 'met' : 'NOT met'}`);
   for (const copy of copies.slice(-3)) console.log(`  copy ${copy.path}: ${copy.codec}, rotation ${copy.rotation}, location in tags ${copy.locationInTags}, in bytes ${copy.locationInBytes.join(',') || 'none'}`);
-  console.log(`  position in any copy: ${leaks.length === 0 ? 'none' : `FOUND in ${leaks.length}`}; rotation of the remuxed copies: ${remuxRotation.join(', ')}`);
+  console.log(`  position in any copy: ${leaks.length === 0 ? 'none' : `FOUND in ${leaks.length}`}`);
   if (leaks.length > 0) throw new Error('a display copy carries the position');
-  const otherCpuMax = Math.max(...measured.flatMap((row) => [row.alwaysCpu.other, row['playable-firstCpu'].other]));
+  const otherCpuMax = Math.max(...measured.flatMap((row) => policies.map((policy) => row[`${policy}Cpu`].other)));
   if (otherCpuMax > 0.25) console.log(`  note: other work used up to ${pct(otherCpuMax)} of the machine during a measurement; the seconds are slower than on a quiet machine, the ratio is what compares.`);
   return {
-    input: { bytes: statSync(clip).size, seconds: phoneSeconds },
+    input: { bytes: statSync(clip).size, seconds: given ? null : phoneSeconds, clip: given || null },
+    policies,
+    swap,
     medians,
     ratio,
     followUpMedian: followUp,
     target: PHONE_TARGET_SECONDS,
-    met: medians['playable-first'] <= PHONE_TARGET_SECONDS,
+    met: medians['playable-first'] !== undefined ? medians['playable-first'] <= PHONE_TARGET_SECONDS : null,
     otherCpuMax,
     rounds: measured,
   };

@@ -1,4 +1,4 @@
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -145,7 +145,10 @@ async function process(
   }
   const put = async (name: string, body: Buffer | string, contentType: string) => {
     const key = `${job.outputPrefix}${name}`;
-    await deps.blobs.put(key, typeof body === 'string' ? createReadStream(body) : body, { contentType });
+    // A file (a display copy) is handed over whole: the file store links it into place instead of
+    // copying it (a remuxed phone video is hundreds of MB; the copy was seconds of its job).
+    if (typeof body === 'string') await deps.blobs.putFile(key, body, { contentType });
+    else await deps.blobs.put(key, body, { contentType });
     return { key, contentType };
   };
 
