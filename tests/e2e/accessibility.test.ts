@@ -1,47 +1,17 @@
 // axe-core (WCAG 2 A and AA rules) over the app's pages in a phone-sized Chromium, as a visitor,
 // a participant (their evidence as cards and as a table, the upload screens, the profile) and an
 // administrator; and a visitor's pages log no error at all (the session probe answers 200).
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { adminClient, newParticipant } from '../support/accounts.js';
 import { CHROMIUM_MISSING_REASON, OpenPages, chromiumMissing, logIn, startWithBrowser } from '../support/browser.js';
 import { phoneJpeg } from '../support/media.js';
 import { TEST_ADMIN, startTestPortal, type TestPortal } from '../support/portal.js';
-
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+import { violations } from '../support/axe.js';
 
 let portal: TestPortal;
 let browser: Browser;
 const pages = new OpenPages(() => ({ browser, url: portal.url }));
-
-interface Violation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[]; html: string; failureSummary?: string }[];
-}
-
-/** axe's WCAG 2 A/AA violations on the page as it is now, one line each. */
-async function violations(page: Page): Promise<string[]> {
-  // After every transition (a dialog fading in, a ripple): half-way colours are no measure.
-  await page.evaluate(async () => {
-    const ending = document.getAnimations().filter((animation) => animation.effect?.getComputedTiming().endTime !== Infinity);
-    await Promise.all(ending.map((animation) => animation.finished.catch(() => undefined)));
-  });
-  // Evaluated through the DevTools protocol: the portal's CSP (script-src 'self') would refuse a script tag.
-  await page.evaluate(AXE_SOURCE);
-  const found = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (context: Document, options: object) => Promise<{ violations: Violation[] }> } }).axe;
-    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
-    return result.violations;
-  });
-  return found.map(
-    (violation) =>
-      `${page.url()} ${violation.id} (${violation.impact}): ${violation.help} at ${violation.nodes.map((node) => `${node.target.join(' ')} ${node.html.slice(0, 120)} (${node.failureSummary ?? ''})`).join(', ')}`,
-  );
-}
 
 describe.skipIf(chromiumMissing)('accessibility on a phone', () => {
   if (chromiumMissing) console.warn(CHROMIUM_MISSING_REASON);

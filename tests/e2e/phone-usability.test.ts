@@ -166,6 +166,11 @@ describe.skipIf(chromiumMissing)('a participant on a phone', () => {
     const overlaps = (a: typeof shown, b: typeof shown) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
     expect(overlaps(shown, title)).toBe(false);
     expect(overlaps(shown, button)).toBe(false);
+    // Moving on to another page, the toast goes (it would cover that page's buttons).
+    await page.getByRole('button', { name: 'Menu' }).click();
+    await page.getByRole('menuitem', { name: 'Archive' }).click();
+    await page.waitForURL('**/archive');
+    await toast.waitFor({ state: 'detached', timeout: 3000 });
 
     // The name under the app's icon on a home screen: whole words of the product's name.
     const manifest = await page.evaluate(async () => (await (await fetch('/manifest.webmanifest')).json()) as { name: string; short_name: string });

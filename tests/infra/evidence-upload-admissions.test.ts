@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { UnfinishedUploadQuota } from '../../services/evidence/src/http/unfinished-upload-quota.js';
-import { AdmissionTurnUnavailable, MemoryAdmissionLedger, RedisAdmissionLedger, type AdmissionLedger } from '../../services/evidence/src/http/upload-admissions.js';
-import { fileUploadStorage } from '../../services/evidence/src/http/upload-storage.js';
+import { UnfinishedUploadQuota } from '../../services/evidence/src/domain/unfinished-upload-quota.js';
+import { AdmissionTurnUnavailable, MemoryAdmissionLedger, RedisAdmissionLedger, type AdmissionLedger } from '../../services/evidence/src/repositories/upload-admissions.js';
+import { fileUploadStorage } from '../../services/evidence/src/repositories/upload-storage.js';
 import { admissionLedgerContract } from '../../services/evidence/test/contracts/admission-ledger-contract.js';
 import { infraServers, stopContainers, unreachableRedis } from '../support/infra-servers.js';
 

@@ -10,6 +10,8 @@ import { auditLogContract } from '../../services/identity/test/contracts/audit-l
 import { MongoAuditLog } from '../../services/identity/src/repositories/mongo/mongo-audit-log.js';
 import { MongoScheduleStore } from '../../services/identity/src/repositories/mongo/mongo-schedule-store.js';
 import { scheduleStoreContract } from '../../services/identity/test/contracts/schedule-store-contracts.js';
+import { MongoAppointmentStore } from '../../services/identity/src/repositories/mongo/mongo-appointment-store.js';
+import { appointmentStoreContract } from '../../services/identity/test/contracts/appointment-store-contracts.js';
 import { authorDirectoryContract, evidenceRepositoryContract } from '../../services/evidence/test/contracts/evidence-store-contracts.js';
 import { infraServers, stopContainers } from '../support/infra-servers.js';
 
@@ -47,6 +49,12 @@ if (servers.mongoUrl) {
   auditLogContract(name, () => auditDb);
   scheduleStoreContract(name, async () => new MongoScheduleStore(await auditDb.then(() => database('schedule'))));
   blobIntentsContract(`identity ${name}`, { create: async () => (await identityDb).blobIntents });
+  const appointmentsDb = database('appointments').then(async (connection) => {
+    const appointments = new MongoAppointmentStore(connection);
+    await appointments.ensureIndexes();
+    return appointments;
+  });
+  appointmentStoreContract(name, () => appointmentsDb);
   const evidenceDb = database('evidence').then(async (connection) => {
     const evidence = new MongoEvidenceRepository(connection);
     await evidence.ensureIndexes();

@@ -7,8 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@tus/server';
 import type { S3Store } from '@tus/s3-store';
-import { s3UploadStorage, uploadIdFor } from '../../services/evidence/src/http/upload-storage.js';
-import { ScratchBudget } from '../../services/evidence/src/http/scratch-budget.js';
+import { s3UploadStorage, uploadIdFor } from '../../services/evidence/src/repositories/upload-storage.js';
+import { ScratchBudget } from '../../services/evidence/src/repositories/scratch-budget.js';
 import { infraServers, stopContainers } from '../support/infra-servers.js';
 
 // Resumable uploads kept in S3 (@tus/s3-store), as the distributed evidence service keeps them,

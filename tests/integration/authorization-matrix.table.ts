@@ -10,6 +10,7 @@
  * - other: another participant;
  * - admin: an administrator.
  */
+import { GATEWAY_ROUTES } from '@portal/gateway';
 import type { ApiClient } from '../support/api-client.js';
 import type { EvidenceItem } from '../support/evidence.js';
 import { phoneJpeg, registrationForm } from '../support/media.js';
@@ -97,6 +98,13 @@ function titleForm(): FormData {
   return form;
 }
 
+/** The appointment of an account (set by an administrator when it has none): its id. */
+async function appointmentOf(ctx: MatrixContext, caller: Exclude<Caller, 'visitor'>): Promise<string> {
+  const answer = await ctx.client('admin').post('/api/appointments', { email: ctx.account(caller).email, start: '2030-07-01T18:30' });
+  if (answer.status !== 200 && answer.status !== 201) throw new Error(`setting an appointment failed: ${answer.status} ${answer.text}`);
+  return (answer.data as { id: string }).id;
+}
+
 /** Signed-in callers act on themselves; a visitor on the owner. */
 const selfId = (caller: Caller, ctx: MatrixContext) => ctx.account(caller === 'visitor' ? 'owner' : caller).id;
 
@@ -139,7 +147,8 @@ export const API_ROUTES: Record<string, Probe[]> = {
   'identity PUT /api/user/watched/:id': [
     probe("the owner's flag", by(401, 200, 403, 200), (caller, ctx) => as(ctx, caller).put(`/api/user/watched/${ctx.account('owner').id}`)),
   ],
-  'identity GET /api/user/:id/avatar': [probe("the owner's avatar (public)", 200, (caller, ctx) => as(ctx, caller).bytes(`/api/user/${ctx.account('owner').id}/avatar`).then(toAnswer))],
+  // Not public since issue 21.1: the archive shows no avatar (docs/SECURITY.md).
+  'identity GET /api/user/:id/avatar': [probe("the owner's avatar", by(401, 200, 403, 200), (caller, ctx) => as(ctx, caller).bytes(`/api/user/${ctx.account('owner').id}/avatar`).then(toAnswer))],
   'identity GET /api/user/:id/verification-photo': [
     probe("the owner's verification photo", by(401, 200, 403, 200), (caller, ctx) => as(ctx, caller).bytes(`/api/user/${ctx.account('owner').id}/verification-photo`).then(toAnswer)),
   ],
@@ -164,6 +173,60 @@ export const API_ROUTES: Record<string, Probe[]> = {
       const victim = await ctx.freshParticipant();
       const client = caller === 'owner' ? victim.client : as(ctx, caller);
       return client.delete(`/api/user/${victim.account.id}`);
+    }),
+  ],
+
+  // ---- identity: appointments (participants read only their own; the rest is administrators') ----
+  'identity GET /api/appointments/mine': [
+    probe('own appointment, never the owner’s to anyone else', by(401, 200, 200, 200), async (caller, ctx) => {
+      const ownerAppointment = await appointmentOf(ctx, 'owner');
+      const answer = await as(ctx, caller).get('/api/appointments/mine');
+      const shown = (answer.data as { appointment?: { id: string } | null } | undefined)?.appointment?.id ?? null;
+      if (answer.status === 200 && caller !== 'owner' && shown === ownerAppointment) return { ...answer, violation: "answered the owner's appointment" };
+      if (answer.status === 200 && caller === 'owner' && shown !== ownerAppointment) return { ...answer, violation: 'did not answer their own appointment' };
+      return answer;
+    }),
+  ],
+  'identity GET /api/appointments/mine.ics': [
+    probe('own calendar file (others have no appointment)', by(401, 200, 404, 404), async (caller, ctx) => {
+      await appointmentOf(ctx, 'owner');
+      return as(ctx, caller).bytes('/api/appointments/mine.ics').then(toAnswer);
+    }),
+  ],
+  'identity POST /api/appointments/import': [
+    probe('import a CSV', by(401, 403, 403, 200), (caller, ctx) => {
+      const form = new FormData();
+      form.append('file', new Blob([`email,start\nmatrix_${Date.now().toString(36)}@example.org,2030-07-01T18:30\n`], { type: 'text/csv' }), 'tickets.csv');
+      return as(ctx, caller).postForm('/api/appointments/import', form);
+    }),
+  ],
+  'identity GET /api/appointments': [probe("a day's call sheet", by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get('/api/appointments?date=2030-07-01'))],
+  'identity POST /api/appointments': [
+    probe('set an appointment', by(401, 403, 403, 201), (caller, ctx) =>
+      as(ctx, caller).post('/api/appointments', { email: `matrix_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}@example.org`, start: '2030-07-01T18:30' }),
+    ),
+  ],
+  'identity POST /api/appointments/announce': [
+    probe('announce to a day', by(401, 403, 403, 202), (caller, ctx) => as(ctx, caller).post('/api/appointments/announce', { date: '2031-01-01', message: 'Matrix test' })),
+  ],
+  'identity GET /api/appointments/user/:id': [
+    probe("the owner's appointment (user dialog)", by(401, 403, 403, 200), async (caller, ctx) => {
+      await appointmentOf(ctx, 'owner');
+      return as(ctx, caller).get(`/api/appointments/user/${ctx.account('owner').id}`);
+    }),
+  ],
+  'identity GET /api/appointments/:id': [
+    probe("the owner's appointment with its phone number", by(401, 403, 403, 200), async (caller, ctx) => as(ctx, caller).get(`/api/appointments/${await appointmentOf(ctx, 'owner')}`)),
+  ],
+  'identity PATCH /api/appointments/:id': [
+    probe("the status of the owner's appointment", by(401, 403, 403, 200), async (caller, ctx) =>
+      as(ctx, caller).request('PATCH', `/api/appointments/${await appointmentOf(ctx, 'owner')}`, { json: { status: 'called' } }),
+    ),
+  ],
+  'identity DELETE /api/appointments/:id': [
+    probe('cancel an appointment (a new one each time)', by(401, 403, 403, 200), async (caller, ctx) => {
+      const created = await as(ctx, 'admin').post('/api/appointments', { email: `cancel_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}@example.org`, start: '2030-07-01T18:30' });
+      return as(ctx, caller).delete(`/api/appointments/${(created.data as { id: string }).id}`);
     }),
   ],
 
@@ -314,29 +377,21 @@ export const API_ROUTES: Record<string, Probe[]> = {
 };
 
 /**
- * The gateway's forwarding routes: which service each prefix reaches, for which methods. The
- * probes above travel through them; here the table only says they are meant to exist.
+ * The gateway's forwarding routes, from the gateway's own route table (each proxied prefix is
+ * declared twice, `/p` and `/p/*`): which service each reaches, for which methods. The probes above
+ * travel through them; the test holds what the gateway declares to the table.
  */
-const EVERY_METHOD = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT'];
-export const GATEWAY_FORWARDS: Record<string, { to: 'identity' | 'evidence'; methods: string[] }> = {
-  '/api/user': { to: 'identity', methods: EVERY_METHOD },
-  '/api/user/*': { to: 'identity', methods: EVERY_METHOD },
-  '/api/session': { to: 'identity', methods: ['GET', 'HEAD'] },
-  '/api/session/*': { to: 'identity', methods: ['GET', 'HEAD'] },
-  '/api/admin': { to: 'identity', methods: ['GET', 'HEAD'] },
-  '/api/admin/*': { to: 'identity', methods: ['GET', 'HEAD'] },
-  '/api/email': { to: 'identity', methods: EVERY_METHOD },
-  '/api/email/*': { to: 'identity', methods: EVERY_METHOD },
-  '/api/evidence/user': { to: 'identity', methods: ['PUT'] },
-  '/api/evidence/user/*': { to: 'identity', methods: ['PUT'] },
-  '/api/evidence': { to: 'evidence', methods: EVERY_METHOD },
-  '/api/evidence/*': { to: 'evidence', methods: EVERY_METHOD },
-  '/media': { to: 'evidence', methods: ['GET', 'HEAD'] },
-  '/media/*': { to: 'evidence', methods: ['GET', 'HEAD'] },
-};
+export const GATEWAY_FORWARDS: Record<string, { to: 'identity' | 'evidence'; methods: string[] }> = Object.fromEntries(
+  GATEWAY_ROUTES.filter((route) => route.proxy && route.upstream !== 'gateway').flatMap((route) => {
+    const forward = { to: route.upstream as 'identity' | 'evidence', methods: [...route.methods] };
+    return [[route.path, forward], [`${route.path}/*`, forward]];
+  }),
+);
 
-/** The gateway's web-app routes (present once the app is built): not API, no probes here. */
-export const GATEWAY_WEB_APP = ['GET /', 'HEAD /', 'GET /*', 'HEAD /*', 'GET /manifest.webmanifest', 'HEAD /manifest.webmanifest'];
+/** The gateway's web-app routes (present once the app is built), from its route table: not API, no probes here (GET routes answer HEAD too). */
+export const GATEWAY_WEB_APP = GATEWAY_ROUTES.filter(
+  (route) => route.upstream === 'gateway' && !route.path.startsWith('/api/') && route.path !== '/healthz' && route.path !== '/readyz',
+).flatMap((route) => route.methods.flatMap((method) => (method === 'GET' ? [`GET ${route.path}`, `HEAD ${route.path}`] : [`${method} ${route.path}`])));
 
 /**
  * Routes that are never public, checked by rule rather than by entry: everything under

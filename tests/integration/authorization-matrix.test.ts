@@ -2,6 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '@portal/contracts/openapi';
 import type { ServedRoute } from '@portal/platform';
+import { ROUTE_RULES } from '@portal/gateway';
 import { ApiClient } from '../support/api-client.js';
 import { adminClient, newParticipant } from '../support/accounts.js';
 import { waitForMedia, type EvidenceItem } from '../support/evidence.js';
@@ -178,6 +179,27 @@ describe('the authorization matrix', () => {
       (route) => !isApiPath(route.path) && !GATEWAY_WEB_APP.includes(`${route.method} ${route.path}`) && route.path !== '/healthz' && route.path !== '/readyz',
     );
     expect(unaccounted).toEqual([]);
+  });
+
+  it("has a served route under every rule of the gateway's route table (body limits, uploads, evictions)", () => {
+    // A rule that matches no route the gateway serves would limit or count nothing: a typo, or a
+    // route that moved. A prefix rule ('/p/') is tried with a sample path under it.
+    const gatewayPaths = served.gateway.map((route) => ({ method: route.method, pattern: patternOf(route.path) }));
+    const unmatched = ROUTE_RULES.filter((rule) => {
+      const sample = rule.path.endsWith('/') ? `${rule.path}x1` : rule.path;
+      return !gatewayPaths.some((route) => (route.method === rule.method || route.method === 'ALL') && route.pattern.test(sample) && !route.pattern.test('/api/x1/x2/x3/x4'));
+    });
+    expect(unmatched).toEqual([]);
+    // What counts as an upload: every body that carries a file, and a tus creation only with its first bytes.
+    expect(ROUTE_RULES.filter((rule) => rule.upload !== 'never').map((rule) => `${rule.method} ${rule.path} ${rule.upload}`)).toEqual([
+      'POST /api/evidence always',
+      'PUT /api/evidence/update/ always',
+      'POST /api/evidence/uploads with-body',
+      'POST /api/evidence/uploads/ with-body',
+      'PATCH /api/evidence/uploads always',
+      'PATCH /api/evidence/uploads/ always',
+      'PUT /api/evidence/user always',
+    ]);
   });
 
   it('describes every route of the OpenAPI document, and the document every public route', () => {

@@ -87,6 +87,49 @@ describe("an owner's edit of a published item (issue 10.3)", () => {
   });
 });
 
+describe("an owner's avatar beside a published item (issue 21.1)", () => {
+  // The decision of docs/SECURITY.md: public answers carry no avatar, and an avatar is served to
+  // its owner and administrators only, so a picture no moderator saw never reaches the archive.
+  it('never reaches the archive: no avatar in public answers, and the avatar URL is not served to visitors or other participants', async () => {
+    const owner = await newParticipant(portal.url);
+    const setAvatar = async (colour: string) => {
+      const form = new FormData();
+      for (const [name, value] of Object.entries({ email: owner.user.email, phone_number: '5551234567', pronouns: '' })) form.append(name, value);
+      form.append('avatar', new Blob([new Uint8Array(await phoneJpeg({ width: 96, height: 96 }))], { type: 'image/jpeg' }), `${colour}.jpg`);
+      const profile = await owner.client.putForm('/api/evidence/user', form);
+      expect(profile.status).toBe(200);
+      return profile.data.avatar_AWS_URL as string;
+    };
+    await setAvatar('first');
+    const note = await owner.client.post('/api/evidence', { title: 'Harmless', notes: '' });
+    expect((await admin.put(`/api/evidence/clearance/${note.data.id}`)).status).toBe(200);
+
+    // After publication the owner swaps the picture.
+    const swapped = await setAvatar('swapped');
+    await waitFor(async () => (await owner.client.get(`/api/evidence/item/${note.data.id}`)).data.avatar_AWS_URL === swapped, {
+      what: 'the new avatar on the owner\'s copy of the item',
+    });
+
+    const visitor = new ApiClient(portal.url);
+    const archived = ((await visitor.get('/api/evidence/public?limit=100')).data as { id: string; avatar_AWS_URL: string | null }[]).find((item) => item.id === note.data.id);
+    expect(archived).toMatchObject({ avatar_AWS_URL: null });
+    expect((await visitor.get(`/api/evidence/item/${note.data.id}`)).data.avatar_AWS_URL).toBeNull();
+    const other = await newParticipant(portal.url);
+    expect((await other.client.get(`/api/evidence/item/${note.data.id}`)).data.avatar_AWS_URL).toBeNull();
+
+    // The picture itself, by its versioned URL or without a version.
+    for (const url of [swapped, `/api/user/${owner.user.id}/avatar`]) {
+      expect((await visitor.bytes(url)).status, url).toBe(401);
+      expect((await other.client.bytes(url)).status, url).toBe(403);
+      for (const privileged of [owner.client, admin]) {
+        const served = await privileged.bytes(url);
+        expect(served.status, url).toBe(200);
+        expect(served.headers.get('cache-control')).toBe('private, no-store');
+      }
+    }
+  });
+});
+
 describe("a participant's device position in public answers (issue 10.8)", () => {
   it('is coarsened to PUBLIC_LOCATION_DECIMALS for the public and exact for the owner and administrators; free text is untouched', async () => {
     const { client } = await newParticipant(portal.url);

@@ -7,7 +7,7 @@ import { ApiClient } from '../support/api-client.js';
 import { startTestIdentity, type TestIdentity } from '../support/identity-service.js';
 
 // The gateway turns a session cookie into a caller once and then answers it from its cache without
-// a promise (services/gateway/src/http/server.ts, the session hook). These tests go through both
+// a promise (services/gateway/src/http/plugins/sessions.ts). These tests go through both
 // ways (the cache and a question to identity) and the refusals around them, with the identity
 // service and the gateway as separate servers, as in the distributed mode.
 

@@ -473,7 +473,7 @@ describe('hostile pictures for identity (registration photo and avatar)', () => 
 
     const updated = await avatar(files.gifJs, 'me.gif', 'application/javascript');
     expect(updated.status).toBe(200);
-    const stored = await new ApiClient(portal.url).bytes(updated.data.avatar_AWS_URL);
+    const stored = await owner.bytes(updated.data.avatar_AWS_URL);
     expect(stored.headers.get('content-type')).toBe('image/webp');
     expect(stored.body.includes(Buffer.from(GIF_SCRIPT))).toBe(false);
   });

@@ -20,6 +20,9 @@ beforeAll(async () => {
   const watched = await someone.client.put(`/api/user/watched/${someone.user.id}`);
   expect(watched.status).toBe(200);
   admin = (await adminClient(portal.url)).client;
+  // An appointment from the box office, with its own number to text.
+  const appointment = await admin.post('/api/appointments', { email: someone.user.email, start: '2030-07-01T18:30', phone: '2025550166', place: 'North corner' });
+  expect(appointment.status).toBe(201);
 }, 120_000);
 afterAll(async () => {
   await portal?.dispose();
@@ -64,6 +67,7 @@ describe('exporting everything held on one participant', () => {
       role: 1,
       role_name: 'participant',
       video_watched: true,
+      sms_reminders: true,
       // Registered without the terms' version (through the API): said so, not left out.
       participation_terms: 'not recorded',
       has_verification_photo: true,
@@ -120,7 +124,12 @@ describe('exporting everything held on one participant', () => {
     const everything = Buffer.concat([...files.values()]).toString('latin1');
     expect(everything).not.toContain(other.user.id);
     expect(everything).not.toContain('$argon2');
-    const expectedNames = new Set(['profile.json', 'evidence.json', photoName, avatarName, ...items.flatMap((item) => item.files.map((file: { path: string }) => file.path))]);
+    // The appointment with its number and the records of its messages.
+    const appointment = JSON.parse(files.get('appointment.json')!.toString('utf8'));
+    expect(appointment.user_id).toBe(someone.user.id);
+    expect(appointment.appointment).toMatchObject({ email: someone.user.email, place: 'North corner', phone: '+12025550166', start: '2030-07-01T18:30:00.000Z' });
+    expect(Array.isArray(appointment.appointment.deliveries)).toBe(true);
+    const expectedNames = new Set(['profile.json', 'evidence.json', 'appointment.json', photoName, avatarName, ...items.flatMap((item) => item.files.map((file: { path: string }) => file.path))]);
     expect(new Set(files.keys())).toEqual(expectedNames);
   });
 

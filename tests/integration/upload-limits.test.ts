@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { request } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -194,6 +195,56 @@ describe('one participant’s share of the upload capacity', () => {
     expect(await Promise.all(answers)).toEqual([408, 408]);
     open.forEach((req) => req.destroy());
     await waitFor(async () => ((await participant.post('/api/evidence', { title: 'after' })).status === 201 ? true : null), { timeoutMs: 5000, intervalMs: 100, what: 'uploads allowed again' });
+  });
+
+  it('a resumable upload created with its first bytes (creation-with-upload) counts against the share too', async () => {
+    // A hostile participant holds many creation POSTs open at once, each carrying its body slowly,
+    // on raw sockets: only the share (2) may stay open, every other one is refused with a 429.
+    const someone = (await newParticipant(portal.url)).client;
+    const url = new URL(portal.url);
+    const ATTEMPTS = 24;
+    const LENGTH = 32 * 1024;
+    const head = [
+      'POST /api/evidence/uploads HTTP/1.1',
+      `Host: ${url.host}`,
+      `Cookie: ${cookieOf(someone)}`,
+      'Tus-Resumable: 1.0.0',
+      `Upload-Length: ${LENGTH}`,
+      `Upload-Metadata: title ${Buffer.from('Held open').toString('base64')},filename ${Buffer.from('clip.mp4').toString('base64')}`,
+      'Content-Type: application/offset+octet-stream',
+      `Content-Length: ${LENGTH}`,
+    ].join('\r\n');
+    const sockets: Socket[] = [];
+    const answered = new Map<Socket, number>();
+    const keepGoing = setInterval(() => sockets.forEach((socket) => !answered.has(socket) && socket.write('x'.repeat(16))), IDLE_MS / 4);
+    try {
+      await Promise.all(
+        Array.from({ length: ATTEMPTS }, () => new Promise<void>((resolve, reject) => {
+          const socket = connect({ host: url.hostname, port: Number(url.port) }, () => {
+            socket.write(`${head}\r\n\r\n${'x'.repeat(1024)}`);
+            resolve();
+          });
+          let text = '';
+          socket.on('data', (chunk: Buffer) => {
+            text += chunk.toString('latin1');
+            const status = /^HTTP\/1\.1 (\d{3})/.exec(text);
+            if (status && !answered.has(socket)) answered.set(socket, Number(status[1]));
+          });
+          socket.on('error', () => undefined);
+          socket.once('error', reject);
+          sockets.push(socket);
+        })),
+      );
+      await waitFor(async () => (answered.size >= ATTEMPTS - 2 ? true : null), { timeoutMs: 5000, intervalMs: 50, what: 'the creations over the share refused' }).catch(() => undefined);
+      const statuses = [...answered.values()];
+      expect(statuses.filter((status) => status === 429), `answers: ${statuses.join(', ')}`).toHaveLength(ATTEMPTS - 2);
+      expect(sockets.filter((socket) => !answered.has(socket))).toHaveLength(2);
+    } finally {
+      clearInterval(keepGoing);
+      sockets.forEach((socket) => socket.destroy());
+    }
+    // Their slots come back once the connections are gone.
+    await waitFor(async () => ((await someone.post('/api/evidence', { title: 'after' })).status === 201 ? true : null), { timeoutMs: 5000, intervalMs: 100, what: 'uploads allowed again' });
   });
 
   it('unfinished resumable uploads reserve at most UPLOAD_UNFINISHED_BYTES_PER_PARTICIPANT; the next is a 413 that says so', async () => {

@@ -129,7 +129,7 @@ export async function startDistributedPortal(env: Record<string, string> = {}, l
     identity: { IDENTITY_HOST: '127.0.0.1', IDENTITY_PORT: String(ports.identity), EVIDENCE_URL: `http://127.0.0.1:${ports.evidence}` },
     evidence: { EVIDENCE_HOST: '127.0.0.1', EVIDENCE_PORT: String(ports.evidence) },
     'media-worker': { HEALTH_HOST: '127.0.0.1', HEALTH_PORT: String(ports['media-worker']) },
-    notifier: { HEALTH_HOST: '127.0.0.1', HEALTH_PORT: String(ports.notifier) },
+    notifier: { HEALTH_HOST: '127.0.0.1', HEALTH_PORT: String(ports.notifier), IDENTITY_URL: `http://127.0.0.1:${ports.identity}` },
     gateway: {
       HOST: '127.0.0.1',
       PORT: String(ports.gateway),

@@ -21,7 +21,7 @@ import {
 import { createIdentityService, identitySettingsFromEnv } from '@portal/identity';
 import { createEvidenceService, evidenceSettingsFromEnv, jobsDatabaseFile } from '@portal/evidence';
 import { createMediaWorker, mediaWorkerSettingsFromEnv } from '@portal/media-worker';
-import { MAIL_KEEP_SENT_MS, createNotifier, notifierSettingsFromEnv, type MailJob } from '@portal/notifier';
+import { MAIL_KEEP_SENT_MS, createNotifier, notifierSettingsFromEnv, type AppointmentJob, type MailJob } from '@portal/notifier';
 import { createGateway, gatewaySettingsFromEnv } from '@portal/gateway';
 
 export interface RunningPortal {
@@ -86,7 +86,18 @@ export async function startAllInOne(
     logger: loggerFor('jobs'),
     keepCompletedMs: MAIL_KEEP_SENT_MS,
   });
-  const stops: (() => Promise<void>)[] = [() => bus.close(), ...mediaQueueList(mediaQueues).map((queue) => () => queue.close()), () => mail.close()];
+  const appointmentMessages = new SqliteJobQueue<AppointmentJob>({
+    file: jobsDatabaseFile(base.DATA_DIR),
+    queue: 'appointment-messages',
+    logger: loggerFor('jobs'),
+    keepCompletedMs: MAIL_KEEP_SENT_MS,
+  });
+  const stops: (() => Promise<void>)[] = [
+    () => bus.close(),
+    ...mediaQueueList(mediaQueues).map((queue) => () => queue.close()),
+    () => mail.close(),
+    () => appointmentMessages.close(),
+  ];
   const stop = async () => {
     for (const step of stops.splice(0).reverse()) {
       await step().catch((error: unknown) => log.error({ err: error }, 'stop step failed'));
@@ -115,9 +126,10 @@ export async function startAllInOne(
       stops.push(() => worker.stop());
     }
 
-    const notifier = createNotifier(notifierSettingsFromEnv(shared), {
+    const notifier = createNotifier(notifierSettingsFromEnv({ ...shared, IDENTITY_URL: identityUrl }), {
       bus,
       mail,
+      appointments: appointmentMessages,
       logger: loggerFor('notifier'),
       ...(options.clock ? { clock: options.clock } : {}),
     });

@@ -19,11 +19,17 @@ export const AUDIT_ACTIONS = [
   'user.delete',
   'user.promote',
   'user.export',
+  'appointment.import',
+  'appointment.create',
+  'appointment.move',
+  'appointment.cancel',
+  'appointment.status',
+  'appointment.announce',
 ] as const;
 export const auditActionSchema = z.enum(AUDIT_ACTIONS);
 export type AuditAction = z.infer<typeof auditActionSchema>;
 
-export const AUDIT_TARGET_TYPES = ['evidence', 'user', 'archive'] as const;
+export const AUDIT_TARGET_TYPES = ['evidence', 'user', 'archive', 'appointment'] as const;
 export const auditTargetTypeSchema = z.enum(AUDIT_TARGET_TYPES);
 export type AuditTargetType = z.infer<typeof auditTargetTypeSchema>;
 

@@ -12,6 +12,8 @@ export const TOPICS = {
   audit: 'audit.entries',
   /** Moderator digests due (identity → notifier). */
   moderation: 'identity.moderation',
+  /** Appointments set, moved, cancelled and announcements (identity → notifier). */
+  appointments: 'identity.appointments',
 } as const;
 
 export const eventEnvelopeSchema = z.object({

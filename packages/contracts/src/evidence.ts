@@ -101,7 +101,10 @@ export const evidenceSchema = z
     date_posted: z.string().meta({ format: 'date-time' }),
     user_id: z.string(),
     username: z.string(),
-    avatar_AWS_URL: z.string().nullable(),
+    avatar_AWS_URL: z
+      .string()
+      .nullable()
+      .meta({ description: "The author's avatar for the item's owner and administrators; always null in the public's copy (the archive shows no avatar)" }),
   })
   .meta({ id: 'Evidence' });
 export type Evidence = z.infer<typeof evidenceSchema>;

@@ -11,3 +11,4 @@ export * from './media-queues.js';
 export * from './audit.js';
 export * from './investigator-export.js';
 export * from './moderation-digest.js';
+export * from './appointments.js';

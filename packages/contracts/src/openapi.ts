@@ -14,6 +14,18 @@ import {
   userSchema,
 } from './users.js';
 import { publicConfigSchema } from './public-config.js';
+import {
+  APPOINTMENT_CSV_MAX_BYTES,
+  adminAppointmentSchema,
+  announceRequestSchema,
+  announceResultSchema,
+  appointmentCreateSchema,
+  appointmentImportResultSchema,
+  appointmentUpdateSchema,
+  callSheetQuerySchema,
+  callSheetSchema,
+  myAppointmentSchema,
+} from './appointments.js';
 import { auditEntrySchema, auditFilterSchema, auditQuerySchema } from './audit.js';
 import { investigatorExportQuerySchema } from './investigator-export.js';
 import {
@@ -231,12 +243,15 @@ const paths: ZodOpenApiPathsObject = {
   },
   '/api/user/{id}/avatar': {
     get: op({
-      summary: "A user's avatar (public)",
+      summary: "A user's avatar (its owner and administrators only; public answers carry no avatar)",
       tags: ['users'],
+      security: [sessionCookie],
       requestParams: { path: userIdPath },
       responses: {
-        '200': { description: 'WebP image', content: { 'image/webp': { schema: binary } } },
+        '200': { description: 'WebP image, never stored by any cache (Cache-Control: private, no-store)', content: { 'image/webp': { schema: binary } } },
         '304': { description: 'Not modified (If-None-Match or If-Modified-Since)' },
+        '401': error('No session'),
+        '403': error("Another participant's avatar"),
         '404': error('No avatar'),
       },
     }),
@@ -247,7 +262,7 @@ const paths: ZodOpenApiPathsObject = {
       description:
         'profile.json (every field of the account except the password hash, the e-mail verified state, a pending reset code), ' +
         'the verification photo and avatar, evidence.json (every stored field of every item) and each item\'s files ' +
-        '(the original and every derivative) under evidence/<id>/. The archive is streamed as it is made.',
+        '(the original and every derivative) under evidence/<id>/, and appointment.json (the appointment, its phone number and what became of each of its messages). The archive is streamed as it is made.',
       tags: ['administration'],
       security: [sessionCookie],
       requestParams: { path: userIdPath },
@@ -592,6 +607,115 @@ const evidencePaths: ZodOpenApiPathsObject = {
   },
 };
 
+const appointmentIdPath = z.object({ id: z.string().meta({ description: 'Appointment id (UUID)' }) });
+
+const appointmentPaths: ZodOpenApiPathsObject = {
+  '/api/appointments/mine': {
+    get: op({
+      summary: "The signed-in participant's appointment (time with its zone, place), or null",
+      description: 'An appointment imported under the address before the person registered is theirs from their first request on.',
+      tags: ['appointments'],
+      security: [sessionCookie],
+      responses: { '200': { description: 'The appointment and whether text reminders are on', ...json(myAppointmentSchema) }, ...signedIn },
+    }),
+  },
+  '/api/appointments/mine.ics': {
+    get: op({
+      summary: "The participant's appointment as an iCalendar file (a VEVENT with a VALARM at the smallest reminder offset)",
+      tags: ['appointments'],
+      security: [sessionCookie],
+      responses: {
+        '200': { description: 'text/calendar (attachment)', content: { 'text/calendar': { schema: z.string() } } },
+        ...signedIn,
+        '404': error('No appointment yet'),
+      },
+    }),
+  },
+  '/api/appointments/import': {
+    post: op({
+      summary: "Import the box office's appointments as CSV (administrators)",
+      description:
+        `A header line names the columns: email and start required; phone, place, note optional (any order, any case). Times without an offset are read in EVENT_TIMEZONE. ` +
+        `One appointment per address: an address that has one is updated (moved, when the start changes). Refusals carry the line number (the header is line 1) and a reason. ` +
+        `At most ${APPOINTMENT_CSV_MAX_BYTES / 1024 / 1024} MB. Recorded in the audit log.`,
+      tags: ['appointments'],
+      security: [sessionCookie],
+      requestBody: { required: true, content: { 'multipart/form-data': { schema: z.object({ file: binary.meta({ description: 'The CSV file (UTF-8)' }) }) } } },
+      responses: {
+        '200': { description: 'What was created, updated, left unchanged and refused', ...json(appointmentImportResultSchema) },
+        ...adminOnly,
+        '413': error('The file is too large'),
+      },
+    }),
+  },
+  '/api/appointments': {
+    get: op({
+      summary: "A day's call sheet (administrators): the appointments in time order with name, pronouns, photo, number, reminders and status",
+      description: 'Phone numbers are E.164; a number that cannot be texted is null with phone_problem saying why. Poll it to see other performers\' status changes.',
+      tags: ['appointments'],
+      security: [sessionCookie],
+      requestParams: { query: callSheetQuerySchema },
+      responses: { '200': { description: 'The call sheet', ...json(callSheetSchema) }, ...adminOnly },
+    }),
+    post: op({
+      summary: 'Set one appointment (administrators); an address that has one has it moved',
+      tags: ['appointments'],
+      security: [sessionCookie],
+      requestBody: body(appointmentCreateSchema),
+      responses: {
+        '201': { description: 'Created', ...json(adminAppointmentSchema) },
+        '200': { description: 'The address had one: moved or changed', ...json(adminAppointmentSchema) },
+        ...adminOnly,
+        '409': error('Changed by someone else meanwhile'),
+      },
+    }),
+  },
+  '/api/appointments/announce': {
+    post: op({
+      summary: 'Send one message to the participants of a day (or a time range of it) by e-mail and text (administrators)',
+      description: 'Either message, or a ready text (bad-weather names LIBRARY_ENTRYWAY). Recorded in the audit log.',
+      tags: ['appointments'],
+      security: [sessionCookie],
+      requestBody: body(announceRequestSchema),
+      responses: { '202': { description: 'Queued for each participant', ...json(announceResultSchema) }, ...adminOnly },
+    }),
+  },
+  '/api/appointments/user/{id}': {
+    get: op({
+      summary: "An account's appointment, for the user dialog (administrators)",
+      tags: ['appointments'],
+      security: [sessionCookie],
+      requestParams: { path: userIdPath },
+      responses: { '200': { description: 'The appointment or null', ...json(z.object({ appointment: adminAppointmentSchema.nullable() })) }, ...adminOnly, '404': error('No such user') },
+    }),
+  },
+  '/api/appointments/{id}': {
+    get: op({
+      summary: 'One appointment (administrators)',
+      tags: ['appointments'],
+      security: [sessionCookie],
+      requestParams: { path: appointmentIdPath },
+      responses: { '200': { description: 'The appointment', ...json(adminAppointmentSchema) }, ...adminOnly, '404': error('No such appointment') },
+    }),
+    patch: op({
+      summary: "Move an appointment, change its place, note or number, or set the performers' status (administrators)",
+      description: 'A move sends a new confirmation and moves the reminders; a status change does not. Recorded in the audit log.',
+      tags: ['appointments'],
+      security: [sessionCookie],
+      requestParams: { path: appointmentIdPath },
+      requestBody: body(appointmentUpdateSchema),
+      responses: { '200': { description: 'The appointment', ...json(adminAppointmentSchema) }, ...adminOnly, '404': error('No such appointment'), '409': error('Changed by someone else meanwhile') },
+    }),
+    delete: op({
+      summary: 'Cancel an appointment and its reminders (administrators)',
+      tags: ['appointments'],
+      security: [sessionCookie],
+      requestParams: { path: appointmentIdPath },
+      responses: { '200': { description: 'Cancelled', ...json(okResponseSchema) }, ...adminOnly, '404': error('No such appointment') },
+    }),
+  },
+};
+
 const resetPaths: ZodOpenApiPathsObject = {
   '/api/email/check-email': {
     post: op({
@@ -660,6 +784,6 @@ export function buildOpenApiDocument(): ReturnType<typeof createDocument> {
         cookieAuth: { type: 'apiKey', in: 'cookie', name: 'portal_session', description: 'httpOnly session cookie set by login' },
       },
     },
-    paths: { ...paths, ...evidencePaths, ...resetPaths },
+    paths: { ...paths, ...evidencePaths, ...resetPaths, ...appointmentPaths },
   });
 }

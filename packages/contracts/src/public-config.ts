@@ -41,3 +41,7 @@ export const publicConfigSchema = z
   })
   .meta({ id: 'PublicConfig' });
 export type PublicConfig = z.infer<typeof publicConfigSchema>;
+
+/** The street corner and the bad-weather place when the configuration names none (STREET_CORNER, LIBRARY_ENTRYWAY). */
+export const DEFAULT_STREET_CORNER = 'the corner of Main Street and First Avenue';
+export const DEFAULT_LIBRARY_ENTRYWAY = 'the entryway of the Central Library';

@@ -147,12 +147,13 @@ export const userSchema = z
       .string()
       .nullable()
       .meta({ description: 'URL of the verification photo; only its owner and administrators can fetch it' }),
-    avatar_AWS_URL: z.string().nullable().meta({ description: 'Public URL of the avatar, or null' }),
+    avatar_AWS_URL: z.string().nullable().meta({ description: 'URL of the avatar (served to its owner and administrators only), or null' }),
     video_watched: z.boolean(),
     email_verified: z.boolean(),
     created_at: z.string().meta({ format: 'date-time' }),
     terms_version: z.string().nullable().meta({ description: 'The participation terms accepted at registration; null: not recorded' }),
     terms_accepted_at: z.string().nullable().meta({ description: 'When they were accepted; null: not recorded' }),
+    sms_reminders: z.boolean().meta({ description: 'Whether appointment reminders also come by text message (on unless turned off in the profile)' }),
   })
   .meta({ id: 'User' });
 export type User = z.infer<typeof userSchema>;
@@ -176,6 +177,10 @@ export const profileUpdateSchema = z
       .max(PASSWORD_MAX_LENGTH, MESSAGES.currentPasswordWrong)
       .optional()
       .meta({ description: 'The account\'s current password: required when the e-mail address changes, ignored otherwise' }),
+    sms_reminders: z
+      .preprocess((value) => (value === 'true' ? true : value === 'false' ? false : value), z.boolean({ error: 'sms_reminders must be true or false' }))
+      .optional()
+      .meta({ description: 'Turn text reminders of the appointment on or off; left out: unchanged' }),
   })
   .meta({ id: 'ProfileUpdate' });
 export type ProfileUpdate = z.infer<typeof profileUpdateSchema>;

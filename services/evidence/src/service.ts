@@ -32,9 +32,9 @@ import { SqliteAuthorDirectory } from './repositories/sqlite/sqlite-author-direc
 import { MongoAuthorDirectory, MongoEvidenceRepository } from './repositories/mongo/mongo-evidence-repository.js';
 import type { EvidenceRepository } from './repositories/evidence-repository.js';
 import type { AuthorDirectory } from './repositories/author-directory.js';
-import { fileUploadStorage, s3UploadStorage } from './http/upload-storage.js';
-import { ScratchBudget } from './http/scratch-budget.js';
-import { RedisAdmissionLedger } from './http/upload-admissions.js';
+import { fileUploadStorage, s3UploadStorage } from './repositories/upload-storage.js';
+import { ScratchBudget } from './repositories/scratch-budget.js';
+import { RedisAdmissionLedger } from './repositories/upload-admissions.js';
 
 export interface EvidenceRuntime {
   bus: EventBus;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '@portal/platform';
 import { evidenceSettingsFromEnv } from '../src/config.js';
-import { ScratchBudget } from '../src/http/scratch-budget.js';
+import { ScratchBudget } from '../src/repositories/scratch-budget.js';
 
 const SECRET = { INTERNAL_SECRET: 'scratch-budget-test-secret-long-enough-12345' };
 

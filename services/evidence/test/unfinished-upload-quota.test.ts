@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { UnfinishedUploadQuota } from '../src/http/unfinished-upload-quota.js';
+import { UnfinishedUploadQuota } from '../src/domain/unfinished-upload-quota.js';
 
 // The quota's own bookkeeping, over a map standing in for the upload store (the stores themselves
 // are tested with real files and S3: tests/integration/upload-limits.test.ts and

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { DEFAULT_PUBLIC_LOCATION_DECIMALS, DEFAULT_TERMS_TEXT, DEFAULT_TERMS_VERSION, type PublicConfig } from '@portal/contracts';
+import { DEFAULT_LIBRARY_ENTRYWAY, DEFAULT_PUBLIC_LOCATION_DECIMALS, DEFAULT_STREET_CORNER, DEFAULT_TERMS_TEXT, DEFAULT_TERMS_VERSION, type PublicConfig } from '@portal/contracts';
 import { envBoolean, envBytes, envPort, parseEnv, sharedSecretEnv, sharedSecretOf, type SharedSecret } from '@portal/platform';
-import type { UploadLimits } from './http/upload-guard.js';
+import type { UploadLimits } from './http/plugins/upload-guard.js';
 
 /** false: no proxy; a number: that many proxies in front; a list: proxies at these addresses or networks (CIDR). */
 export type TrustProxy = false | number | string[];
@@ -91,8 +91,8 @@ const gatewayEnvSchema = z.object({
 
 const publicConfigEnvSchema = z.object({
   PRODUCT_NAME: z.string().default('The Investigation'),
-  STREET_CORNER: z.string().default('the corner of Main Street and First Avenue'),
-  LIBRARY_ENTRYWAY: z.string().default('the entryway of the Central Library'),
+  STREET_CORNER: z.string().default(DEFAULT_STREET_CORNER),
+  LIBRARY_ENTRYWAY: z.string().default(DEFAULT_LIBRARY_ENTRYWAY),
   ARRIVE_EARLY: z.string().default('10 minutes early'),
   PUBLIC_AFTER_DATE: z.string().default('the end of the investigation'),
   SPY_ON_URL: z.string().default('https://example.org/'),

@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { buildOpenApiDocument } from '@portal/contracts/openapi';
 import { ServiceMetrics, onShutdownSignal, serveProcessHealth, startServiceProcess } from '@portal/platform';
 import { gatewaySettingsFromEnv } from './config.js';
-import { createGateway } from './http/server.js';
+import { createGateway } from './service.js';
 
 // The gateway as a process of its own, in front of separately running services.
 const { logger, infrastructure, bus } = startServiceProcess('gateway');

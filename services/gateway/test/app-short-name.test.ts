@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { appShortName } from '../src/web/app-short-name.js';
-import { webAppManifest } from '../src/http/server.js';
+import { webAppManifest } from '../src/http/plugins/web-app.js';
 
 describe('the installable app short name', () => {
   it('keeps a name that fits, and otherwise whole words, never half of one', () => {

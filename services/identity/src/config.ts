@@ -1,7 +1,9 @@
 import { join } from 'node:path';
 import { z } from 'zod';
-import { DEFAULT_TERMS_VERSION } from '@portal/contracts';
+import { DEFAULT_LIBRARY_ENTRYWAY, DEFAULT_STREET_CORNER, DEFAULT_TERMS_VERSION, parseReminderOffsets } from '@portal/contracts';
 import { envBoolean, envBytes, envPort, parseEnv, sharedSecretEnv, sharedSecretOf, type SharedSecret } from '@portal/platform';
+import type { AppointmentSettings } from './domain/appointment-service.js';
+import { isTimeZone } from './domain/appointment-times.js';
 import type { NewAdmin } from './domain/user-service.js';
 
 export interface IdentitySettings {
@@ -27,6 +29,7 @@ export interface IdentitySettings {
   moderationDigestMs: number;
   /** The first administrator, created at start when it does not exist. */
   admin?: NewAdmin;
+  appointments: AppointmentSettings;
 }
 
 export const identityEnvSchema = z.object({
@@ -44,6 +47,29 @@ export const identityEnvSchema = z.object({
   EVIDENCE_URL: z.url({ error: 'must be a URL such as http://evidence:4002' }).default('http://127.0.0.1:4002'),
   TERMS_VERSION: z.string().max(100).default(DEFAULT_TERMS_VERSION),
   MODERATION_DIGEST_MINUTES: z.coerce.number({ error: 'must be a number of minutes (0 = off)' }).min(0).max(7 * 24 * 60).default(60),
+  EVENT_TIMEZONE: z
+    .string()
+    .default('UTC')
+    .refine(isTimeZone, 'must be an IANA time zone name, e.g. Europe/Berlin or America/New_York'),
+  SMS_DEFAULT_REGION: z
+    .string()
+    .regex(/^[A-Z]{2}$/, 'must be a two-letter country code, e.g. US or DE')
+    .default('US'),
+  APPOINTMENT_REMINDERS: z
+    .string()
+    .default('24h,2h')
+    .refine((value) => {
+      try {
+        parseReminderOffsets(value);
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'must be offsets such as 24h,2h or 10m (minutes m, hours h, days d)'),
+  APPOINTMENT_MINUTES: z.coerce.number().int().min(1).max(24 * 60).default(30),
+  STREET_CORNER: z.string().default(DEFAULT_STREET_CORNER),
+  LIBRARY_ENTRYWAY: z.string().default(DEFAULT_LIBRARY_ENTRYWAY),
+  PRODUCT_NAME: z.string().default('The Investigation'),
   ADMIN_USERNAME: z.string().optional(),
   ADMIN_EMAIL: z.string().optional(),
   ADMIN_PASSWORD: z.string().optional(),
@@ -67,6 +93,15 @@ export function identitySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): I
     termsVersion: parsed.TERMS_VERSION,
     moderationDigestMs: Math.round(parsed.MODERATION_DIGEST_MINUTES * 60_000),
     admin: adminFromEnv(env),
+    appointments: {
+      timeZone: parsed.EVENT_TIMEZONE,
+      smsRegion: parsed.SMS_DEFAULT_REGION,
+      defaultPlace: parsed.STREET_CORNER,
+      libraryEntryway: parsed.LIBRARY_ENTRYWAY,
+      productName: parsed.PRODUCT_NAME,
+      alarmMinutesBefore: Math.round((parseReminderOffsets(parsed.APPOINTMENT_REMINDERS).at(-1)?.ms ?? 30 * 60_000) / 60_000),
+      durationMinutes: parsed.APPOINTMENT_MINUTES,
+    },
   };
 }
 

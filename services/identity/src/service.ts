@@ -53,6 +53,10 @@ import type { ScheduleStore } from './repositories/schedule-store.js';
 import { SqliteScheduleStore } from './repositories/sqlite/sqlite-schedule-store.js';
 import { MongoScheduleStore } from './repositories/mongo/mongo-schedule-store.js';
 import { ModerationDigest } from './domain/moderation-digest.js';
+import type { AppointmentStore } from './repositories/appointment-store.js';
+import { SqliteAppointmentStore } from './repositories/sqlite/sqlite-appointment-store.js';
+import { MongoAppointmentStore } from './repositories/mongo/mongo-appointment-store.js';
+import { AppointmentService } from './domain/appointment-service.js';
 
 export interface IdentityRuntime {
   bus: EventBus;
@@ -81,6 +85,8 @@ export interface IdentityStores {
   audit: AuditLogStore;
   /** Runs of periodic work (the moderator digest). */
   schedule: ScheduleStore;
+  /** Appointments (their events go out through the users' outbox relay). */
+  appointments: AppointmentStore;
   /** Redis, when the stores are distributed (shared with the rate limiter). */
   redis: Redis | null;
   close(): Promise<void>;
@@ -95,7 +101,10 @@ export async function openIdentityStores(infrastructure: InfrastructureSettings,
     if (!infrastructure.redisUrl) throw new ConfigError('MONGO_URL needs REDIS_URL too: sessions and reset codes live in Redis');
     const connection = await connectMongo(infrastructure.mongoUrl, `${infrastructure.namespace}_identity`, { serialWrites: infrastructure.mongoSerialWrites ?? 'auto' });
     logger?.info({ serialWrites: serialWritesOf(connection) }, 'mongodb: serial writes decided');
-    const users = new MongoUserRepository(connection);
+    const appointments = new MongoAppointmentStore(connection);
+    await appointments.ensureIndexes();
+    // One outbox relay publishes the events waiting in user and appointment documents alike.
+    const users = new MongoUserRepository(connection, [appointments.model]);
     await users.ensureIndexes();
     const audit = new MongoAuditLog(connection);
     await audit.ensureIndexes();
@@ -107,6 +116,7 @@ export async function openIdentityStores(infrastructure: InfrastructureSettings,
       resetCodes: new RedisResetCodeStore(redis, prefix),
       audit,
       schedule: new MongoScheduleStore(connection),
+      appointments,
       redis,
       close: async () => {
         redis.disconnect();
@@ -121,6 +131,7 @@ export async function openIdentityStores(infrastructure: InfrastructureSettings,
     resetCodes: new SqliteResetCodeStore(db),
     audit: new SqliteAuditLog(db),
     schedule: new SqliteScheduleStore(db),
+    appointments: new SqliteAppointmentStore(db),
     redis: null,
     close: async () => {
       db.close();
@@ -204,6 +215,14 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
         })
       : undefined;
   const trail = new AuditTrail({ store: stores.audit, users: stores.users, logger });
+  const appointments = new AppointmentService({
+    store: stores.appointments,
+    users: stores.users,
+    settings: settings.appointments,
+    logger,
+    onEventsCommitted: () => relay.kick(),
+    ...(runtime.clock ? { clock: runtime.clock } : {}),
+  });
   // Where received pictures wait while they are checked (this process's alone: emptied at start).
   const uploadsTmpDir = join(settings.dataDir, 'tmp', 'identity-uploads');
   const metrics = new ServiceMetrics('identity');
@@ -224,9 +243,11 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
       resetCodes: stores.resetCodes,
       blobs,
       evidence: evidenceSource,
+      appointments,
       logger,
       ...(runtime.clock ? { clock: runtime.clock } : {}),
     }),
+    appointments,
     blobs,
     cookie: { name: settings.cookieName, secure: settings.cookieSecure, maxAgeMs: settings.sessionIdleDays * 24 * 3600_000 },
     uploads: { tmpDir: uploadsTmpDir, maxBytes: settings.photoMaxBytes },
@@ -234,6 +255,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
     readiness: [
       { name: 'users', check: () => stores.users.ping() },
       { name: 'audit', check: () => stores.audit.ping() },
+      { name: 'appointments', check: () => stores.appointments.ping() },
       { name: 'sessions', check: () => stores.sessions.ping() },
       { name: 'blobs', check: () => blobs.ping() },
       { name: 'bus', check: () => runtime.bus.ping() },

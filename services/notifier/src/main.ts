@@ -4,16 +4,19 @@ import { createJobQueue, onShutdownSignal, serveProcessHealth, startServiceProce
 import { notifierSettingsFromEnv } from './config.js';
 import type { MailJob } from './emails/mail-job.js';
 import { MAIL_KEEP_SENT_MS, createNotifier } from './service.js';
+import type { AppointmentJob } from './appointments/appointment-job.js';
 
 // The notifier as a process of its own; adapters chosen by the environment alone.
 const { logger, infrastructure, bus } = startServiceProcess('notifier');
 const settings = notifierSettingsFromEnv();
 const mail = createJobQueue<MailJob>(infrastructure, 'mail', logger, { keepCompletedMs: MAIL_KEEP_SENT_MS });
-const notifier = createNotifier(settings, { bus, mail, logger });
+const appointments = createJobQueue<AppointmentJob>(infrastructure, 'appointment-messages', logger, { keepCompletedMs: MAIL_KEEP_SENT_MS });
+const notifier = createNotifier(settings, { bus, mail, appointments, logger });
 await notifier.start();
 const health = await serveProcessHealth(logger, { portVariable: 'HEALTH_PORT', hostVariable: 'HEALTH_HOST', defaultPort: 4004 }, [
   { name: 'mail queue', check: () => mail.ping() },
+  { name: 'appointment queue', check: () => appointments.ping() },
   { name: 'mailer', check: () => notifier.mailer.ping() },
   { name: 'bus', check: () => bus.ping() },
 ], notifier.metrics);
-onShutdownSignal(logger, [() => notifier.stop(), async () => void health.server.close(), () => mail.close(), () => bus.close()]);
+onShutdownSignal(logger, [() => notifier.stop(), async () => void health.server.close(), () => mail.close(), () => appointments.close(), () => bus.close()]);

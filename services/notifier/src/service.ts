@@ -1,5 +1,9 @@
 import { join } from 'node:path';
 import {
+  IdentityTokens,
+  OutboxSmsSender,
+  TwilioSmsSender,
+  type SmsSender,
   OutboxMailer,
   SealedBox,
   ServiceMetrics,
@@ -18,6 +22,13 @@ import type { NotifierSettings } from './config.js';
 import { MAIL_KINDS, type MailJob } from './emails/mail-job.js';
 import { mailSender } from './emails/mail-sender.js';
 import { subscribeIdentityEvents } from './consumers/identity-events.js';
+import type { AppointmentJob } from './appointments/appointment-job.js';
+import { appointmentSender } from './appointments/appointment-sender.js';
+import { subscribeAppointmentEvents } from './appointments/appointment-events.js';
+import { HttpAppointmentDirectory, type AppointmentDirectory } from './appointments/identity-client.js';
+
+/** Tries of an appointment message, with doubling waits from 30 s (about an hour in all) before it counts as failed. */
+export const APPOINTMENT_JOB_OPTIONS = { attempts: 8, backoff: { type: 'exponential' as const, delay: 30_000 } };
 
 /**
  * How long a sent e-mail's job is kept: long enough that an event delivered again (at least
@@ -30,13 +41,25 @@ export interface NotifierRuntime {
   bus: EventBus;
   /** The mail queue: e-mails wait here until the mail server takes them. */
   mail: JobQueue<MailJob>;
+  /**
+   * Appointment confirmations, reminders (delayed jobs) and announcements, by e-mail and text.
+   * Both processes that run a notifier (main.ts, the all-in-one) give it; without it (a test of
+   * e-mail alone) appointment events are left to a notifier that has it.
+   */
+  appointments?: JobQueue<AppointmentJob>;
   logger: Logger;
   mailer?: Mailer;
+  sms?: SmsSender;
+  /** Identity's appointments (tests give their own address through settings.identityUrl). */
+  directory?: AppointmentDirectory;
+  /** Tries of an appointment message (tests make it fail for good sooner). */
+  appointmentJobOptions?: typeof APPOINTMENT_JOB_OPTIONS;
   clock?: () => number;
 }
 
 export interface NotifierHandle {
   mailer: Mailer;
+  sms: SmsSender;
   metrics: ServiceMetrics;
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -49,12 +72,26 @@ export function mailerFromSettings(settings: NotifierSettings, logger: Logger): 
     : new OutboxMailer(join(settings.dataDir, 'outbox'), settings.from, logger);
 }
 
+/** The text-message sender chosen by configuration alone: Twilio when TWILIO_ACCOUNT_SID is set, else the JSON outbox. */
+export function smsFromSettings(settings: NotifierSettings, logger: Logger): SmsSender {
+  return settings.twilio ? new TwilioSmsSender(settings.twilio) : new OutboxSmsSender(join(settings.dataDir, 'sms-outbox'), logger);
+}
+
 export function createNotifier(settings: NotifierSettings, runtime: NotifierRuntime): NotifierHandle {
   const mailer = runtime.mailer ?? mailerFromSettings(settings, runtime.logger);
+  const sms = runtime.sms ?? smsFromSettings(settings, runtime.logger);
+  const clock = runtime.clock ?? Date.now;
+  const jobOptions = runtime.appointmentJobOptions ?? APPOINTMENT_JOB_OPTIONS;
   let subscription: Subscription | undefined;
+  let appointmentEvents: Subscription | undefined;
   let worker: JobWorker | undefined;
+  let appointmentWorker: JobWorker | undefined;
   const metrics = new ServiceMetrics('notifier');
   metrics.watchQueue(runtime.mail);
+  if (runtime.appointments) {
+    metrics.watchQueue(runtime.appointments);
+    metrics.watchConsumerLag(runtime.bus, 'notifier-appointments', [TOPICS.appointments]);
+  }
   metrics.watchConsumerLag(runtime.bus, 'notifier', [TOPICS.users, TOPICS.passwordResets, TOPICS.moderation]);
   const sent = metrics.counter('portal_emails_sent_total', 'E-mails handed to the mail server (or the outbox)', ['kind']);
   const failed = metrics.counter('portal_emails_failed_total', 'Tries to send an e-mail that failed (each is retried)', ['kind']);
@@ -64,8 +101,10 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
     sent.inc({ kind }, 0);
     failed.inc({ kind }, 0);
   }
+  const appointmentOutcomes = metrics.counter('portal_appointment_messages_total', 'Appointment messages by channel and outcome (sent, skipped, not_sent, failed)', ['channel', 'outcome']);
   return {
     mailer,
+    sms,
     metrics,
     async start() {
       worker = await runtime.mail.work(
@@ -79,12 +118,49 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
         { concurrency: 2, lockDurationMs: 60_000 },
       );
       subscription = await subscribeIdentityEvents(runtime.bus, runtime.mail, mailer, runtime.logger);
-      runtime.logger.info({ transport: settings.smtpUrl ? 'smtp' : 'outbox' }, 'notifier started');
+      const appointments = runtime.appointments;
+      if (appointments) {
+        const send = appointmentSender({
+          directory: runtime.directory ?? new HttpAppointmentDirectory(settings.identityUrl, new IdentityTokens(settings.internalSecret)),
+          mailer,
+          sms,
+          branding: { productName: settings.productName, publicUrl: settings.publicUrl },
+          logger: runtime.logger,
+          clock,
+          attempts: jobOptions.attempts,
+        });
+        appointmentWorker = await appointments.work(
+          metrics.timeJobs('appointment', async (job) => {
+            const outcome = await send(job).catch((error: unknown) => {
+              appointmentOutcomes.inc({ channel: job.data.channel, outcome: 'failed_try' });
+              throw error;
+            });
+            const name = 'sent' in outcome ? 'sent' : 'skipped' in outcome ? 'skipped' : 'notSent' in outcome ? 'not_sent' : 'failed';
+            appointmentOutcomes.inc({ channel: job.data.channel, outcome: name });
+            return outcome;
+          }),
+          { concurrency: 4, lockDurationMs: 60_000 },
+        );
+        appointmentEvents = await subscribeAppointmentEvents({
+          bus: runtime.bus,
+          queue: appointments,
+          mailer,
+          sms,
+          reminders: settings.reminders,
+          jobOptions,
+          logger: runtime.logger,
+          clock,
+        });
+      }
+      runtime.logger.info({ transport: settings.smtpUrl ? 'smtp' : 'outbox', sms: settings.twilio ? 'twilio' : 'outbox' }, 'notifier started');
     },
     async stop() {
       await subscription?.close();
+      await appointmentEvents?.close();
       await worker?.close();
+      await appointmentWorker?.close();
       await mailer.close();
+      await sms.close();
     },
   };
 }

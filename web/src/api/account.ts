@@ -29,6 +29,8 @@ export interface ProfileChanges {
   full_name: string;
   /** Needed, and sent, only when the e-mail address changes. */
   current_password?: string | undefined;
+  /** Text reminders of the appointment on or off; left out: unchanged. */
+  sms_reminders?: boolean | undefined;
   avatar?: File | null;
 }
 
@@ -40,6 +42,7 @@ export function updateProfile(changes: ProfileChanges): Promise<User> {
   form.append('pronouns', changes.pronouns);
   form.append('full_name', changes.full_name);
   if (changes.current_password) form.append('current_password', changes.current_password);
+  if (changes.sms_reminders !== undefined) form.append('sms_reminders', String(changes.sms_reminders));
   if (changes.avatar) form.append('file', changes.avatar, changes.avatar.name);
   return apiRequest<User>('/api/evidence/user', { method: 'PUT', form });
 }

@@ -1,10 +1,11 @@
 import Box from '@mui/material/Box';
-import { Suspense } from 'react';
+import { Suspense, useEffect } from 'react';
 import { Outlet, useLocation } from 'react-router';
 import { CLIENT_ROUTES } from '@portal/contracts';
 import { NavBar } from '../components/NavBar';
 import { PageLoading } from '../components/PageLoading';
 import { usePublicConfig } from '../config/usePublicConfig';
+import { usePageChanged } from '../notifications/notify-context';
 import { PageErrorBoundary } from './PageErrorBoundary';
 import { NotFoundPage } from './pages';
 
@@ -17,6 +18,8 @@ const EXACT_ROUTES = new Set<string>(CLIENT_ROUTES);
 export function AppShell() {
   const { pathname } = useLocation();
   usePublicConfig();
+  const pageChanged = usePageChanged();
+  useEffect(() => pageChanged(), [pathname, pageChanged]);
   return (
     <Box sx={{ minHeight: '100dvh', display: 'flex', flexDirection: 'column' }}>
       <NavBar />

@@ -65,6 +65,7 @@ const PARTICIPANT: User = {
   created_at: '2026-01-01T00:00:00.000Z',
   terms_version: DEFAULT_TERMS_VERSION,
   terms_accepted_at: '2026-01-01T00:00:00.000Z',
+  sms_reminders: true,
 };
 
 function sampleEvidence(media_type: MediaType): Evidence {

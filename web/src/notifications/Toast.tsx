@@ -33,9 +33,10 @@ export default function Toast({ shown, open, onClose, onExited }: ToastProps) {
         autoHideDuration={shown?.autoHideMs}
         onClose={close}
         anchorOrigin={{ vertical: 'bottom', horizontal: 'center' }}
-        // At the bottom, above the red add button (56 px at 16 px from the edge on a phone, 32 px
-        // wider): never over the navigation bar's buttons, the page's title or the add button.
-        sx={{ bottom: { xs: 88, sm: 104 } }}
+        // At the bottom, beside the column of the red add button and its options (56 px wide at
+        // 16 px from the right edge on a phone): never over the navigation bar's buttons, the page's
+        // title, the add button or what it opens. Wider screens centre it, far from the button.
+        sx={{ bottom: { xs: 16, sm: 24 }, right: { xs: 88, sm: 'auto' } }}
         slotProps={{ transition: { onExited } }}
       >
         {shown ? (

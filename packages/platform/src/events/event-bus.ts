@@ -30,6 +30,13 @@ export interface SubscribeOptions {
   maxAttempts?: number;
   /** First retry delay in ms, doubled on every further attempt (default 200). */
   retryDelayMs?: number;
+  /**
+   * A subscriber that must see every message from now on while it runs, alone in its group (each
+   * gateway replica, say, evicting its own caches), and never what came before it started: nothing
+   * it handled is remembered for a later subscriber (no offsets committed), and its group is
+   * removed when it closes, so that replicas coming and going leave no groups behind.
+   */
+  broadcast?: boolean;
 }
 
 export interface Subscription {

@@ -115,7 +115,8 @@ export class KafkaEventBus implements EventBus {
     const maxAttempts = options.maxAttempts ?? 5;
     const baseDelay = options.retryDelayMs ?? 200;
     await consumer.run({
-      autoCommit: true,
+      // A broadcast subscriber keeps no offsets: Kafka removes a group that is empty and has none.
+      autoCommit: options.broadcast !== true,
       eachMessage: async ({ topic: qualified, message, heartbeat }) => {
         const topic = this.unqualify(qualified);
         const busMessage: BusMessage = {
@@ -165,6 +166,13 @@ export class KafkaEventBus implements EventBus {
         stopping = true;
         this.consumers.delete(consumer);
         await consumer.disconnect();
+        // Its group now has no member and no offset: removed here at once (best effort; Kafka
+        // removes such a group itself at its next offsets clean-up if this one fails, after a crash say).
+        if (options.broadcast) {
+          await this.admin.deleteGroups([this.qualify(options.groupId)]).catch((error: unknown) => {
+            this.options.logger.info({ err: error, groupId: options.groupId }, 'broadcast consumer group not removed; Kafka removes it once expired');
+          });
+        }
       },
     };
   }

@@ -115,6 +115,8 @@ export class SqliteEventBus implements EventBus {
       close: async () => {
         await consumer.stop();
         this.consumers.delete(consumer);
+        // A broadcast subscriber leaves no group behind.
+        if (options.broadcast && !this.closed) this.db.prepare('DELETE FROM consumer_offsets WHERE group_id = ?').run(options.groupId);
       },
     };
   }

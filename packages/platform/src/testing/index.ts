@@ -6,3 +6,4 @@ export * from './job-queue-contract.js';
 export * from './child-process.js';
 export * from './mailer-contract.js';
 export * from './smtp-catcher.js';
+export * from './sms-contract.js';

@@ -225,6 +225,28 @@ export function jobQueueContract(name: string, options: JobQueueContractOptions)
       expect(started[0]! - added).toBeGreaterThanOrEqual(380);
     });
 
+    it('runs each delayed job once, when two producers add it under one id and two consumers share the store (reminders)', async () => {
+      const name = `contract-${randomUUID().slice(0, 8)}`;
+      const [one, two] = [await connect(name), await connect(name)];
+      const runs: string[] = [];
+      for (const queue of [one, two]) {
+        workers.push(
+          await queue.work(
+            async (job) => {
+              runs.push(job.id);
+              await delay(20);
+            },
+            { concurrency: 3 },
+          ),
+        );
+      }
+      const ids = Array.from({ length: 12 }, (_, index) => `reminder-${index}`);
+      await Promise.all(ids.flatMap((id, index) => [one, two].map((queue) => queue.add('remind', { n: index }, { jobId: id, delay: 200 + (index % 3) * 50 }))));
+      await waitFor(() => runs.length >= ids.length, { timeoutMs, what: 'every delayed job' });
+      await delay(600);
+      expect([...runs].sort()).toEqual([...ids].sort());
+    });
+
     it('hands the running jobs back on request: waiting again, no try counted, then done by another worker', async () => {
       const queue = await connect();
       const stuck = await queue.work(() => new Promise(() => undefined));

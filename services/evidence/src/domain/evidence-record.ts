@@ -75,7 +75,9 @@ export function mediaUrl(record: Pick<EvidenceRecord, 'id' | 'media_revision' | 
 
 /**
  * The item of the API. URLs lead through the gateway to this service's media route. The public's
- * copy (`publicLocationDecimals` given) carries a device position rounded to that many decimals.
+ * copy (`publicLocationDecimals` given) carries a device position rounded to that many decimals,
+ * and no avatar: an owner can change their avatar at any time after an administrator published
+ * the item, and the archive must not show a picture no moderator saw (docs/SECURITY.md).
  */
 export function toEvidenceResponse(record: EvidenceRecord, publicLocationDecimals?: number): Evidence {
   const ready = record.media_status === 'ready';
@@ -99,6 +101,6 @@ export function toEvidenceResponse(record: EvidenceRecord, publicLocationDecimal
     date_posted: record.date_posted,
     user_id: record.user_id,
     username: record.username,
-    avatar_AWS_URL: record.avatar_url,
+    avatar_AWS_URL: publicLocationDecimals === undefined ? record.avatar_url : null,
   };
 }

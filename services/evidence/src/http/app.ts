@@ -21,8 +21,8 @@ import { uploadRoutes } from './routes/upload-routes.js';
 import { internalRoutes } from './routes/internal-routes.js';
 import { exportRoutes } from './routes/export-routes.js';
 import { InvestigatorExporter } from '../domain/investigator-export.js';
-import type { UploadStorage } from './upload-storage.js';
-import type { AdmissionLedger } from './upload-admissions.js';
+import type { UploadStorage } from '../repositories/upload-storage.js';
+import type { AdmissionLedger } from '../repositories/upload-admissions.js';
 
 export interface EvidenceAppDeps {
   logger: Logger;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import type { AdmissionLedger } from '../../src/http/upload-admissions.js';
+import type { AdmissionLedger } from '../../src/repositories/upload-admissions.js';
 
 /**
  * What every AdmissionLedger adapter must do. `make` gives a new instance over the adapter's

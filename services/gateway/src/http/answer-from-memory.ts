@@ -1,19 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { hostOf, protocolOf, type TrustFunction } from './client-view.js';
 import { PublicCache, type CachedAnswer } from './public-cache.js';
-
-export type { TrustFunction } from './client-view.js';
+import type { ResponsePolicy } from './response-policy.js';
 
 export interface AnswerFromMemoryOptions {
   cache: PublicCache;
-  /** The security headers of every answer over plain HTTP and over HTTPS (securityHeaderPairs). */
-  securityHeaders: { http: [string, string][]; https: [string, string][] };
+  /** The gateway's response policy: request id, security headers, metrics and log line. */
+  policy: ResponsePolicy;
   /** The gateway's trustProxy, or false: whose X-Forwarded-Proto and -Host are believed. */
   trust: TrustFunction | false;
-  /** The gateway's request id for a request (fastify's genReqId). */
-  requestId: (req: IncomingMessage) => string;
-  /** Called once an answer has been written (startedAt: performance.now() when the request came): metrics and the request log. */
-  answered: (req: IncomingMessage, answer: CachedAnswer, status: number, requestId: string, startedAt: number) => void;
+  /** Counts an answer from memory among the public cache's outcomes (a hit). */
+  hit: () => void;
 }
 
 /** A request whose answer depends on more than the URL, or that carries a body, is the full path's. */
@@ -64,13 +61,11 @@ export function matchesIfNoneMatch(ifNoneMatch: string, etag: string | undefined
  * after the cache's), and neither does this one; a key not in memory reaches the limiter as before.
  */
 export function answerFromMemory(options: AnswerFromMemoryOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const { cache, trust, requestId, answered } = options;
+  const { cache, trust, policy } = options;
   const prepared = new WeakMap<CachedAnswer, Prepared>();
 
   function prepare(answer: CachedAnswer, https: boolean, notModified: boolean): PreparedHead {
-    const headers: string[] = [];
-    for (const [name, value] of https ? options.securityHeaders.https : options.securityHeaders.http) headers.push(name, value);
-    headers.push('x-request-id', '');
+    const headers = policy.ownHead(https, '');
     const idSlot = headers.length - 1;
     for (const name in answer.headers) {
       if (notModified && NOT_ON_304.has(name)) continue;
@@ -112,7 +107,7 @@ export function answerFromMemory(options: AnswerFromMemoryOptions): (req: Incomi
     if (notModified) head = https ? (entry.notModifiedHttps ??= prepare(answer, true, true)) : (entry.notModified ??= prepare(answer, false, true));
     else head = https ? (entry.okHttps ??= prepare(answer, true, false)) : (entry.ok ??= prepare(answer, false, false));
 
-    const id = requestId(req);
+    const id = policy.requestId(req);
     // writeHead turns the list into the head's bytes before it returns: the slots are filled in
     // place rather than copying the list for every request.
     const out = head.headers;
@@ -122,7 +117,8 @@ export function answerFromMemory(options: AnswerFromMemoryOptions): (req: Incomi
     res.writeHead(status, out);
     if (notModified || method === 'HEAD') res.end();
     else res.end(answer.body);
-    answered(req, answer, status, id, startedAt);
+    options.hit();
+    policy.answered(method, url, answer.route, status, id, performance.now() - startedAt);
     return true;
   };
 }

@@ -1,47 +1,28 @@
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import proxyAddr from '@fastify/proxy-addr';
 import fastifyCookie from '@fastify/cookie';
 import { Pool, type Dispatcher } from 'undici';
 import { SessionResolver, type ResolvedCaller } from '../sessions/session-resolver.js';
+import { fastPathRouteOf, type Upstream } from '../routes/route-table.js';
 import { hostOf, protocolOf, type TrustFunction } from './client-view.js';
-import { PublicCache, forEachEndToEnd } from './public-cache.js';
-
-/** A proxied prefix the fast path may answer GETs and HEADs for, and the service behind it. */
-export interface FastProxyRoute {
-  prefix: string;
-  upstream: string;
-}
-
-/** What the rate limiter decided for one request (fastify's `createRateLimit()`, the same counters as the full path's). */
-export interface LimitDecision {
-  isAllowed: boolean;
-  isExceeded: boolean;
-  max: number;
-  remaining: number;
-  ttlInSeconds: number;
-}
+import { inwardHeaders, requestEndToEnd } from './hop-by-hop.js';
+import { PublicCache } from './public-cache.js';
+import type { LimitDecision, ResponsePolicy } from './response-policy.js';
 
 export interface ProxyFastPathOptions {
-  routes: FastProxyRoute[];
-  /** The security headers of every answer over plain HTTP and over HTTPS (securityHeaderPairs). */
-  securityHeaders: { http: [string, string][]; https: [string, string][] };
+  /** The base URL of each service behind the gateway. */
+  upstreams: Record<Exclude<Upstream, 'gateway'>, string>;
+  /** The gateway's response policy: request id, headers, metrics and log line. */
+  policy: ResponsePolicy;
   trust: TrustFunction | false;
-  requestId: (req: IncomingMessage) => string;
   cookieName: string;
   /** The caller of a session cookie's key (SessionResolver.hash) when the session cache answers it at once (SessionResolver.cachedByKey). */
   cachedCaller: (key: string) => ResolvedCaller | null | undefined;
   /** The public cache, whose keys that are not known to be private go the full way. */
   publicCache: PublicCache | null;
   /** The general API limit, counted on the same counters as the full path's; null when off. */
-  limit: ((request: { ip: string; url: string; routeOptions: { config: object } }) => Promise<LimitDecision>) | null;
-  /** The headers a service gets for a request (the gateway's inwardHeaders). */
-  inwardHeaders: (
-    request: { id: string; ip: string; protocol: string; host: string; caller: ResolvedCaller | null },
-    headers: Record<string, string | string[] | undefined>,
-  ) => Record<string, string | string[] | undefined>;
-  /** Once an answer has ended (startedAt: performance.now() when the request came): metrics and the request log. */
-  answered: (req: IncomingMessage, route: string, status: number, requestId: string, startedAt: number) => void;
+  limit: (() => ((request: { ip: string; url: string; routeOptions: { config: object } }) => Promise<LimitDecision>) | null);
   /**
    * Marks a request the fast path has counted on the limiter and hands back to the full path
    * because the service was not reached: the full path's limiter lets it through uncounted.
@@ -49,8 +30,6 @@ export interface ProxyFastPathOptions {
   countedOnLimiter?: (req: IncomingMessage) => void;
   /** Counts what became of a request taken: answered here, or handed to the full path over the limit or with the service not reached. */
   counted?: (outcome: 'answered' | 'over_limit' | 'not_reached') => void;
-  /** An answer that broke off after its head was sent (the service's body failed). */
-  broken: (req: IncomingMessage, requestId: string, error: Error) => void;
 }
 
 export interface ProxyFastPath {
@@ -71,51 +50,28 @@ export interface ProxyFastPath {
 const PLAIN_PATH = /^\/api\/[a-z]+(?:\/[A-Za-z0-9_-]+)*\/?$/;
 /** A request with a body, or one whose answer depends on more than the URL, goes the full way. */
 const FULL_PATH_HEADERS = ['content-length', 'transfer-encoding', 'expect', 'range', 'if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'upgrade'] as const;
-/** Request headers that describe the client's connection, not the request (never sent to a service). */
-const CONNECTION_HEADERS: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host']);
-/** GET /api/user/{id}/evidence is evidence's, although it sits under identity's prefix. */
-const USER_EVIDENCE = /^\/api\/user\/[^/]+\/evidence\/?$/;
-/** Requests whose answers the full path's hooks act on (the session cache evicts on logout). */
-const HOOKED = new Set(['/api/user/logout']);
 
 /**
  * Proxies a signed-in participant's everyday reads (`GET /api/user`, their evidence list, …) in
  * front of fastify: the gateway's cost per request is then what moving the bytes costs, not
  * fastify's hook chain, @fastify/http-proxy's URL work and reply-from's stream plumbing.
  *
- * It takes only what it can answer exactly as the full path would (tests hold it to that,
- * header by header: gateway-proxy-fast-path.test.ts): a GET or HEAD without a body or conditions,
- * on a plain path under a proxied prefix, from a caller with no session cookie or one the session
+ * It takes only what the route table lets it (routes/route-table.ts: `fastPath`, nothing at the
+ * gateway acting on the answer) and only what it can answer exactly as the full path would (tests
+ * hold it to that, header by header: gateway-proxy-fast-path.test.ts): a GET or HEAD without a
+ * body or conditions, on a plain path, from a caller with no session cookie or one the session
  * cache knows, to a URL the public cache knows to be private. It counts the request on the full
- * path's rate-limit counters and sends the same headers (security headers, request id, rate-limit
- * headers, the service's headers without those of its connection) and the same identity token.
- * A refused request (over the limit) and a request the service could not be asked (down, reset)
- * are handed to the full path untouched, which answers them as before.
+ * path's rate-limit counters, and writes its headers, metrics and log line through the gateway's
+ * response policy and the header rules of hop-by-hop.ts, as the full path does. A refused request
+ * (over the limit) and a request the service could not be asked (down, reset) are handed to the
+ * full path untouched, which answers them as before.
  */
 export function proxyFastPath(options: ProxyFastPathOptions): ProxyFastPath {
-  const { trust, publicCache, limit } = options;
-  const pools = new Map<string, Pool>();
-  const poolOf = (upstream: string): Pool => {
-    let pool = pools.get(upstream);
-    if (!pool) {
-      // As @fastify/http-proxy's own pool for the same service.
-      pool = new Pool(upstream, { connections: 64, pipelining: 1, keepAliveTimeout: 30_000 });
-      pools.set(upstream, pool);
-    }
-    return pool;
-  };
-  /** The names of the headers the gateway sets itself, lower case. */
-  const OWN_NAMES = new Set<string>(['x-request-id', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']);
-  for (const [name] of [...options.securityHeaders.http, ...options.securityHeaders.https]) OWN_NAMES.add(name.toLowerCase());
-  const routes = options.routes.map(({ prefix, upstream }) => ({ prefix, upstream: new URL(upstream), pool: poolOf(upstream) }));
-
-  function routeOf(path: string) {
-    for (const route of routes) {
-      if (path === route.prefix) return { route, label: route.prefix };
-      if (path.startsWith(route.prefix) && path.charCodeAt(route.prefix.length) === 47 /* / */) return { route, label: `${route.prefix}/*` };
-    }
-    return undefined;
-  }
+  const { trust, publicCache, policy } = options;
+  // As @fastify/http-proxy's own pool for the same service.
+  const services = Object.fromEntries(
+    Object.entries(options.upstreams).map(([name, url]) => [name, { origin: new URL(url).origin, host: new URL(url).host, pool: new Pool(url, { connections: 64, pipelining: 1, keepAliveTimeout: 30_000 }) }]),
+  ) as Record<Exclude<Upstream, 'gateway'>, { origin: string; host: string; pool: Pool }>;
 
   /**
    * The session cache's key for a Cookie header (null: no session cookie). A phone's requests on
@@ -145,9 +101,9 @@ export function proxyFastPath(options: ProxyFastPathOptions): ProxyFastPath {
     const url = req.url ?? '';
     const query = url.indexOf('?');
     const path = query === -1 ? url : url.slice(0, query);
-    if (!PLAIN_PATH.test(path) || USER_EVIDENCE.test(path) || HOOKED.has(path)) return false;
-    const found = routeOf(path);
-    if (!found) return false;
+    if (!PLAIN_PATH.test(path)) return false;
+    const found = fastPathRouteOf(method, path);
+    if (!found || found.route.upstream === 'gateway') return false;
     const headers = req.headers;
     for (const name of FULL_PATH_HEADERS) if (headers[name] !== undefined) return false;
 
@@ -166,9 +122,11 @@ export function proxyFastPath(options: ProxyFastPathOptions): ProxyFastPath {
     if (publicCache && !publicCache.goesUpstream(method, PublicCache.keyOf(protocol, host, url))) return false;
 
     const ip = clientIp(req);
-    const id = options.requestId(req);
+    const id = policy.requestId(req);
+    const service = services[found.route.upstream];
     const forward = (decision: LimitDecision | null) =>
-      send(req, res, { id, ip, protocol, host, caller, url, method, route: found.route, label: found.label, decision, startedAt, fullPath });
+      send(req, res, { id, ip, protocol, host, caller, url, method, service, label: found.label, decision, startedAt, fullPath });
+    const limit = options.limit();
     if (!limit) {
       forward(null);
       return true;
@@ -194,7 +152,7 @@ export function proxyFastPath(options: ProxyFastPathOptions): ProxyFastPath {
     caller: ResolvedCaller | null;
     url: string;
     method: string;
-    route: (typeof routes)[number];
+    service: { origin: string; host: string; pool: Pool };
     label: string;
     decision: LimitDecision | null;
     startedAt: number;
@@ -203,15 +161,8 @@ export function proxyFastPath(options: ProxyFastPathOptions): ProxyFastPath {
 
   function send(req: IncomingMessage, res: ServerResponse, request: Forwarded): void {
     if (res.destroyed) return;
-    // The request's headers as reply-from passes them on: without those of the client's connection.
-    const copy: Record<string, string | string[] | undefined> = {};
-    const incoming = req.headers;
-    const named = incoming.connection !== undefined ? namedIn(incoming.connection) : null;
-    for (const name in incoming) {
-      if (!CONNECTION_HEADERS.has(name) && (named === null || !named.includes(name))) copy[name] = incoming[name];
-    }
-    const inward = options.inwardHeaders(request, copy);
-    inward.host = request.route.upstream.host;
+    const inward = inwardHeaders(request, requestEndToEnd(req.headers));
+    inward.host = request.service.host;
 
     let headSent = false;
     // The chunk that completes a body of known length is sent with res.end(): a body that comes
@@ -224,12 +175,12 @@ export function proxyFastPath(options: ProxyFastPathOptions): ProxyFastPath {
           if (!res.writableFinished) controller.abort(new Error('the client went away'));
         });
       },
-      onResponseStart(controller, statusCode, upstreamHeaders) {
+      onResponseStart(_controller, statusCode, upstreamHeaders) {
         if (statusCode < 200) return;
         headSent = true;
         const length = upstreamHeaders['content-length'];
         if (typeof length === 'string' && request.method !== 'HEAD' && statusCode !== 204 && statusCode !== 304) left = Number(length);
-        res.writeHead(statusCode, headOf(request, statusCode, upstreamHeaders));
+        res.writeHead(statusCode, policy.proxiedHead(request.protocol === 'https', request.id, request.decision, statusCode, upstreamHeaders));
       },
       onResponseData(controller, chunk) {
         if (left !== -1) {
@@ -248,7 +199,7 @@ export function proxyFastPath(options: ProxyFastPathOptions): ProxyFastPath {
       onResponseEnd() {
         if (!ended) res.end();
         options.counted?.('answered');
-        options.answered(req, request.label, res.statusCode, request.id, request.startedAt);
+        policy.answered(request.method, request.url, request.label, res.statusCode, request.id, performance.now() - request.startedAt);
       },
       onResponseError(_controller, error) {
         if (!headSent) {
@@ -268,51 +219,17 @@ export function proxyFastPath(options: ProxyFastPathOptions): ProxyFastPath {
           request.fullPath(req, res);
           return;
         }
-        options.broken(req, request.id, error);
+        policy.brokenOff(req, request.id, error);
         res.destroy(error);
       },
     };
-    request.route.pool.dispatch({ origin: request.route.upstream.origin, method: request.method, path: request.url, headers: inward }, handler);
-  }
-
-  function headOf(request: Forwarded, status: number, upstream: IncomingHttpHeaders): string[] {
-    const head: string[] = [];
-    for (const [name, value] of request.protocol === 'https' ? options.securityHeaders.https : options.securityHeaders.http) head.push(name, value);
-    head.push('x-request-id', request.id);
-    const decision = request.decision;
-    if (decision && !decision.isAllowed) {
-      head.push('x-ratelimit-limit', String(decision.max), 'x-ratelimit-remaining', String(decision.remaining), 'x-ratelimit-reset', String(decision.ttlInSeconds));
-    }
-    const ownCount = head.length;
-    // The service's headers without those of its connection, by the full path's rules.
-    forEachEndToEnd(upstream, (name, value) => {
-      // An answer without a body says no length (as the full path sends it).
-      if (value === undefined || (status === 204 && name === 'content-length')) return;
-      // A header the gateway set too (the service's own x-request-id, a security header): the
-      // service's value, in the gateway's place, as fastify's reply merges them.
-      const own = OWN_NAMES.has(name) ? ownIndex(head, ownCount, name) : -1;
-      if (own !== -1 && !Array.isArray(value)) head[own + 1] = value;
-      else if (Array.isArray(value)) for (const one of value) head.push(name, one);
-      else head.push(name, value);
-    });
-    return head;
-  }
-
-  /** The header names a Connection header lists. */
-  function namedIn(connection: string | string[]): string[] {
-    return String(connection).toLowerCase().split(',').map((name) => name.trim());
-  }
-
-  /** Where a header the gateway set sits in the head list (names are lower case), or -1. */
-  function ownIndex(head: string[], ownCount: number, name: string): number {
-    for (let i = 0; i < ownCount; i += 2) if (head[i]!.toLowerCase() === name) return i;
-    return -1;
+    request.service.pool.dispatch({ origin: request.service.origin, method: request.method, path: request.url, headers: inward }, handler);
   }
 
   return {
     take,
     async close() {
-      await Promise.all([...pools.values()].map((pool) => pool.close()));
+      await Promise.all(Object.values(services).map((service) => service.pool.close()));
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { LRUCache } from 'lru-cache';
+import { withoutHopByHop } from './hop-by-hop.js';
 
 /** One stored upstream answer: replayed byte for byte, with an Age header. */
 export interface CachedAnswer {
@@ -46,42 +47,8 @@ interface RequestLike {
   headers: IncomingHttpHeaders;
 }
 
-/** Headers of one connection (RFC 9110 7.6.1): a proxy never passes them on. */
-export const HOP_BY_HOP: ReadonlySet<string> = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-]);
 /** Each answer's own: the request id, and the Age the cache sets. */
 const NOT_REPLAYED = new Set(['x-request-id', 'age']);
-
-/**
- * Visits each of an upstream answer's headers but those of its connection (and those its
- * Connection header names): the one place these rules live, for the proxy, the cache and the
- * proxy fast path.
- */
-export function forEachEndToEnd<T extends string | string[] | number | undefined>(headers: Record<string, T>, visit: (name: string, value: T) => void): void {
-  const connection = headers.connection;
-  const named = connection === undefined ? null : String(connection).toLowerCase().split(',').map((name) => name.trim());
-  for (const name in headers) {
-    if (!HOP_BY_HOP.has(name) && (named === null || !named.includes(name))) visit(name, headers[name]!);
-  }
-}
-
-/** An upstream answer's headers without those of its connection (and those its Connection header names). */
-export function withoutHopByHop<T extends string | string[] | number | undefined>(headers: Record<string, T>): Record<string, T> {
-  const kept: Record<string, T> = {};
-  forEachEndToEnd(headers, (name, value) => {
-    kept[name] = value;
-  });
-  return kept;
-}
 
 /** A request that asks for part of an answer, or for it only if it changed, goes to the service. */
 const BYPASSING_REQUEST_HEADERS = ['range', 'if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range'] as const;
@@ -120,8 +87,8 @@ export function storableForMs(status: number, headers: IncomingHttpHeaders, ttlM
 
 /**
  * The gateway's memory of public API answers, as a CDN or an ingress cache would keep them, made
- * correct for the portal: only what the services mark `public` (the archive pages, public items,
- * avatars), for a short time of its own, bounded in entries and bytes (lru-cache), one upstream
+ * correct for the portal: only what the services mark `public` (the archive pages and public
+ * items), for a short time of its own, bounded in entries and bytes (lru-cache), one upstream
  * request per key at a time (the others wait for its answer), and emptied at once by any change
  * (`clear`): a write through this gateway or an event from the bus.
  */

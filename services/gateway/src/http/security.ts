@@ -81,13 +81,13 @@ export const PERMISSIONS_POLICY = [
 ].join(', ');
 
 /**
- * The security headers, on every response (every route, the 404 handler included), set on the raw
- * response in onRequest as @fastify/helmet with `global: true` did. That plugin built a new helmet
- * middleware, parsing the whole policy again, on every request; the options never change, so it
- * is built once here. That was about a third of the gateway's CPU time per proxied request
- * (bench/README.md).
+ * The security headers as helmet sets them on a response (over HTTPS with HSTS). It is run once
+ * per protocol, by securityHeaderPairs: the headers never change, and every answer takes them from
+ * the response policy (response-policy.ts). @fastify/helmet built a new helmet middleware, parsing
+ * the whole policy again, on every request: about a third of the gateway's CPU time per proxied
+ * request (bench/README.md).
  */
-export function securityHeaders(config: PublicConfig): onRequestHookHandler {
+function securityHeaders(config: PublicConfig): onRequestHookHandler {
   const apply = helmet(helmetOptions(config));
   return function securityHeadersHook(request, reply, done) {
     reply.raw.setHeader('permissions-policy', PERMISSIONS_POLICY);
@@ -118,9 +118,9 @@ export function isCrossSiteWrite(method: string, headers: Record<string, string 
 /**
  * The headers `securityHeaders` sets on an answer over plain HTTP or over HTTPS, as [name, value]
  * pairs in the order it sets them, found by running that very hook once against a response that
- * records them. The public cache's fast path (answer-from-memory.ts) writes these, so both paths
- * send the same headers by construction (tests/integration/gateway-cache-fast-path.test.ts
- * compares them on the wire too).
+ * records them. Every answer carries these (the response policy writes them), so every path sends
+ * the same headers by construction (tests/integration/security-headers.test.ts and
+ * gateway-cache-fast-path.test.ts compare them on the wire too).
  */
 export function securityHeaderPairs(config: PublicConfig, https: boolean): [string, string][] {
   const set = new Map<string, [string, string]>();

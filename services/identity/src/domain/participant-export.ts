@@ -4,12 +4,15 @@ import { notFound, streamZip, type AddToZip, type BlobStore, type Logger } from 
 import type { EvidenceSource } from '../clients/evidence-client.js';
 import type { ResetCodeStore, UserRepository } from '../repositories/user-repository.js';
 import type { UserRecord } from './user-record.js';
+import type { AppointmentService } from './appointment-service.js';
 
 export interface ParticipantExportDeps {
   users: UserRepository;
   resetCodes: ResetCodeStore;
   blobs: BlobStore;
   evidence: EvidenceSource;
+  /** The participant's appointment and the records of its messages (appointment.json). */
+  appointments: Pick<AppointmentService, 'forExport'>;
   logger: Logger;
   clock?: () => number;
 }
@@ -27,7 +30,8 @@ export interface PreparedExport {
  * Everything the portal holds on one participant, as one zip archive: profile.json (every field
  * of the account except the password hash), the verification photo and avatar, evidence.json
  * (every stored field of every item) and each item's files (the original and every derivative)
- * under evidence/<id>/. Files stream one after the other from the blob store and the evidence
+ * under evidence/<id>/, and appointment.json (the appointment, its phone number and what became of
+ * each of its messages). Files stream one after the other from the blob store and the evidence
  * service into the archive; none is held whole in memory.
  */
 export class ParticipantExporter {
@@ -39,6 +43,7 @@ export class ParticipantExporter {
     // Asked before the first byte is sent, so that an evidence outage is a clean 503, not a broken file.
     const items = await this.deps.evidence.itemsOf(userId);
     const resetCode = await this.deps.resetCodes.get(userId);
+    const appointment = await this.deps.appointments.forExport(user);
     const now = new Date((this.deps.clock ?? Date.now)());
     const pictures = [
       { key: user.verification_photo_key, name: pictureName('verification-photo', user.verification_photo_key) },
@@ -68,6 +73,7 @@ export class ParticipantExporter {
             if (object) await add(object.body, picture.name, true);
           }
           await add(JSON.stringify({ exported_at: profile.exported_at, user_id: user.id, items: evidence }, null, 2), 'evidence.json', false);
+          await add(JSON.stringify({ exported_at: profile.exported_at, user_id: user.id, appointment }, null, 2), 'appointment.json', false);
           for (const item of evidence) {
             for (const file of item.files) await add(await this.deps.evidence.openFile(item.id, file.variant), file.path, true);
           }
@@ -98,6 +104,7 @@ function profileOf(user: UserRecord) {
     role: user.role,
     role_name: isAdminRole(user.role) ? 'administrator' : 'participant',
     video_watched: user.video_watched,
+    sms_reminders: user.sms_reminders,
     participation_terms:
       user.terms_version !== null ? { version: user.terms_version, accepted_at: user.terms_accepted_at } : MESSAGES.termsNotRecorded,
     has_verification_photo: user.verification_photo_key !== null,

@@ -19,6 +19,8 @@ export interface UserRecord {
   /** The participation terms accepted at registration, and when; null for accounts made without. */
   terms_version: string | null;
   terms_accepted_at: string | null;
+  /** Appointment reminders by text message too (the participant may turn them off). */
+  sms_reminders: boolean;
   created_at: string;
   updated_at: string;
 }
@@ -57,5 +59,6 @@ export function toUserResponse(user: UserRecord): User {
     created_at: user.created_at,
     terms_version: user.terms_version,
     terms_accepted_at: user.terms_accepted_at,
+    sms_reminders: user.sms_reminders,
   };
 }

@@ -121,6 +121,7 @@ export class UserService {
         avatar_key: null,
         video_watched: false,
         email_verified: false,
+        sms_reminders: true,
         terms_version: request.terms_version ?? null,
         terms_accepted_at: request.terms_version !== undefined ? now : null,
         created_at: now,
@@ -192,6 +193,7 @@ export class UserService {
         phone_number: update.phone_number,
         pronouns: update.pronouns,
         ...(update.full_name !== undefined ? { full_name: update.full_name } : {}),
+        ...(update.sms_reminders !== undefined ? { sms_reminders: update.sms_reminders } : {}),
       };
       if (update.email !== current.email) {
         // A session alone (a phone left unlocked) must not be enough to move the account's mail,
@@ -303,13 +305,14 @@ export class UserService {
     return user;
   }
 
-  /** Who may see a user's pictures: the verification photo only its owner and administrators. */
+  /**
+   * Who may see a user's pictures: its owner and administrators. The avatar too: public answers
+   * carry none, since an owner can change it after publication with no moderator seeing it.
+   */
   async pictureFor(caller: CallerIdentity | undefined, userId: string, kind: 'verification-photo' | 'avatar') {
+    if (!caller) throw unauthenticated();
+    if (caller.userId !== userId && !isAdminRole(caller.role)) throw forbidden(MESSAGES.notYours);
     const user = await this.deps.users.findById(userId);
-    if (kind === 'verification-photo') {
-      if (!caller) throw unauthenticated();
-      if (caller.userId !== userId && !isAdminRole(caller.role)) throw forbidden(MESSAGES.notYours);
-    }
     const key = kind === 'avatar' ? user?.avatar_key : user?.verification_photo_key;
     if (!key) throw notFound('No picture');
     return { key, version: pictureVersion(key) };
@@ -358,6 +361,7 @@ export class UserService {
       // Staff created by ops are not sent through the participants' onboarding video.
       video_watched: true,
       email_verified: true,
+      sms_reminders: true,
       terms_version: null,
       terms_accepted_at: null,
       created_at: now,

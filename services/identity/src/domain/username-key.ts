@@ -1,17 +1,29 @@
-// The key under which usernames are unique: case and look-alike characters folded, so that
-// 'Zoë' and 'ZOË', or 'paypal' and 'раураl' (Cyrillic), or 'nightowl' and 'nightowI', cannot be
-// two accounts. The skeleton of Unicode TR39 (section 4, "Confusable Detection"): NFD, each
-// character replaced by its prototype in the Unicode confusables table, NFD again; the mapping
-// comes from unhomoglyph (confusables.txt, maintained as a package), and case is folded around it
-// (TR39's skeleton keeps case: 'I' and 'l' look alike, 'i' and 'l' do not, so the skeleton is taken
-// before lower-casing, then once more after it, for what lower-casing makes).
+// The keys under which usernames are unique, so that 'Zoë' and 'ZOË', 'paypal' and 'раураl'
+// (Cyrillic), or 'nightowl' and 'nightowI' (a capital I), cannot be two accounts. Built on the
+// skeleton of Unicode TR39 (section 4, "Confusable Detection"): NFD, each character replaced by
+// its prototype in Unicode's confusables table, NFD again; the table comes from unhomoglyph
+// (confusables.txt as data). TR39's skeleton keeps case on purpose ('I' looks like 'l', 'i' does
+// not), and usernames are also unique regardless of case, so a name has two keys, each unique:
+// - `key`: the skeleton of the name in lower case (the same name in any case; lookups use it);
+// - `look`: the skeleton of the name as written, lower-cased after (what the name looks like).
+// Two names clash when either key does. Limits: case pairs whose skeletons differ (all-capital
+// 'NIGHTOWL' against 'nightowI') are not caught; neither look like the other on screen.
 import unhomoglyph from 'unhomoglyph';
 
 function skeleton(text: string): string {
   return unhomoglyph(text.normalize('NFD')).normalize('NFD');
 }
 
-/** The uniqueness key of a username (never shown; stored beside the name). */
+function folded(text: string): string {
+  return skeleton(skeleton(text).toLowerCase()).toLowerCase();
+}
+
+/** The lookup and uniqueness key of a username (case folded): never shown, stored beside the name. */
 export function usernameKey(username: string): string {
-  return skeleton(skeleton(username.trim()).toLowerCase()).toLowerCase();
+  return folded(username.trim().toLowerCase());
+}
+
+/** The second uniqueness key: what the name looks like as written. */
+export function usernameLook(username: string): string {
+  return folded(username.trim());
 }

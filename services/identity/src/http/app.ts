@@ -28,6 +28,8 @@ import { internalRoutes } from './routes/internal-routes.js';
 import type { ParticipantExporter } from '../domain/participant-export.js';
 import type { AuditTrail } from '../domain/audit-trail.js';
 import { auditRoutes } from './routes/audit-routes.js';
+import { appointmentRoutes, internalAppointmentRoutes } from './routes/appointment-routes.js';
+import type { AppointmentService } from '../domain/appointment-service.js';
 
 export interface IdentityAppDeps {
   logger: Logger;
@@ -44,6 +46,7 @@ export interface IdentityAppDeps {
   userRepository: UserRepository;
   trail: AuditTrail;
   exporter: ParticipantExporter;
+  appointments: AppointmentService;
   blobs: BlobStore;
   cookie: SessionCookieSettings;
   uploads: PhotoUploadSettings;
@@ -66,6 +69,7 @@ export function createIdentityApp(deps: IdentityAppDeps): Express {
   metricsRoute(app, deps.metrics);
   app.use(express.json({ limit: '64kb' }));
   app.use(internalRoutes({ tokens: deps.tokens, sessions: deps.sessions, users: deps.userRepository }));
+  app.use(internalAppointmentRoutes({ appointments: deps.appointments, tokens: deps.tokens }));
   app.use(callerIdentity(deps.tokens));
   const limits = authRateLimits({
     enabled: deps.rateLimits,
@@ -75,7 +79,8 @@ export function createIdentityApp(deps: IdentityAppDeps): Express {
   });
   app.use(accountRoutes({ users: deps.users, cookie: deps.cookie, uploads: deps.uploads, limits }));
   app.use(passwordResetRoutes({ resets: deps.resets, users: deps.users, limits }));
-  app.use(adminRoutes({ users: deps.users, exporter: deps.exporter, limits }));
+  app.use(adminRoutes({ users: deps.users, exporter: deps.exporter, limits, appointments: deps.appointments }));
+  app.use(appointmentRoutes({ appointments: deps.appointments }));
   app.use(auditRoutes({ trail: deps.trail }));
   app.use(pictureRoutes({ users: deps.users, blobs: deps.blobs }));
   app.use(notFoundHandler());

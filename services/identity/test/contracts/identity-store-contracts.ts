@@ -29,6 +29,7 @@ export function sampleUser(overrides: Partial<UserRecord> = {}): UserRecord {
     avatar_key: null,
     video_watched: false,
     email_verified: false,
+    sms_reminders: true,
     terms_version: '2026-07',
     terms_accepted_at: now,
     created_at: now,

@@ -9,11 +9,11 @@ export interface Branding {
   publicUrl: string;
 }
 
-function escapeHtml(value: string): string {
+export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!);
 }
 
-function layout(branding: Branding, bodyHtml: string): string {
+export function layout(branding: Branding, bodyHtml: string): string {
   return `<!doctype html>
 <html lang="en">
 <body style="margin:0;padding:24px;background:#f4f4f6;font-family:Helvetica,Arial,sans-serif;color:#1b1f2a">

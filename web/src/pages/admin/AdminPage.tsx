@@ -15,6 +15,7 @@ import { useNotify } from '../../notifications/notify-context';
 const AdminEvidenceList = lazy(() => import('./AdminEvidenceList'));
 const AdminUserList = lazy(() => import('./AdminUserList'));
 const ActivityDialog = lazy(() => import('./ActivityDialog'));
+const TodaySheet = lazy(() => import('./TodaySheet'));
 
 const loading = <Typography role="status">Loading...</Typography>;
 
@@ -22,14 +23,22 @@ const loading = <Typography role="status">Loading...</Typography>;
  * The views of the administration page, one shown at a time; each is its own lazily loaded
  * module. A further view (e.g. an activity log) is one more entry here and one more button.
  */
-export type AdminView = 'evidence' | 'users';
+export type AdminView = 'evidence' | 'users' | 'today';
 
-const VIEW_HEADINGS: Record<AdminView, string> = { evidence: 'Evidence', users: 'Users' };
+const VIEW_HEADINGS: Record<AdminView, string> = { evidence: 'Evidence', users: 'Users', today: 'Today: the call sheet' };
+
+/** /admin?view=today opens the call sheet at once (a performer's bookmark on their phone). */
+function initialView(): AdminView {
+  const asked = new URLSearchParams(window.location.search).get('view');
+  return asked === 'users' || asked === 'today' ? asked : 'evidence';
+}
 
 function AdminViewContent({ view }: { view: AdminView }) {
   switch (view) {
     case 'users':
       return <AdminUserList />;
+    case 'today':
+      return <TodaySheet />;
     default:
       return <AdminEvidenceList />;
   }
@@ -42,7 +51,7 @@ function AdminViewContent({ view }: { view: AdminView }) {
 export default function AdminPage() {
   const client = useQueryClient();
   const notify = useNotify();
-  const [view, setView] = useState<AdminView>('evidence');
+  const [view, setView] = useState<AdminView>(initialView);
   const showUsers = view === 'users';
   const [bulk, setBulk] = useState<'public' | 'private' | null>(null);
   const [busy, setBusy] = useState(false);
@@ -69,7 +78,7 @@ export default function AdminPage() {
   return (
     <Page title="Administration" maxWidth="md">
       {/* On a phone the two views share a row, so the queue starts higher up the screen. */}
-      <Box sx={{ display: { xs: 'grid', sm: 'flex' }, gridTemplateColumns: 'repeat(2, minmax(0, 1fr))', gap: 1.5, mb: 3 }}>
+      <Box sx={{ display: { xs: 'grid', sm: 'flex' }, gridTemplateColumns: 'repeat(2, minmax(0, 1fr))', gap: 1.5, mb: 3, '@media print': { display: 'none' } }}>
         {/* The bulk actions are outlined: the riskiest act on the page is not its loudest button. */}
         <Button variant="outlined" startIcon={<PublicIcon />} onClick={() => setBulk('public')} sx={{ gridColumn: 'span 2' }}>
           Make All Public
@@ -82,6 +91,9 @@ export default function AdminPage() {
         </Button>
         <Button variant="outlined" color="secondary" onClick={() => setShowActivity(true)} aria-haspopup="dialog">
           Activity
+        </Button>
+        <Button variant={view === 'today' ? 'contained' : 'outlined'} onClick={() => setView(view === 'today' ? 'evidence' : 'today')} aria-pressed={view === 'today'} sx={{ gridColumn: 'span 2' }}>
+          Today
         </Button>
       </Box>
       <Typography variant="h2" component="h2" gutterBottom>

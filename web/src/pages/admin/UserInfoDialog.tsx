@@ -21,6 +21,7 @@ import { updateUserAsAdmin } from '../../api/admin';
 import { ApiRequestError } from '../../api/http';
 import { DEFAULT_AVATAR_URL } from '../../components/pictures';
 import { ADMIN_USERS_KEY } from './users-query';
+import { AppointmentSection } from './AppointmentSection';
 
 /** 'User' for role 1, otherwise 'Admin' (SPEC section 2). */
 export function roleName(role: number): string {
@@ -146,8 +147,10 @@ export function UserInfoDialog({ user, onClose, onSaved }: { user: User; onClose
               <Field label="Full Name" value={user.full_name} />
               <Field label="Video Watched" value={user.video_watched ? 'Yes' : 'No'} />
               <Field label="Participation Terms" value={termsAccepted(user)} />
+              <Field label="Text Reminders" value={user.sms_reminders ? 'On' : 'Off'} />
             </Box>
           )}
+          {editing ? null : <AppointmentSection user={user} />}
         </DialogContent>
         <DialogActions sx={{ px: 3, pb: 2, flexWrap: 'wrap', gap: 1 }}>
           {editing ? (

@@ -15,6 +15,12 @@ export const ACTION_LABELS: Record<AuditAction, string> = {
   'user.delete': 'Deleted a user',
   'user.promote': 'Made a user an administrator',
   'user.export': "Exported a user's data",
+  'appointment.import': 'Imported appointments',
+  'appointment.create': 'Set an appointment',
+  'appointment.move': 'Moved or changed an appointment',
+  'appointment.cancel': 'Cancelled an appointment',
+  'appointment.status': "Set an appointment's status",
+  'appointment.announce': 'Sent an announcement',
 };
 
 /** "title: old → new" for each field an act changed. */

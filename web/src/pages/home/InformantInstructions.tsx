@@ -2,6 +2,7 @@ import Paper from '@mui/material/Paper';
 import Typography from '@mui/material/Typography';
 import type { PublicConfig, User } from '@portal/contracts';
 import { Page } from '../../components/Page';
+import { MyAppointment } from './MyAppointment';
 
 /** The home page of a signed-in informant: the welcome and the three instruction paragraphs. */
 export function InformantInstructions({ user, config }: { user: User; config: PublicConfig }) {
@@ -10,6 +11,7 @@ export function InformantInstructions({ user, config }: { user: User; config: Pu
       <Typography sx={{ mb: 3 }}>
         {`Everything you contribute to ${config.productName} is available to an investigator. Selected contributions may be made public online after ${config.publicAfterDate}.`}
       </Typography>
+      <MyAppointment />
       <Paper component="section" aria-labelledby="instructions-heading" variant="outlined" sx={{ p: { xs: 2, sm: 3 } }}>
         <Typography id="instructions-heading" variant="h2" component="h2" gutterBottom>
           Your instructions

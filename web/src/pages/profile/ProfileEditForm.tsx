@@ -2,6 +2,8 @@ import { zodResolver } from '@hookform/resolvers/zod';
 import UploadIcon from '@mui/icons-material/Upload';
 import Alert from '@mui/material/Alert';
 import Avatar from '@mui/material/Avatar';
+import Checkbox from '@mui/material/Checkbox';
+import FormControlLabel from '@mui/material/FormControlLabel';
 import Button from '@mui/material/Button';
 import Stack from '@mui/material/Stack';
 import TextField from '@mui/material/TextField';
@@ -56,6 +58,7 @@ export function ProfileEditForm({ user, onCancel, onSaved }: { user: User; onCan
       phone_number: user.phone_number,
       pronouns: PRONOUN_OPTIONS.find((option) => option === user.pronouns) ?? '',
       current_password: '',
+      sms_reminders: user.sms_reminders,
     },
   });
   const changingEmail = emailChanged(watch('email'), user.email);
@@ -106,6 +109,11 @@ export function ProfileEditForm({ user, onCancel, onSaved }: { user: User; onCan
       ) : null}
       <PhoneField {...field('phone_number')} />
       <PronounsField {...field('pronouns')} />
+      <FormControlLabel
+        sx={{ mt: 1 }}
+        control={<Checkbox {...register('sms_reminders')} defaultChecked={user.sms_reminders} />}
+        label="Send me text reminders before my appointment"
+      />
       <Stack direction="row" spacing={2} alignItems="center" sx={{ mt: 2 }}>
         {preview ? <Avatar src={preview} alt="Your new avatar" sx={{ width: 56, height: 56 }} /> : null}
         <FilePickButton

@@ -5,13 +5,24 @@ import type { UserService } from '../../domain/user-service.js';
 import type { ParticipantExporter } from '../../domain/participant-export.js';
 import type { AuthRateLimits } from '../rate-limits.js';
 import { toUserResponse } from '../../domain/user-record.js';
+import type { AppointmentService } from '../../domain/appointment-service.js';
 
 export function userIdParam(value: unknown): string {
   return uuidParam(value, MESSAGES.userNotFound);
 }
 
 /** Administrators only: every check is here, on the server. */
-export function adminRoutes({ users, exporter, limits }: { users: UserService; exporter: ParticipantExporter; limits: AuthRateLimits }): Router {
+export function adminRoutes({
+  users,
+  exporter,
+  limits,
+  appointments,
+}: {
+  users: UserService;
+  exporter: ParticipantExporter;
+  limits: AuthRateLimits;
+  appointments: Pick<AppointmentService, 'erase'>;
+}): Router {
   const router = Router();
 
   router.get(
@@ -59,6 +70,8 @@ export function adminRoutes({ users, exporter, limits }: { users: UserService; e
       const caller = requireAdmin(req);
       const deleted = await users.deleteUser(caller, userIdParam(req.params.id), requestId(req));
       await limits.forgetAccount(deleted);
+      // Their appointment goes with them (and, through its cancellation, its queued messages and their copies).
+      await appointments.erase(deleted);
       res.json({ ok: true, message: MESSAGES.userDeleted });
     }),
   );

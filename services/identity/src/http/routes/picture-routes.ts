@@ -4,8 +4,9 @@ import type { UserService } from '../../domain/user-service.js';
 import { userIdParam } from './admin-routes.js';
 
 /**
- * Avatars are public (the archive shows them beside public evidence); verification photos are
- * for their owner and administrators only and are never stored by any cache.
+ * Verification photos and avatars are for their owner and administrators only and are never
+ * stored by any cache. An avatar is no longer public: its owner can change it at any time, and
+ * no moderator sees the change, so the archive shows none (docs/SECURITY.md).
  */
 export function pictureRoutes({ users, blobs }: { users: UserService; blobs: BlobStore }): Router {
   const router = Router();
@@ -13,25 +14,19 @@ export function pictureRoutes({ users, blobs }: { users: UserService; blobs: Blo
     router.get(
       `/api/user/:id/${kind}`,
       route(async (req, res) => {
-        const { key, version } = await users.pictureFor(req.caller, userIdParam(req.params.id), kind);
+        const { key } = await users.pictureFor(req.caller, userIdParam(req.params.id), kind);
         const info = await blobs.stat(key);
         if (!info) throw notFound('No picture');
-        const current = req.query.v === version;
         res.set({
           'Content-Type': info.contentType,
           ETag: `"${info.etag}"`,
           'Last-Modified': info.lastModified.toUTCString(),
-          // A verification photo is a face: no cache keeps it, not even the browser's (a phone
-          // shared at the venue would show it to the next person after logout).
-          'Cache-Control':
-            kind === 'avatar'
-              ? current
-                ? 'public, max-age=31536000, immutable'
-                : 'public, max-age=60'
-              : 'private, no-store',
+          // Often a face: no cache keeps it, not even the browser's (a phone shared at the venue
+          // would show it to the next person after logout).
+          'Cache-Control': 'private, no-store',
           'Content-Disposition': 'inline',
         });
-        if (kind === 'verification-photo') res.vary('Cookie');
+        res.vary('Cookie');
         // If-None-Match (weak or strong, a list, *) or else If-Modified-Since, as browsers send them.
         if (isNotModified(req.headers, { etag: `"${info.etag}"`, lastModified: info.lastModified })) {
           res.status(304).end();

@@ -12,13 +12,14 @@ import {
   serialWrite,
 } from '@portal/platform';
 import type { UserChanges, UserRecord } from '../../domain/user-record.js';
-import { usernameKey } from '../../domain/username-key.js';
+import { usernameKey, usernameLook } from '../../domain/username-key.js';
 import { DuplicateUserError, type PendingEvent, type UserPage, type UserRepository } from '../user-repository.js';
 
 interface UserDocument extends Omit<UserRecord, 'id'> {
   _id: string;
-  /** Lower-case copies carrying the unique indexes (uniqueness regardless of case). */
+  /** Copies carrying the unique indexes: the e-mail in lower case, the username's two keys (domain/username-key.ts). */
   username_key: string;
+  username_look: string;
   email_key: string;
   _outbox: EmbeddedEvent[];
   _outboxVersion: number;
@@ -30,6 +31,7 @@ const userSchema = new Schema<UserDocument>(
     _id: String,
     username: { type: String, required: true },
     username_key: { type: String, required: true },
+    username_look: { type: String, required: true },
     full_name: String,
     email: { type: String, required: true },
     email_key: { type: String, required: true },
@@ -43,6 +45,7 @@ const userSchema = new Schema<UserDocument>(
     email_verified: Boolean,
     terms_version: { type: String, default: null },
     terms_accepted_at: { type: String, default: null },
+    sms_reminders: { type: Boolean, default: true },
     created_at: String,
     updated_at: String,
     _outbox: { type: [embeddedEventSchema], default: [] },
@@ -52,6 +55,7 @@ const userSchema = new Schema<UserDocument>(
   { versionKey: false, minimize: false },
 );
 userSchema.index({ username_key: 1 }, { unique: true, name: 'username_key_unique' });
+userSchema.index({ username_look: 1 }, { unique: true, name: 'username_look_unique' });
 userSchema.index({ email_key: 1 }, { unique: true, name: 'email_key_unique' });
 userSchema.index({ created_at: 1, _id: 1 }, { name: 'by_created' });
 
@@ -59,13 +63,14 @@ const LIVE = { _deleted: { $ne: true } };
 
 function toRecord(document: UserDocument | null): UserRecord | null {
   if (!document || document._deleted) return null;
-  const { _id, username_key: _u, email_key: _e, _outbox, _outboxVersion, _deleted, ...rest } = document;
-  return { id: _id, ...rest } as UserRecord;
+  const { _id, username_key: _u, username_look: _l, email_key: _e, _outbox, _outboxVersion, _deleted, ...rest } = document;
+  // Accounts stored before text reminders existed have them on.
+  return { id: _id, ...rest, sms_reminders: rest.sms_reminders ?? true } as UserRecord;
 }
 
 function keysOf(changes: UserChanges): Partial<UserDocument> {
   return {
-    ...(changes.username !== undefined ? { username_key: usernameKey(changes.username) } : {}),
+    ...(changes.username !== undefined ? { username_key: usernameKey(changes.username), username_look: usernameLook(changes.username) } : {}),
     ...(changes.email !== undefined ? { email_key: changes.email.toLowerCase() } : {}),
   };
 }
@@ -77,9 +82,13 @@ export class MongoUserRepository implements UserRepository {
   readonly blobIntents: MongoBlobIntents;
   private readonly users: Model<UserDocument>;
 
-  constructor(private readonly connection: Connection) {
+  /** otherAggregates: identity's other collections whose documents carry their pending events (appointments). */
+  constructor(
+    private readonly connection: Connection,
+    otherAggregates: Model<any>[] = [],
+  ) {
     this.users = connection.model<UserDocument>('User', userSchema, 'users');
-    this.outbox = new MongoOutboxStore(connection, [this.users], 'outbox');
+    this.outbox = new MongoOutboxStore(connection, [this.users, ...otherAggregates], 'outbox');
     this.blobIntents = new MongoBlobIntents(connection);
   }
 
@@ -100,23 +109,35 @@ export class MongoUserRepository implements UserRepository {
    */
   private async rekeyUsernames(): Promise<void> {
     const documents = await this.users
-      .find({ ...LIVE }, { _id: 1, username: 1, username_key: 1 })
+      .find({}, { _id: 1, username: 1, username_key: 1, username_look: 1, _deleted: 1 })
       .sort({ created_at: 1, _id: 1 })
-      .lean<{ _id: string; username: string; username_key: string }[]>();
-    for (const document of documents) {
-      const key = usernameKey(document.username);
-      if (document.username_key === key || document.username_key.startsWith(`${key}#`)) continue;
+      .lean<{ _id: string; username: string; username_key: string; username_look?: string; _deleted?: boolean }[]>();
+    const settle = async (document: (typeof documents)[number], field: 'username_key' | 'username_look', value: string) => {
+      const current = document[field];
+      if (current === value || current?.startsWith(`${value}#`)) return;
       try {
-        await this.users.updateOne({ _id: document._id }, { $set: { username_key: key } });
+        await this.users.updateOne({ _id: document._id }, { $set: { [field]: value } });
       } catch (error) {
         if (!isDuplicateKeyError(error)) throw error;
-        await this.users.updateOne({ _id: document._id }, { $set: { username_key: `${key}#${document._id}` } });
+        await this.users.updateOne({ _id: document._id }, { $set: { [field]: `${value}#${document._id}` } });
       }
+    };
+    for (const document of documents) {
+      if (document._deleted) {
+        if (!document.username_look) await this.users.updateOne({ _id: document._id }, { $set: { username_look: `deleted:${document._id}` } });
+        continue;
+      }
+      await settle(document, 'username_key', usernameKey(document.username));
+      await settle(document, 'username_look', usernameLook(document.username));
     }
   }
 
   async findByUsername(username: string): Promise<UserRecord | null> {
-    return toRecord(await this.users.findOne({ username_key: usernameKey(username), ...LIVE }).lean<UserDocument>());
+    // The same name in any case, else a name that looks like it.
+    return toRecord(
+      (await this.users.findOne({ username_key: usernameKey(username), ...LIVE }).lean<UserDocument>()) ??
+        (await this.users.findOne({ username_look: usernameLook(username), ...LIVE }).lean<UserDocument>()),
+    );
   }
 
   async findByEmail(email: string): Promise<UserRecord | null> {
@@ -130,6 +151,7 @@ export class MongoUserRepository implements UserRepository {
         _id: id,
         ...rest,
         username_key: usernameKey(user.username),
+        username_look: usernameLook(user.username),
         email_key: user.email.toLowerCase(),
         _outbox: toEmbedded(events),
         _outboxVersion: 0,
@@ -164,7 +186,7 @@ export class MongoUserRepository implements UserRepository {
       this.users
         .findOneAndUpdate(
           { _id: id, ...LIVE },
-          { $set: { _deleted: true, username_key: `deleted:${id}`, email_key: `deleted:${id}` }, ...outboxPush(toEmbedded(events)) },
+          { $set: { _deleted: true, username_key: `deleted:${id}`, username_look: `deleted:${id}`, email_key: `deleted:${id}` }, ...outboxPush(toEmbedded(events)) },
         )
         .exec(),
     );
@@ -198,7 +220,9 @@ export class MongoUserRepository implements UserRepository {
   private async translateDuplicate(error: unknown, ownId: string, attempted: UserChanges): Promise<unknown> {
     if (!isDuplicateKeyError(error)) return error;
     if (attempted.username !== undefined) {
-      const holder = await this.users.findOne({ username_key: usernameKey(attempted.username) }, { _id: 1 }).lean<{ _id: string }>();
+      const holder = await this.users
+        .findOne({ $or: [{ username_key: usernameKey(attempted.username) }, { username_look: usernameLook(attempted.username) }] }, { _id: 1 })
+        .lean<{ _id: string }>();
       if (holder && holder._id !== ownId) return new DuplicateUserError('username');
     }
     if (attempted.email !== undefined) {

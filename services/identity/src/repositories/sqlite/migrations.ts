@@ -68,5 +68,28 @@ export const IDENTITY_MIGRATIONS = [
   // Usernames unique by their skeleton (domain/username-key.ts); filled for older rows by
   // SqliteUserRepository when it opens.
   `ALTER TABLE users ADD COLUMN username_key TEXT;
-   CREATE UNIQUE INDEX users_by_username_key ON users (username_key);`,
+   ALTER TABLE users ADD COLUMN username_look TEXT;
+   CREATE UNIQUE INDEX users_by_username_key ON users (username_key);
+   CREATE UNIQUE INDEX users_by_username_look ON users (username_look);`,
+  // Appointment reminders by text message (on unless the participant turns them off).
+  `ALTER TABLE users ADD COLUMN sms_reminders INTEGER NOT NULL DEFAULT 1;`,
+  // Appointments (SqliteAppointmentStore): one per ticket holder's e-mail address.
+  `CREATE TABLE appointments (
+     id TEXT PRIMARY KEY,
+     email TEXT NOT NULL UNIQUE COLLATE NOCASE,
+     user_id TEXT,
+     start TEXT NOT NULL,
+     time_zone TEXT NOT NULL,
+     place TEXT NOT NULL,
+     note TEXT NOT NULL,
+     phone_input TEXT NOT NULL,
+     version INTEGER NOT NULL,
+     status TEXT NOT NULL,
+     status_updated_at TEXT,
+     deliveries_json TEXT NOT NULL DEFAULT '[]',
+     created_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL
+   );
+   CREATE INDEX appointments_by_start ON appointments (start);
+   CREATE INDEX appointments_by_user ON appointments (user_id);`,
 ];

@@ -1,9 +1,9 @@
 import { appendToOutbox, decodeCursor, encodeCursor, SqliteBlobIntents, SqliteOutboxStore, type SqliteDatabase } from '@portal/platform';
 import type { UserChanges, UserRecord } from '../../domain/user-record.js';
-import { usernameKey } from '../../domain/username-key.js';
+import { usernameKey, usernameLook } from '../../domain/username-key.js';
 import { DuplicateUserError, type PendingEvent, type UserPage, type UserRepository } from '../user-repository.js';
 
-type UserRow = Omit<UserRecord, 'video_watched' | 'email_verified'> & { video_watched: number; email_verified: number; username_key?: string | null };
+type UserRow = Omit<UserRecord, 'video_watched' | 'email_verified' | 'sms_reminders'> & { video_watched: number; email_verified: number; sms_reminders: number; username_key?: string | null; username_look?: string | null };
 
 const COLUMNS = [
   'username',
@@ -19,6 +19,7 @@ const COLUMNS = [
   'email_verified',
   'terms_version',
   'terms_accepted_at',
+  'sms_reminders',
   'updated_at',
 ] as const;
 
@@ -37,14 +38,18 @@ export class SqliteUserRepository implements UserRepository {
    * alike both stay (the later one's key carries its id); new look-alikes of either are refused.
    */
   private fillUsernameKeys(): void {
-    const rows = this.db.prepare('SELECT id, username FROM users WHERE username_key IS NULL ORDER BY created_at, id').all() as { id: string; username: string }[];
+    const rows = this.db
+      .prepare('SELECT id, username FROM users WHERE username_key IS NULL OR username_look IS NULL ORDER BY created_at, id')
+      .all() as { id: string; username: string }[];
     if (rows.length === 0) return;
-    const taken = this.db.prepare('SELECT 1 FROM users WHERE username_key = ?');
-    const set = this.db.prepare('UPDATE users SET username_key = ? WHERE id = ?');
+    const keyTaken = this.db.prepare('SELECT 1 FROM users WHERE username_key = ?');
+    const lookTaken = this.db.prepare('SELECT 1 FROM users WHERE username_look = ?');
+    const set = this.db.prepare('UPDATE users SET username_key = ?, username_look = ? WHERE id = ?');
     this.db.transaction(() => {
       for (const row of rows) {
         const key = usernameKey(row.username);
-        set.run(taken.get(key) ? `${key}#${row.id}` : key, row.id);
+        const look = usernameLook(row.username);
+        set.run(keyTaken.get(key) ? `${key}#${row.id}` : key, lookTaken.get(look) ? `${look}#${row.id}` : look, row.id);
       }
     })();
   }
@@ -54,7 +59,11 @@ export class SqliteUserRepository implements UserRepository {
   }
 
   async findByUsername(username: string): Promise<UserRecord | null> {
-    return fromRow(this.db.prepare('SELECT * FROM users WHERE username_key = ?').get(usernameKey(username)) as UserRow | undefined);
+    // The same name in any case, else a name that looks like it.
+    const row =
+      this.db.prepare('SELECT * FROM users WHERE username_key = ?').get(usernameKey(username)) ??
+      this.db.prepare('SELECT * FROM users WHERE username_look = ?').get(usernameLook(username));
+    return fromRow(row as UserRow | undefined);
   }
 
   async findByEmail(email: string): Promise<UserRecord | null> {
@@ -65,8 +74,8 @@ export class SqliteUserRepository implements UserRepository {
     this.write(() => {
       this.db
         .prepare(
-          `INSERT INTO users (id, ${COLUMNS.join(', ')}, username_key, created_at)
-           VALUES (@id, ${COLUMNS.map((column) => `@${column}`).join(', ')}, @username_key, @created_at)`,
+          `INSERT INTO users (id, ${COLUMNS.join(', ')}, username_key, username_look, created_at)
+           VALUES (@id, ${COLUMNS.map((column) => `@${column}`).join(', ')}, @username_key, @username_look, @created_at)`,
         )
         .run(toRow(user));
       this.appendNow(events);
@@ -75,7 +84,7 @@ export class SqliteUserRepository implements UserRepository {
 
   async update(id: string, changes: UserChanges, events: PendingEvent[]): Promise<UserRecord | null> {
     const columns: string[] = COLUMNS.filter((column) => column in changes);
-    if (changes.username !== undefined) columns.push('username_key');
+    if (changes.username !== undefined) columns.push('username_key', 'username_look');
     let updated: UserRecord | null = null;
     this.write(() => {
       if (columns.length > 0) {
@@ -147,14 +156,18 @@ export class SqliteUserRepository implements UserRepository {
 
 function toRow(user: UserChanges & { id?: string; created_at?: string }): Record<string, unknown> {
   const row: Record<string, unknown> = { ...user };
-  if (user.username !== undefined) row.username_key = usernameKey(user.username);
+  if (user.username !== undefined) {
+    row.username_key = usernameKey(user.username);
+    row.username_look = usernameLook(user.username);
+  }
   if (user.video_watched !== undefined) row.video_watched = user.video_watched ? 1 : 0;
   if (user.email_verified !== undefined) row.email_verified = user.email_verified ? 1 : 0;
+  if (user.sms_reminders !== undefined) row.sms_reminders = user.sms_reminders ? 1 : 0;
   return row;
 }
 
 function fromRow(row: UserRow | undefined): UserRecord | null {
   if (!row) return null;
-  const { username_key: _key, ...record } = row;
-  return { ...record, video_watched: row.video_watched === 1, email_verified: row.email_verified === 1 };
+  const { username_key: _key, username_look: _look, ...record } = row;
+  return { ...record, video_watched: row.video_watched === 1, email_verified: row.email_verified === 1, sms_reminders: row.sms_reminders !== 0 };
 }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import { MemoryAdmissionLedger, type AdmissionLedger } from './upload-admissions.js';
-import type { UploadStorage } from './upload-storage.js';
+import { MemoryAdmissionLedger, type AdmissionLedger } from '../repositories/upload-admissions.js';
+import type { UploadStorage } from '../repositories/upload-storage.js';
 
 /** How long an admitted upload is counted as pending at most (its creation takes far less: a creation that failed stops counting then). */
 const PENDING_MS = 60_000;

@@ -1,0 +1,485 @@
+import { randomUUID } from 'node:crypto';
+import {
+  TOPICS,
+  type AdminAppointment,
+  type AnnounceRequest,
+  type AnnounceResult,
+  type Appointment,
+  type AppointmentCreate,
+  type AppointmentImportResult,
+  type AppointmentRecipient,
+  type AppointmentUpdate,
+  type CallSheet,
+  type DeliveryReport,
+  type MyAppointment,
+} from '@portal/contracts';
+import { auditEvent, badRequest, conflict, createEvent, notFound, unauthenticated, type CallerIdentity, type Logger } from '@portal/platform';
+import { DuplicateAppointmentError, type AppointmentRecord, type AppointmentStore } from '../repositories/appointment-store.js';
+import type { PendingEvent, UserRepository } from '../repositories/user-repository.js';
+import { readAppointmentCsv, type CsvAppointment } from './appointment-csv.js';
+import { dayBounds, inZone, parseStart } from './appointment-times.js';
+import { calendarFile } from './icalendar.js';
+import { textablePhone } from './phone-numbers.js';
+import { verificationPhotoUrl, type UserRecord } from './user-record.js';
+
+export interface AppointmentSettings {
+  /** EVENT_TIMEZONE: times without an offset are read here; days of the call sheet are its days. */
+  timeZone: string;
+  /** SMS_DEFAULT_REGION: numbers without a country code are read here. */
+  smsRegion: string;
+  /** The place of an appointment imported without one (STREET_CORNER). */
+  defaultPlace: string;
+  /** Named by the ready bad-weather text (LIBRARY_ENTRYWAY). */
+  libraryEntryway: string;
+  productName: string;
+  /** The smallest reminder offset (minutes): the calendar file's alarm. */
+  alarmMinutesBefore: number;
+  /** How long an appointment lasts in calendars. */
+  durationMinutes: number;
+}
+
+export interface AppointmentServiceDeps {
+  store: AppointmentStore;
+  users: Pick<UserRepository, 'findById' | 'findByEmail' | 'appendEvents'>;
+  settings: AppointmentSettings;
+  logger: Logger;
+  onEventsCommitted: () => void;
+  clock?: () => number;
+}
+
+type Actor = CallerIdentity;
+
+/** The ready texts of announcements. */
+export function readyText(text: 'bad-weather', settings: Pick<AppointmentSettings, 'libraryEntryway' | 'productName'>): string {
+  if (text === 'bad-weather') {
+    return `${settings.productName}: because of bad weather, please wait in ${settings.libraryEntryway} instead of at the street corner. Keep your phone at hand: we will call you at your time.`;
+  }
+  throw new Error(`unknown ready text ${String(text)}`);
+}
+
+/**
+ * Appointments: imported from the box office's CSV or set one by one by administrators, read by
+ * their participant (and as a calendar file), listed as the day's call sheet. Every change is
+ * written with the events that announce it (the notifier schedules the confirmation and reminders
+ * from them) and with its audit entry.
+ */
+export class AppointmentService {
+  private readonly clock: () => number;
+
+  constructor(private readonly deps: AppointmentServiceDeps) {
+    this.clock = deps.clock ?? Date.now;
+  }
+
+  get settings(): AppointmentSettings {
+    return this.deps.settings;
+  }
+
+  // --- administrators ----------------------------------------------------------------------
+
+  async importCsv(caller: Actor, text: string, fileName: string, requestId?: string): Promise<AppointmentImportResult> {
+    const { rows, refused } = readAppointmentCsv(text, this.deps.settings.timeZone, this.clock());
+    const result: AppointmentImportResult = { created: [], updated: [], unchanged: [], refused };
+    for (const row of rows) {
+      const outcome = await this.applyRow(row).catch((error: unknown) => {
+        if (error instanceof DuplicateAppointmentError) return 'duplicate' as const;
+        throw error;
+      });
+      if (outcome === 'duplicate') {
+        result.refused.push({ line: row.line, reason: 'duplicate', message: `${row.email} was given an appointment by someone else meanwhile; import the file again` });
+        continue;
+      }
+      result[outcome.kind].push({ line: row.line, email: row.email, id: outcome.id });
+    }
+    result.refused.sort((a, b) => a.line - b.line);
+    await this.deps.users.appendEvents([
+      auditEvent({
+        actor: caller,
+        action: 'appointment.import',
+        target: { type: 'appointment', id: null, label: fileName.slice(0, 200) || 'appointments.csv' },
+        details: { created: result.created.length, updated: result.updated.length, unchanged: result.unchanged.length, refused: result.refused.length },
+        requestId,
+      }),
+    ]);
+    this.deps.onEventsCommitted();
+    this.deps.logger.info({ created: result.created.length, updated: result.updated.length, refused: result.refused.length }, 'appointments imported');
+    return result;
+  }
+
+  /** One appointment: a new one for the address, or the address's existing one moved. */
+  async create(caller: Actor, input: AppointmentCreate, requestId?: string): Promise<{ appointment: AdminAppointment; created: boolean }> {
+    const start = this.startOf(input.start);
+    const existing = await this.deps.store.findByEmail(input.email);
+    if (existing) {
+      const moved = await this.change(caller, existing, { ...input, start }, requestId);
+      return { appointment: await this.adminView(moved), created: false };
+    }
+    // Set by an administrator for an address that has an account (the user dialog): it is that account's.
+    const account = await this.deps.users.findByEmail(input.email);
+    const record = { ...this.newRecord({ email: input.email, start, phone: input.phone, place: input.place, note: input.note }), user_id: account?.id ?? null };
+    try {
+      await this.deps.store.create(record, [
+        this.scheduledEvent(record, 'set', requestId),
+        auditEvent({ actor: caller, action: 'appointment.create', ...(await this.auditAbout(record)), after: auditSnapshot(record), requestId }),
+      ]);
+    } catch (error) {
+      if (error instanceof DuplicateAppointmentError) throw conflict('This address was given an appointment meanwhile: reload and move that one');
+      throw error;
+    }
+    this.deps.onEventsCommitted();
+    return { appointment: await this.adminView(record), created: true };
+  }
+
+  async update(caller: Actor, id: string, input: AppointmentUpdate, requestId?: string): Promise<AdminAppointment> {
+    let record = await this.require(id);
+    if (input.status !== undefined && input.status !== record.status) {
+      const at = new Date(this.clock()).toISOString();
+      const updated = await this.deps.store.setStatus(id, input.status, at, [
+        auditEvent({
+          actor: caller,
+          action: 'appointment.status',
+          ...(await this.auditAbout(record)),
+          before: { status: record.status },
+          after: { status: input.status },
+          requestId,
+        }),
+      ]);
+      if (!updated) throw notFound('No such appointment');
+      record = updated;
+      this.deps.onEventsCommitted();
+    }
+    const { status: _status, ...rest } = input;
+    if (Object.values(rest).some((value) => value !== undefined)) {
+      record = await this.change(caller, record, { ...rest, ...(rest.start !== undefined ? { start: this.startOf(rest.start) } : {}) }, requestId);
+    }
+    return this.adminView(record);
+  }
+
+  async cancel(caller: Actor, id: string, requestId?: string): Promise<void> {
+    const record = await this.require(id);
+    const deleted = await this.deps.store.delete(id, [
+      this.cancelledEvent(record, false, requestId),
+      auditEvent({ actor: caller, action: 'appointment.cancel', ...(await this.auditAbout(record)), before: auditSnapshot(record), requestId }),
+    ]);
+    if (!deleted) throw notFound('No such appointment');
+    this.deps.onEventsCommitted();
+  }
+
+  async get(id: string): Promise<AdminAppointment> {
+    return this.adminView(await this.require(id));
+  }
+
+  /** The appointment of an account (the user dialog), or null. */
+  async ofUser(userId: string): Promise<AdminAppointment | null> {
+    const user = await this.deps.users.findById(userId);
+    if (!user) throw notFound('No such user');
+    const record = await this.recordOf(user);
+    return record ? this.adminView(record, user) : null;
+  }
+
+  async callSheet(date: string): Promise<CallSheet> {
+    const { from, to } = dayBounds(date, this.deps.settings.timeZone);
+    const records = await this.deps.store.listBetween(from, to);
+    return { date, time_zone: this.deps.settings.timeZone, appointments: await Promise.all(records.map((record) => this.adminView(record))) };
+  }
+
+  async announce(caller: Actor, request: AnnounceRequest, requestId?: string): Promise<AnnounceResult> {
+    const message = request.message ?? readyText(request.text!, this.deps.settings);
+    if (request.from && request.to && request.from >= request.to) throw badRequest('from must be before to', { from: 'from must be before to' });
+    const { from, to } = dayBounds(request.date, this.deps.settings.timeZone, request.from, request.to);
+    const records = await this.deps.store.listBetween(from, to);
+    const id = randomUUID();
+    await this.deps.users.appendEvents([
+      {
+        topic: TOPICS.appointments,
+        event: createEvent({
+          type: 'appointment.announced',
+          key: id,
+          data: { announcementId: id, message, appointments: records.map((record) => ({ appointmentId: record.id, version: record.version })) },
+          requestId,
+        }),
+      },
+      auditEvent({
+        actor: caller,
+        action: 'appointment.announce',
+        target: { type: 'appointment', id: null, label: `${request.date}${request.from ? ` from ${request.from}` : ''}${request.to ? ` to ${request.to}` : ''}` },
+        details: { date: request.date, from: request.from ?? null, to: request.to ?? null, text: request.text ?? null, message, recipients: records.length },
+        requestId,
+      }),
+    ]);
+    this.deps.onEventsCommitted();
+    return { id, recipients: records.length, message };
+  }
+
+  // --- the participant -----------------------------------------------------------------------
+
+  /** The caller's appointment; one kept under their address since before they registered becomes theirs. */
+  async mine(caller: Pick<CallerIdentity, 'userId'>): Promise<MyAppointment> {
+    const user = await this.deps.users.findById(caller.userId);
+    if (!user) throw unauthenticated();
+    const record = await this.linkedRecord(user);
+    return { appointment: record ? this.participantView(record) : null, sms_reminders: user.sms_reminders };
+  }
+
+  async mineCalendar(caller: Pick<CallerIdentity, 'userId'>, host: string): Promise<string | null> {
+    const user = await this.deps.users.findById(caller.userId);
+    if (!user) throw unauthenticated();
+    const record = await this.linkedRecord(user);
+    if (!record) return null;
+    const { settings } = this.deps;
+    return calendarFile(
+      {
+        uid: `${record.id}@${host}`,
+        sequence: record.version - 1,
+        start: record.start,
+        minutes: settings.durationMinutes,
+        summary: `${settings.productName}: your appointment`,
+        location: record.place,
+        description: [`Stand at ${record.place} and await a phone call on ${user.phone_number}.`, `In bad weather wait in ${settings.libraryEntryway}.`, record.note]
+          .filter((line) => line)
+          .join('\n'),
+        alarmMinutesBefore: settings.alarmMinutesBefore,
+        stamp: record.updated_at,
+      },
+      `-//${settings.productName}//Appointments//EN`,
+    );
+  }
+
+  // --- the notifier (internal routes) ----------------------------------------------------------
+
+  async recipient(id: string): Promise<AppointmentRecipient | null> {
+    const record = await this.deps.store.findById(id);
+    if (!record) return null;
+    const user = await this.userOf(record);
+    const phone = this.phoneOf(record, user);
+    return {
+      appointmentId: record.id,
+      version: record.version,
+      start: record.start,
+      time_zone: record.time_zone,
+      place: record.place,
+      note: record.note,
+      email: user?.email ?? record.email,
+      user_id: user?.id ?? null,
+      full_name: user?.full_name ?? null,
+      phone: phone.e164,
+      phone_problem: phone.problem,
+      sms_reminders: user?.sms_reminders ?? true,
+      sent: record.deliveries.filter((delivery) => delivery.state === 'sent').map((delivery) => delivery.key),
+    };
+  }
+
+  async recordDelivery(id: string, report: DeliveryReport): Promise<boolean> {
+    return this.deps.store.recordDelivery(id, report.version, {
+      key: report.key,
+      kind: report.kind,
+      offset: report.offset,
+      channel: report.channel,
+      state: report.state,
+      reason: report.reason,
+      at: new Date(this.clock()).toISOString(),
+    });
+  }
+
+  // --- privacy -----------------------------------------------------------------------------------
+
+  /** The participant's appointment for their data export (null when none). */
+  async forExport(user: UserRecord): Promise<AdminAppointment | null> {
+    const record = await this.recordOf(user);
+    return record ? this.adminView(record, user) : null;
+  }
+
+  /** Removes the appointment (and with it its message records) of a deleted account. */
+  async erase(user: Pick<UserRecord, 'id' | 'email' | 'email_verified'>): Promise<number> {
+    let erased = 0;
+    for (let record = await this.recordOf(user); record; record = await this.recordOf(user)) {
+      if (!(await this.deps.store.delete(record.id, [this.cancelledEvent(record, true)]))) break;
+      erased++;
+    }
+    if (erased > 0) {
+      this.deps.onEventsCommitted();
+      this.deps.logger.info({ userId: user.id, appointments: erased }, "erased a deleted account's appointment");
+    }
+    return erased;
+  }
+
+  // --- inside ------------------------------------------------------------------------------------
+
+  private async applyRow(row: CsvAppointment): Promise<{ kind: 'created' | 'updated' | 'unchanged'; id: string }> {
+    const existing = await this.deps.store.findByEmail(row.email);
+    if (!existing) {
+      const record = this.newRecord(row);
+      await this.deps.store.create(record, [this.scheduledEvent(record, 'set')]);
+      return { kind: 'created', id: record.id };
+    }
+    const next = this.withChanges(existing, row);
+    if (!next) return { kind: 'unchanged', id: existing.id };
+    if (!(await this.deps.store.replace(next, existing.version, next.version !== existing.version ? [this.scheduledEvent(next, 'moved')] : []))) {
+      // Moved by an administrator meanwhile: the file's time wins, applied to the fresh record.
+      return this.applyRow(row);
+    }
+    return { kind: 'updated', id: existing.id };
+  }
+
+  /** Applies a change (a move, or place, note, phone); the version grows only with the start. */
+  private async change(caller: Actor, record: AppointmentRecord, input: { start?: string; phone?: string | undefined; place?: string | undefined; note?: string | undefined }, requestId?: string): Promise<AppointmentRecord> {
+    if (input.start !== undefined && input.start !== record.start && Date.parse(input.start) <= this.clock()) {
+      throw badRequest('The new start has passed', { start: 'The new start has passed' });
+    }
+    const next = this.withChanges(record, input);
+    if (!next) return record;
+    const events: PendingEvent[] = [
+      auditEvent({
+        actor: caller,
+        action: 'appointment.move',
+        ...(await this.auditAbout(record)),
+        before: auditSnapshot(record),
+        after: auditSnapshot(next),
+        requestId,
+      }),
+    ];
+    if (next.version !== record.version) events.push(this.scheduledEvent(next, 'moved', requestId));
+    if (!(await this.deps.store.replace(next, record.version, events))) throw conflict('The appointment was changed by someone else meanwhile: reload it and try again');
+    this.deps.onEventsCommitted();
+    return next;
+  }
+
+  private withChanges(record: AppointmentRecord, input: { start?: string; phone?: string | undefined; place?: string | undefined; note?: string | undefined }): AppointmentRecord | null {
+    const next: AppointmentRecord = {
+      ...record,
+      start: input.start ?? record.start,
+      phone_input: input.phone ?? record.phone_input,
+      place: input.place !== undefined ? input.place || this.deps.settings.defaultPlace : record.place,
+      note: input.note ?? record.note,
+    };
+    const moved = next.start !== record.start;
+    if (!moved && next.phone_input === record.phone_input && next.place === record.place && next.note === record.note) return null;
+    return {
+      ...next,
+      version: moved ? record.version + 1 : record.version,
+      // A moved appointment starts afresh: its status and its messages' records were for the old
+      // time (the new version's confirmation and reminders are recorded anew; announcements stay).
+      ...(moved
+        ? { status: 'waiting' as const, status_updated_at: null, deliveries: record.deliveries.filter((delivery) => delivery.kind === 'announcement') }
+        : {}),
+      updated_at: new Date(this.clock()).toISOString(),
+    };
+  }
+
+  private newRecord(input: { email: string; start: string; phone?: string | undefined; place?: string | undefined; note?: string | undefined }): AppointmentRecord {
+    const now = new Date(this.clock()).toISOString();
+    return {
+      id: randomUUID(),
+      email: input.email.toLowerCase(),
+      user_id: null,
+      start: input.start,
+      time_zone: this.deps.settings.timeZone,
+      place: input.place || this.deps.settings.defaultPlace,
+      note: input.note ?? '',
+      phone_input: input.phone ?? '',
+      version: 1,
+      status: 'waiting',
+      status_updated_at: null,
+      deliveries: [],
+      created_at: now,
+      updated_at: now,
+    };
+  }
+
+  private startOf(input: string): string {
+    const start = parseStart(input, this.deps.settings.timeZone);
+    if (!start) {
+      const message = `"${input}" is not a date and time such as 2026-07-01T18:30 (times without an offset are read in ${this.deps.settings.timeZone})`;
+      throw badRequest(message, { start: message });
+    }
+    if (Date.parse(start) <= this.clock()) throw badRequest('The start has passed', { start: 'The start has passed' });
+    return start;
+  }
+
+  private async require(id: string): Promise<AppointmentRecord> {
+    const record = await this.deps.store.findById(id);
+    if (!record) throw notFound('No such appointment');
+    return record;
+  }
+
+  /**
+   * The account's appointment: linked to it, or kept under its address, but only once the account
+   * has confirmed that address: whoever registers first with someone else's address (unconfirmed)
+   * learns nothing of that ticket holder's appointment, and performers are not given their number.
+   */
+  private async recordOf(user: Pick<UserRecord, 'id' | 'email' | 'email_verified'>): Promise<AppointmentRecord | null> {
+    const record = await this.deps.store.findForUser(user.id, user.email);
+    if (record && !record.user_id && !user.email_verified) return null;
+    return record;
+  }
+
+  private async linkedRecord(user: UserRecord): Promise<AppointmentRecord | null> {
+    const record = await this.recordOf(user);
+    if (!record || record.user_id) return record;
+    const linked = { ...record, user_id: user.id };
+    return (await this.deps.store.replace(linked, record.version, [])) ? linked : this.deps.store.findForUser(user.id, user.email);
+  }
+
+  /** The participant of an appointment: its linked account, or the account that confirmed its address. */
+  private async userOf(record: AppointmentRecord): Promise<UserRecord | null> {
+    if (record.user_id) return this.deps.users.findById(record.user_id);
+    const user = await this.deps.users.findByEmail(record.email);
+    return user?.email_verified ? user : null;
+  }
+
+  /** The number to text: the box office's, else the account's. */
+  private phoneOf(record: AppointmentRecord, user: UserRecord | null) {
+    return textablePhone(record.phone_input || user?.phone_number || '', this.deps.settings.smsRegion);
+  }
+
+  private participantView(record: AppointmentRecord): Appointment {
+    return { id: record.id, start: inZone(record.start, record.time_zone), time_zone: record.time_zone, place: record.place, note: record.note, version: record.version };
+  }
+
+  private async adminView(record: AppointmentRecord, known?: UserRecord): Promise<AdminAppointment> {
+    const user = known ?? (await this.userOf(record));
+    const phone = this.phoneOf(record, user);
+    return {
+      ...this.participantView(record),
+      email: record.email,
+      user_id: user?.id ?? null,
+      full_name: user?.full_name ?? null,
+      pronouns: user ? user.pronouns : null,
+      verification_photo_url: user ? verificationPhotoUrl(user) : null,
+      phone: phone.e164,
+      phone_problem: phone.problem,
+      sms_reminders: user?.sms_reminders ?? true,
+      status: record.status,
+      status_updated_at: record.status_updated_at,
+      deliveries: record.deliveries,
+    };
+  }
+
+  /**
+   * Whom an audit entry is about: the participant's account when the address has one (so that
+   * their deletion erases it from the log), named by username; a ticket holder without an account
+   * is not named (the log keeps no address).
+   */
+  private async auditAbout(record: AppointmentRecord): Promise<{ target: { type: 'appointment'; id: string; label: string | null }; subjectUserId: string | null }> {
+    const user = await this.userOf(record);
+    return { target: { type: 'appointment', id: record.id, label: user?.username ?? null }, subjectUserId: user?.id ?? null };
+  }
+
+  private scheduledEvent(record: AppointmentRecord, reason: 'set' | 'moved', requestId?: string): PendingEvent {
+    return {
+      topic: TOPICS.appointments,
+      event: createEvent({ type: 'appointment.scheduled', key: record.id, data: { appointmentId: record.id, version: record.version, start: record.start, reason }, requestId }),
+    };
+  }
+
+  private cancelledEvent(record: AppointmentRecord, erased: boolean, requestId?: string): PendingEvent {
+    return {
+      topic: TOPICS.appointments,
+      event: createEvent({ type: 'appointment.cancelled', key: record.id, data: { appointmentId: record.id, version: record.version, erased }, requestId }),
+    };
+  }
+}
+
+/** What the audit log keeps of an appointment: when and where, never the address or the number. */
+function auditSnapshot(record: AppointmentRecord): Record<string, unknown> {
+  return { start: record.start, place: record.place, version: record.version };
+}

@@ -1,0 +1,71 @@
+import { SmsRefusedError, type ActiveJob, type Logger, type Mailer, type SmsSender } from '@portal/platform';
+import type { DeliveryState } from '@portal/contracts';
+import type { Branding } from '../emails/templates.js';
+import { deliveryKey, type AppointmentJob } from './appointment-job.js';
+import type { AppointmentDirectory } from './identity-client.js';
+import { appointmentEmail, appointmentSms } from './messages.js';
+
+export interface AppointmentSenderDeps {
+  directory: AppointmentDirectory;
+  mailer: Mailer;
+  sms: SmsSender;
+  branding: Branding;
+  logger: Logger;
+  clock: () => number;
+  /** Tries per job (the queue's attempts): the last failure is recorded as failed for administrators. */
+  attempts: number;
+}
+
+export type SendOutcome = { sent: string } | { skipped: string } | { notSent: string } | { failed: string };
+
+/**
+ * Sends one appointment message, after checking with identity, at sending time, that it is still
+ * due: the appointment exists and is at the job's version (moved or cancelled: nothing is sent),
+ * the message was not sent already (a job run twice sends once), it has not started (nothing is
+ * sent after the start), and for a text that the participant has a number that can be texted and
+ * did not turn text reminders off. What became of it is recorded on the appointment (the call
+ * sheet shows it): sent, not sent (and why), or failed once the tries are used up.
+ */
+export function appointmentSender(deps: AppointmentSenderDeps) {
+  return async (job: ActiveJob<AppointmentJob>): Promise<SendOutcome> => {
+    const data = job.data;
+    const key = deliveryKey(data);
+    const recipient = await deps.directory.recipient(data.appointmentId);
+    if (!recipient) return { skipped: 'the appointment is cancelled' };
+    if (data.kind !== 'announcement' && recipient.version !== data.version) return { skipped: 'the appointment was moved' };
+    const version = recipient.version;
+    if (recipient.sent.includes(key)) return { skipped: 'already sent' };
+    const report = (state: DeliveryState, reason: string | null) =>
+      deps.directory.report(data.appointmentId, { version, key, kind: data.kind, offset: data.offset, channel: data.channel, state, reason });
+    if (data.kind !== 'announcement' && deps.clock() >= Date.parse(recipient.start)) {
+      await report('not-sent', 'the appointment had started');
+      return { notSent: 'the appointment had started' };
+    }
+    if (data.channel === 'sms') {
+      const reason = !recipient.sms_reminders ? 'the participant turned text reminders off' : !recipient.phone ? (recipient.phone_problem ?? 'no number that can be texted') : null;
+      if (reason) {
+        await report('not-sent', reason);
+        return { notSent: reason };
+      }
+    }
+    const messageId = `${job.id}@portal.invalid`;
+    try {
+      if (data.channel === 'email') {
+        await deps.mailer.send({ to: recipient.email, ...appointmentEmail(deps.branding, data, recipient), messageId, recipientId: recipient.appointmentId });
+      } else {
+        await deps.sms.send({ to: recipient.phone!, body: appointmentSms(deps.branding, data, recipient), messageId: job.id, recipientId: recipient.appointmentId });
+      }
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      if (error instanceof SmsRefusedError || job.attemptsMade + 1 >= deps.attempts) {
+        await report('failed', reason.slice(0, 500));
+        deps.logger.error({ jobId: job.id, channel: data.channel, err: error }, 'appointment message failed for good');
+        if (error instanceof SmsRefusedError) return { failed: reason };
+      }
+      throw error;
+    }
+    await report('sent', null);
+    deps.logger.info({ jobId: job.id, kind: data.kind, channel: data.channel, attempt: job.attemptsMade + 1 }, 'appointment message sent');
+    return { sent: key };
+  };
+}
