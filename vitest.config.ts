@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { reporters } from './tests/support/vitest-reporters.js';
+import { UNIT_TESTS } from './vitest.unit.config.js';
 
 // Workspace packages export their TypeScript sources under the "source" condition, so tests run
 // against the sources without a build.
@@ -8,7 +9,8 @@ export default defineConfig({
   ssr: { resolve: { conditions: ['source'] } },
   test: {
     ...reporters('test'),
-    include: ['packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'tests/**/*.test.ts'],
+    // The unit tests (npm run test:unit, vitest.unit.config.ts) and the tests of a built portal.
+    include: [...UNIT_TESTS, 'tests/**/*.test.ts'],
     // Against real servers: npm run test:infra and npm run test:distributed; the images' smoke
     // runs from infra/images/build.sh (vitest.images.config.ts).
     exclude: ['tests/infra/**', 'tests/distributed/**', 'tests/images/**', '**/node_modules/**'],
