@@ -243,7 +243,9 @@ describe('the transcode watchdog', () => {
   let dir: string;
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'transcode-watchdog-'));
-    portal = await startTestPortal({ MEDIA_TRANSCODE_TIME_FACTOR: '0.001', MEDIA_TRANSCODE_SLACK_SECONDS: '0' });
+    // Every video transcoded before it is ready: with playable-first this H.264 clip would be ready
+    // with a remux, and a 720p copy stopped by the watchdog leaves it that way (tested in the worker).
+    portal = await startTestPortal({ MEDIA_TRANSCODE_TIME_FACTOR: '0.001', MEDIA_TRANSCODE_SLACK_SECONDS: '0', MEDIA_TRANSCODE_POLICY: 'always' });
   }, 60_000);
   afterAll(async () => {
     await portal?.dispose();

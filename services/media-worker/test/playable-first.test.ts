@@ -206,4 +206,32 @@ describe('playable-first: a phone video is ready with a remux of its streams, th
     await before.close();
     expect(published).toEqual([]);
   }, 30_000);
+
+  it('a 720p job stopped by the transcode watchdog reports nothing: the item keeps its first copy', async () => {
+    const slow = mediaJobHandler({
+      blobs,
+      bus,
+      logger: pino({ level: 'silent' }),
+      workRoot: join(root, 'work-slow'),
+      transcodePolicy: 'playable-first',
+      transcodeQueue: queue,
+      watchdog: { factor: 0.001, slackSeconds: 0 },
+    });
+    const id = `clip-${++counter}`;
+    await blobs.put(`evidence/${id}/r1/original`, readFileSync(phoneMov), { contentType: 'video/quicktime' });
+    const published: string[] = [];
+    const watching = await bus.subscribe({ groupId: `slow-${Date.now()}`, topics: ['media.results'], fromBeginning: false, handler: async (m) => void published.push(m.value.type) });
+    const result = await slow({
+      id: transcodeJobIdFor({ evidenceId: id, revision: 1 }),
+      name: 'transcode-video',
+      attemptsMade: 0,
+      data: { evidenceId: id, revision: 1, media_type: 3, originalKey: `evidence/${id}/r1/original`, outputPrefix: `evidence/${id}/r1/`, demuxer: 'mov', step: 'transcode' },
+      updateProgress: async () => {},
+    });
+    expect(result).toMatchObject({ status: 'failed', display: null, error: expect.stringMatching(/far longer/) });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await watching.close();
+    expect(published).toEqual([]);
+    expect(await blobs.stat(`evidence/${id}/r1/display.mp4`)).toBeNull();
+  }, 60_000);
 });
