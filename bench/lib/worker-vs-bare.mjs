@@ -166,7 +166,7 @@ export async function interleavedRounds(rounds, targets) {
     }
     rows.push(row);
     console.log(
-      `  round ${String(row.round).padStart(2)}  ${keys.map((key) => `${key} ${fmt(row[key])} s`).join('  ')}  worker/bare ${(row.worker / row.bare).toFixed(3)}  CPU other ${keys.map((key) => percentCell(row[`${key}Cpu`].other)).join(' / ')}`,
+      `  round ${String(row.round).padStart(2)}  ${keys.map((key) => `${key} ${fmt(row[key])} s`).join('  ')}${row.worker !== undefined && row.bare !== undefined ? `  worker/bare ${(row.worker / row.bare).toFixed(3)}` : ''}  CPU other ${keys.map((key) => percentCell(row[`${key}Cpu`].other)).join(' / ')}`,
     );
   }
   return rows;

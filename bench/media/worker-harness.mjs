@@ -65,6 +65,21 @@ const metrics = new platform.ServiceMetrics('media-worker');
 const workRoot = process.env.MEDIA_WORK_ROOT;
 if (!workRoot) throw new Error('MEDIA_WORK_ROOT is not set');
 const handle = metrics.timeJobs('media', mediaJobHandler({ blobs, bus, logger, workRoot }));
+// MEDIA_TRANSCODE_POLICY=playable-first (bench/transcode's phone case): the 720p jobs the first
+// job adds go to a real embedded queue in DATA_DIR, which nothing works; the harness runs each
+// one itself right after, timed on its own.
+const transcodeQueue = new platform.SqliteJobQueue({ file: `${process.env.DATA_DIR}/jobs.sqlite`, queue: 'media-av', logger });
+let playableFirst;
+const handlerFor = (policy) => {
+  if (policy !== 'playable-first') return handle;
+  playableFirst ??= metrics.timeJobs('media', mediaJobHandler({ blobs, bus, logger, workRoot, transcodePolicy: 'playable-first', transcodeQueue }));
+  return playableFirst;
+};
+
+/** Where the display copies of a job are on disk (FsBlobStore under DATA_DIR), for the bench to inspect. */
+function outputsOf(...results) {
+  return results.filter((result) => result?.display).map((result) => `${process.env.DATA_DIR}/blobs/data/${result.display.key}`);
+}
 
 let jobs = 0;
 process.on('message', async (message) => {
@@ -84,7 +99,7 @@ process.on('message', async (message) => {
         updateProgress: async (value) => void progress.push(value),
       };
       const start = performance.now();
-      const result = await handle(job);
+      const result = await handlerFor(message.policy)(job);
       const seconds = (performance.now() - start) / 1000;
       const processes = spawned.map((entry) => ({
         command: entry.command,
@@ -92,7 +107,18 @@ process.on('message', async (message) => {
         atSeconds: (entry.startedMs - start) / 1000,
         seconds: entry.seconds,
       }));
-      process.send({ id: message.id, ok: true, seconds, result, processes, workRoot });
+      // The 720p job the first one queued (playable-first), run now: when its copy replaces the first.
+      let followUp = null;
+      const queued = message.policy === 'playable-first' ? await transcodeQueue.getJob(`${id}.r1.720p`) : null;
+      if (queued && message.swap === false) await transcodeQueue.removeJobs((entry) => entry.id === queued.id);
+      else if (queued) {
+        const next = { id: queued.id, name: queued.name, attemptsMade: 0, data: queued.data, updateProgress: async () => {} };
+        const followStart = performance.now();
+        const followResult = await handlerFor(message.policy)(next);
+        followUp = { seconds: (performance.now() - followStart) / 1000, result: followResult };
+        await transcodeQueue.removeJobs((entry) => entry.id === queued.id);
+      }
+      process.send({ id: message.id, ok: true, seconds, result, processes, workRoot, followUp, outputs: outputsOf(result, followUp?.result) });
     }
   } catch (error) {
     process.send({ id: message.id, ok: false, error: String(error?.stack ?? error) });
@@ -100,7 +126,7 @@ process.on('message', async (message) => {
 });
 // The bench stops this process with SIGTERM (bench/lib/runner.mjs): the event bus is closed first.
 process.once('SIGTERM', () => {
-  void bus.close().finally(() => process.exit(0));
+  void Promise.all([bus.close(), transcodeQueue.close()]).finally(() => process.exit(0));
 });
 // The bench holds the other end of the IPC channel: when it goes away by any means, so does this.
 process.once('disconnect', () => process.exit(1));

@@ -348,6 +348,70 @@ describe('a crash (kill -9) while an administrator makes everything public', () 
   }, 120_000);
 });
 
+describe('a crash (kill -9) between a video\'s two display copies', () => {
+  it('after the remuxed copy is ready and before the 720p copy: on restart the 720p job completes and replaces it', async () => {
+    const dataDir = join(scratch, 'two-copies-data');
+    // A phone's video (1080p H.264 + AAC in MP4) long enough that its 720p transcode takes a while.
+    const file = join(scratch, 'phone-20s.mp4');
+    await run(locateFfmpeg().ffmpeg, [
+      '-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=1920x1080:rate=30:duration=20', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=20',
+      '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', file,
+    ], { timeout: 120_000 });
+    // Short job locks, so that the dead worker's job is given back soon after the restart.
+    const env = { MEDIA_JOB_LOCK_MS: '2000', MEDIA_TRANSCODE_POLICY: 'playable-first' };
+    const first = await start(dataDir, env);
+    const { client } = await newParticipant(first.url);
+    const created = await client.postForm('/api/evidence', (() => {
+      const form = new FormData();
+      form.set('title', 'Street corner');
+      form.set('file', new Blob([new Uint8Array(readFileSync(file))], { type: 'video/mp4' }), 'street.mp4');
+      return form;
+    })());
+    expect(created.status).toBe(201);
+    const id = created.data.id as string;
+    const item = () => client.get(`/api/evidence/item/${id}`).then((answer) => answer.data as { media_status: string; aws_url: string | null; width: number | null; poster_url: string | null });
+    await waitFor(async () => (await item()).media_status === 'ready', { timeoutMs: 60_000, what: 'the remuxed copy ready' });
+    const ready = await item();
+    expect(ready.aws_url).toBe(`/media/evidence/${id}/display?v=1-remuxed`);
+    expect(ready.poster_url).not.toBeNull();
+    const remuxed = await client.bytes(ready.aws_url!);
+    expect(remuxed.status).toBe(200);
+    await first.kill();
+
+    // Killed before the 720p copy was filed: the item still names the remuxed copy, and its 720p
+    // job is in the queue (running when the process died, or waiting).
+    const db = new Database(join(dataDir, 'evidence.sqlite'), { readonly: true });
+    const displayKey = (db.prepare('SELECT display_key FROM evidence WHERE id = ?').get(id) as { display_key: string }).display_key;
+    db.close();
+    expect(displayKey).toBe(`evidence/${id}/r1/display-remuxed.mp4`);
+    const jobs = new Database(join(dataDir, 'jobs.sqlite'), { readonly: true });
+    const job = jobs.prepare('SELECT state FROM jobs WHERE id = ?').get(`${id}.r1.720p`) as { state: string } | undefined;
+    jobs.close();
+    expect(['active', 'waiting']).toContain(job?.state);
+
+    const second = await startTestPortal(env, dataDir);
+    try {
+      const again = new ApiClient(second.url);
+      for (const [name, value] of client.cookies) again.cookies.set(name, value);
+      const current = () => again.get(`/api/evidence/item/${id}`).then((answer) => answer.data as { aws_url: string; width: number; height: number });
+      await waitFor(async () => (await current()).aws_url === `/media/evidence/${id}/display?v=1`, { timeoutMs: 150_000, intervalMs: 500, what: 'the 720p copy swapped in' });
+      expect(await current()).toMatchObject({ width: 1280, height: 720 });
+      const transcoded = await again.bytes(`/media/evidence/${id}/display?v=1`);
+      expect(transcoded.status).toBe(200);
+      const saved = join(scratch, 'swapped.mp4');
+      writeFileSync(saved, transcoded.body);
+      const { stdout } = await run(locateFfmpeg().ffmpeg.replace(/ffmpeg$/, 'ffprobe'), ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'stream=width,height', '-of', 'csv=p=0', saved]);
+      expect(stdout.trim()).toBe('1280,720');
+      // A player still on the first copy's URL gets the first copy's bytes, whole.
+      const old = await again.bytes(ready.aws_url!);
+      expect(old.status).toBe(200);
+      expect(sha256(old.body)).toBe(sha256(remuxed.body));
+    } finally {
+      await second.dispose();
+    }
+  }, 300_000);
+});
+
 describe('a resumable upload whose last byte was stored when the process died', () => {
   it('is filed when its owner asks about it, once', async () => {
     const portal = await startTestPortal();

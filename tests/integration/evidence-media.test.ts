@@ -1,10 +1,12 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '@portal/contracts';
-import { probeMedia } from '@portal/platform';
+import { locateFfmpeg, probeMedia } from '@portal/platform';
 import { waitFor } from '@portal/platform/testing';
 import { ApiClient } from '../support/api-client.js';
 import { adminClient, newParticipant, publishedEvents } from '../support/accounts.js';
@@ -12,13 +14,17 @@ import { uploadEvidence, waitForMedia, type EvidenceItem } from '../support/evid
 import { makeMediaFixtures, type MediaFixtures } from '../support/media-fixtures.js';
 import { startTestPortal, type TestPortal } from '../support/portal.js';
 
+const execFileAsync = promisify(execFile);
+
 let portal: TestPortal;
 let fixtures: MediaFixtures;
 let scratch: string;
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'evidence-media-'));
   [portal, fixtures] = await Promise.all([
-    startTestPortal({ EVIDENCE_IMAGE_MAX_BYTES: '5mb', EVIDENCE_AUDIO_MAX_BYTES: '200kb' }),
+    // Archive answers are kept 30 s by the gateway here, so that a change that shows at once is
+    // not explained by an entry running out.
+    startTestPortal({ EVIDENCE_IMAGE_MAX_BYTES: '5mb', EVIDENCE_AUDIO_MAX_BYTES: '200kb', PUBLIC_CACHE_TTL_MS: '30000' }),
     makeMediaFixtures(join(scratch, 'fixtures')),
   ]);
 }, 120_000);
@@ -142,6 +148,65 @@ describe('processed media', () => {
     expect(head.status).toBe(200);
     expect(Number(head.headers.get('content-length'))).toBeGreaterThan(1000);
   });
+
+  it("makes a phone video ready with a remux of its own streams (no position, rotation kept), then swaps in the 720p copy under a new URL that the archive shows at once", async () => {
+    // A phone's portrait video: 1080p H.264 + AAC in MOV, the picture turned by its display
+    // matrix, the position in ©xyz; long enough that its 720p copy takes a few seconds.
+    const file = join(scratch, 'corner.mov');
+    const ffmpeg = (args: string[]) => execFileAsync(locateFfmpeg().ffmpeg, ['-v', 'error', '-y', ...args], { timeout: 60_000 });
+    await ffmpeg([
+      '-f', 'lavfi', '-i', 'testsrc2=size=1920x1080:rate=30:duration=15', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=15',
+      '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', join(scratch, 'corner-upright.mp4'),
+    ]);
+    // The rotation is set on a stream copy (ffmpeg 5.1 writes the rotate tag as the display matrix then).
+    await ffmpeg(['-i', join(scratch, 'corner-upright.mp4'), '-c', 'copy', '-metadata', 'location=+48.8584+002.2945/', '-metadata:s:v:0', 'rotate=90', file]);
+    expect(readFileSync(file).includes(Buffer.from('+48.8584+002.2945'))).toBe(true);
+    const { client } = await newParticipant(portal.url);
+    const { client: admin } = await adminClient(portal.url);
+    const visitor = new ApiClient(portal.url);
+    const id = (await uploadEvidence(client, file, { title: 'Corner, first copy' })).data.id as string;
+    const first = await waitForMedia(client, id);
+    expect(first).toMatchObject({ media_status: 'ready', aws_url: `/media/evidence/${id}/display?v=1-remuxed`, width: 1080, height: 1920 });
+    expect(first.poster_url).toMatch(/\/poster\?v=1$/);
+    const remuxed = await client.bytes(first.aws_url!);
+    const remuxedPath = join(scratch, 'remuxed.mp4');
+    writeFileSync(remuxedPath, remuxed.body);
+    const probe = await probeMedia(remuxedPath);
+    expect(probe.streams.find((stream) => stream.codec_type === 'video')).toMatchObject({ codec_name: 'h264', width: 1920, height: 1080 });
+    expect(JSON.stringify(probe.streams)).toMatch(/"rotation":-?90/);
+    expect(JSON.stringify([probe.format.tags, ...probe.streams.map((stream) => stream.tags)])).not.toMatch(/location|48\.8584/);
+    for (const marker of ['48.8584', '\u00a9xyz', 'loci']) expect(remuxed.body.includes(Buffer.from(marker, 'latin1')), marker).toBe(false);
+
+    // Published while the 720p copy is being made: the archive (kept by the gateway) names the first copy.
+    expect((await admin.put(`/api/evidence/clearance/${id}`)).status).toBe(200);
+    const archived = async () => ((await visitor.get('/api/evidence/public?limit=50')).data as EvidenceItem[]).find((item) => item.id === id)?.aws_url;
+    expect(await archived()).toBe(first.aws_url);
+    // Kept by the gateway (after the settling time that follows a media result, 2 s).
+    await waitFor(
+      async () => {
+        const kept = await visitor.request('GET', '/api/evidence/public?limit=50');
+        const item = (kept.data as EvidenceItem[]).find((entry) => entry.id === id);
+        return kept.headers.get('age') !== null && item?.aws_url === first.aws_url;
+      },
+      { timeoutMs: 10_000, intervalMs: 250, what: 'the archive kept by the gateway, naming the first copy' },
+    );
+
+    // The swap: a new URL; the archive shows it within moments, not when its 30 s entry runs out.
+    await waitFor(async () => (await client.get(`/api/evidence/item/${id}`)).data.aws_url === `/media/evidence/${id}/display?v=1`, { timeoutMs: 90_000, what: 'the 720p copy' });
+    await waitFor(async () => (await archived()) === `/media/evidence/${id}/display?v=1`, { timeoutMs: 5_000, what: 'the archive showing the 720p copy' });
+    expect((await client.get(`/api/evidence/item/${id}`)).data).toMatchObject({ width: 720, height: 1280 });
+    const transcoded = await visitor.bytes(`/media/evidence/${id}/display?v=1`);
+    expect(transcoded.status).toBe(200);
+    for (const marker of ['48.8584', '\u00a9xyz', 'loci']) expect(transcoded.body.includes(Buffer.from(marker, 'latin1')), marker).toBe(false);
+    expect(transcoded.body.equals(remuxed.body)).toBe(false);
+    // A player that started on the first copy keeps getting it, byte ranges included.
+    const old = await visitor.bytes(first.aws_url!);
+    expect(old.status).toBe(200);
+    expect(old.body.equals(remuxed.body)).toBe(true);
+    const range = await visitor.request('GET', first.aws_url!, { headers: { range: 'bytes=0-99' } });
+    expect(range.status).toBe(206);
+    expect(range.headers.get('content-range')).toBe(`bytes 0-99/${remuxed.body.length}`);
+  }, 150_000);
 
   it('serves a Chrome WebM/Opus recording as AAC audio both Chrome and Safari play', async () => {
     const { client } = await newParticipant(portal.url);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@portal/platform/testing';
 import { ApiClient } from '../support/api-client.js';
 import { newParticipant } from '../support/accounts.js';
 import { uploadEvidence, waitForMedia, type EvidenceItem } from '../support/evidence.js';
@@ -59,8 +60,15 @@ describe.each(ffmpegBuilds())('hostile media files, $name', ({ build, missing })
     attacker = (await newParticipant(portal.url, { username: 'attacker', email: 'attacker@example.org' })).client;
     const uploaded = await uploadEvidence(owner, fixtures.phoneMp4, { title: 'Private' });
     expect(uploaded.status).toBe(201);
-    const item = await waitForMedia(owner, uploaded.data.id as string);
-    expect(item.media_status).toBe('ready');
+    await waitForMedia(owner, uploaded.data.id as string);
+    // Ready first with a remux of its streams; the 720p copy (display.mp4) replaces it.
+    const item = await waitFor(
+      async () => {
+        const answer = await owner.get(`/api/evidence/item/${uploaded.data.id}`);
+        return answer.data.media_status === 'ready' && /\?v=1$/.test(answer.data.aws_url ?? '') ? (answer.data as EvidenceItem) : null;
+      },
+      { timeoutMs: 120_000, what: 'the 720p copy of the private video' },
+    );
     victim = { item, displayPath: join(portal.dataDir, 'blobs', 'data', 'evidence', item.id, 'r1', 'display.mp4') };
     // The file the corpus names must be readable there, or the test proves nothing.
     expect(await countVideoFrames(build.ffprobe, victim.displayPath)).toBeGreaterThan(10);
@@ -235,7 +243,9 @@ describe('the transcode watchdog', () => {
   let dir: string;
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'transcode-watchdog-'));
-    portal = await startTestPortal({ MEDIA_TRANSCODE_TIME_FACTOR: '0.001', MEDIA_TRANSCODE_SLACK_SECONDS: '0' });
+    // Every video transcoded before it is ready: with playable-first this H.264 clip would be ready
+    // with a remux, and a 720p copy stopped by the watchdog leaves it that way (tested in the worker).
+    portal = await startTestPortal({ MEDIA_TRANSCODE_TIME_FACTOR: '0.001', MEDIA_TRANSCODE_SLACK_SECONDS: '0', MEDIA_TRANSCODE_POLICY: 'always' });
   }, 60_000);
   afterAll(async () => {
     await portal?.dispose();

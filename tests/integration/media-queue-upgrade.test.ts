@@ -56,9 +56,17 @@ describe.skipIf(process.env.PORTAL_TEST_MODE === 'distributed')('media jobs queu
       for (const id of ids) expect((await waitForMedia(again, id, 90_000)).media_status, id).toBe('ready');
       // Done from the old queue; reconciling at start found them there and queued nothing new.
       // (The result is applied as soon as it is published, a moment before the job is marked done.)
-      await waitFor(() => queuedJobs(dataDir).every((job) => job.state === 'completed'), { timeoutMs: 10_000, what: 'the jobs to be marked done' });
+      // The video (a phone's H.264/AAC) was ready with a remux of its streams; its 720p copy is the
+      // second job that one added, to the audio/video queue.
+      await waitFor(() => queuedJobs(dataDir).length === 3 && queuedJobs(dataDir).every((job) => job.state === 'completed'), {
+        timeoutMs: 90_000,
+        what: 'the jobs to be marked done',
+      });
       expect(queuedJobs(dataDir)).toEqual(
-        ids.map((id) => ({ queue: LEGACY_MEDIA_QUEUE, id: `${id}.r1`, state: 'completed' })).sort((a, b) => a.id.localeCompare(b.id)),
+        [
+          ...ids.map((id) => ({ queue: LEGACY_MEDIA_QUEUE, id: `${id}.r1`, state: 'completed' })),
+          { queue: 'media-av', id: `${ids[1]}.r1.720p`, state: 'completed' },
+        ].sort((a, b) => a.id.localeCompare(b.id)),
       );
     } finally {
       await upgraded.dispose();

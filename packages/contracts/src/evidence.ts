@@ -241,8 +241,20 @@ export const mediaProcessedData = z.object({
   width: z.number().int().nullable(),
   height: z.number().int().nullable(),
   duration: z.number().nullable(),
+  /**
+   * Which display copy a ready video result carries: `remuxed` (the original's own streams in a
+   * new MP4, made in seconds; the 720p copy follows and replaces it) or `transcoded` (the 720p
+   * copy). Absent: the only copy there will be (photos, recordings, results of older workers).
+   */
+  display_copy: z.enum(['remuxed', 'transcoded']).optional(),
 });
 export type MediaProcessedData = z.infer<typeof mediaProcessedData>;
+
+/**
+ * The file name of a video's first display copy (a remux of the original's streams) under its
+ * revision's prefix, beside the 720p `display.mp4` that replaces it.
+ */
+export const REMUXED_DISPLAY_NAME = 'display-remuxed.mp4';
 
 /** The derivative fields of a media result that produced nothing (a failure). */
 export const NO_DERIVATIVES = {
@@ -269,6 +281,19 @@ export const mediaJobSchema = z.object({
    * crash.
    */
   demuxer: z.string().optional(),
+  /**
+   * `transcode`: the second job of a video whose first display copy was a remux: make the 720p
+   * copy only, and report it with the poster, thumbnail and placeholder the first job made
+   * (`stills`). Absent: the whole job (every derivative).
+   */
+  step: z.literal('transcode').optional(),
+  stills: z
+    .object({
+      thumbnail: z.object({ key: z.string(), contentType: z.string() }).nullable(),
+      poster: z.object({ key: z.string(), contentType: z.string() }).nullable(),
+      placeholder: z.string().nullable(),
+    })
+    .optional(),
 });
 export type MediaJob = z.infer<typeof mediaJobSchema>;
 

@@ -95,4 +95,48 @@ describe('settling blobs a dead process was writing or deleting', () => {
     expect(await exists(`evidence/${item.id}/r3/display.webp`)).toBe(true);
     expect((await repository.findById(item.id))?.media_status).toBe('ready');
   });
+
+  it("swaps a video's remuxed first copy for its 720p copy: a new URL, the old one still served until the copy is swept an hour later", async () => {
+    const item = sampleEvidence({ media_type: 3, media_status: 'processing', media_revision: 1 });
+    await repository.create(item, []);
+    const prefix = `evidence/${item.id}/r1/`;
+    const video = (copy: 'remuxed' | 'transcoded', name: string, width: number) => ({
+      evidenceId: item.id,
+      revision: 1,
+      status: 'ready' as const,
+      media_type: 3 as const,
+      error: null,
+      display: { key: `${prefix}${name}`, contentType: 'video/mp4' },
+      thumbnail: { key: `${prefix}thumb.webp`, contentType: 'image/webp' },
+      poster: { key: `${prefix}poster.webp`, contentType: 'image/webp' },
+      placeholder: 'AAAA',
+      width,
+      height: 1920,
+      duration: 3,
+      display_copy: copy,
+    });
+    for (const name of ['display-remuxed.mp4', 'display.mp4', 'thumb.webp', 'poster.webp']) await put(`${prefix}${name}`);
+    const caller = { userId: item.user_id, role: 0, username: 'someone', sessionId: 's' } as const;
+
+    await service.applyMediaResult(video('remuxed', 'display-remuxed.mp4', 1080));
+    expect((await service.mediaFor(caller, item.id, 'display', '1-remuxed')).key).toBe(`${prefix}display-remuxed.mp4`);
+    await service.applyMediaResult(video('transcoded', 'display.mp4', 720));
+    expect((await repository.findById(item.id))?.display_key).toBe(`${prefix}display.mp4`);
+    // The old URL's version still leads to the first copy; any other to the current one.
+    expect((await service.mediaFor(caller, item.id, 'display', '1-remuxed')).key).toBe(`${prefix}display-remuxed.mp4`);
+    expect((await service.mediaFor(caller, item.id, 'display', '1')).key).toBe(`${prefix}display.mp4`);
+    expect((await service.mediaFor(caller, item.id, 'display')).key).toBe(`${prefix}display.mp4`);
+    // The first copy's result again (its job ran again after a crash) does not undo the swap.
+    await service.applyMediaResult(video('remuxed', 'display-remuxed.mp4', 1080));
+    expect(await repository.findById(item.id)).toMatchObject({ display_key: `${prefix}display.mp4`, width: 720 });
+
+    // Noted for deletion: not before the note is old enough, then the first copy alone goes.
+    expect(await service.sweepBlobIntents(new Date(Date.now() - 60_000))).toBe(0);
+    expect(await exists(`${prefix}display-remuxed.mp4`)).toBe(true);
+    expect(await service.sweepBlobIntents(new Date(Date.now() + 1000))).toBe(1);
+    expect(await exists(`${prefix}display-remuxed.mp4`)).toBe(false);
+    for (const name of ['display.mp4', 'thumb.webp', 'poster.webp']) expect(await exists(`${prefix}${name}`), name).toBe(true);
+    // Once it is gone, the old URL leads to the current copy.
+    expect((await service.mediaFor(caller, item.id, 'display', '1-remuxed')).key).toBe(`${prefix}display.mp4`);
+  });
 });

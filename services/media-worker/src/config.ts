@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { MEDIA_QUEUE_KINDS, type MediaQueueKind } from '@portal/contracts';
 import { DEFAULT_FREE_HAND_BACKS, mediaCapsFromEnv, parseEnv, type MediaCaps } from '@portal/platform';
 import { DEFAULT_TRANSCODE_WATCHDOG, type TranscodeWatchdog } from './processing/ffmpeg-runner.js';
+import { TRANSCODE_POLICIES, type TranscodePolicy } from './processing/playable.js';
 
 export interface MediaWorkerSettings {
   dataDir: string;
@@ -32,6 +33,12 @@ export interface MediaWorkerSettings {
    * MEDIA_TRANSCODE_SLACK_SECONDS is stopped, and the item ends failed.
    */
   watchdog: TranscodeWatchdog;
+  /**
+   * MEDIA_TRANSCODE_POLICY: `playable-first` (default) makes a video whose streams every browser
+   * plays ready with a remux of them, and its 720p copy afterwards in a second job;
+   * `always` transcodes every video before it is ready.
+   */
+  transcodePolicy: TranscodePolicy;
 }
 
 const concurrency = z.coerce.number().int().min(1).max(16);
@@ -59,6 +66,7 @@ const mediaWorkerEnvSchema = z.object({
   MEDIA_AV_NICE: z.coerce.number().int().min(0).max(19).default(10),
   MEDIA_TRANSCODE_TIME_FACTOR: z.coerce.number().positive().default(DEFAULT_TRANSCODE_WATCHDOG.factor),
   MEDIA_TRANSCODE_SLACK_SECONDS: z.coerce.number().min(0).default(DEFAULT_TRANSCODE_WATCHDOG.slackSeconds),
+  MEDIA_TRANSCODE_POLICY: z.enum(TRANSCODE_POLICIES, { message: `MEDIA_TRANSCODE_POLICY must be ${TRANSCODE_POLICIES.join(' or ')}` }).default('playable-first'),
 });
 
 export function mediaWorkerSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): MediaWorkerSettings {
@@ -73,5 +81,6 @@ export function mediaWorkerSettingsFromEnv(env: NodeJS.ProcessEnv = process.env)
     caps: mediaCapsFromEnv(env),
     ffmpegNiceness: parsed.MEDIA_AV_NICE,
     watchdog: { factor: parsed.MEDIA_TRANSCODE_TIME_FACTOR, slackSeconds: parsed.MEDIA_TRANSCODE_SLACK_SECONDS },
+    transcodePolicy: parsed.MEDIA_TRANSCODE_POLICY,
   };
 }

@@ -1,10 +1,11 @@
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import {
   MEDIA_TYPES,
   NO_DERIVATIVES,
+  REMUXED_DISPLAY_NAME,
   TOPICS,
   type MediaJob,
   type MediaProcessedData,
@@ -21,13 +22,15 @@ import {
   type ActiveJob,
   type BlobStore,
   type EventBus,
+  type JobQueue,
   type Logger,
   type MediaCaps,
   type ProbeResult,
 } from '@portal/platform';
 import { UnprocessableMediaError } from './processing/media-error.js';
 import { stillImages } from './processing/still-images.js';
-import { posterFrame, transcodeVideo } from './processing/video.js';
+import { chosenStreams, posterFrame, remuxVideo, transcodeVideo } from './processing/video.js';
+import { playability, shownSize, type TranscodePolicy } from './processing/playable.js';
 import { transcodeAudio } from './processing/audio.js';
 import { DEFAULT_TRANSCODE_WATCHDOG, probedSeconds, type TranscodeWatchdog } from './processing/ffmpeg-runner.js';
 
@@ -43,9 +46,24 @@ export interface MediaJobDeps {
   ffmpegNiceness?: number;
   /** How long a transcode may run for its input's length (MEDIA_TRANSCODE_*); the defaults when not given. */
   watchdog?: TranscodeWatchdog;
+  /**
+   * MEDIA_TRANSCODE_POLICY. `playable-first`: a video every browser plays is ready with a remux
+   * of its streams, and its 720p copy is a second job added to `transcodeQueue` (the audio/video
+   * queue). `always` (when not given): every video is transcoded before it is ready.
+   */
+  transcodePolicy?: TranscodePolicy;
+  transcodeQueue?: JobQueue<MediaJob>;
 }
 
-type Derivatives = Pick<MediaProcessedData, 'display' | 'thumbnail' | 'poster' | 'placeholder' | 'width' | 'height' | 'duration'>;
+type Derivatives = Pick<MediaProcessedData, 'display' | 'thumbnail' | 'poster' | 'placeholder' | 'width' | 'height' | 'duration' | 'display_copy'> & {
+  /** The job that makes the 720p copy of a video made ready with a remux. */
+  followUp?: MediaJob;
+};
+
+/** The id of the job that makes the 720p copy of a video whose first copy is a remux. */
+export function transcodeJobIdFor(data: Pick<MediaJob, 'evidenceId' | 'revision'>): string {
+  return `${data.evidenceId}.r${data.revision}.720p`;
+}
 
 /**
  * One media job: fetch the private original, make the public derivatives, store them under the
@@ -54,6 +72,7 @@ type Derivatives = Pick<MediaProcessedData, 'display' | 'thumbnail' | 'poster' |
  * a "failed" report with the reason; anything else (storage, bus) is thrown so the job is retried.
  */
 export function mediaJobHandler(deps: MediaJobDeps) {
+  if (deps.transcodePolicy === 'playable-first' && !deps.transcodeQueue) throw new Error('the playable-first policy needs the queue of the 720p jobs');
   return async (job: ActiveJob<MediaJob>): Promise<MediaProcessedData> => {
     const data = job.data;
     const workDir = join(deps.workRoot, job.id.replace(/[^A-Za-z0-9._-]/g, '_'));
@@ -63,15 +82,28 @@ export function mediaJobHandler(deps: MediaJobDeps) {
     try {
       const original = join(workDir, 'original');
       const object = await deps.blobs.get(data.originalKey);
+      if (!object && data.step === 'transcode') {
+        // The item was deleted or its file replaced since its first copy: nothing to make.
+        deps.logger.info({ jobId: job.id }, 'the original is gone; no 720p copy to make');
+        return { evidenceId: data.evidenceId, revision: data.revision, status: 'failed', media_type: data.media_type, error: 'The uploaded file is missing', ...NO_DERIVATIVES };
+      }
       if (!object) throw new UnprocessableMediaError('The uploaded file is missing');
       await pipeline(object.body, createWriteStream(original));
 
       let result: MediaProcessedData;
+      let followUp: MediaJob | undefined;
       try {
-        const derivatives = await process(deps, data, original, workDir, (percent) => void job.updateProgress(Math.round(percent)));
+        const { followUp: next, ...derivatives } = await process(deps, data, original, workDir, (percent) => void job.updateProgress(Math.round(percent)));
+        followUp = next;
         result = { evidenceId: data.evidenceId, revision: data.revision, status: 'ready', media_type: data.media_type, error: null, ...derivatives };
       } catch (error) {
         if (!(error instanceof UnprocessableMediaError)) throw error;
+        if (data.step === 'transcode') {
+          // The item is ready with its remuxed copy and keeps it: a 720p copy that cannot be made
+          // (or an item deleted meanwhile: its original is gone) changes nothing the participant sees.
+          deps.logger.warn({ jobId: job.id, reason: error.message, detail: error.detail }, 'the 720p copy could not be made; the remuxed copy stays');
+          return { evidenceId: data.evidenceId, revision: data.revision, status: 'failed', media_type: data.media_type, error: error.message, ...NO_DERIVATIVES };
+        }
         // The participant is told the reason; ffmpeg's words (paths included) go to the log only.
         deps.logger.warn({ jobId: job.id, reason: error.message, detail: error.detail }, 'media could not be processed');
         result = {
@@ -86,7 +118,12 @@ export function mediaJobHandler(deps: MediaJobDeps) {
       await deps.bus.publish(TOPICS.media, [
         { key: data.evidenceId, value: createEvent({ type: `media.${result.status}`, key: data.evidenceId, data: result }) },
       ]);
-      deps.logger.info({ jobId: job.id, status: result.status, ms: Date.now() - started }, 'media job done');
+      // Added after the first copy is announced, before this job completes: a worker that dies in
+      // between runs this job again, which adds it then (the job id makes a second add a no-op).
+      if (followUp) {
+        await deps.transcodeQueue!.add('transcode-video', followUp, { jobId: transcodeJobIdFor(followUp), attempts: 3, backoff: { type: 'exponential', delay: 5000 } });
+      }
+      deps.logger.info({ jobId: job.id, status: result.status, display: result.display_copy, ms: Date.now() - started }, 'media job done');
       return result;
     } finally {
       await rm(workDir, { recursive: true, force: true });
@@ -108,7 +145,10 @@ async function process(
   }
   const put = async (name: string, body: Buffer | string, contentType: string) => {
     const key = `${job.outputPrefix}${name}`;
-    await deps.blobs.put(key, typeof body === 'string' ? createReadStream(body) : body, { contentType });
+    // A file (a display copy) is handed over whole: the file store links it into place instead of
+    // copying it (a remuxed phone video is hundreds of MB; the copy was seconds of its job).
+    if (typeof body === 'string') await deps.blobs.putFile(key, body, { contentType });
+    else await deps.blobs.put(key, body, { contentType });
     return { key, contentType };
   };
 
@@ -140,25 +180,57 @@ async function process(
     }
     const breach = capBreach(probe, 'video', caps);
     if (breach) throw new UnprocessableMediaError(lowerFirst(breach.message));
-    const video = await transcodeVideo(original, probe, workDir, onProgress, {
+    const options = {
       demuxer,
       maxSeconds: caps.maxVideoSeconds,
       tooLong: lowerFirst(tooLongMessage('video', caps)),
       niceness: deps.ffmpegNiceness ?? 0,
       watchdog: deps.watchdog ?? DEFAULT_TRANSCODE_WATCHDOG,
-    });
+    };
+
+    const playable = job.step === undefined && deps.transcodePolicy === 'playable-first' ? playability(probe, demuxer) : null;
+    if (playable?.playable) {
+      // Poster first: the poster and thumbnail are stored before the display copy is made.
+      const stream = chosenStreams(probe).video;
+      const poster = await stillImages(await posterFrame(original, probedSeconds(probe.format.duration), workDir, { demuxer, stream, niceness: options.niceness, watchdog: options.watchdog }), 1280);
+      const thumbnail = await put('thumb.webp', poster.thumbnail, 'image/webp');
+      const posterKey = await put('poster.webp', poster.display, 'image/webp');
+      const remuxed = await remuxVideo(original, probe, workDir, onProgress, options);
+      const output = await probeMedia(remuxed, { demuxer: 'mov' });
+      const size = shownSize(output.streams.find((s) => s.codec_type === 'video') ?? playable.video);
+      const stills = { thumbnail, poster: posterKey, placeholder: poster.placeholder };
+      return {
+        display: await put(REMUXED_DISPLAY_NAME, remuxed, 'video/mp4'),
+        ...stills,
+        width: size.width,
+        height: size.height,
+        duration: durationOf(output),
+        display_copy: 'remuxed',
+        followUp: { ...job, demuxer, step: 'transcode', stills },
+      };
+    }
+    if (playable) deps.logger.info({ evidenceId: job.evidenceId, reason: playable.reason }, 'video transcoded before it is ready');
+
+    const video = await transcodeVideo(original, probe, workDir, onProgress, options);
     const output = await probeMedia(video, { demuxer: 'mov' });
     const duration = durationOf(output);
     const stream = output.streams.find((s) => s.codec_type === 'video');
-    const poster = await stillImages(await posterFrame(video, duration, workDir, deps.watchdog ?? DEFAULT_TRANSCODE_WATCHDOG), 1280);
+    // The second job of a remuxed video: the poster and thumbnail are the first job's.
+    const stills =
+      job.step === 'transcode' && job.stills
+        ? job.stills
+        : await stillImages(await posterFrame(video, duration, workDir, { watchdog: options.watchdog }), 1280).then(async (poster) => ({
+            thumbnail: await put('thumb.webp', poster.thumbnail, 'image/webp'),
+            poster: await put('poster.webp', poster.display, 'image/webp'),
+            placeholder: poster.placeholder,
+          }));
     return {
       display: await put('display.mp4', video, 'video/mp4'),
-      thumbnail: await put('thumb.webp', poster.thumbnail, 'image/webp'),
-      poster: await put('poster.webp', poster.display, 'image/webp'),
-      placeholder: poster.placeholder,
+      ...stills,
       width: stream?.width ?? null,
       height: stream?.height ?? null,
       duration,
+      ...(job.step === 'transcode' ? { display_copy: 'transcoded' as const } : {}),
     };
   }
 

@@ -32,8 +32,19 @@ export function createMediaWorker(settings: MediaWorkerSettings, runtime: MediaW
     async start() {
       const binaries = locateFfmpeg();
       const queues = Object.fromEntries(plan.map(({ queue, concurrency }) => [queue.name, concurrency]));
-      runtime.logger.info({ ...binaries, queues, caps: settings.caps }, 'media worker starting');
-      const handler = mediaJobHandler({ blobs: runtime.blobs, bus: runtime.bus, logger: runtime.logger, workRoot: settings.workRoot, caps: settings.caps, ffmpegNiceness: settings.ffmpegNiceness, watchdog: settings.watchdog });
+      runtime.logger.info({ ...binaries, queues, caps: settings.caps, transcodePolicy: settings.transcodePolicy }, 'media worker starting');
+      const handler = mediaJobHandler({
+        blobs: runtime.blobs,
+        bus: runtime.bus,
+        logger: runtime.logger,
+        workRoot: settings.workRoot,
+        caps: settings.caps,
+        ffmpegNiceness: settings.ffmpegNiceness,
+        watchdog: settings.watchdog,
+        transcodePolicy: settings.transcodePolicy,
+        // The 720p copy of a remuxed video is an ordinary job of the audio/video queue.
+        transcodeQueue: runtime.mediaQueues.av,
+      });
       worker = await workMediaQueues(runtime.mediaQueues, settings, (queue) => metrics.timeJobs(queue.name, handler));
     },
     async stop(options = {}) {

@@ -70,6 +70,18 @@ export interface ProbedStream {
   index?: number;
   codec_type: 'video' | 'audio' | 'subtitle' | 'data' | string;
   codec_name?: string;
+  /** The sample entry's four letters in an MP4/MOV ("avc1", "hvc1", "mp4a"...). */
+  codec_tag_string?: string;
+  /** The codec's profile as ffprobe names it ("High", "Main", "Constrained Baseline"; "LC" for AAC). */
+  profile?: string;
+  /** H.264's level times ten (42 is level 4.2); -99 when unknown. */
+  level?: number;
+  /** The picture's pixel format ("yuv420p", "yuv420p10le"...). */
+  pix_fmt?: string;
+  /** "progressive", or how the fields of an interlaced picture are ordered; absent when unknown. */
+  field_order?: string;
+  channels?: number;
+  sample_rate?: string;
   width?: number;
   height?: number;
   /** Frames a second over the stream, as a fraction ("30000/1001"); "0/0" when unknown. */

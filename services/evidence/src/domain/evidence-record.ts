@@ -1,4 +1,4 @@
-import type { Evidence, MediaStatus, MediaType, ReviewStatus } from '@portal/contracts';
+import { REMUXED_DISPLAY_NAME, type Evidence, type MediaStatus, type MediaType, type ReviewStatus } from '@portal/contracts';
 import { coarsenLocation } from './public-location.js';
 
 /** An evidence item as the evidence service stores it. */
@@ -53,8 +53,24 @@ export type EvidenceChanges = Partial<Omit<EvidenceRecord, 'id' | 'user_id' | 'd
 
 export type MediaVariant = 'display' | 'thumb' | 'poster' | 'original';
 
-export function mediaUrl(record: Pick<EvidenceRecord, 'id' | 'media_revision'>, variant: MediaVariant): string {
-  return `/media/evidence/${record.id}/${variant}?v=${record.media_revision}`;
+/** The key of a revision's first display copy of a video (a remux of the original's streams). */
+export function remuxedDisplayKey(id: string, revision: number): string {
+  return `evidence/${id}/r${revision}/${REMUXED_DISPLAY_NAME}`;
+}
+
+/** The version of the display URL of a revision's first, remuxed copy (the 720p copy's is the revision alone). */
+export function remuxedVersion(revision: number): string {
+  return `${revision}-remuxed`;
+}
+
+/**
+ * A media URL, versioned: the revision (a new file, new URLs), and for a video's first display
+ * copy a version of its own, so that the 720p copy replacing it has a new URL. A player still on
+ * the first copy's URL keeps getting the first copy's bytes (see EvidenceService.mediaFor).
+ */
+export function mediaUrl(record: Pick<EvidenceRecord, 'id' | 'media_revision' | 'display_key'>, variant: MediaVariant): string {
+  const remuxed = variant === 'display' && record.display_key === remuxedDisplayKey(record.id, record.media_revision);
+  return `/media/evidence/${record.id}/${variant}?v=${remuxed ? remuxedVersion(record.media_revision) : record.media_revision}`;
 }
 
 /**

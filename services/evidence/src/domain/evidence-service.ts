@@ -34,7 +34,15 @@ import {
   type Logger,
   type MediaCaps,
 } from '@portal/platform';
-import { NO_MEDIA, NO_PROCESSED_MEDIA, type EvidenceChanges, type EvidenceRecord, type MediaVariant } from './evidence-record.js';
+import {
+  NO_MEDIA,
+  NO_PROCESSED_MEDIA,
+  remuxedDisplayKey,
+  remuxedVersion,
+  type EvidenceChanges,
+  type EvidenceRecord,
+  type MediaVariant,
+} from './evidence-record.js';
 import { classifyMediaFile, type ClassifiedFile } from './media-classifier.js';
 import type { AuthorDirectory } from '../repositories/author-directory.js';
 import type { EvidenceFilter, EvidencePage, EvidenceRepository, PendingEvent, SelectedChange } from '../repositories/evidence-repository.js';
@@ -87,6 +95,8 @@ export function jobIdFor(evidenceId: string, revision: number): string {
 const itemPrefix = (id: string) => `evidence/${id}/`;
 const revisionPrefix = (id: string, revision: number) => `evidence/${id}/r${revision}/`;
 const INTENT_PREFIX = /^evidence\/([^/]+)\/(?:r(\d+)\/)?$/;
+/** A note of one blob of a revision (a video's first display copy, replaced by its 720p copy). */
+const INTENT_KEY = /^evidence\/([^/]+)\/r(\d+)\/[^/]+$/;
 
 /** The evidence use cases. Ownership and roles are checked here, on the server. */
 export class EvidenceService {
@@ -393,21 +403,36 @@ export class EvidenceService {
    * Which blob a caller may have for an item's media, and how it may be cached. A private item is
    * for its owner and administrators only; the original is never for the public. Anyone else gets
    * a 404, which does not tell whether the item exists.
+   *
+   * `version` is the URL's `v`: a player that started on a video's first (remuxed) display copy
+   * keeps getting that copy's bytes under its URL after the 720p copy has replaced it, for as long
+   * as the copy is kept (an hour at least: see applyMediaResult); then the current copy.
    */
-  async mediaFor(caller: CallerIdentity | undefined, id: string, variant: MediaVariant) {
+  async mediaFor(caller: CallerIdentity | undefined, id: string, variant: MediaVariant, version?: string) {
     const record = await this.deps.evidence.findById(id);
     if (!record) throw notFound(MESSAGES.evidenceNotFound);
     const privileged = caller !== undefined && (caller.userId === record.user_id || isAdminRole(caller.role));
     const publiclyVisible = record.is_public && record.media_status === 'ready' && variant !== 'original';
     if (!privileged && !publiclyVisible) throw notFound(MESSAGES.evidenceNotFound);
-    const key = { display: record.display_key, thumb: record.thumb_key, poster: record.poster_key, original: record.original_key }[variant];
+    let key = { display: record.display_key, thumb: record.thumb_key, poster: record.poster_key, original: record.original_key }[variant];
     if (!key) throw notFound('This item has no such media yet');
+    if (variant === 'display' && version === remuxedVersion(record.media_revision)) {
+      const remuxed = remuxedDisplayKey(record.id, record.media_revision);
+      if (key !== remuxed && (await this.deps.blobs.stat(remuxed))) key = remuxed;
+    }
     return { key, revision: record.media_revision, cache: publiclyVisible ? ('public' as const) : ('private' as const), record };
   }
 
   // --- reactions to other services -------------------------------------------------------
 
-  /** The media worker's report about one revision of an item's media. Idempotent. */
+  /**
+   * The media worker's report about one revision of an item's media. Idempotent. A video may be
+   * reported twice: ready with its first display copy (a remux of its streams), then with the
+   * 720p copy that replaces it. The first never undoes the second (a job run again after a crash
+   * reports it again), and once replaced, the first copy is noted for deletion: the sweep of
+   * blob intents removes it when the note is an hour old (BLOB_INTENT_GRACE_MS), so a player
+   * that started on it (and any cache, max-age one hour) has it to the end.
+   */
   async applyMediaResult(result: MediaProcessedData): Promise<void> {
     const changes: EvidenceChanges =
       result.status === 'ready'
@@ -425,9 +450,18 @@ export class EvidenceService {
             duration: result.duration,
           }
         : { media_status: 'failed', media_error: result.error ?? 'The file could not be processed' };
-    const updated = await this.deps.evidence.applyMediaResult(result.evidenceId, result.revision, changes);
+    const first = result.status === 'ready' && result.display_copy === 'remuxed';
+    const updated = await this.deps.evidence.applyMediaResult(
+      result.evidenceId,
+      result.revision,
+      changes,
+      first ? [null, result.display?.key ?? null] : undefined,
+    );
     if (updated) {
-      this.deps.logger.info({ evidenceId: result.evidenceId, revision: result.revision, status: result.status }, 'media result applied');
+      if (result.status === 'ready' && result.display_copy === 'transcoded') {
+        await this.deps.evidence.blobIntents.add(remuxedDisplayKey(result.evidenceId, result.revision));
+      }
+      this.deps.logger.info({ evidenceId: result.evidenceId, revision: result.revision, status: result.status, display: result.display_copy }, 'media result applied');
       return;
     }
     // The item was deleted, or its file replaced, while the worker made these: nobody refers to
@@ -498,6 +532,15 @@ export class EvidenceService {
    */
   async sweepBlobIntents(before: Date): Promise<number> {
     const swept = await sweepBlobIntents(this.deps.evidence.blobIntents, before, async (prefix) => {
+      const one = INTENT_KEY.exec(prefix);
+      if (one) {
+        // One blob: kept while the item refers to it.
+        const item = await this.deps.evidence.findById(one[1]!);
+        const referred = item !== null && [item.display_key, item.thumb_key, item.poster_key, item.original_key].includes(prefix);
+        if (referred || !(await this.deps.blobs.stat(prefix))) return 0;
+        await this.deps.blobs.delete(prefix);
+        return 1;
+      }
       const match = INTENT_PREFIX.exec(prefix);
       if (!match) return 0;
       const item = await this.deps.evidence.findById(match[1]!);

@@ -75,8 +75,12 @@ export interface EvidenceRepository {
   counts(): Promise<EvidenceCounts>;
   /** Sets every item's visibility and marks every item reviewed; answers how many changed visibility. */
   setAllVisibility(isPublic: boolean, events: (changed: number) => PendingEvent[]): Promise<number>;
-  /** Applies a media result only if the item is still at that revision; answers the updated item. */
-  applyMediaResult(id: string, revision: number, changes: EvidenceChanges): Promise<EvidenceRecord | null>;
+  /**
+   * Applies a media result only if the item is still at that revision (and, with
+   * `onlyIfDisplayIn`, only if its display key is one of those: a video's first, remuxed copy
+   * never replaces the 720p copy that followed it); answers the updated item.
+   */
+  applyMediaResult(id: string, revision: number, changes: EvidenceChanges, onlyIfDisplayIn?: (string | null)[]): Promise<EvidenceRecord | null>;
   updateAuthor(userId: string, username: string, avatarUrl: string | null): Promise<number>;
   /** Deletes every item of a participant; answers what was deleted (for the blobs). */
   deleteByOwner(userId: string, events: (records: EvidenceRecord[]) => PendingEvent[]): Promise<EvidenceRecord[]>;

@@ -212,6 +212,21 @@ export function evidenceRepositoryContract(name: string, create: () => Promise<E
       expect((await repo.findProcessing(1000)).some((entry) => entry.id === item.id)).toBe(false);
     });
 
+    it("applies a video's first (remuxed) copy only while no later copy has replaced it", async () => {
+      const repo = await create();
+      const item = sampleEvidence({ media_type: 3, media_status: 'processing', media_revision: 1 });
+      await repo.create(item, []);
+      const first = { media_status: 'ready' as const, display_key: 'r1/display-remuxed.mp4', width: 1080, height: 1920 };
+      expect(await repo.applyMediaResult(item.id, 1, first, [null, first.display_key])).toMatchObject(first);
+      // The same result again (a redelivery) applies again: nothing changes.
+      expect(await repo.applyMediaResult(item.id, 1, first, [null, first.display_key])).toMatchObject(first);
+      const swapped = await repo.applyMediaResult(item.id, 1, { display_key: 'r1/display.mp4', width: 720, height: 1280 });
+      expect(swapped).toMatchObject({ display_key: 'r1/display.mp4', width: 720 });
+      // The first copy's result arriving late (its job ran again) does not undo the swap.
+      expect(await repo.applyMediaResult(item.id, 1, first, [null, first.display_key])).toBeNull();
+      expect(await repo.findById(item.id)).toMatchObject({ display_key: 'r1/display.mp4', width: 720, height: 1280 });
+    });
+
     it("updates an author's name and avatar on all their items, and deletes all their items", async () => {
       const repo = await create();
       const owner = randomUUID();

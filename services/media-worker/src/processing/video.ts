@@ -16,7 +16,7 @@ export interface VideoOptions {
 }
 
 /** The first picture track that is not cover art, and the first sound track: the only ones used. */
-function chosenStreams(probe: ProbeResult): { video: ProbedStream | undefined; audio: ProbedStream | undefined } {
+export function chosenStreams(probe: ProbeResult): { video: ProbedStream | undefined; audio: ProbedStream | undefined } {
   return {
     video: probe.streams.find((stream) => stream.codec_type === 'video' && !stream.disposition?.attached_pic),
     audio: probe.streams.find((stream) => stream.codec_type === 'audio'),
@@ -70,13 +70,67 @@ export async function transcodeVideo(
   return output;
 }
 
-/** One frame of the portal's own display copy (MP4), a little way in (or the first of a very short clip), as PNG. */
-export async function posterFrame(video: string, durationSeconds: number | null, workDir: string, watchdog?: TranscodeWatchdog): Promise<string> {
+/**
+ * The first display copy of a video whose streams every browser plays (see playable.ts): the
+ * same picture and sound, not re-encoded (`-c copy`), in a fresh MP4 with the index at the front.
+ * Every metadata tag is left out, of the file (`-map_metadata -1`: the position a phone writes,
+ * ©xyz or Apple's location key) and of each track (`-map_metadata:s:<n> -1`), chapters too, and
+ * every other track (a phone's timed-metadata track of positions); the muxer writes no user data
+ * it was not given. The display matrix (rotation) is the track's side data, not a tag: stream
+ * copy keeps it, and the browser turns the picture upright as it plays.
+ */
+export async function remuxVideo(
+  input: string,
+  probe: ProbeResult,
+  workDir: string,
+  onProgress: (percent: number) => void,
+  { demuxer = null, maxSeconds = 7200, tooLong = 'videos are limited in length', niceness = 0, watchdog }: VideoOptions = {},
+) {
+  const { video, audio } = chosenStreams(probe);
+  if (!video) throw new UnprocessableMediaError('The file has no picture track');
+  const output = join(workDir, 'display-remuxed.mp4');
+  const command = ffmpegCommand(input, demuxer, niceness)
+    .outputOptions([
+      ...mapOf(video, 'v'),
+      ...(audio ? mapOf(audio, 'a') : []),
+      '-map_metadata', '-1',
+      '-map_metadata:s:0', '-1',
+      ...(audio ? ['-map_metadata:s:1', '-1'] : []),
+      '-map_chapters', '-1',
+      ...outputLimit(maxSeconds),
+      '-c', 'copy',
+      ...(audio ? [] : ['-an']),
+      '-sn', '-dn',
+      '-f', 'mp4',
+      '-movflags', '+faststart',
+    ])
+    .output(output);
+  const { writtenSeconds } = await runFfmpeg(command, {
+    durationSeconds: probedSeconds(probe.format.duration),
+    onProgress,
+    reason: 'the file could not be read as a video',
+    ...(watchdog ? { watchdog: { ...watchdog, fallbackSeconds: maxSeconds + 1 } } : {}),
+  });
+  checkWrittenLength(writtenSeconds, maxSeconds, tooLong);
+  return output;
+}
+
+/**
+ * One frame of a video, a little way in (or the first of a very short clip), as PNG, turned
+ * upright (ffmpeg applies the display matrix as it decodes). Taken from the original, with the
+ * demuxer it was read with, so the poster exists before any display copy.
+ */
+export async function posterFrame(
+  video: string,
+  durationSeconds: number | null,
+  workDir: string,
+  { demuxer = 'mov', stream, niceness = 0, watchdog }: { demuxer?: string | null; stream?: ProbedStream; niceness?: number; watchdog?: TranscodeWatchdog } = {},
+): Promise<string> {
   const output = join(workDir, 'poster.png');
   const at = durationSeconds && durationSeconds > 2 ? 1 : 0;
-  await runFfmpeg(ffmpegCommand(video, 'mov').seekInput(at).outputOptions(['-map', '0:v:0', '-frames:v', '1', '-map_metadata', '-1']).output(output), {
+  await runFfmpeg(ffmpegCommand(video, demuxer, niceness).seekInput(at).outputOptions([...(stream ? mapOf(stream, 'v') : ['-map', '0:v:0']), '-frames:v', '1', '-map_metadata', '-1']).output(output), {
     reason: 'no picture could be taken from the video',
-    // One frame of the portal's own copy: the slack alone is its allowance.
+    // One frame: the slack alone is its allowance.
     ...(watchdog ? { durationSeconds: 0, watchdog } : {}),
   });
   return output;

@@ -20,7 +20,8 @@ export function mediaRoutes({ evidence, blobs }: { evidence: EvidenceService; bl
       const variant = String(req.params.variant) as MediaVariant;
       if (!VARIANTS.has(variant)) throw notFound();
       const id = uuidParam(req.params.id, MESSAGES.evidenceNotFound);
-      const { key, cache } = await evidence.mediaFor(req.caller, id, variant);
+      const version = typeof req.query.v === 'string' ? req.query.v : undefined;
+      const { key, cache } = await evidence.mediaFor(req.caller, id, variant, version);
       const info = await blobs.stat(key);
       if (!info) throw notFound('This media is missing');
 

@@ -311,9 +311,10 @@ export class MongoEvidenceRepository implements EvidenceRepository {
     return { new: waiting, public: open, private: total - open, total };
   }
 
-  async applyMediaResult(id: string, revision: number, changes: EvidenceChanges): Promise<EvidenceRecord | null> {
+  async applyMediaResult(id: string, revision: number, changes: EvidenceChanges, onlyIfDisplayIn?: (string | null)[]): Promise<EvidenceRecord | null> {
+    const display = onlyIfDisplayIn ? { display_key: { $in: onlyIfDisplayIn } } : {};
     const updated = await serialWrite(this.items, () =>
-      this.items.findOneAndUpdate({ _id: id, media_revision: revision, ...LIVE }, { $set: changes }, { new: true }).lean<EvidenceDocument>().exec(),
+      this.items.findOneAndUpdate({ _id: id, media_revision: revision, ...LIVE, ...display }, { $set: changes }, { new: true }).lean<EvidenceDocument>().exec(),
     );
     return toRecord(updated);
   }

@@ -192,10 +192,13 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
     return { new: row.new, public: row.public, private: row.total - row.public, total: row.total };
   }
 
-  async applyMediaResult(id: string, revision: number, changes: EvidenceChanges): Promise<EvidenceRecord | null> {
+  async applyMediaResult(id: string, revision: number, changes: EvidenceChanges, onlyIfDisplayIn?: (string | null)[]): Promise<EvidenceRecord | null> {
     return this.db.transaction(() => {
-      const current = this.db.prepare('SELECT media_revision FROM evidence WHERE id = ?').get(id) as { media_revision: number } | undefined;
+      const current = this.db.prepare('SELECT media_revision, display_key FROM evidence WHERE id = ?').get(id) as
+        | { media_revision: number; display_key: string | null }
+        | undefined;
       if (!current || current.media_revision !== revision) return null;
+      if (onlyIfDisplayIn && !onlyIfDisplayIn.includes(current.display_key)) return null;
       this.updateRow(id, changes);
       return fromRow(this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row);
     }).immediate();

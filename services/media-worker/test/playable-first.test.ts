@@ -1,0 +1,237 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buffer } from 'node:stream/consumers';
+import { promisify } from 'node:util';
+import sharp from 'sharp';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REMUXED_DISPLAY_NAME, type MediaJob, type MediaProcessedData } from '@portal/contracts';
+import { FsBlobStore, SqliteEventBus, SqliteJobQueue, locateFfmpeg, probeMedia, type ActiveJob, type ProbeResult } from '@portal/platform';
+import { mediaJobHandler, transcodeJobIdFor } from '../src/media-job-handler.js';
+import { playability } from '../src/processing/playable.js';
+
+const run = promisify(execFile);
+const LOCATION = '+48.8584+002.2945/';
+
+let root: string;
+let blobs: FsBlobStore;
+let bus: SqliteEventBus;
+let queue: SqliteJobQueue<MediaJob>;
+let handle: ReturnType<typeof mediaJobHandler>;
+/** A phone's portrait video: 1080p H.264 High + AAC-LC in MOV, frames stored landscape with a display rotation, the position in ©xyz. */
+let phoneMov: string;
+/** The same streams in MP4 with the position in the keys Android and Apple write (mdta, use_metadata_tags). */
+let phoneMp4: string;
+/** HEVC in MP4 (what iPhones record by default): not played by every browser. */
+let hevcMp4: string;
+
+const ffmpeg = (args: string[]) => run(locateFfmpeg().ffmpeg, ['-v', 'error', '-y', ...args], { timeout: 120_000 });
+
+beforeAll(async () => {
+  root = mkdtempSync(join(tmpdir(), 'media-playable-'));
+  const dir = join(root, 'fixtures');
+  mkdirSync(dir);
+  const upright = join(dir, 'upright.mp4');
+  await ffmpeg([
+    '-f', 'lavfi', '-i', 'testsrc2=size=1920x1080:rate=30:duration=3',
+    '-f', 'lavfi', '-i', 'sine=frequency=440:duration=3:sample_rate=48000',
+    '-c:v', 'libx264', '-preset', 'veryfast', '-profile:v', 'high', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-ac', '2', '-shortest', upright,
+  ]);
+  // Rotation is set on a stream copy: ffmpeg 5.1 writes the `rotate` tag as the track's display matrix.
+  phoneMov = join(dir, 'phone.mov');
+  await ffmpeg(['-i', upright, '-c', 'copy', '-metadata', `location=${LOCATION}`, '-metadata:s:v:0', 'rotate=90', phoneMov]);
+  phoneMp4 = join(dir, 'phone.mp4');
+  await ffmpeg([
+    '-i', upright, '-c', 'copy', '-metadata', `location=${LOCATION}`, '-metadata', `com.apple.quicktime.location.ISO6709=${LOCATION}`,
+    '-metadata:s:v:0', 'rotate=90', '-movflags', 'use_metadata_tags', phoneMp4,
+  ]);
+  hevcMp4 = join(dir, 'hevc.mp4');
+  await ffmpeg([
+    '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=30:duration=2', '-f', 'lavfi', '-i', 'sine=duration=2',
+    '-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'log-level=error', '-tag:v', 'hvc1', '-c:a', 'aac', '-shortest', hevcMp4,
+  ]);
+  blobs = new FsBlobStore(join(root, 'blobs'));
+  bus = new SqliteEventBus({ file: join(root, 'bus.sqlite'), logger: pino({ level: 'silent' }), pruneAfterMs: 3600_000 });
+  queue = new SqliteJobQueue<MediaJob>({ file: join(root, 'jobs.sqlite'), queue: 'media-av', logger: pino({ level: 'silent' }) });
+  handle = mediaJobHandler({
+    blobs,
+    bus,
+    logger: pino({ level: 'silent' }),
+    workRoot: join(root, 'work'),
+    transcodePolicy: 'playable-first',
+    transcodeQueue: queue,
+  });
+}, 180_000);
+afterAll(async () => {
+  await queue?.close();
+  await bus?.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+let counter = 0;
+async function runJob(file: string, data: Partial<MediaJob> = {}): Promise<MediaProcessedData> {
+  const id = data.evidenceId ?? `clip-${++counter}`;
+  const originalKey = `evidence/${id}/r1/original`;
+  if (!(await blobs.stat(originalKey))) await blobs.put(originalKey, readFileSync(file), { contentType: 'video/mp4' });
+  const job: ActiveJob<MediaJob> = {
+    id: data.step ? transcodeJobIdFor({ evidenceId: id, revision: 1 }) : `${id}.r1`,
+    name: data.step ? 'transcode-video' : 'process-media',
+    attemptsMade: 0,
+    data: { evidenceId: id, revision: 1, media_type: 3, originalKey, outputPrefix: `evidence/${id}/r1/`, demuxer: 'mov', ...data },
+    updateProgress: async () => {},
+  };
+  return handle(job);
+}
+
+async function saved(key: string, name: string): Promise<{ path: string; bytes: Buffer; probe: ProbeResult }> {
+  const bytes = await buffer((await blobs.get(key))!.body);
+  const path = join(root, name);
+  writeFileSync(path, bytes);
+  return { path, bytes, probe: await probeMedia(path) };
+}
+
+/** No position anywhere: not in ffprobe's tags of the file or of any track, not in the bytes (as text, ©xyz, 3GPP loci or Apple's key). */
+function expectNoLocation({ bytes, probe }: { bytes: Buffer; probe: ProbeResult }) {
+  const tags = JSON.stringify([probe.format.tags ?? {}, ...probe.streams.map((stream) => stream.tags ?? {})]);
+  expect(tags).not.toMatch(/location|48\.8584|ISO6709/i);
+  for (const marker of ['48.8584', '+002.2945', '\u00a9xyz', 'loci', 'ISO6709', 'com.apple.quicktime']) {
+    expect(bytes.includes(Buffer.from(marker, 'latin1')), marker).toBe(false);
+  }
+}
+
+const rotation = (probe: ProbeResult) => probe.streams.find((s) => s.codec_type === 'video')?.side_data_list?.find((d) => typeof d.rotation === 'number')?.rotation ?? 0;
+
+describe('playable-first: a phone video is ready with a remux of its streams, then its 720p copy', () => {
+  it('decides from the streams what every browser plays', async () => {
+    for (const file of [phoneMov, phoneMp4]) {
+      expect(playability(await probeMedia(file), 'mov')).toMatchObject({ playable: true });
+    }
+    expect(playability(await probeMedia(hevcMp4), 'mov')).toMatchObject({ playable: false, reason: 'video codec hevc' });
+    const probe = await probeMedia(phoneMov);
+    const video = probe.streams.find((s) => s.codec_type === 'video')!;
+    const audio = probe.streams.find((s) => s.codec_type === 'audio')!;
+    const changed = (streamChanges: object, target: 'video' | 'audio' = 'video') => ({
+      ...probe,
+      streams: probe.streams.map((s) => (s === (target === 'video' ? video : audio) ? { ...s, ...streamChanges } : s)),
+    });
+    expect(playability(changed({ level: 51 }), 'mov')).toMatchObject({ playable: false, reason: 'H.264 level 51' });
+    expect(playability(changed({ profile: 'High 10', pix_fmt: 'yuv420p10le' }), 'mov')).toMatchObject({ playable: false });
+    expect(playability(changed({ width: 3840, height: 2160 }), 'mov')).toMatchObject({ playable: false, reason: 'picture 3840x2160' });
+    expect(playability(changed({ field_order: 'tt' }), 'mov')).toMatchObject({ playable: false });
+    expect(playability(changed({ codec_tag_string: 'avc3' }), 'mov')).toMatchObject({ playable: false });
+    expect(playability(changed({ profile: 'HE-AAC' }, 'audio'), 'mov')).toMatchObject({ playable: false });
+    expect(playability(changed({ codec_name: 'opus', profile: undefined }, 'audio'), 'mov')).toMatchObject({ playable: false });
+    expect(playability(changed({ channels: 6 }, 'audio'), 'mov')).toMatchObject({ playable: false });
+    expect(playability({ ...probe, streams: probe.streams.filter((s) => s !== audio) }, 'mov')).toMatchObject({ playable: true });
+    expect(playability(probe, 'matroska')).toMatchObject({ playable: false });
+    expect(playability({ ...probe, format: { ...probe.format, duration: undefined } }, 'mov')).toMatchObject({ playable: false });
+  });
+
+  for (const [name, file] of [
+    ['MOV with ©xyz', () => phoneMov],
+    ['MP4 with the position in mdta keys', () => phoneMp4],
+  ] as const) {
+    it(`${name}: the first copy is the same streams, faststart, rotation kept, no position; the 720p copy replaces it`, async () => {
+      const input = await probeMedia(file());
+      expect(JSON.stringify(input.format.tags)).toContain('48.8584');
+      expect(Math.abs(rotation(input))).toBe(90);
+
+      const first = await runJob(file());
+      expect(first).toMatchObject({ status: 'ready', display_copy: 'remuxed', width: 1080, height: 1920 });
+      expect(first.display!.key).toMatch(new RegExp(`/r1/${REMUXED_DISPLAY_NAME}$`));
+      // Poster first: the stills were made from the original, upright.
+      const poster = await sharp(await buffer((await blobs.get(first.poster!.key))!.body)).metadata();
+      expect(poster.height!).toBeGreaterThan(poster.width!);
+      expect(first.thumbnail).not.toBeNull();
+
+      const remuxed = await saved(first.display!.key, `${counter}-remuxed.mp4`);
+      const video = remuxed.probe.streams.find((s) => s.codec_type === 'video')!;
+      expect(video).toMatchObject({ codec_name: 'h264', profile: 'High', width: 1920, height: 1080 });
+      expect(remuxed.probe.streams.find((s) => s.codec_type === 'audio')).toMatchObject({ codec_name: 'aac' });
+      expect(rotation(remuxed.probe)).toBe(rotation(input));
+      expect(remuxed.bytes.indexOf('moov')).toBeLessThan(remuxed.bytes.indexOf('mdat'));
+      expectNoLocation(remuxed);
+      expect(first.duration).toBeGreaterThan(2.5);
+
+      // The 720p job is queued (once, whatever happens to the first job), with the first job's stills.
+      const evidenceId = first.evidenceId;
+      const queued = await queue.getJob(transcodeJobIdFor({ evidenceId, revision: 1 }));
+      expect(queued).toMatchObject({ name: 'transcode-video', state: 'waiting', data: { step: 'transcode', stills: { placeholder: first.placeholder } } });
+      expect(await runJob(file(), { evidenceId })).toMatchObject({ display_copy: 'remuxed' });
+      expect(await queue.getJob(transcodeJobIdFor({ evidenceId, revision: 1 }))).toMatchObject({ state: 'waiting', data: queued!.data });
+
+      const final = await runJob(file(), queued!.data);
+      expect(final).toMatchObject({ status: 'ready', display_copy: 'transcoded', width: 720, height: 1280, thumbnail: first.thumbnail, poster: first.poster });
+      expect(final.display!.key).toBe(`evidence/${evidenceId}/r1/display.mp4`);
+      const transcoded = await saved(final.display!.key, `${counter}-720p.mp4`);
+      expect(rotation(transcoded.probe)).toBe(0);
+      expectNoLocation(transcoded);
+    }, 120_000);
+  }
+
+  it('transcodes what not every browser plays before it is ready, as the always policy does', async () => {
+    const result = await runJob(hevcMp4);
+    expect(result).toMatchObject({ status: 'ready', width: 640, height: 360 });
+    expect(result.display_copy).toBeUndefined();
+    expect(result.display!.key).toMatch(/\/display\.mp4$/);
+    expect((await saved(result.display!.key, 'hevc-out.mp4')).probe.streams.find((s) => s.codec_type === 'video')?.codec_name).toBe('h264');
+    expect(await queue.getJob(transcodeJobIdFor({ evidenceId: result.evidenceId, revision: 1 }))).toBeNull();
+  }, 60_000);
+
+  it('with the always policy, a playable video is transcoded before it is ready', async () => {
+    const always = mediaJobHandler({ blobs, bus, logger: pino({ level: 'silent' }), workRoot: join(root, 'work-always'), transcodePolicy: 'always' });
+    const id = `clip-${++counter}`;
+    await blobs.put(`evidence/${id}/r1/original`, readFileSync(phoneMov), { contentType: 'video/quicktime' });
+    const result = await always({
+      id: `${id}.r1`,
+      name: 'process-media',
+      attemptsMade: 0,
+      data: { evidenceId: id, revision: 1, media_type: 3, originalKey: `evidence/${id}/r1/original`, outputPrefix: `evidence/${id}/r1/`, demuxer: 'mov' },
+      updateProgress: async () => {},
+    });
+    expect(result).toMatchObject({ status: 'ready', width: 720, height: 1280 });
+    expect(result.display_copy).toBeUndefined();
+    expectNoLocation(await saved(result.display!.key, 'always.mp4'));
+    expect(await queue.getJob(transcodeJobIdFor({ evidenceId: id, revision: 1 }))).toBeNull();
+  }, 60_000);
+
+  it('a 720p job whose original is gone (the item was deleted) reports nothing and leaves the first copy', async () => {
+    const published: string[] = [];
+    const before = await bus.subscribe({ groupId: `probe-${Date.now()}`, topics: ['media.results'], fromBeginning: false, handler: async (m) => void published.push(m.value.type) });
+    const result = await runJob(phoneMov, { evidenceId: 'gone-item', originalKey: 'evidence/gone-item/r1/missing', step: 'transcode' });
+    expect(result.status).toBe('failed');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await before.close();
+    expect(published).toEqual([]);
+  }, 30_000);
+
+  it('a 720p job stopped by the transcode watchdog reports nothing: the item keeps its first copy', async () => {
+    const slow = mediaJobHandler({
+      blobs,
+      bus,
+      logger: pino({ level: 'silent' }),
+      workRoot: join(root, 'work-slow'),
+      transcodePolicy: 'playable-first',
+      transcodeQueue: queue,
+      watchdog: { factor: 0.001, slackSeconds: 0 },
+    });
+    const id = `clip-${++counter}`;
+    await blobs.put(`evidence/${id}/r1/original`, readFileSync(phoneMov), { contentType: 'video/quicktime' });
+    const published: string[] = [];
+    const watching = await bus.subscribe({ groupId: `slow-${Date.now()}`, topics: ['media.results'], fromBeginning: false, handler: async (m) => void published.push(m.value.type) });
+    const result = await slow({
+      id: transcodeJobIdFor({ evidenceId: id, revision: 1 }),
+      name: 'transcode-video',
+      attemptsMade: 0,
+      data: { evidenceId: id, revision: 1, media_type: 3, originalKey: `evidence/${id}/r1/original`, outputPrefix: `evidence/${id}/r1/`, demuxer: 'mov', step: 'transcode' },
+      updateProgress: async () => {},
+    });
+    expect(result).toMatchObject({ status: 'failed', display: null, error: expect.stringMatching(/far longer/) });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await watching.close();
+    expect(published).toEqual([]);
+    expect(await blobs.stat(`evidence/${id}/r1/display.mp4`)).toBeNull();
+  }, 60_000);
+});
