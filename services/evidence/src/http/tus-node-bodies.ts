@@ -1,3 +1,5 @@
+/* eslint-disable @typescript-eslint/only-throw-error -- @tus/server's hooks answer an error thrown
+   as its own { status_code, body } object (ERRORS, tusError), not an Error instance. */
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';

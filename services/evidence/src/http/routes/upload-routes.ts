@@ -1,3 +1,5 @@
+/* eslint-disable @typescript-eslint/only-throw-error -- @tus/server's hooks answer an error thrown
+   as its own { status_code, body } object (ERRORS, tusError), not an Error instance. */
 import { rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Router } from 'express';
@@ -6,7 +8,6 @@ import { MESSAGES, createEvidenceSchema, idempotencyKeyField, isAdminRole } from
 import {
   IDENTITY_HEADER,
   formatBytes,
-  requestBodyOf,
   toHttpError,
   type CallerIdentity,
   type IdentityTokens,
