@@ -91,21 +91,24 @@ describe('profile', () => {
     expect((await new ApiClient(portal.url).post('/api/email/check-email', { email: user.email })).data.exists).toBe(false);
   });
 
-  it('stores the avatar re-encoded, upright, without GPS or camera data, and serves it publicly', async () => {
+  it('stores the avatar re-encoded, upright, without GPS or camera data, and serves it to its owner alone (never to a visitor, never kept by shared caches)', async () => {
     const { client, password } = await newParticipant(portal.url);
     const response = await client.putForm('/api/evidence/user', profileForm({ email: `avatar_${Date.now()}@example.org`, current_password: password }, await phoneJpeg({ width: 640, height: 480, orientation: 6 })));
     expect(response.status).toBe(200);
     const url = response.data.avatar_AWS_URL as string;
     expect(url).toMatch(/^\/api\/user\/.+\/avatar\?v=/);
-    const visitor = await new ApiClient(portal.url).bytes(url);
-    expect(visitor.status).toBe(200);
-    expect(visitor.headers.get('content-type')).toBe('image/webp');
-    expect(visitor.headers.get('cache-control')).toMatch(/public/);
-    const metadata = await sharp(visitor.body).metadata();
+    // Public answers carry no avatar (docs/SECURITY.md): a visitor is refused it.
+    expect((await new ApiClient(portal.url).bytes(url)).status).toBe(401);
+    const own = await client.bytes(url);
+    expect(own.status).toBe(200);
+    expect(own.headers.get('content-type')).toBe('image/webp');
+    expect(own.headers.get('cache-control')).toMatch(/private/);
+    expect(own.headers.get('cache-control')).not.toMatch(/public/);
+    const metadata = await sharp(own.body).metadata();
     expect(metadata.format).toBe('webp');
     expect(metadata.exif).toBeUndefined();
     expect(metadata.orientation ?? 1).toBe(1);
-    expect(visitor.body.includes(Buffer.from('TestPhone'))).toBe(false);
+    expect(own.body.includes(Buffer.from('TestPhone'))).toBe(false);
   });
 
   it('refuses an avatar that is not an image', async () => {
