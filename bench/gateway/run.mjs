@@ -9,7 +9,7 @@
 //                            [--rate-limit 0] [--profile] [--label text]
 //
 // It builds nothing: run `npm run build` (or `npx tsc -b`) first. All traffic goes to 127.0.0.1.
-// See bench/README.md for how to read the result.
+// See bench/gateway/README.md for how to read the result.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join, relative, resolve as resolvePath } from 'node:path';
@@ -65,7 +65,7 @@ Options (environment variable in brackets):
                           also measure a second identity build (direct, same data, same
                           session); with --compare-gateway, the compared gateway proxies to it,
                           so the compared pair is the whole "before". Keep a build with
-                          node bench/gateway/keep-build.mjs <name> (see bench/README.md)
+                          node bench/gateway/keep-build.mjs <name> (see bench/gateway/README.md)
       --rate-limit <n>    the gateway's RATE_LIMIT_PER_MINUTE       [BENCH_RATE_LIMIT]   default 0 (off)
                           (any value > 0 keeps the limiter on; use a huge one, e.g. 1000000000,
                           to measure its cost without being limited)

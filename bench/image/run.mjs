@@ -1,5 +1,5 @@
 // bench/image: what processing a phone photo through the media worker costs, against the same
-// sharp operations in a bare script, measured side by side in the same run (see bench/README.md).
+// sharp operations in a bare script, measured side by side in the same run (see bench/image/README.md).
 //   worker: the job handler as in production (original fetched from the blob store, display copy,
 //           thumbnail and ThumbHash placeholder, derivatives stored, result event published).
 //   bare:   the display copy and the thumbnail with the same sharp calls, file to file.

@@ -1,5 +1,5 @@
 // bench/transcode: what transcoding a phone video and a voice recording through the media worker
-// costs, against the same ffmpeg command run alone, side by side in the same run (bench/README.md).
+// costs, against the same ffmpeg command run alone, side by side in the same run (bench/transcode/README.md).
 //   worker: the job handler as in production: original fetched from the blob store, probed,
 //           transcoded (fluent-ffmpeg), output probed, poster frame and its WebP copies (video),
 //           derivatives stored, result event published.

@@ -1,5 +1,5 @@
 // bench/web: how heavy and how fast the web app is on a phone, against the smallest React page
-// built and measured the same way in the same run (see bench/README.md).
+// built and measured the same way in the same run (see bench/web/README.md).
 //   1. JavaScript over the wire: /home and /archive loaded in Chromium (playwright-core, phone
 //      viewport, empty cache); every JavaScript response's transferred body bytes are summed.
 //   2. Lighthouse (npm's lighthouse, its default mobile emulation and simulated throttling) on

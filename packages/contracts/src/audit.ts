@@ -3,7 +3,7 @@ import { pageQuerySchema } from './users.js';
 
 /**
  * The administrative acts the audit log records. Services record them through the platform's
- * `auditEvent` (see docs/ARCHITECTURE.md, "Audit log"); the identity service stores them.
+ * `auditEvent` (see docs/decisions/0026-audit-log-as-outbox-events.md); the identity service stores them.
  */
 export const AUDIT_ACTIONS = [
   'admin.login',

@@ -85,7 +85,7 @@ export const PERMISSIONS_POLICY = [
  * per protocol, by securityHeaderPairs: the headers never change, and every answer takes them from
  * the response policy (response-policy.ts). @fastify/helmet built a new helmet middleware, parsing
  * the whole policy again, on every request: about a third of the gateway's CPU time per proxied
- * request (bench/README.md).
+ * request (bench/gateway/README.md).
  */
 function securityHeaders(config: PublicConfig): onRequestHookHandler {
   const apply = helmet(helmetOptions(config));

@@ -84,7 +84,7 @@ export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
   { methods: EVERY_METHOD, path: '/api/user', upstream: 'identity', proxy: true, cacheable: true, fastPath: true },
   { methods: READS, path: '/api/session', upstream: 'identity', proxy: true, cacheable: true, fastPath: true },
   { methods: EVERY_METHOD, path: '/api/email', upstream: 'identity', proxy: true, cacheable: true, fastPath: true },
-  // The audit log is kept by identity (docs/ARCHITECTURE.md, "Audit log").
+  // The audit log is kept by identity (docs/decisions/0026-audit-log-as-outbox-events.md).
   { methods: READS, path: '/api/admin', upstream: 'identity', proxy: true, cacheable: true, fastPath: true },
   // Appointments belong to participants (by e-mail and phone): identity keeps them. Never cached.
   { methods: EVERY_METHOD, path: '/api/appointments', upstream: 'identity', proxy: true, cacheable: false, fastPath: true },

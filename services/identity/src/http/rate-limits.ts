@@ -84,7 +84,7 @@ export function redisRateLimitStore(redis: Redis, namespace: string): (name: str
 }
 
 /**
- * The abuse limits of the sign-in, registration and reset routes (numbers in docs/ARCHITECTURE.md
+ * The abuse limits of the sign-in, registration and reset routes (numbers in docs/decisions/0023-abuse-limits.md
  * and docs/SECURITY.md). Per-address limits are generous because at a festival many phones share
  * one venue Wi-Fi or mobile carrier address. Password guessing is stopped per account and address
  * (a stranger's failures lock out the stranger, not the account's owner) and slowed down per

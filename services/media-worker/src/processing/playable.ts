@@ -30,7 +30,7 @@ export type Playability = { playable: true; video: ProbedStream; audio: ProbedSt
  * progressive, at most 1920x1080 (either way up) and 60 frames a second, and whose first sound
  * track, if any, is AAC-LC in mono or stereo up to 48 kHz. The container must say its length
  * (the length cap is checked on it). Anything else (HEVC, VP9, AV1, 10-bit HDR, 4K, interlaced,
- * Opus, AC-3, AAC-HE...) is transcoded. See docs/ARCHITECTURE.md.
+ * Opus, AC-3, AAC-HE...) is transcoded. See docs/decisions/0014-playable-first-video.md.
  */
 export function playability(probe: ProbeResult, demuxer: string): Playability {
   const no = (reason: string): Playability => ({ playable: false, reason });
