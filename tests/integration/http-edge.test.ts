@@ -191,6 +191,11 @@ describe('every GET route through the gateway, asked as a browser asks again', (
       ['identity /api/user/users', [at('/api/user/users')]],
       ['identity /api/user/:id/export', [at(`/api/user/${ownerId}/export`)]],
       ['identity /api/user/:id/avatar', [at(`/api/user/${ownerId}/avatar`, true)]],
+      ['identity /api/appointments', [at('/api/appointments?date=2026-12-01')]],
+      ['identity /api/appointments/mine', [at('/api/appointments/mine')]],
+      ['identity /api/appointments/mine.ics', [at('/api/appointments/mine.ics')]],
+      ['identity /api/appointments/user/:id', [at(`/api/appointments/user/${ownerId}`)]],
+      ['identity /api/appointments/:id', [at('/api/appointments/00000000-0000-4000-8000-000000000000')]],
       ['identity /api/user/:id/verification-photo', [at(`/api/user/${ownerId}/verification-photo`, true)]],
       ['evidence /api/evidence/uploads', [at('/api/evidence/uploads')]],
       ['evidence /api/evidence/uploads/{*rest}', [at(`/api/evidence/uploads/${ownerId}.0123456789abcdef0123456789abcdef`)]],
@@ -207,7 +212,7 @@ describe('every GET route through the gateway, asked as a browser asks again', (
   }
 
   /** Reached through the gateway's proxy prefixes, or only inside the cluster (never through the gateway). */
-  const NOT_WALKED = /^(gateway \/(api\/(user|email|evidence|admin|session)(\/\*)?|media(\/\*)?|api\/\*)|(identity|evidence) \/(healthz|readyz|metrics|internal\/.*))$/;
+  const NOT_WALKED = /^(gateway \/(api\/(user|email|evidence|admin|session|appointments)(\/\*)?|media(\/\*)?|api\/\*)|(identity|evidence) \/(healthz|readyz|metrics|internal\/.*))$/;
 
   it('walks every GET route the code declares', () => {
     const declared = Object.entries(portal.routes!())
