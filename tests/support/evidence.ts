@@ -32,6 +32,21 @@ export function uploadEvidence(client: ApiClient, file: string, fields: Record<s
 }
 
 /** Waits until the media of an item is ready (or failed) as its owner sees it. */
+/**
+ * Waits for a video's last display copy: a phone video is ready first with a remux of its streams
+ * (its URL's version ends in -remuxed), and its 720p copy replaces it shortly after.
+ */
+export async function waitForFinalMedia(client: ApiClient, id: string, timeoutMs = 120_000): Promise<EvidenceItem> {
+  return waitFor(
+    async () => {
+      const response = await client.get(`/api/evidence/item/${id}`);
+      if (response.status !== 200 || response.data.media_status === 'processing') return null;
+      return String(response.data.aws_url ?? '').includes('-remuxed') ? null : (response.data as EvidenceItem);
+    },
+    { timeoutMs, intervalMs: 200, what: `the last display copy of ${id}` },
+  );
+}
+
 export async function waitForMedia(client: ApiClient, id: string, timeoutMs = 60_000): Promise<EvidenceItem> {
   return waitFor(
     async () => {

@@ -7,7 +7,7 @@ import yauzl from 'yauzl';
 import { locateFfmpeg } from '@portal/platform';
 import { newParticipant } from './accounts.js';
 import type { ApiClient } from './api-client.js';
-import { uploadEvidence, waitForMedia, type EvidenceItem } from './evidence.js';
+import { uploadEvidence, waitForFinalMedia, waitForMedia, type EvidenceItem } from './evidence.js';
 import { phoneJpeg, photoBlob } from './media.js';
 
 const run = promisify(execFile);
@@ -55,7 +55,7 @@ export async function populatedParticipant(baseUrl: string, scratchDir: string, 
   const videoItem = await uploadEvidence(client, videoPath, { title: 'A video' }, 'video/mp4');
   const note = await client.post('/api/evidence', { title: 'A note', notes: 'Heard something' });
   if (photoItem.status !== 201 || videoItem.status !== 201 || note.status !== 201) throw new Error('evidence upload failed');
-  const [readyPhoto, readyVideo] = await Promise.all([waitForMedia(client, photoItem.data.id), waitForMedia(client, videoItem.data.id)]);
+  const [readyPhoto, readyVideo] = await Promise.all([waitForMedia(client, photoItem.data.id), waitForFinalMedia(client, videoItem.data.id)]);
   if (readyPhoto.media_status !== 'ready' || readyVideo.media_status !== 'ready') throw new Error('media processing failed');
   return {
     client,
