@@ -49,8 +49,6 @@ export interface RunOptions {
   watchdog?: TranscodeWatchdog & { fallbackSeconds?: number };
 }
 
-const WATCHDOG_TICK_MS = 250;
-
 export interface RunOutcome {
   /** The position of ffmpeg's last progress line (`time=`): the length of what it wrote, in seconds. */
   writtenSeconds: number | null;
@@ -78,24 +76,37 @@ export function runFfmpeg(
   const started = Date.now();
   /** Set when the watchdog stopped ffmpeg: what it allowed, for the log. */
   let stopped: string | null = null;
-  const timer = watchdog
-    ? setInterval(() => {
-        const length = duration ?? watchdog.fallbackSeconds ?? null;
-        if (length === null || stopped !== null) return;
-        const allowedMs = (watchdog.factor * length + watchdog.slackSeconds) * 1000;
-        const elapsedMs = Date.now() - started;
-        if (elapsedMs <= allowedMs) return;
-        stopped = `stopped after ${elapsedMs} ms: ${length} s of input allow ${Math.round(allowedMs)} ms (${watchdog.factor} × length + ${watchdog.slackSeconds} s)`;
-        command.kill('SIGKILL');
-      }, WATCHDOG_TICK_MS)
-    : null;
-  timer?.unref();
+  let deadline: NodeJS.Timeout | null = null;
+  /**
+   * (Re)sets the watchdog's deadline from what is known of the input's length: at the start, and
+   * again when ffmpeg's own Duration line says it. A deadline rather than a periodic check, so a
+   * run past it is stopped whatever its speed, and one that ends first is judged all the same.
+   */
+  const arm = () => {
+    if (!watchdog || stopped !== null) return;
+    const length = duration ?? watchdog.fallbackSeconds ?? null;
+    if (length === null) return;
+    if (deadline) clearTimeout(deadline);
+    const allowedMs = (watchdog.factor * length + watchdog.slackSeconds) * 1000;
+    deadline = setTimeout(() => {
+      stopped = `stopped after ${Date.now() - started} ms: ${length} s of input allow ${Math.round(allowedMs)} ms (${watchdog.factor} × length + ${watchdog.slackSeconds} s)`;
+      command.kill('SIGKILL');
+    }, Math.max(0, allowedMs - (Date.now() - started)));
+    deadline.unref();
+  };
+  const disarm = () => {
+    if (deadline) clearTimeout(deadline);
+  };
+  arm();
   return new Promise((resolve, reject) => {
     command
       .on('stderr', (line: string) => {
         if (duration === null) {
           const input = INPUT_DURATION.exec(line);
-          if (input) duration = seconds(input) || null;
+          if (input) {
+            duration = seconds(input) || null;
+            arm();
+          }
         }
         const mark = TIME_MARK.exec(line);
         if (!mark) return;
@@ -103,12 +114,12 @@ export function runFfmpeg(
         if (onProgress && duration) onProgress(Math.max(0, Math.min(99, (writtenSeconds / duration) * 100)));
       })
       .on('end', () => {
-        if (timer) clearInterval(timer);
+        disarm();
         if (stopped !== null) reject(new UnprocessableMediaError(TOO_SLOW_REASON, stopped));
         else resolve({ writtenSeconds });
       })
       .on('error', (error: Error, _stdout: string | null, stderr: string | null) => {
-        if (timer) clearInterval(timer);
+        disarm();
         if (stopped !== null) return reject(new UnprocessableMediaError(TOO_SLOW_REASON, stopped));
         const detail = (stderr ?? '').trim().split('\n').slice(-3).join(' ').slice(0, 300);
         reject(new UnprocessableMediaError(reason, detail || error.message));
