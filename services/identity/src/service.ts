@@ -170,6 +170,30 @@ export function buildUserService(parts: UserServiceParts): { users: UserService;
   return { users, sessions };
 }
 
+/** Reset codes: made, sealed into their event, checked with at most five tries. */
+export function buildPasswordResetService(parts: {
+  stores: IdentityStores;
+  sessions: SessionService;
+  settings: Pick<IdentitySettings, 'internalSecret' | 'resetCodeTtlMs'>;
+  clock: () => number;
+  logger: Logger;
+  onEventsCommitted: () => void;
+}): PasswordResetService {
+  return new PasswordResetService({
+    users: parts.stores.users,
+    codes: parts.stores.resetCodes,
+    sessions: parts.sessions,
+    passwords: new PasswordHasher(),
+    sealer: new SealedBox(parts.settings.internalSecret),
+    secret: parts.settings.internalSecret,
+    codeTtlMs: parts.settings.resetCodeTtlMs,
+    maxAttempts: 5,
+    clock: parts.clock,
+    logger: parts.logger,
+    onEventsCommitted: parts.onEventsCommitted,
+  });
+}
+
 const SWEEP_EVERY_MS = 10 * 60_000;
 
 /** Wires the identity service from its settings; the same code runs alone or in the all-in-one process. */
@@ -187,19 +211,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
     termsVersion: settings.termsVersion,
     onEventsCommitted: () => relay.kick(),
   });
-  const resets = new PasswordResetService({
-    users: stores.users,
-    codes: stores.resetCodes,
-    sessions,
-    passwords: new PasswordHasher(),
-    sealer: new SealedBox(settings.internalSecret),
-    secret: settings.internalSecret,
-    codeTtlMs: settings.resetCodeTtlMs,
-    maxAttempts: 5,
-    clock: runtime.clock ?? Date.now,
-    logger,
-    onEventsCommitted: () => relay.kick(),
-  });
+  const resets = buildPasswordResetService({ stores, sessions, settings, clock: runtime.clock ?? Date.now, logger, onEventsCommitted: () => relay.kick() });
   const tokens = new IdentityTokens(settings.internalSecret);
   const evidenceSource = new HttpEvidenceSource(settings.evidenceUrl, tokens);
   const digest =

@@ -21,11 +21,11 @@ import {
   type Subscription,
 } from "@portal/platform";
 import { identitySettingsFromEnv } from "../../src/config.js";
-import { PasswordHasher } from "../../src/domain/passwords.js";
-import { PasswordResetService } from "../../src/domain/password-reset-service.js";
+import type { PasswordResetService } from "../../src/domain/password-reset-service.js";
 import type { SessionService } from "../../src/domain/session-service.js";
 import type { UserService } from "../../src/domain/user-service.js";
 import {
+  buildPasswordResetService,
   buildUserService,
   openIdentityStores,
   type IdentityStores,
@@ -82,19 +82,7 @@ export async function startEmbeddedIdentity(): Promise<EmbeddedIdentity> {
     onEventsCommitted: () => relay.kick(),
   });
   let offset = 0;
-  const resets = new PasswordResetService({
-    users: stores.users,
-    codes: stores.resetCodes,
-    sessions,
-    passwords: new PasswordHasher(),
-    sealer: new SealedBox(settings.internalSecret),
-    secret: settings.internalSecret,
-    codeTtlMs: settings.resetCodeTtlMs,
-    maxAttempts: MAX_RESET_ATTEMPTS,
-    clock: () => Date.now() + offset,
-    logger,
-    onEventsCommitted: () => relay.kick(),
-  });
+  const resets = buildPasswordResetService({ stores, sessions, settings, clock: () => Date.now() + offset, logger, onEventsCommitted: () => relay.kick() });
   const events: EventEnvelope[] = [];
   relay.start();
   const subscription: Subscription = await bus.subscribe({

@@ -60,14 +60,7 @@ export async function transcodeVideo(
       '-threads', '2',
     ])
     .output(output);
-  const { writtenSeconds } = await runFfmpeg(command, {
-    durationSeconds: probedSeconds(probe.format.duration),
-    onProgress,
-    reason: 'the file could not be read as a video',
-    ...(watchdog ? { watchdog: { ...watchdog, fallbackSeconds: maxSeconds + 1 } } : {}),
-  });
-  checkWrittenLength(writtenSeconds, maxSeconds, tooLong);
-  return output;
+  return runVideoCommand(command, output, probe, onProgress, { maxSeconds, tooLong, watchdog });
 }
 
 /**
@@ -105,6 +98,17 @@ export async function remuxVideo(
       '-movflags', '+faststart',
     ])
     .output(output);
+  return runVideoCommand(command, output, probe, onProgress, { maxSeconds, tooLong, watchdog });
+}
+
+/** Runs a display copy's ffmpeg command under the watchdog, then checks the length it wrote. */
+async function runVideoCommand(
+  command: Parameters<typeof runFfmpeg>[0],
+  output: string,
+  probe: ProbeResult,
+  onProgress: (percent: number) => void,
+  { maxSeconds, tooLong, watchdog }: { maxSeconds: number; tooLong: string; watchdog: VideoOptions['watchdog'] },
+): Promise<string> {
   const { writtenSeconds } = await runFfmpeg(command, {
     durationSeconds: probedSeconds(probe.format.duration),
     onProgress,
