@@ -378,7 +378,12 @@ EOF
   esac
   if [ ! -f "$dir/log/meta.properties" ]; then
     local cluster_id
-    cluster_id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+    # A base64url id may begin with '-', which the storage tool would read as an option
+    # (Kafka's own random-uuid never hands one out): draw again until it does not.
+    cluster_id=-
+    while [ "${cluster_id#-}" != "$cluster_id" ]; do
+      cluster_id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+    done
     # shellcheck disable=SC2086
     local scram=()
     if [ "$proto" != PLAINTEXT ]; then
