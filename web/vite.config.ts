@@ -25,7 +25,8 @@ function withoutCssVariablesTheme(): Plugin {
     enforce: 'pre',
     apply: 'build',
     resolveId(source, importer) {
-      if (source !== './createThemeWithVars.js' || !importer || !/@mui[\\/]material[\\/]esm[\\/]styles[\\/]createTheme\.js$/.test(importer)) return null;
+      if (source !== './createThemeWithVars.js' || !importer || !/@mui[\\/]material[\\/]esm[\\/]styles[\\/]createTheme\.js$/.test(importer))
+        return null;
       replaced = true;
       return id;
     },
@@ -36,7 +37,10 @@ function withoutCssVariablesTheme(): Plugin {
 }`;
     },
     buildEnd() {
-      if (!replaced) this.warn('@mui/material/esm/styles/createTheme.js no longer imports ./createThemeWithVars.js: the plugin has nothing to leave out; update or remove it');
+      if (!replaced)
+        this.warn(
+          '@mui/material/esm/styles/createTheme.js no longer imports ./createThemeWithVars.js: the plugin has nothing to leave out; update or remove it',
+        );
     },
   };
 }

@@ -104,7 +104,9 @@ function recordAnswer(url) {
 async function seed(url, settings) {
   const adminCookie = await login(url, ADMIN);
   const face = await noisyJpeg(320, 320);
-  const participants = await eachLimited(['alpha', 'bravo', 'charlie', 'delta'], 2, (tag) => registerParticipant(url, `archive_${tag}`, face));
+  const participants = await eachLimited(['alpha', 'bravo', 'charlie', 'delta'], 2, (tag) =>
+    registerParticipant(url, `archive_${tag}`, face),
+  );
   const photo = await noisyJpeg(800, 600);
   const work = [
     ...Array.from({ length: settings.notes }, (_, i) => ({ kind: 'note', i })),
@@ -113,9 +115,21 @@ async function seed(url, settings) {
   await eachLimited(work, 6, async ({ kind, i }) => {
     const { cookie } = participants[i % participants.length];
     const title = `${kind === 'note' ? 'Sighting' : 'Photo'} ${i + 1}`;
-    const notes = `Seen near the corner at ${String(8 + (i % 12)).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}. A person in a grey coat handed over an envelope and walked off towards the library. `.repeat(1 + (i % 3));
+    const notes =
+      `Seen near the corner at ${String(8 + (i % 12)).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}. A person in a grey coat handed over an envelope and walked off towards the library. `.repeat(
+        1 + (i % 3),
+      );
     if (kind === 'note') {
-      await expectStatus(`${url}/api/evidence`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ title, notes, location: 'Main Street' }) }, 201, 'a note');
+      await expectStatus(
+        `${url}/api/evidence`,
+        {
+          method: 'POST',
+          headers: { cookie, 'content-type': 'application/json' },
+          body: JSON.stringify({ title, notes, location: 'Main Street' }),
+        },
+        201,
+        'a note',
+      );
     } else {
       const form = new FormData();
       form.append('title', title);
@@ -170,12 +184,18 @@ async function main() {
   const bareUrl = `http://${HOST}:${barePort}`;
   await orFail(waitFor(`${bareUrl}${PAGE_PATH}`, 'bare server'));
   const replayed = await recordAnswer(`${bareUrl}${PAGE_PATH}`);
-  const names = (raw) => raw.filter((_, i) => i % 2 === 0).map((n) => n.toLowerCase()).filter((n) => !['date', 'connection', 'keep-alive'].includes(n));
+  const names = (raw) =>
+    raw
+      .filter((_, i) => i % 2 === 0)
+      .map((n) => n.toLowerCase())
+      .filter((n) => !['date', 'connection', 'keep-alive'].includes(n));
   if (!replayed.body.equals(answer.body) || names(replayed.rawHeaders).join() !== names(answer.rawHeaders).join()) {
     throw new Error('the bare server does not answer what the portal answered');
   }
   const headerBytes = answer.rawHeaders.reduce((sum, part) => sum + part.length, 0) + answer.rawHeaders.length;
-  console.log(`  the page: ${page.length} items, ${answer.body.length} bytes of JSON, ${answer.rawHeaders.length / 2} headers (${headerBytes} bytes)`);
+  console.log(
+    `  the page: ${page.length} items, ${answer.body.length} bytes of JSON, ${answer.rawHeaders.length / 2} headers (${headerBytes} bytes)`,
+  );
 
   const targets = [
     { key: 'bare', title: 'bare node:http, same bytes', url: `${bareUrl}${PAGE_PATH}` },
@@ -184,7 +204,9 @@ async function main() {
   const processes = [portal.entry, bare];
   const runs = await measureRounds(targets, settings, processes);
   stopWatchdog();
-  const results = Object.fromEntries(targets.map((t) => [t.key, { title: t.title, url: t.url, ...averageRuns(runs[t.key]), rounds: runs[t.key] }]));
+  const results = Object.fromEntries(
+    targets.map((t) => [t.key, { title: t.title, url: t.url, ...averageRuns(runs[t.key]), rounds: runs[t.key] }]),
+  );
   const ratio = results.portal.rps / results.bare.rps;
 
   await stopChildren();
@@ -197,7 +219,9 @@ async function main() {
   console.log(`  portal / bare = ${ratio.toFixed(2)}   (goal: >= ${GOAL}; a ratio within this run, not an absolute figure)`);
   console.log(`  p99: portal ${results.portal.latency.p99.toFixed(1)} ms, bare ${results.bare.latency.p99.toFixed(1)} ms`);
   const us = (key, name) => Math.round(results[key].cpuPerRequestUs[name] ?? 0);
-  console.log(`  CPU per request: portal ${us('portal', 'portal')} µs, bare server ${us('bare', 'bare')} µs, load generator ${us('portal', 'bench')} µs (portal) / ${us('bare', 'bench')} µs (bare)`);
+  console.log(
+    `  CPU per request: portal ${us('portal', 'portal')} µs, bare server ${us('bare', 'bare')} µs, load generator ${us('portal', 'bench')} µs (portal) / ${us('bare', 'bench')} µs (bare)`,
+  );
   cannonWarnings(targets, results);
 
   let profiles;

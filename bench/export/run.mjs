@@ -51,7 +51,8 @@ const UNITS = { b: 1, kb: 1e3, mb: 1e6, gb: 1e9, kib: 2 ** 10, mib: 2 ** 20, gib
 function parseSize(name, raw, fallback, min, max) {
   const match = /^\s*(\d+(?:\.\d+)?)\s*([kmg]i?b|b)?\s*$/i.exec(raw ?? fallback);
   const bytes = match ? Math.round(Number(match[1]) * UNITS[(match[2] ?? 'b').toLowerCase()]) : NaN;
-  if (!Number.isFinite(bytes) || bytes < min || bytes > max) throw new UsageError(`--${name} must be from ${min / 1e6}MB to ${max / 1e6}MB (got ${raw})`);
+  if (!Number.isFinite(bytes) || bytes < min || bytes > max)
+    throw new UsageError(`--${name} must be from ${min / 1e6}MB to ${max / 1e6}MB (got ${raw})`);
   return bytes;
 }
 
@@ -68,7 +69,7 @@ async function main() {
   const stopWatchdog = startWatchdog(240 + (2 * size) / 25e6);
   const machine = machineInfo();
   console.log(describeMachine('export', machine));
-  console.log(`  ${items} videos of ${(itemSize / 1e6).toFixed(0)} MB: ${(items * itemSize / 1e6).toFixed(0)} MB of media`);
+  console.log(`  ${items} videos of ${(itemSize / 1e6).toFixed(0)} MB: ${((items * itemSize) / 1e6).toFixed(0)} MB of media`);
 
   const { ffmpeg } = await mediaTools();
   const video = await paddedMp4(ffmpeg, tempDir, 'video', itemSize);
@@ -76,7 +77,13 @@ async function main() {
   const { cookie } = await registerParticipant(portal.url, 'export_informant', await noisyJpeg(320, 320));
   process.stdout.write('  uploading');
   for (let i = 0; i < items; i += 1) {
-    const metadata = { title: `Video ${i + 1}`, notes: 'Filmed from the corner', location: '', filename: 'video.mp4', filetype: 'video/mp4' };
+    const metadata = {
+      title: `Video ${i + 1}`,
+      notes: 'Filmed from the corner',
+      location: '',
+      filename: 'video.mp4',
+      filetype: 'video/mp4',
+    };
     const result = await orFail(tusUpload({ endpoint: `${portal.url}/api/evidence/uploads`, input: video, headers: { cookie }, metadata }));
     if (result.status !== 200) throw new Error(`upload ${i + 1} answered ${result.status}: ${result.body.slice(0, 300)}`);
     if (i % Math.max(1, Math.floor(items / 10)) === 0) process.stdout.write('.');
@@ -101,7 +108,16 @@ async function main() {
   const growthMB = mb(rss.peak - rss.start);
   printTable(
     ['archive MB', 'seconds', 'MB/s', 'RSS start MB', 'RSS peak MB', 'RSS growth MB'],
-    [[mb(bytes).toFixed(0), seconds.toFixed(1), (mb(bytes) / seconds).toFixed(1), mb(rss.start).toFixed(0), mb(rss.peak).toFixed(0), growthMB.toFixed(1)]],
+    [
+      [
+        mb(bytes).toFixed(0),
+        seconds.toFixed(1),
+        (mb(bytes) / seconds).toFixed(1),
+        mb(rss.start).toFixed(0),
+        mb(rss.peak).toFixed(0),
+        growthMB.toFixed(1),
+      ],
+    ],
   );
   console.log(`  portal memory growth during the export: ${growthMB.toFixed(1)} MB   (goal: < ${GOAL_GROWTH_MB} MB, whatever the size)`);
 

@@ -162,7 +162,7 @@ async function main() {
   const bodies = { photo: await readFile(files.photo), audio: await readFile(files.audio) };
   console.log(`  files: photo ${(bodies.photo.length / 1e6).toFixed(2)} MB, recording ${(bodies.audio.length / 1e6).toFixed(2)} MB`);
 
-  process.stdout.write('  baseline: the worker\'s own processing of the same files, bare...');
+  process.stdout.write("  baseline: the worker's own processing of the same files, bare...");
   const bare = await bareProcessing(files, 3);
   console.log(` photo ${bare.photoMs.toFixed(0)} ms, recording ${bare.audioMs.toFixed(0)} ms: ${bare.itemsPerS.toFixed(2)} items/s`);
 
@@ -175,7 +175,13 @@ async function main() {
   process.stdout.write(`  registering ${settings.participants} participants through the API...`);
   const registeredAt = performance.now();
   const face = await noisyJpeg(480, 480);
-  const participants = await orFail(eachLimited(Array.from({ length: settings.participants }, (_, i) => i), 4, (i) => registerParticipant(portal.url, `festival_${i}`, face)));
+  const participants = await orFail(
+    eachLimited(
+      Array.from({ length: settings.participants }, (_, i) => i),
+      4,
+      (i) => registerParticipant(portal.url, `festival_${i}`, face),
+    ),
+  );
   console.log(` ${((performance.now() - registeredAt) / 1000).toFixed(1)} s`);
 
   // --- the festival --------------------------------------------------------------------------
@@ -200,7 +206,9 @@ async function main() {
   console.log(`  uploading for ${settings.seconds} s...`);
   const progress = setInterval(() => {
     const last = samples.at(-1);
-    console.log(`    ${now().toFixed(0).padStart(4)} s: ${uploads.filter((u) => u.id).length} acknowledged, ${uploads.filter((u) => !u.id).length} failed, media backlog ${last?.backlog ?? '?'}`);
+    console.log(
+      `    ${now().toFixed(0).padStart(4)} s: ${uploads.filter((u) => u.id).length} acknowledged, ${uploads.filter((u) => !u.id).length} failed, media backlog ${last?.backlog ?? '?'}`,
+    );
   }, 15_000);
   await orFail(
     Promise.all(
@@ -217,11 +225,25 @@ async function main() {
               endpoint: `${portal.url}/api/evidence/uploads`,
               input: bodies[kind],
               headers: { cookie },
-              metadata: { title: `${kind === 'photo' ? 'Photo' : 'Recording'} ${n}`, notes: '', location: '', filename: kind === 'photo' ? 'photo.jpg' : 'memo.webm', filetype: kind === 'photo' ? 'image/jpeg' : 'audio/webm' },
+              metadata: {
+                title: `${kind === 'photo' ? 'Photo' : 'Recording'} ${n}`,
+                notes: '',
+                location: '',
+                filename: kind === 'photo' ? 'photo.jpg' : 'memo.webm',
+                filetype: kind === 'photo' ? 'image/jpeg' : 'audio/webm',
+              },
             });
             const item = JSON.parse(result.body);
             const methodMs = (method) => result.requests.filter((r) => r.method === method).reduce((sum, r) => sum + r.ms, 0);
-            uploads.push({ kind, at, ms: result.ms, postMs: methodMs('POST'), patchMs: methodMs('PATCH'), status: result.status, id: item.id });
+            uploads.push({
+              kind,
+              at,
+              ms: result.ms,
+              postMs: methodMs('POST'),
+              patchMs: methodMs('PATCH'),
+              status: result.status,
+              id: item.id,
+            });
           } catch (error) {
             uploads.push({ kind, at, ms: error.ms ?? null, status: error.status ?? 0, id: null, error: error.message.slice(0, 200) });
           }
@@ -236,7 +258,9 @@ async function main() {
   clearInterval(progress);
 
   // --- the drain -----------------------------------------------------------------------------
-  console.log(`  uploads stopped at ${uploadSeconds.toFixed(1)} s; waiting for the media backlog to drain (at most ${settings.drain} s)...`);
+  console.log(
+    `  uploads stopped at ${uploadSeconds.toFixed(1)} s; waiting for the media backlog to drain (at most ${settings.drain} s)...`,
+  );
   const drainStart = await mediaQueue(portal.evidenceUrl);
   const drainT0 = now();
   let drained = drainStart;
@@ -284,15 +308,36 @@ async function main() {
   const peak = samples.reduce((max, s) => Math.max(max, s.backlog ?? 0), 0);
   const ratio = drainItemsPerS === null ? null : drainItemsPerS / bare.itemsPerS;
 
-  console.log('\n  media backlog over time (waiting + active jobs; sampled from the evidence service\'s /metrics):');
+  console.log("\n  media backlog over time (waiting + active jobs; sampled from the evidence service's /metrics):");
   printTable(
     ['t s', 'acknowledged', 'backlog', 'waiting', 'active', 'completed', 'failed', 'loop delay p99/max ms'],
     samples
       .filter((s) => !s.error)
-      .map((s) => [s.t.toFixed(0), s.acknowledged, s.backlog, s.waiting, s.active, s.completed, s.failed, s.loopP99Ms === null ? '-' : `${s.loopP99Ms.toFixed(0)}/${s.loopMaxMs.toFixed(0)}`]),
+      .map((s) => [
+        s.t.toFixed(0),
+        s.acknowledged,
+        s.backlog,
+        s.waiting,
+        s.active,
+        s.completed,
+        s.failed,
+        s.loopP99Ms === null ? '-' : `${s.loopP99Ms.toFixed(0)}/${s.loopMaxMs.toFixed(0)}`,
+      ]),
   );
   printTable(
-    ['uploads', 'acknowledged', 'uploads/s', 'errors', 'p50 ms', 'p99 ms', 'photo p50/p99 ms', 'audio p50/p99 ms', 'CPU portal', 'CPU bench', 'CPU other'],
+    [
+      'uploads',
+      'acknowledged',
+      'uploads/s',
+      'errors',
+      'p50 ms',
+      'p99 ms',
+      'photo p50/p99 ms',
+      'audio p50/p99 ms',
+      'CPU portal',
+      'CPU bench',
+      'CPU other',
+    ],
     [
       [
         uploads.length,
@@ -311,18 +356,29 @@ async function main() {
   );
   const phase = (key) => acknowledged.map((u) => u[key]).filter((ms) => ms !== undefined);
   const p5099 = (list) => `${percentile(list, 50)?.toFixed(0) ?? '-'} / ${percentile(list, 99)?.toFixed(0) ?? '-'} ms`;
-  console.log(`  upload latency by request, p50 / p99: creation (POST) ${p5099(phase('postMs'))}, bytes and filing (PATCH) ${p5099(phase('patchMs'))}`);
+  console.log(
+    `  upload latency by request, p50 / p99: creation (POST) ${p5099(phase('postMs'))}, bytes and filing (PATCH) ${p5099(phase('patchMs'))}`,
+  );
   const loops = samples.filter((s) => typeof s.loopMaxMs === 'number' && s.t <= uploadSeconds);
   if (loops.length) {
-    console.log(`  the portal's event-loop delay while uploading: p99 per ${settings.sample} s sample, median ${percentile(loops.map((s) => s.loopP99Ms), 50).toFixed(0)} ms; worst max ${Math.max(...loops.map((s) => s.loopMaxMs)).toFixed(0)} ms`);
+    console.log(
+      `  the portal's event-loop delay while uploading: p99 per ${settings.sample} s sample, median ${percentile(
+        loops.map((s) => s.loopP99Ms),
+        50,
+      ).toFixed(0)} ms; worst max ${Math.max(...loops.map((s) => s.loopMaxMs)).toFixed(0)} ms`,
+    );
   }
   console.log(`  errors by status: ${Object.keys(errorsByStatus).length ? JSON.stringify(errorsByStatus) : 'none'}   (0 = no answer)`);
-  console.log(`  media backlog: peak ${peak}, ${drainStart.backlog} when the uploads stopped, drained in ${drainSeconds.toFixed(0)} s${drained.backlog > 0 ? ` (NOT drained: ${drained.backlog} left)` : ''}`);
+  console.log(
+    `  media backlog: peak ${peak}, ${drainStart.backlog} when the uploads stopped, drained in ${drainSeconds.toFixed(0)} s${drained.backlog > 0 ? ` (NOT drained: ${drained.backlog} left)` : ''}`,
+  );
   console.log(
     `  media throughput while draining: ${drainItemsPerS?.toFixed(2) ?? '-'} items/s; bare processing of the same files: ${bare.itemsPerS.toFixed(2)} items/s;` +
       ` portal / bare = ${ratio?.toFixed(2) ?? '-'}`,
   );
-  console.log(`  acknowledged uploads by media state: ${JSON.stringify(states)}   ${allReady ? 'every acknowledged upload is ready' : 'NOT every acknowledged upload is ready'}`);
+  console.log(
+    `  acknowledged uploads by media state: ${JSON.stringify(states)}   ${allReady ? 'every acknowledged upload is ready' : 'NOT every acknowledged upload is ready'}`,
+  );
   if (!allReady) process.exitCode = 1;
 
   if (profileDir) {
@@ -347,12 +403,25 @@ async function main() {
       seconds: uploadSeconds,
       perSecond: acknowledged.length / uploadSeconds,
       errorsByStatus,
-      latencyMs: { p50: percentile(latencies, 50), p90: percentile(latencies, 90), p99: percentile(latencies, 99), max: percentile(latencies, 100) },
+      latencyMs: {
+        p50: percentile(latencies, 50),
+        p90: percentile(latencies, 90),
+        p99: percentile(latencies, 99),
+        max: percentile(latencies, 100),
+      },
       byKind,
       cpu: uploadCpu,
       errors: uploads.filter((u) => !u.id).slice(0, 20),
     },
-    media: { peakBacklog: peak, backlogAtStop: drainStart.backlog, drainSeconds, drained: drained.backlog === 0, drainItemsPerS, bare, ratio },
+    media: {
+      peakBacklog: peak,
+      backlogAtStop: drainStart.backlog,
+      drainSeconds,
+      drained: drained.backlog === 0,
+      drainItemsPerS,
+      bare,
+      ratio,
+    },
     acknowledgedByState: states,
     allReady,
     samples,

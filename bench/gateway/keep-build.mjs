@@ -24,8 +24,14 @@ async function main() {
     console.log(USAGE);
     return;
   }
-  if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new UsageError(`the name may hold letters, digits, '.', '_' and '-' only (got ${name})\n${USAGE}`);
-  checkBuilt(['packages/contracts/dist/index.js', 'packages/platform/dist/index.js', 'services/identity/dist/main.js', 'services/gateway/dist/main.js']);
+  if (!/^[A-Za-z0-9._-]+$/.test(name))
+    throw new UsageError(`the name may hold letters, digits, '.', '_' and '-' only (got ${name})\n${USAGE}`);
+  checkBuilt([
+    'packages/contracts/dist/index.js',
+    'packages/platform/dist/index.js',
+    'services/identity/dist/main.js',
+    'services/gateway/dist/main.js',
+  ]);
   const target = join(RESULTS_DIR, name);
   rmSync(target, { recursive: true, force: true });
   const copy = (from, to) => {
@@ -33,7 +39,8 @@ async function main() {
     cpSync(join(ROOT, from, 'package.json'), join(target, to, 'package.json'));
     cpSync(join(ROOT, from, 'dist'), join(target, to, 'dist'), { recursive: true });
     // The package's own dependencies (e.g. platform's @opentelemetry), where npm put them.
-    if (existsSync(join(ROOT, from, 'node_modules'))) symlinkSync(join(ROOT, from, 'node_modules'), join(target, to, 'node_modules'), 'dir');
+    if (existsSync(join(ROOT, from, 'node_modules')))
+      symlinkSync(join(ROOT, from, 'node_modules'), join(target, to, 'node_modules'), 'dir');
   };
   copy('services/identity', 'services/identity');
   copy('services/gateway', 'services/gateway');
@@ -41,7 +48,9 @@ async function main() {
   copy('packages/contracts', 'node_modules/@portal/contracts');
   const rel = relative(ROOT, target);
   console.log(`Kept the current build in ${rel}/. Compare with it:`);
-  console.log(`  npm run bench:gateway -- --compare-identity ${rel}/services/identity/dist/main.js --compare-gateway ${rel}/services/gateway/dist/main.js`);
+  console.log(
+    `  npm run bench:gateway -- --compare-identity ${rel}/services/identity/dist/main.js --compare-gateway ${rel}/services/gateway/dist/main.js`,
+  );
 }
 
 await runBench('keep-build', main);

@@ -96,8 +96,10 @@ function settingsFromArgs() {
     },
     HELP,
   );
-  if (values.stub && values['compare-identity']) throw new UsageError('--stub and --compare-identity do not go together (the stand-in replaces identity)');
-  if (values.stub && values['all-in-one']) throw new UsageError('--stub and --all-in-one do not go together (the all-in-one process has no stand-in)');
+  if (values.stub && values['compare-identity'])
+    throw new UsageError('--stub and --compare-identity do not go together (the stand-in replaces identity)');
+  if (values.stub && values['all-in-one'])
+    throw new UsageError('--stub and --all-in-one do not go together (the all-in-one process has no stand-in)');
   const env = process.env;
   return {
     connections: int('connections', values.connections ?? env.BENCH_CONNECTIONS, 20, 1, 1000),
@@ -144,7 +146,8 @@ async function main() {
     throw new UsageError(`--compare-identity: no such file ${settings.compareIdentity}`);
   }
   const targetsCount = 2 + (settings.allInOne ? 1 : 0) + (settings.compareGateway ? 1 : 0) + (settings.compareIdentity ? 1 : 0);
-  const budgetS = 90 + settings.rounds * targetsCount * (settings.duration + 2) + targetsCount * (settings.warmup + 2) + (settings.allInOne ? 30 : 0);
+  const budgetS =
+    90 + settings.rounds * targetsCount * (settings.duration + 2) + targetsCount * (settings.warmup + 2) + (settings.allInOne ? 30 : 0);
   const stopWatchdog = startWatchdog(budgetS);
 
   const machine = machineInfo();
@@ -219,7 +222,17 @@ async function main() {
     compare = startChild(
       'compare',
       relative(ROOT, settings.compareGateway),
-      { DATA_DIR: dataDir, INTERNAL_SECRET: internalSecret, HOST, PORT: String(port), IDENTITY_URL: compareIdentityUrl ?? identityUrl, RATE_LIMIT_PER_MINUTE: String(settings.rateLimit), WEB_DIST: join(tempDir, 'no-web'), METRICS_HOST: HOST, METRICS_PORT: String(await freePort()) },
+      {
+        DATA_DIR: dataDir,
+        INTERNAL_SECRET: internalSecret,
+        HOST,
+        PORT: String(port),
+        IDENTITY_URL: compareIdentityUrl ?? identityUrl,
+        RATE_LIMIT_PER_MINUTE: String(settings.rateLimit),
+        WEB_DIST: join(tempDir, 'no-web'),
+        METRICS_HOST: HOST,
+        METRICS_PORT: String(await freePort()),
+      },
       { profileDir },
     );
     await Promise.race([waitFor(`${compareUrl}/healthz`, 'the gateway to compare'), failure]);
@@ -235,7 +248,16 @@ async function main() {
     allInOne = startChild(
       'allInOne',
       'packages/all-in-one/dist/main.js',
-      { DATA_DIR: aioData, HOST, PORT: String(port), IDENTITY_PORT: '0', RATE_LIMIT_PER_MINUTE: String(settings.rateLimit), WEB_DIST: join(tempDir, 'no-web'), INTERNAL_SECRET: randomBytes(32).toString('base64url'), ...admin },
+      {
+        DATA_DIR: aioData,
+        HOST,
+        PORT: String(port),
+        IDENTITY_PORT: '0',
+        RATE_LIMIT_PER_MINUTE: String(settings.rateLimit),
+        WEB_DIST: join(tempDir, 'no-web'),
+        INTERNAL_SECRET: randomBytes(32).toString('base64url'),
+        ...admin,
+      },
       { profileDir },
     );
     await Promise.race([waitFor(`${allInOneUrl}/readyz`, 'all-in-one portal', 60_000), failure]);
@@ -269,7 +291,9 @@ async function main() {
   const directUser = await getJson(`${identityUrl}/api/user`, directHeaders);
   if (JSON.stringify(directUser) !== JSON.stringify(proxiedUser)) {
     // the same GET: the same answer either way
-    throw new Error(`direct and proxied GET /api/user differ:\n  direct  ${JSON.stringify(directUser)}\n  proxied ${JSON.stringify(proxiedUser)}`);
+    throw new Error(
+      `direct and proxied GET /api/user differ:\n  direct  ${JSON.stringify(directUser)}\n  proxied ${JSON.stringify(proxiedUser)}`,
+    );
   }
 
   const targets = [
@@ -278,12 +302,19 @@ async function main() {
   ];
   if (compareIdentity) {
     const compared = await getJson(`${compareIdentityUrl}/api/user`, directHeaders);
-    if (JSON.stringify(compared) !== JSON.stringify(directUser)) throw new Error('the identity to compare answers GET /api/user differently');
-    targets.push({ key: 'compareDirect', title: 'direct to the compared identity', url: `${compareIdentityUrl}/api/user`, headers: directHeaders });
+    if (JSON.stringify(compared) !== JSON.stringify(directUser))
+      throw new Error('the identity to compare answers GET /api/user differently');
+    targets.push({
+      key: 'compareDirect',
+      title: 'direct to the compared identity',
+      url: `${compareIdentityUrl}/api/user`,
+      headers: directHeaders,
+    });
   }
   if (compare) {
     const compared = await getJson(`${compareUrl}/api/user`, { cookie });
-    if (JSON.stringify(compared) !== JSON.stringify(proxiedUser)) throw new Error('the gateway to compare answers GET /api/user differently');
+    if (JSON.stringify(compared) !== JSON.stringify(proxiedUser))
+      throw new Error('the gateway to compare answers GET /api/user differently');
     targets.push({ key: 'compare', title: 'through the compared gateway', url: `${compareUrl}/api/user`, headers: { cookie } });
   }
   if (allInOne) {
@@ -291,12 +322,20 @@ async function main() {
     await getJson(`${allInOneUrl}/api/user`, { cookie: aioCookie });
     targets.push({ key: 'allInOne', title: 'all-in-one process', url: `${allInOneUrl}/api/user`, headers: { cookie: aioCookie } });
   }
-  const processes = [identity, gateway, ...(compareIdentity ? [compareIdentity] : []), ...(compare ? [compare] : []), ...(allInOne ? [allInOne] : [])];
+  const processes = [
+    identity,
+    gateway,
+    ...(compareIdentity ? [compareIdentity] : []),
+    ...(compare ? [compare] : []),
+    ...(allInOne ? [allInOne] : []),
+  ];
 
   const runs = await measureRounds(targets, settings, processes);
   stopWatchdog();
 
-  const results = Object.fromEntries(targets.map((t) => [t.key, { title: t.title, url: t.url, ...averageRuns(runs[t.key]), rounds: runs[t.key] }]));
+  const results = Object.fromEntries(
+    targets.map((t) => [t.key, { title: t.title, url: t.url, ...averageRuns(runs[t.key]), rounds: runs[t.key] }]),
+  );
   const ratio = results.proxied.rps / results.direct.rps;
   const ratioAllInOne = results.allInOne ? results.allInOne.rps / results.direct.rps : undefined;
   const ratioCompare = results.compare ? results.compare.rps / results.direct.rps : undefined;
@@ -373,7 +412,10 @@ function printResults(targets, results, { ratio, ratioAllInOne, ratioCompare, ra
   );
   if (ratioCompareDirect !== undefined || ratioCompare !== undefined) {
     const summary = perRequestSummary(results);
-    const line = (what, now, then) => (then === undefined ? '' : `  ${what}: ${Math.round(now)} µs per request, compared build ${Math.round(then)} µs (${(now / then).toFixed(2)} of it)\n`);
+    const line = (what, now, then) =>
+      then === undefined
+        ? ''
+        : `  ${what}: ${Math.round(now)} µs per request, compared build ${Math.round(then)} µs (${(now / then).toFixed(2)} of it)\n`;
     process.stdout.write(
       `  before/after, CPU per request:\n` +
         line('identity (direct)', summary.identity, summary.compareIdentity) +

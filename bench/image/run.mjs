@@ -10,7 +10,8 @@ import { percentCell as pct } from '../lib/measure.mjs';
 import { gitDescribe, intOption, machineSummary, saveResult, stampOf } from '../lib/runner.mjs';
 import { fmt, interleavedRounds, runWorkerVsBare, startHarnesses, summarize, workerAndBare } from '../lib/worker-vs-bare.mjs';
 
-const HELP = 'npm run bench:image -- [--rounds 15] [--warmup 3] [--label text] [--compare-worker <dist folder of another build>] [--keep (leave the temporary folder)]';
+const HELP =
+  'npm run bench:image -- [--rounds 15] [--warmup 3] [--label text] [--compare-worker <dist folder of another build>] [--keep (leave the temporary folder)]';
 const TARGET = 1.2;
 const IMAGE = 2; // MEDIA_TYPES.image
 
@@ -37,7 +38,9 @@ await runWorkerVsBare('image', { help: HELP, options, budgetMinutes: 10 }, async
     .withMetadata({ orientation: 6 })
     .toFile(photo);
   const photoInfo = await sharp(photo).metadata();
-  console.log(`photo: ${photoInfo.width}x${photoInfo.height} JPEG, ${(statSync(photo).size / 1e6).toFixed(1)} MB, EXIF orientation ${photoInfo.orientation}`);
+  console.log(
+    `photo: ${photoInfo.width}x${photoInfo.height} JPEG, ${(statSync(photo).size / 1e6).toFixed(1)} MB, EXIF orientation ${photoInfo.orientation}`,
+  );
 
   const harnesses = await startHarnesses({ dir, compareWorker: values['compare-worker'] });
   const compare = harnesses.compare;
@@ -60,10 +63,15 @@ await runWorkerVsBare('image', { help: HELP, options, budgetMinutes: 10 }, async
   const ratio = summary.ratios.worker;
   console.log('');
   console.log(`  median  ${keys.map((key) => `${key} ${fmt(summary.medians[key])} s`).join('   ')}`);
-  console.log(`  worker / bare = ${ratio.toFixed(3)} (median of the per-round ratios ${summary.ratiosOfRounds.worker.toFixed(3)})   target <= ${TARGET}: ${ratio <= TARGET ? 'met' : 'NOT met'}`);
+  console.log(
+    `  worker / bare = ${ratio.toFixed(3)} (median of the per-round ratios ${summary.ratiosOfRounds.worker.toFixed(3)})   target <= ${TARGET}: ${ratio <= TARGET ? 'met' : 'NOT met'}`,
+  );
   if (compare) console.log(`  compare / bare = ${summary.ratios.compare.toFixed(3)} (${values['compare-worker']})`);
   console.log('  (ratios of medians measured side by side in this run; the seconds themselves vary with the machine)');
-  if (summary.otherCpuMax > 0.25) console.log(`  note: other work used up to ${pct(summary.otherCpuMax)} of the machine during a measurement; the ratio is noisier than on a quiet machine (more --rounds help).`);
+  if (summary.otherCpuMax > 0.25)
+    console.log(
+      `  note: other work used up to ${pct(summary.otherCpuMax)} of the machine during a measurement; the ratio is noisier than on a quiet machine (more --rounds help).`,
+    );
 
   const file = saveResult('image', stampOf(new Date()), {
     bench: 'image',
@@ -92,7 +100,8 @@ function svgScene(width, height) {
     const x = (i * 97) % width;
     const h = 150 + ((i * 53) % 400);
     shapes += `<rect x="${x}" y="${height - h}" width="${60 + (i % 5) * 15}" height="${h}" fill="hsl(${(i * 37) % 360},35%,${25 + (i % 4) * 10}%)"/>`;
-    for (let w = 0; w < 6; w++) shapes += `<rect x="${x + 8 + (w % 2) * 25}" y="${height - h + 12 + w * 22}" width="14" height="12" fill="#f4e7b0"/>`;
+    for (let w = 0; w < 6; w++)
+      shapes += `<rect x="${x + 8 + (w % 2) * 25}" y="${height - h + 12 + w * 22}" width="14" height="12" fill="#f4e7b0"/>`;
   }
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">
     <defs><linearGradient id="sky" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-color="#6fa3d8"/><stop offset="1" stop-color="#f3d9b1"/></linearGradient></defs>

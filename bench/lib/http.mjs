@@ -41,7 +41,10 @@ export async function login(baseUrl, { username, password }) {
   });
   const body = await response.text();
   if (response.status !== 200) throw new Error(`login of ${username} at ${baseUrl} answered ${response.status}: ${body}`);
-  const cookie = response.headers.getSetCookie().map((line) => line.split(';')[0]).find((pair) => pair.includes('='));
+  const cookie = response.headers
+    .getSetCookie()
+    .map((line) => line.split(';')[0])
+    .find((pair) => pair.includes('='));
   if (!cookie) throw new Error(`login at ${baseUrl} set no cookie`);
   return cookie;
 }
@@ -57,7 +60,8 @@ export async function getJson(url, headers) {
 export async function expectStatus(url, init, status, what) {
   const response = await fetch(url, { ...init, signal: AbortSignal.timeout(60_000) });
   const text = await response.text();
-  if (response.status !== status) throw new Error(`${what}: ${init.method ?? 'GET'} ${url} answered ${response.status}: ${text.slice(0, 500)}`);
+  if (response.status !== status)
+    throw new Error(`${what}: ${init.method ?? 'GET'} ${url} answered ${response.status}: ${text.slice(0, 500)}`);
   try {
     return { response, body: JSON.parse(text) };
   } catch {

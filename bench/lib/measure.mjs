@@ -118,7 +118,10 @@ export function machineCpu(pid) {
   const processTicks = () => {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+      const fields = stat
+        .slice(stat.lastIndexOf(')') + 2)
+        .split(' ')
+        .map(Number);
       return fields[11] + fields[12] + fields[13] + fields[14]; // utime stime cutime cstime
     } catch {
       return 0;
@@ -169,7 +172,13 @@ export function cannonFigures(result) {
     rps: result.requests.mean,
     rpsStddev: result.requests.stddev,
     requests: result.requests.total,
-    latency: { mean: result.latency.mean, p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
+    latency: {
+      mean: result.latency.mean,
+      p50: result.latency.p50,
+      p90: result.latency.p90,
+      p99: result.latency.p99,
+      max: result.latency.max,
+    },
     ok2xx: result['2xx'],
     non2xx: result.non2xx,
     errors: result.errors,
@@ -179,7 +188,9 @@ export function cannonFigures(result) {
 
 /** CPU time per answered request (µs) per process, from a cpuMeter's figures. */
 export function cpuPerRequest({ cpu, wall }, answered) {
-  return Object.fromEntries(Object.entries(cpu).map(([name, share]) => [name, share === null ? null : (share * wall * 1e6) / (answered || 1)]));
+  return Object.fromEntries(
+    Object.entries(cpu).map(([name, share]) => [name, share === null ? null : (share * wall * 1e6) / (answered || 1)]),
+  );
 }
 
 export function mb(bytes) {
@@ -193,7 +204,14 @@ export function mb(bytes) {
 export async function measureTarget(target, settings, seconds, processes) {
   const meter = cpuMeter(processes);
   const result = await Promise.race([
-    cannon({ url: target.url, method: target.method ?? 'GET', headers: target.headers, connections: settings.connections, duration: seconds, timeout: 10 }),
+    cannon({
+      url: target.url,
+      method: target.method ?? 'GET',
+      headers: target.headers,
+      connections: settings.connections,
+      duration: seconds,
+      timeout: 10,
+    }),
     failure,
   ]);
   const used = meter.stop();
@@ -237,7 +255,13 @@ export function averageRuns(runs) {
     rps: mean((r) => r.rps),
     rpsRounds: runs.map((r) => r.rps),
     requests: sum((r) => r.requests),
-    latency: { mean: mean((r) => r.latency.mean), p50: mean((r) => r.latency.p50), p90: mean((r) => r.latency.p90), p99: mean((r) => r.latency.p99), max: Math.max(...runs.map((r) => r.latency.max)) },
+    latency: {
+      mean: mean((r) => r.latency.mean),
+      p50: mean((r) => r.latency.p50),
+      p90: mean((r) => r.latency.p90),
+      p99: mean((r) => r.latency.p99),
+      max: Math.max(...runs.map((r) => r.latency.max)),
+    },
     ok2xx: sum((r) => r.ok2xx),
     non2xx: sum((r) => r.non2xx),
     errors: sum((r) => r.errors),
@@ -273,8 +297,11 @@ export const CANNON_HEADER = ['req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx'];
 export function cannonWarnings(targets, results) {
   const disturbed = targets.filter((t) => (results[t.key].otherCpu ?? 0) > 0.25);
   if (disturbed.length > 0) {
-    console.log(`  NOTE: other work used over 25% of a core during ${disturbed.map((t) => t.title).join(', ')}: the machine was not quiet; repeat the run (--rounds 3)`);
+    console.log(
+      `  NOTE: other work used over 25% of a core during ${disturbed.map((t) => t.title).join(', ')}: the machine was not quiet; repeat the run (--rounds 3)`,
+    );
   }
   const bad = targets.filter((t) => results[t.key].errors + results[t.key].timeouts + results[t.key].non2xx > 0);
-  if (bad.length > 0) console.log(`  WARNING: errors or non-2xx answers for ${bad.map((t) => t.title).join(', ')}: the figures are not comparable`);
+  if (bad.length > 0)
+    console.log(`  WARNING: errors or non-2xx answers for ${bad.map((t) => t.title).join(', ')}: the figures are not comparable`);
 }

@@ -70,7 +70,8 @@ export async function registerParticipant(url, username, facePhoto) {
   // Evidence waits for the onboarding video.
   const { id } = JSON.parse(text);
   const watched = await fetch(`${url}/api/user/watched/${id}`, { method: 'PUT', headers: { cookie }, signal: AbortSignal.timeout(30_000) });
-  if (watched.status !== 200) throw new Error(`marking the video watched for ${username} answered ${watched.status}: ${await watched.text()}`);
+  if (watched.status !== 200)
+    throw new Error(`marking the video watched for ${username} answered ${watched.status}: ${await watched.text()}`);
   return { username, cookie };
 }
 
@@ -92,17 +93,49 @@ export async function noisyJpeg(width, height, quality = 85) {
 
 /** A recording like the browser's recorder makes: WebM/Opus at 128 kbit/s. */
 export async function opusRecording(ffmpeg, file, seconds) {
-  await run(ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', `sine=frequency=300:duration=${seconds}`, '-c:a', 'libopus', '-b:a', '128k', file]);
+  await run(ffmpeg, [
+    '-v',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    `sine=frequency=300:duration=${seconds}`,
+    '-c:a',
+    'libopus',
+    '-b:a',
+    '128k',
+    file,
+  ]);
   return file;
 }
 
 /** A short phone-like MP4 (H.264 + AAC) with its index in front (+faststart). */
 export async function smallMp4(ffmpeg, file, { seconds = 2, size = '640x360' } = {}) {
   await run(ffmpeg, [
-    '-v', 'error', '-y',
-    '-f', 'lavfi', '-i', `testsrc2=size=${size}:rate=30:duration=${seconds}`,
-    '-f', 'lavfi', '-i', `sine=frequency=300:duration=${seconds}`,
-    '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', '-movflags', '+faststart', file,
+    '-v',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc2=size=${size}:rate=30:duration=${seconds}`,
+    '-f',
+    'lavfi',
+    '-i',
+    `sine=frequency=300:duration=${seconds}`,
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-shortest',
+    '-movflags',
+    '+faststart',
+    file,
   ]);
   return file;
 }

@@ -4,7 +4,18 @@
 //
 // One bench per process: the state here (children, temporary folder, failure) is the run's.
 import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -55,7 +66,9 @@ export function envFlag(value) {
 export function checkBuilt(files) {
   const missing = files.filter((file) => !existsSync(join(ROOT, file)));
   if (missing.length > 0) {
-    throw new UsageError(`The services are not built (missing ${missing.join(', ')}).\nRun \`npm run build\` (or \`npx tsc -b\`) in ${ROOT} first.`);
+    throw new UsageError(
+      `The services are not built (missing ${missing.join(', ')}).\nRun \`npm run build\` (or \`npx tsc -b\`) in ${ROOT} first.`,
+    );
   }
 }
 
@@ -137,7 +150,8 @@ export function startChild(name, script, env, { profileDir, nodeArgs = [], ipc =
   children.add(entry);
   void entry.exited.then(({ code, signal }) => {
     children.delete(entry);
-    if (!stopping && !entry.stopped) fail(new Error(`${name} exited unexpectedly (code ${code}, signal ${signal}); its log:\n${tail(logFile)}`));
+    if (!stopping && !entry.stopped)
+      fail(new Error(`${name} exited unexpectedly (code ${code}, signal ${signal}); its log:\n${tail(logFile)}`));
   });
   child.stdin.on('error', () => {});
   return entry;
@@ -172,7 +186,8 @@ export function startProgram(name, file, args, env = {}) {
   children.add(entry);
   void entry.exited.then(({ code, signal }) => {
     children.delete(entry);
-    if (!stopping && !entry.stopped) fail(new Error(`${name} exited unexpectedly (code ${code}, signal ${signal}); its log:\n${tail(logFile)}`));
+    if (!stopping && !entry.stopped)
+      fail(new Error(`${name} exited unexpectedly (code ${code}, signal ${signal}); its log:\n${tail(logFile)}`));
   });
   child.on('error', (error) => fail(new Error(`${name} could not be started (${file}): ${error.message}`)));
   child.stdin.on('error', () => {});
@@ -181,7 +196,12 @@ export function startProgram(name, file, args, env = {}) {
 
 export function tail(file, lines = 25) {
   try {
-    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).map((line) => `    ${line}`).join('\n');
+    return readFileSync(file, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .slice(-lines)
+      .map((line) => `    ${line}`)
+      .join('\n');
   } catch {
     return '    (no log)';
   }
@@ -278,7 +298,10 @@ export function machineSummary() {
   const info = machineInfo();
   let ffmpegVersion = null;
   try {
-    ffmpegVersion = execFileSync(process.env.FFMPEG_PATH ?? 'ffmpeg', ['-version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n')[0];
+    ffmpegVersion = execFileSync(process.env.FFMPEG_PATH ?? 'ffmpeg', ['-version'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).split('\n')[0];
   } catch {
     // reported as null
   }
@@ -299,8 +322,16 @@ export function describeMachine(name, machine) {
 /** The commit measured, and whether the folders it measures (`paths`) had uncommitted changes. */
 export function gitDescribe(paths = ['services/', 'packages/']) {
   try {
-    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', ...paths], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', ...paths], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
     return dirty ? `${head} (with uncommitted changes in ${paths.join(' or ')})` : head;
   } catch {
     return 'unknown';

@@ -19,7 +19,13 @@ export const webChunkSize = uploadChunkSize;
  * (ms since the start) its PATCH was answered, and per request its method and how long it took
  * from sending to the answer (ms). Rejects with { status, body, message } on failure.
  */
-export function tusUpload({ endpoint, input, headers = {}, metadata = {}, chunkSize = webChunkSize(typeof input === 'string' ? statSync(input).size : input.length) }) {
+export function tusUpload({
+  endpoint,
+  input,
+  headers = {},
+  metadata = {},
+  chunkSize = webChunkSize(typeof input === 'string' ? statSync(input).size : input.length),
+}) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const chunks = [];
@@ -52,7 +58,13 @@ export function tusUpload({ endpoint, input, headers = {}, metadata = {}, chunkS
         }),
       onError: (error) => {
         const response = error.originalResponse ?? null;
-        reject(Object.assign(new Error(error.message), { status: response ? response.getStatus() : 0, body: response ? response.getBody() : null, ms: performance.now() - started }));
+        reject(
+          Object.assign(new Error(error.message), {
+            status: response ? response.getStatus() : 0,
+            body: response ? response.getBody() : null,
+            ms: performance.now() - started,
+          }),
+        );
       },
     });
     upload.start();

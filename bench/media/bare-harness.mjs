@@ -15,7 +15,10 @@ async function sharpDisplayAndThumbnail(file, outDir) {
     .resize({ width: 1600, height: 1600, fit: 'inside', withoutEnlargement: true })
     .webp({ quality: 80 })
     .toBuffer();
-  const thumbnail = await base().resize({ width: 480, height: 480, fit: 'inside', withoutEnlargement: true }).webp({ quality: 70 }).toBuffer();
+  const thumbnail = await base()
+    .resize({ width: 480, height: 480, fit: 'inside', withoutEnlargement: true })
+    .webp({ quality: 70 })
+    .toBuffer();
   await writeFile(join(outDir, 'display.webp'), display);
   await writeFile(join(outDir, 'thumb.webp'), thumbnail);
   return { displayBytes: display.length, thumbnailBytes: thumbnail.length };

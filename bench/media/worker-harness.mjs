@@ -54,7 +54,9 @@ syncBuiltinESMExports();
 // Loaded after the hook: fluent-ffmpeg keeps a reference to spawn when it loads.
 const platform = await import('../../packages/platform/dist/index.js');
 // WORKER_DIST: another build of the worker to compare (the bench's --compare-worker).
-const workerDist = process.env.WORKER_DIST ? pathToFileURL(`${resolve(process.env.WORKER_DIST)}/`) : new URL('../../services/media-worker/dist/', import.meta.url);
+const workerDist = process.env.WORKER_DIST
+  ? pathToFileURL(`${resolve(process.env.WORKER_DIST)}/`)
+  : new URL('../../services/media-worker/dist/', import.meta.url);
 const { mediaJobHandler } = await import(new URL('media-job-handler.js', workerDist).href);
 
 const logger = platform.createLogger({ service: 'media-worker' });
@@ -72,7 +74,10 @@ const transcodeQueue = new platform.SqliteJobQueue({ file: `${process.env.DATA_D
 let playableFirst;
 const handlerFor = (policy) => {
   if (policy !== 'playable-first') return handle;
-  playableFirst ??= metrics.timeJobs('media', mediaJobHandler({ blobs, bus, logger, workRoot, transcodePolicy: 'playable-first', transcodeQueue }));
+  playableFirst ??= metrics.timeJobs(
+    'media',
+    mediaJobHandler({ blobs, bus, logger, workRoot, transcodePolicy: 'playable-first', transcodeQueue }),
+  );
   return playableFirst;
 };
 
@@ -118,7 +123,16 @@ process.on('message', async (message) => {
         followUp = { seconds: (performance.now() - followStart) / 1000, result: followResult };
         await transcodeQueue.removeJobs((entry) => entry.id === queued.id);
       }
-      process.send({ id: message.id, ok: true, seconds, result, processes, workRoot, followUp, outputs: outputsOf(result, followUp?.result) });
+      process.send({
+        id: message.id,
+        ok: true,
+        seconds,
+        result,
+        processes,
+        workRoot,
+        followUp,
+        outputs: outputsOf(result, followUp?.result),
+      });
     }
   } catch (error) {
     process.send({ id: message.id, ok: false, error: String(error?.stack ?? error) });

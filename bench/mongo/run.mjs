@@ -34,7 +34,11 @@ import {
   writeResult,
 } from '../lib/runner.mjs';
 
-const BUILT = ['packages/platform/dist/index.js', 'services/evidence/dist/repositories/mongo/mongo-evidence-repository.js', 'services/evidence/dist/domain/evidence-record.js'];
+const BUILT = [
+  'packages/platform/dist/index.js',
+  'services/evidence/dist/repositories/mongo/mongo-evidence-repository.js',
+  'services/evidence/dist/domain/evidence-record.js',
+];
 
 const HELP = `Usage: npm run bench:mongo -- [options]   (or: node bench/mongo/run.mjs [options])
 
@@ -73,8 +77,14 @@ async function main() {
     },
     HELP,
   );
-  const urls = (values.mongo ?? process.env.MONGO_URLS ?? process.env.MONGO_URL ?? '').split(',').map((url) => url.trim()).filter(Boolean);
-  if (urls.length === 0) throw new UsageError('No MongoDB server: pass --mongo <url>, or load infra/local/.env.servers (set -a; . infra/local/.env.servers; set +a).');
+  const urls = (values.mongo ?? process.env.MONGO_URLS ?? process.env.MONGO_URL ?? '')
+    .split(',')
+    .map((url) => url.trim())
+    .filter(Boolean);
+  if (urls.length === 0)
+    throw new UsageError(
+      'No MongoDB server: pass --mongo <url>, or load infra/local/.env.servers (set -a; . infra/local/.env.servers; set +a).',
+    );
   for (const url of urls) if (!/^mongodb(\+srv)?:\/\//.test(url)) throw new UsageError(`--mongo: not a mongodb:// URL: ${url}`);
   const concurrency = int('concurrency', values.concurrency, 32, 1, 500);
   const itemCount = int('items', values.items, 16, 1, 10_000);
@@ -82,7 +92,9 @@ async function main() {
   const rounds = int('rounds', values.rounds, 3, 1, 20);
   const rtts = (values.rtt ?? '0,2').split(',').map((raw) => int('rtt', raw.trim(), 0, 0, 100));
   if (rtts.some((rtt) => rtt > 0)) {
-    for (const url of urls) if (url.startsWith('mongodb+srv:')) throw new UsageError(`--rtt: a mongodb+srv:// URL cannot go through the delaying proxy (${url}); use --rtt 0`);
+    for (const url of urls)
+      if (url.startsWith('mongodb+srv:'))
+        throw new UsageError(`--rtt: a mongodb+srv:// URL cannot go through the delaying proxy (${url}); use --rtt 0`);
   }
   checkBuilt(BUILT);
   const { connectMongo, createEvent, serialWritesOf } = await load('packages/platform/dist/index.js');
@@ -96,10 +108,23 @@ async function main() {
   // Per server and distance: a round per mode per round, each with its items' set-up, plus connecting.
   const stopWatchdog = startWatchdog(60 + urls.length * rtts.length * rounds * 2 * (seconds + 30));
   console.log(describeMachine('mongo', machine));
-  console.log(`  ${concurrency} updates in flight on ${itemCount} items, ${rounds} rounds of ${seconds} s per mode, on ${urls.length} server(s), + ${rtts.join(' / ')} ms per round trip`);
+  console.log(
+    `  ${concurrency} updates in flight on ${itemCount} items, ${rounds} rounds of ${seconds} s per mode, on ${urls.length} server(s), + ${rtts.join(' / ')} ms per round trip`,
+  );
 
   const servers = [];
-  const context = { connectMongo, createEvent, serialWritesOf, MongoEvidenceRepository, NO_MEDIA, concurrency, itemCount, seconds, rounds, stamp };
+  const context = {
+    connectMongo,
+    createEvent,
+    serialWritesOf,
+    MongoEvidenceRepository,
+    NO_MEDIA,
+    concurrency,
+    itemCount,
+    seconds,
+    rounds,
+    stamp,
+  };
   for (const [index, direct] of urls.entries()) {
     for (const rtt of rtts) {
       const url = rtt === 0 ? direct : await delayed(direct, rtt, `proxy-${index}-${rtt}ms`);
@@ -125,7 +150,10 @@ async function main() {
     ),
   );
   for (const entry of servers) {
-    const verdict = entry.off.lost > 0 ? `without the queue it lost ${entry.off.lost} of ${entry.off.acknowledged} acknowledged updates: it needs the queue` : 'nothing lost without the queue';
+    const verdict =
+      entry.off.lost > 0
+        ? `without the queue it lost ${entry.off.lost} of ${entry.off.acknowledged} acknowledged updates: it needs the queue`
+        : 'nothing lost without the queue';
     console.log(`${entry.server} + ${entry.rttMs} ms: off / on ${entry.offOverOn.toFixed(2)}; ${verdict}.`);
   }
   console.log(`machine load average at start ${machine.loadAverageAtStart.join(' ')}`);
@@ -145,7 +173,8 @@ async function main() {
  * how the server names itself), then the rounds, interleaved, in a database of their own.
  */
 async function measureServer(direct, url, rtt, context) {
-  const { connectMongo, createEvent, serialWritesOf, MongoEvidenceRepository, NO_MEDIA, concurrency, itemCount, seconds, rounds, stamp } = context;
+  const { connectMongo, createEvent, serialWritesOf, MongoEvidenceRepository, NO_MEDIA, concurrency, itemCount, seconds, rounds, stamp } =
+    context;
   const database = `bench_mongo_${stamp.replace(/-/g, '').slice(0, 15)}_${rtt}ms`;
   // One connection per mode to the same database; the driver's command events count what is in flight.
   const open = async (serialWrites) => {
@@ -158,10 +187,16 @@ async function measureServer(direct, url, rtt, context) {
   const auto = await open('auto');
   const decision = serialWritesOf(auto.connection);
   const buildInfo = await auto.connection.db.admin().command({ buildInfo: 1 });
-  const server = buildInfo.ferretdbVersion ? `FerretDB ${buildInfo.ferretdbVersion}` : buildInfo.gitVersion ? `MongoDB ${buildInfo.version}` : `MongoDB-wire server ${buildInfo.version} (no gitVersion)`;
+  const server = buildInfo.ferretdbVersion
+    ? `FerretDB ${buildInfo.ferretdbVersion}`
+    : buildInfo.gitVersion
+      ? `MongoDB ${buildInfo.version}`
+      : `MongoDB-wire server ${buildInfo.version} (no gitVersion)`;
   await auto.connection.close();
   await modes.on.repository.ensureIndexes();
-  console.log(`\n${direct}${rtt ? ` + ${rtt} ms per round trip` : ''}: ${server}; auto would queue: ${decision.on ? 'yes' : 'no'} (${decision.reason})`);
+  console.log(
+    `\n${direct}${rtt ? ` + ${rtt} ms per round trip` : ''}: ${server}; auto would queue: ${decision.on ? 'yes' : 'no'} (${decision.reason})`,
+  );
 
   const runs = { on: [], off: [] };
   try {
@@ -189,13 +224,28 @@ async function measureServer(direct, url, rtt, context) {
   });
   const on = summary(runs.on);
   const off = summary(runs.off);
-  return { url: direct, rttMs: rtt, server, autoQueues: decision.on, autoReason: decision.reason, on, off, offOverOn: off.updatesPerSecond / on.updatesPerSecond, runs };
+  return {
+    url: direct,
+    rttMs: rtt,
+    server,
+    autoQueues: decision.on,
+    autoReason: decision.reason,
+    on,
+    off,
+    offOverOn: off.updatesPerSecond / on.updatesPerSecond,
+    runs,
+  };
 }
 
 /** The server behind bench/mongo/delay-proxy.mjs (a child process), `rtt` ms further away: its URL. */
 async function delayed(url, rtt, name) {
   const target = new URL(url);
-  const entry = startChild(name, 'bench/mongo/delay-proxy.mjs', { UPSTREAM: `${target.hostname}:${target.port || 27017}`, DELAY_MS: String(rtt) }, { ipc: true });
+  const entry = startChild(
+    name,
+    'bench/mongo/delay-proxy.mjs',
+    { UPSTREAM: `${target.hostname}:${target.port || 27017}`, DELAY_MS: String(rtt) },
+    { ipc: true },
+  );
   const { port } = await orFail(new Promise((resolve) => entry.child.on('message', resolve)));
   target.host = `127.0.0.1:${port}`;
   target.searchParams.set('directConnection', 'true');
@@ -258,9 +308,14 @@ async function updateRound({ repository, connection, gauge }, { round, mode, con
   const worker = async (w) => {
     for (let n = 0; performance.now() < endAt; n += 1) {
       const item = items[Math.floor(Math.random() * items.length)];
-      const event = { topic: 'evidence.items', event: createEvent({ type: 'evidence.updated', key: item.id, data: { evidenceId: item.id } }) };
+      const event = {
+        topic: 'evidence.items',
+        event: createEvent({ type: 'evidence.updated', key: item.id, data: { evidenceId: item.id } }),
+      };
       const t = performance.now();
-      const updated = await repository.update(item.id, { location: `worker ${w} update ${n}`, updated_at: new Date().toISOString() }, [event]);
+      const updated = await repository.update(item.id, { location: `worker ${w} update ${n}`, updated_at: new Date().toISOString() }, [
+        event,
+      ]);
       latencies.push(performance.now() - t);
       if (updated) acknowledged.set(item.id, acknowledged.get(item.id) + 1);
     }
@@ -268,7 +323,10 @@ async function updateRound({ repository, connection, gauge }, { round, mode, con
   await Promise.all(Array.from({ length: concurrency }, (_, w) => worker(w)));
   const elapsed = (performance.now() - started) / 1000;
   const mostInFlight = gauge.most();
-  const documents = await connection.collection('evidence').find({ _id: { $in: items.map((item) => item.id) } }, { projection: { _outbox: 1 } }).toArray();
+  const documents = await connection
+    .collection('evidence')
+    .find({ _id: { $in: items.map((item) => item.id) } }, { projection: { _outbox: 1 } })
+    .toArray();
   const held = new Map(documents.map((document) => [document._id, document._outbox.length]));
   let lost = 0;
   let total = 0;

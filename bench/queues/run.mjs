@@ -36,7 +36,12 @@ import {
 } from '../lib/runner.mjs';
 
 const run = promisify(execFile);
-const BUILT = ['packages/contracts/dist/index.js', 'packages/platform/dist/index.js', 'services/media-worker/dist/index.js', 'services/media-worker/dist/media-job-handler.js'];
+const BUILT = [
+  'packages/contracts/dist/index.js',
+  'packages/platform/dist/index.js',
+  'services/media-worker/dist/index.js',
+  'services/media-worker/dist/media-job-handler.js',
+];
 const TARGET_P95_S = 5;
 const MEDIA = { image: 2, video: 3 }; // MEDIA_TYPES
 
@@ -76,7 +81,8 @@ function settingsFromArgs() {
   );
   const photo = /^(\d+)x(\d+)$/.exec(values.photo ?? '4000x3000');
   const order = (values.order ?? 'shared,split').split(',').map((mode) => mode.trim());
-  if (order.length === 0 || order.some((mode) => !['shared', 'split', 'split-nice0'].includes(mode))) throw new Error('--order lists shared, split and split-nice0');
+  if (order.length === 0 || order.some((mode) => !['shared', 'split', 'split-nice0'].includes(mode)))
+    throw new Error('--order lists shared, split and split-nice0');
   return {
     videos: int('videos', values.videos, 2, 1, 20),
     videoSeconds: int('video-seconds', values['video-seconds'], 90, 2, 1200),
@@ -106,14 +112,40 @@ await runBench('queues', async () => {
   const { ffmpeg } = platform.locateFfmpeg();
   const logger = platform.createLogger({ service: 'bench-queues', level: process.env.BENCH_LOG_LEVEL ?? 'warn' });
 
-  console.log(`making ${settings.videos > 1 ? 'the video' : 'a video'}: ${settings.videoSeconds} s 1080p30 H.264/AAC, and a ${settings.width}x${settings.height} photo...`);
+  console.log(
+    `making ${settings.videos > 1 ? 'the video' : 'a video'}: ${settings.videoSeconds} s 1080p30 H.264/AAC, and a ${settings.width}x${settings.height} photo...`,
+  );
   const video = join(dir, 'phone.mp4');
   await run(ffmpeg, [
-    '-v', 'error', '-y',
-    '-f', 'lavfi', '-i', `testsrc2=size=1920x1080:rate=30:duration=${settings.videoSeconds}`,
-    '-f', 'lavfi', '-i', `sine=frequency=440:beep_factor=4:duration=${settings.videoSeconds}`,
-    '-c:v', 'libx264', '-preset', 'veryfast', '-b:v', '12M', '-maxrate', '14M', '-bufsize', '16M', '-pix_fmt', 'yuv420p',
-    '-c:a', 'aac', '-b:a', '128k', '-shortest', video,
+    '-v',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc2=size=1920x1080:rate=30:duration=${settings.videoSeconds}`,
+    '-f',
+    'lavfi',
+    '-i',
+    `sine=frequency=440:beep_factor=4:duration=${settings.videoSeconds}`,
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-b:v',
+    '12M',
+    '-maxrate',
+    '14M',
+    '-bufsize',
+    '16M',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '128k',
+    '-shortest',
+    video,
   ]);
   const photo = join(dir, 'photo.jpg');
   writeFileSync(photo, await noisyJpeg(settings.width, settings.height));
@@ -139,7 +171,10 @@ await runBench('queues', async () => {
       const id = `item-${++n}`;
       const originalKey = `evidence/${id}/r1/original`;
       await blobs.put(originalKey, readFileSync(file), { contentType: 'application/octet-stream' });
-      return { id: `${id}.r1`, data: { evidenceId: id, revision: 1, media_type: mediaType, originalKey, outputPrefix: `evidence/${id}/r1/` } };
+      return {
+        id: `${id}.r1`,
+        data: { evidenceId: id, revision: 1, media_type: mediaType, originalKey, outputPrefix: `evidence/${id}/r1/` },
+      };
     };
     return { open, timed, finished, original, close: () => bus.close() };
   }
@@ -187,7 +222,11 @@ await runBench('queues', async () => {
       running = await worker.workMediaQueues(set, workerSettings, () => stores.timed);
       plan = Object.fromEntries(worker.mediaQueuePlan(set, workerSettings).map(({ queue, concurrency }) => [queue.name, concurrency]));
     }
-    console.log(`\n${mode}: queues ${Object.entries(plan).map(([name, c]) => `${name} (concurrency ${c})`).join(', ')}; ffmpeg niceness ${mode === 'shared' ? 0 : workerSettings.ffmpegNiceness}`);
+    console.log(
+      `\n${mode}: queues ${Object.entries(plan)
+        .map(([name, c]) => `${name} (concurrency ${c})`)
+        .join(', ')}; ffmpeg niceness ${mode === 'shared' ? 0 : workerSettings.ffmpegNiceness}`,
+    );
     const videos = [];
     const photos = [];
     const started = performance.now();
@@ -224,8 +263,12 @@ await runBench('queues', async () => {
       videosPerHour: (settings.videos / videoSpan) * 3600_000,
       allDoneSeconds: allDone / 1000,
     };
-    console.log(`  photos ready: p50 ${s(results[mode].photoP50)} s, p95 ${s(results[mode].photoP95)} s, max ${s(results[mode].photoMax)} s; ${whileVideos} of ${photos.length} ready before the last video`);
-    console.log(`  videos: ${settings.videos} in ${s(videoSpan)} s (${results[mode].videosPerHour.toFixed(1)} an hour); everything done in ${s(allDone)} s`);
+    console.log(
+      `  photos ready: p50 ${s(results[mode].photoP50)} s, p95 ${s(results[mode].photoP95)} s, max ${s(results[mode].photoMax)} s; ${whileVideos} of ${photos.length} ready before the last video`,
+    );
+    console.log(
+      `  videos: ${settings.videos} in ${s(videoSpan)} s (${results[mode].videosPerHour.toFixed(1)} an hour); everything done in ${s(allDone)} s`,
+    );
     await running.close();
     for (const queue of queues) await queue.close();
     await stores.close();
@@ -252,7 +295,9 @@ await runBench('queues', async () => {
     summary.photoP95Ratio = results.split.photoP95 / results.shared.photoP95;
     summary.videoThroughputRatio = results.split.videosPerHour / results.shared.videosPerHour;
     summary.allDoneRatio = results.split.allDoneSeconds / results.shared.allDoneSeconds;
-    console.log(`split / shared: photo p95 ${summary.photoP95Ratio.toFixed(3)}, video throughput ${summary.videoThroughputRatio.toFixed(3)}, time for all the work ${summary.allDoneRatio.toFixed(3)}`);
+    console.log(
+      `split / shared: photo p95 ${summary.photoP95Ratio.toFixed(3)}, video throughput ${summary.videoThroughputRatio.toFixed(3)}, time for all the work ${summary.allDoneRatio.toFixed(3)}`,
+    );
   }
   if (results.split && results['split-nice0']) {
     summary.niceP95Ratio = results.split.photoP95 / results['split-nice0'].photoP95;
@@ -262,7 +307,9 @@ await runBench('queues', async () => {
   if (results.split) {
     const met = results.split.photoP95 <= TARGET_P95_S * 1000;
     summary.targetMet = met && (summary.videoThroughputRatio ?? 1) >= 0.95;
-    console.log(`target: photo p95 <= ${TARGET_P95_S} s while videos transcode: ${met ? 'met' : 'NOT met'} (${s(results.split.photoP95)} s); video throughput no worse (>= 0.95 of shared, the run's noise): ${summary.videoThroughputRatio === undefined ? 'not measured' : summary.videoThroughputRatio >= 0.95 ? 'met' : 'NOT met'}`);
+    console.log(
+      `target: photo p95 <= ${TARGET_P95_S} s while videos transcode: ${met ? 'met' : 'NOT met'} (${s(results.split.photoP95)} s); video throughput no worse (>= 0.95 of shared, the run's noise): ${summary.videoThroughputRatio === undefined ? 'not measured' : summary.videoThroughputRatio >= 0.95 ? 'met' : 'NOT met'}`,
+    );
   }
   console.log(`a photo on an idle worker: ${s(floor)} s; machine load average at start ${machineSummary().loadAverageAtStart.join(' ')}`);
   writeResult('queues', stampOf(new Date()), {

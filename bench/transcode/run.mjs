@@ -52,7 +52,8 @@ await runWorkerVsBare('transcode', { help: HELP, options, budgetMinutes: 60 }, a
   phoneRounds = intOption('phone-rounds', values['phone-rounds'], 2, 1, 20);
   phoneSeconds = intOption('phone-seconds', values['phone-seconds'], 180, 5, 600);
   kinds = values.only ? [values.only] : ['video', 'voice', 'phone'];
-  if (!kinds.every((kind) => kind === 'video' || kind === 'voice' || kind === 'phone')) throw new UsageError('--only is video, voice or phone');
+  if (!kinds.every((kind) => kind === 'video' || kind === 'voice' || kind === 'phone'))
+    throw new UsageError('--only is video, voice or phone');
   const { locateFfmpeg } = await import(pathToFileURL(join(ROOT, 'packages/platform/dist/index.js')).href);
   ({ ffmpeg, ffprobe } = locateFfmpeg());
   await measure();
@@ -62,21 +63,68 @@ await runWorkerVsBare('transcode', { help: HELP, options, budgetMinutes: 60 }, a
 async function makeClips(length, suffix) {
   const video = join(dir, `phone${suffix}.mp4`);
   const voice = join(dir, `voice${suffix}.webm`);
-  if (kinds.includes('video')) await run(ffmpeg, [
-    '-v', 'error', '-y',
-    '-f', 'lavfi', '-i', `testsrc2=size=1920x1080:rate=30:duration=${length}`,
-    '-f', 'lavfi', '-i', `sine=frequency=440:beep_factor=4:duration=${length}`,
-    '-c:v', 'libx264', '-preset', 'veryfast', '-profile:v', 'high', '-b:v', '12M', '-maxrate', '14M', '-bufsize', '16M', '-pix_fmt', 'yuv420p',
-    '-c:a', 'aac', '-b:a', '128k', '-ac', '2', '-shortest', video,
-  ]);
+  if (kinds.includes('video'))
+    await run(ffmpeg, [
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      `testsrc2=size=1920x1080:rate=30:duration=${length}`,
+      '-f',
+      'lavfi',
+      '-i',
+      `sine=frequency=440:beep_factor=4:duration=${length}`,
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+      '-profile:v',
+      'high',
+      '-b:v',
+      '12M',
+      '-maxrate',
+      '14M',
+      '-bufsize',
+      '16M',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'aac',
+      '-b:a',
+      '128k',
+      '-ac',
+      '2',
+      '-shortest',
+      video,
+    ]);
   // A voice-like signal: a tone with a syllable-rate tremolo over quiet pink noise, mono, 48 kHz.
-  if (kinds.includes('voice')) await run(ffmpeg, [
-    '-v', 'error', '-y',
-    '-f', 'lavfi', '-i', `sine=frequency=180:duration=${length},tremolo=f=4:d=0.8`,
-    '-f', 'lavfi', '-i', `anoisesrc=color=pink:amplitude=0.05:duration=${length}`,
-    '-filter_complex', 'amix=inputs=2:duration=shortest', '-ar', '48000', '-ac', '1',
-    '-c:a', 'libopus', '-b:a', '48k', voice,
-  ]);
+  if (kinds.includes('voice'))
+    await run(ffmpeg, [
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      `sine=frequency=180:duration=${length},tremolo=f=4:d=0.8`,
+      '-f',
+      'lavfi',
+      '-i',
+      `anoisesrc=color=pink:amplitude=0.05:duration=${length}`,
+      '-filter_complex',
+      'amix=inputs=2:duration=shortest',
+      '-ar',
+      '48000',
+      '-ac',
+      '1',
+      '-c:a',
+      'libopus',
+      '-b:a',
+      '48k',
+      voice,
+    ]);
   return { video, voice };
 }
 
@@ -96,7 +144,14 @@ async function measure() {
     date: new Date().toISOString(),
     commit: gitDescribe(['services/media-worker', 'packages/platform']),
     machine: machineSummary(),
-    settings: { seconds, videoRounds, voiceRounds, compareWorker: values['compare-worker'] || null, logLevel: process.env.BENCH_LOG_LEVEL ?? 'info', ffmpeg },
+    settings: {
+      seconds,
+      videoRounds,
+      voiceRounds,
+      compareWorker: values['compare-worker'] || null,
+      logLevel: process.env.BENCH_LOG_LEVEL ?? 'info',
+      ffmpeg,
+    },
     target: TARGET,
     results: {},
   };
@@ -109,13 +164,20 @@ async function measure() {
     const transcode = warm.processes.find((p) => p.command === ffmpeg && p.args.some((arg) => String(arg).endsWith(`/${output}`)));
     if (!transcode) throw new Error(`no ffmpeg command writing ${output} was seen in the worker's job`);
     const jobDir = transcode.args.find((arg) => String(arg).endsWith(`/${output}`)).slice(0, -output.length - 1);
-    console.log(`\n${kind}: the worker's transcoding command (run alone as the baseline):\n  ffmpeg ${transcode.args.map((arg) => String(arg).replace(jobDir, '<job>')).join(' ')}`);
+    console.log(
+      `\n${kind}: the worker's transcoding command (run alone as the baseline):\n  ffmpeg ${transcode.args.map((arg) => String(arg).replace(jobDir, '<job>')).join(' ')}`,
+    );
 
     if (compare) await compare.call({ op: 'job', file: warmClips[kind], mediaType: MEDIA[kind] });
 
     const targets = workerAndBare(
       harnesses,
-      { file: clips[kind], mediaType: MEDIA[kind], what: kind, detail: (answer) => ({ duration: answer.result.duration, processes: answer.processes }) },
+      {
+        file: clips[kind],
+        mediaType: MEDIA[kind],
+        what: kind,
+        detail: (answer) => ({ duration: answer.result.duration, processes: answer.processes }),
+      },
       {
         dir,
         copyName: 'original',
@@ -131,8 +193,12 @@ async function measure() {
     const measured = await interleavedRounds(rounds, targets);
     const summary = summarize(measured, keys, 'bare');
     const ratio = summary.ratios.worker;
-    console.log(`  median  ${keys.map((key) => `${key} ${fmt(summary.medians[key])} s`).join('   ')}   (${(seconds / summary.medians.worker).toFixed(1)}x realtime through the worker)`);
-    console.log(`  ${kind}: worker / bare = ${ratio.toFixed(3)} (median of the per-round ratios ${summary.ratiosOfRounds.worker.toFixed(3)})   target <= ${TARGET}: ${ratio <= TARGET ? 'met' : 'NOT met'}`);
+    console.log(
+      `  median  ${keys.map((key) => `${key} ${fmt(summary.medians[key])} s`).join('   ')}   (${(seconds / summary.medians.worker).toFixed(1)}x realtime through the worker)`,
+    );
+    console.log(
+      `  ${kind}: worker / bare = ${ratio.toFixed(3)} (median of the per-round ratios ${summary.ratiosOfRounds.worker.toFixed(3)})   target <= ${TARGET}: ${ratio <= TARGET ? 'met' : 'NOT met'}`,
+    );
     if (compare) console.log(`  ${kind}: compare / bare = ${summary.ratios.compare.toFixed(3)} (${values['compare-worker']})`);
     // The same question, less exposed to other work on the machine: what the worker spends
     // outside its transcoding ffmpeg (fetching, probing, poster, storing, publishing), added to
@@ -141,7 +207,9 @@ async function measure() {
     for (const key of keys.filter((k) => k !== 'bare')) {
       outside[key] = median(
         measured.map((row) => {
-          const main = row[`${key}Detail`].processes.find((p) => p.command === ffmpeg && p.args.some((arg) => String(arg).endsWith(`/${output}`)));
+          const main = row[`${key}Detail`].processes.find(
+            (p) => p.command === ffmpeg && p.args.some((arg) => String(arg).endsWith(`/${output}`)),
+          );
           return row[key] - (main?.seconds ?? 0);
         }),
       );
@@ -155,10 +223,17 @@ async function measure() {
         console.log(`    at ${p.atSeconds.toFixed(3).padStart(7)}  ${(p.seconds ?? NaN).toFixed(3).padStart(7)} s  ${describe(p, ffmpeg)}`);
       }
     }
-    if (summary.otherCpuMax > 0.25) console.log(`  note: other work used up to ${pct(summary.otherCpuMax)} of the machine during a measurement; the ratio is noisier than on a quiet machine.`);
+    if (summary.otherCpuMax > 0.25)
+      console.log(
+        `  note: other work used up to ${pct(summary.otherCpuMax)} of the machine during a measurement; the ratio is noisier than on a quiet machine.`,
+      );
     for (const row of measured) {
       for (const key of keys.filter((k) => k !== 'bare')) {
-        row[`${key}Detail`].processes = row[`${key}Detail`].processes.map((p) => ({ what: describe(p, ffmpeg), atSeconds: p.atSeconds, seconds: p.seconds }));
+        row[`${key}Detail`].processes = row[`${key}Detail`].processes.map((p) => ({
+          what: describe(p, ffmpeg),
+          atSeconds: p.atSeconds,
+          seconds: p.seconds,
+        }));
       }
     }
     report.results[kind] = {
@@ -186,20 +261,67 @@ async function measure() {
 async function makePhoneClip(length, suffix) {
   const upright = join(dir, `phone-upright${suffix}.mp4`);
   const clip = join(dir, `phone${suffix}.mov`);
+  await run(
+    ffmpeg,
+    [
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      `testsrc2=size=1920x1080:rate=30:duration=${length}`,
+      '-f',
+      'lavfi',
+      '-i',
+      `sine=frequency=440:beep_factor=4:duration=${length}:sample_rate=48000`,
+      '-c:v',
+      'libx264',
+      '-preset',
+      'superfast',
+      '-profile:v',
+      'high',
+      '-b:v',
+      '12M',
+      '-maxrate',
+      '14M',
+      '-bufsize',
+      '16M',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'aac',
+      '-b:a',
+      '128k',
+      '-ac',
+      '2',
+      '-shortest',
+      upright,
+    ],
+    { timeout: 30 * 60_000 },
+  );
   await run(ffmpeg, [
-    '-v', 'error', '-y',
-    '-f', 'lavfi', '-i', `testsrc2=size=1920x1080:rate=30:duration=${length}`,
-    '-f', 'lavfi', '-i', `sine=frequency=440:beep_factor=4:duration=${length}:sample_rate=48000`,
-    '-c:v', 'libx264', '-preset', 'superfast', '-profile:v', 'high', '-b:v', '12M', '-maxrate', '14M', '-bufsize', '16M', '-pix_fmt', 'yuv420p',
-    '-c:a', 'aac', '-b:a', '128k', '-ac', '2', '-shortest', upright,
-  ], { timeout: 30 * 60_000 });
-  await run(ffmpeg, ['-v', 'error', '-y', '-i', upright, '-c', 'copy', '-metadata', `location=${LOCATION}`, '-metadata:s:v:0', 'rotate=90', clip]);
+    '-v',
+    'error',
+    '-y',
+    '-i',
+    upright,
+    '-c',
+    'copy',
+    '-metadata',
+    `location=${LOCATION}`,
+    '-metadata:s:v:0',
+    'rotate=90',
+    clip,
+  ]);
   return clip;
 }
 
 /** What ffprobe and a byte search find of the position and the rotation in a display copy. */
 async function inspectCopy(path) {
-  const { stdout } = await run(ffprobe, ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', path], { maxBuffer: 8 * 1024 * 1024 });
+  const { stdout } = await run(ffprobe, ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', path], {
+    maxBuffer: 8 * 1024 * 1024,
+  });
   const probe = JSON.parse(stdout);
   const video = probe.streams.find((stream) => stream.codec_type === 'video');
   const tags = JSON.stringify([probe.format.tags ?? {}, ...probe.streams.map((stream) => stream.tags ?? {})]);
@@ -214,15 +336,22 @@ async function inspectCopy(path) {
 }
 
 async function measurePhone(worker) {
-  console.log(`\nphone: making a ${phoneSeconds} s 1080p30 H.264 High/AAC MOV with a location atom and a display rotation (and a 3 s one for the warm-up)...`);
+  console.log(
+    `\nphone: making a ${phoneSeconds} s 1080p30 H.264 High/AAC MOV with a location atom and a display rotation (and a 3 s one for the warm-up)...`,
+  );
   // --phone-clip: the clip of an earlier run (made in minutes on a busy machine), and its warm-up
   // beside it (<name>-warm.mov, or the clip itself).
   const given = values['phone-clip'];
   const warmGiven = given && given.replace(/\.mov$/, '-warm.mov');
-  const warmClip = given ? (warmGiven !== given && statSync(warmGiven, { throwIfNoEntry: false }) ? warmGiven : given) : await makePhoneClip(3, '-warm');
+  const warmClip = given
+    ? warmGiven !== given && statSync(warmGiven, { throwIfNoEntry: false })
+      ? warmGiven
+      : given
+    : await makePhoneClip(3, '-warm');
   const clip = given || (await makePhoneClip(phoneSeconds, ''));
   const policies = values['phone-policies'].split(',').map((policy) => policy.trim());
-  if (!policies.every((policy) => policy === 'always' || policy === 'playable-first')) throw new UsageError('--phone-policies names always and/or playable-first');
+  if (!policies.every((policy) => policy === 'always' || policy === 'playable-first'))
+    throw new UsageError('--phone-policies names always and/or playable-first');
   const swap = !values['no-phone-swap'];
   console.log(`  phone: ${(statSync(clip).size / 1e6).toFixed(1)} MB`);
   for (const policy of policies) {
@@ -233,13 +362,19 @@ async function measurePhone(worker) {
     pid: () => worker.pid,
     run: async () => {
       const answer = await worker.call({ op: 'job', file: clip, mediaType: MEDIA.video, policy, swap });
-      if (answer.result.status !== 'ready') throw new Error(`the worker did not process the phone video (${policy}): ${answer.result.error}`);
+      if (answer.result.status !== 'ready')
+        throw new Error(`the worker did not process the phone video (${policy}): ${answer.result.error}`);
       const copies = [];
       for (const path of answer.outputs) copies.push({ path: path.replace(dir, '<tmp>'), ...(await inspectCopy(path)) });
-      return { seconds: answer.seconds, detail: { display: answer.result.display_copy ?? 'transcoded', followUpSeconds: answer.followUp?.seconds ?? null, copies } };
+      return {
+        seconds: answer.seconds,
+        detail: { display: answer.result.display_copy ?? 'transcoded', followUpSeconds: answer.followUp?.seconds ?? null, copies },
+      };
     },
   });
-  console.log(`measuring: ${phoneRounds} rounds of ${policies.join(', ')}${swap && policies.includes('playable-first') ? ' (its 720p job run right after it, timed apart)' : ''}, in a rotating order`);
+  console.log(
+    `measuring: ${phoneRounds} rounds of ${policies.join(', ')}${swap && policies.includes('playable-first') ? ' (its 720p job run right after it, timed apart)' : ''}, in a rotating order`,
+  );
   const measured = await interleavedRounds(phoneRounds, Object.fromEntries(policies.map((policy) => [policy, target(policy)])));
   const medians = Object.fromEntries(policies.map((policy) => [policy, median(measured.map((row) => row[policy]))]));
   const followUps = measured.map((row) => row['playable-firstDetail']?.followUpSeconds).filter((value) => typeof value === 'number');
@@ -247,14 +382,24 @@ async function measurePhone(worker) {
   const copies = measured.flatMap((row) => policies.flatMap((policy) => row[`${policy}Detail`].copies));
   const leaks = copies.filter((copy) => copy.locationInTags || copy.locationInBytes.length > 0);
   const ratio = medians.always && medians['playable-first'] ? medians.always / medians['playable-first'] : null;
-  console.log(`  median seconds from the stored upload to ready: ${policies.map((policy) => `${policy} ${fmt(medians[policy])} s`).join('   ')}${ratio ? `   (always / playable-first = ${ratio.toFixed(1)})` : ''}`);
-  if (followUp !== null) console.log(`  playable-first: the 720p job ${fmt(followUp)} s more (median), after which its copy replaces the first`);
-  if (medians['playable-first'] !== undefined) console.log(`  playable-first <= ${PHONE_TARGET_SECONDS} s: ${medians['playable-first'] <= PHONE_TARGET_SECONDS ? 'met' : 'NOT met'}`);
-  for (const copy of copies.slice(-3)) console.log(`  copy ${copy.path}: ${copy.codec}, rotation ${copy.rotation}, location in tags ${copy.locationInTags}, in bytes ${copy.locationInBytes.join(',') || 'none'}`);
+  console.log(
+    `  median seconds from the stored upload to ready: ${policies.map((policy) => `${policy} ${fmt(medians[policy])} s`).join('   ')}${ratio ? `   (always / playable-first = ${ratio.toFixed(1)})` : ''}`,
+  );
+  if (followUp !== null)
+    console.log(`  playable-first: the 720p job ${fmt(followUp)} s more (median), after which its copy replaces the first`);
+  if (medians['playable-first'] !== undefined)
+    console.log(`  playable-first <= ${PHONE_TARGET_SECONDS} s: ${medians['playable-first'] <= PHONE_TARGET_SECONDS ? 'met' : 'NOT met'}`);
+  for (const copy of copies.slice(-3))
+    console.log(
+      `  copy ${copy.path}: ${copy.codec}, rotation ${copy.rotation}, location in tags ${copy.locationInTags}, in bytes ${copy.locationInBytes.join(',') || 'none'}`,
+    );
   console.log(`  position in any copy: ${leaks.length === 0 ? 'none' : `FOUND in ${leaks.length}`}`);
   if (leaks.length > 0) throw new Error('a display copy carries the position');
   const otherCpuMax = Math.max(...measured.flatMap((row) => policies.map((policy) => row[`${policy}Cpu`].other)));
-  if (otherCpuMax > 0.25) console.log(`  note: other work used up to ${pct(otherCpuMax)} of the machine during a measurement; the seconds are slower than on a quiet machine, the ratio is what compares.`);
+  if (otherCpuMax > 0.25)
+    console.log(
+      `  note: other work used up to ${pct(otherCpuMax)} of the machine during a measurement; the seconds are slower than on a quiet machine, the ratio is what compares.`,
+    );
   return {
     input: { bytes: statSync(clip).size, seconds: given ? null : phoneSeconds, clip: given || null },
     policies,

@@ -77,7 +77,8 @@ const UNITS = { b: 1, kb: 1e3, mb: 1e6, gb: 1e9, kib: 2 ** 10, mib: 2 ** 20, gib
 function parseSize(raw) {
   const match = /^\s*(\d+(?:\.\d+)?)\s*([kmg]i?b|b)?\s*$/i.exec(raw ?? '1GB');
   const bytes = match ? Math.round(Number(match[1]) * UNITS[(match[2] ?? 'b').toLowerCase()]) : NaN;
-  if (!Number.isFinite(bytes) || bytes < 8e6 || bytes > 4e9) throw new UsageError(`--size must be from 8MB to 4000MB, e.g. 1GB or 200MB (got ${raw})`);
+  if (!Number.isFinite(bytes) || bytes < 8e6 || bytes > 4e9)
+    throw new UsageError(`--size must be from 8MB to 4000MB, e.g. 1GB or 200MB (got ${raw})`);
   return bytes;
 }
 
@@ -125,9 +126,14 @@ async function main() {
   const machine = machineInfo();
   const mib = (bytes) => bytes / 2 ** 20;
   console.log(describeMachine('upload', machine));
-  console.log(`  ${(settings.size / 1e6).toFixed(0)} MB video in ${settings.chunkSizes.map(mib).join(' and ')} MiB tus chunks, ${settings.rounds} round(s)`);
+  console.log(
+    `  ${(settings.size / 1e6).toFixed(0)} MB video in ${settings.chunkSizes.map(mib).join(' and ')} MiB tus chunks, ${settings.rounds} round(s)`,
+  );
   if (!settings.tusd) console.log('  tusd: left out (--no-tusd)');
-  else if (!tusd) console.log(`  tusd: not found (TUSD_PATH, $(go env GOPATH)/bin, PATH): that baseline is skipped. Install it with:\n    ${TUSD_INSTALL}`);
+  else if (!tusd)
+    console.log(
+      `  tusd: not found (TUSD_PATH, $(go env GOPATH)/bin, PATH): that baseline is skipped. Install it with:\n    ${TUSD_INSTALL}`,
+    );
   else console.log(`  tusd: ${tusd.path} (version ${tusd.version})`);
 
   const { ffmpeg } = await mediaTools();
@@ -139,12 +145,21 @@ async function main() {
   const profileDir = settings.profile ? join(RESULTS_DIR, `profiles-${stamp}`) : undefined;
   if (profileDir) mkdirSync(profileDir, { recursive: true });
   // BENCH_PORTAL_NODE_OPTIONS: Node options for the portals only (e.g. V8 heap settings to try).
-  const portalEnv = { MEDIA_WORKER_ENABLED: 'false', ...(process.env.BENCH_PORTAL_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_PORTAL_NODE_OPTIONS } : {}) };
+  const portalEnv = {
+    MEDIA_WORKER_ENABLED: 'false',
+    ...(process.env.BENCH_PORTAL_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_PORTAL_NODE_OPTIONS } : {}),
+  };
   const portalNodeArgs = process.env.BENCH_PORTAL_NODE_ARGS ? process.env.BENCH_PORTAL_NODE_ARGS.split(' ') : [];
   const portal = await startAllInOne(tempDir, portalEnv, { profileDir, nodeArgs: portalNodeArgs });
   const face = await noisyJpeg(320, 320);
   const { cookie } = await registerParticipant(portal.url, 'upload_informant', face);
-  const loopback = settings.compareLoopback ? await startAllInOne(tempDir, { ...portalEnv, UPLOADS_IN_PROCESS: 'false' }, { name: 'portal-loopback', profileDir, nodeArgs: portalNodeArgs }) : null;
+  const loopback = settings.compareLoopback
+    ? await startAllInOne(
+        tempDir,
+        { ...portalEnv, UPLOADS_IN_PROCESS: 'false' },
+        { name: 'portal-loopback', profileDir, nodeArgs: portalNodeArgs },
+      )
+    : null;
   const loopbackCookie = loopback ? (await registerParticipant(loopback.url, 'upload_informant', face)).cookie : null;
   const barePort = await freePort();
   const bareDir = join(tempDir, 'bare-files');
@@ -157,9 +172,25 @@ async function main() {
   const targets = [
     { key: 'bare', process: 'bare', title: 'bare node:http to a file', endpoint: `${bareUrl}/files`, headers: {} },
     ...(tusdServer ? [{ key: 'tusd', process: 'tusd', title: 'tusd (Go, file store)', endpoint: tusdServer.endpoint, headers: {} }] : []),
-    { key: 'portal', process: 'portal', title: 'through the portal', endpoint: `${portal.url}/api/evidence/uploads`, headers: { cookie }, portal },
+    {
+      key: 'portal',
+      process: 'portal',
+      title: 'through the portal',
+      endpoint: `${portal.url}/api/evidence/uploads`,
+      headers: { cookie },
+      portal,
+    },
     ...(loopback
-      ? [{ key: 'loopback', process: 'portal-loopback', title: 'portal, chunks over loopback', endpoint: `${loopback.url}/api/evidence/uploads`, headers: { cookie: loopbackCookie }, portal: loopback }]
+      ? [
+          {
+            key: 'loopback',
+            process: 'portal-loopback',
+            title: 'portal, chunks over loopback',
+            endpoint: `${loopback.url}/api/evidence/uploads`,
+            headers: { cookie: loopbackCookie },
+            portal: loopback,
+          },
+        ]
       : []),
   ];
   const processes = [portal.entry, bare, ...(tusdServer ? [tusdServer.entry] : []), ...(loopback ? [loopback.entry] : [])];
@@ -173,9 +204,19 @@ async function main() {
         throw new Error(`the portal did not take the video as a video: ${result.status} ${result.body.slice(0, 300)}`);
       }
       // Keep the disk free for the next round (the item's blobs go with it).
-      await expectStatus(`${target.portal.url}/api/evidence/delete/${item.id}`, { method: 'DELETE', headers: target.headers }, 200, 'deleting the uploaded item');
+      await expectStatus(
+        `${target.portal.url}/api/evidence/delete/${item.id}`,
+        { method: 'DELETE', headers: target.headers },
+        200,
+        'deleting the uploaded item',
+      );
     } else {
-      await expectStatus(new URL(result.url, target.endpoint).href, { method: 'DELETE', headers: { 'Tus-Resumable': '1.0.0' } }, 204, `deleting the ${target.key} copy`);
+      await expectStatus(
+        new URL(result.url, target.endpoint).href,
+        { method: 'DELETE', headers: { 'Tus-Resumable': '1.0.0' } },
+        204,
+        `deleting the ${target.key} copy`,
+      );
     }
     return result;
   };
@@ -218,7 +259,12 @@ async function main() {
           cpuMsPerMB: ownCpu === null ? null : (ownCpu * seconds * 1000) / mb(settings.size),
           cpu: used.cpu,
           otherCpu: used.otherCpu,
-          rss: Object.fromEntries(Object.entries(rss).map(([name, r]) => [name, { startMB: mb(r.start), peakMB: mb(r.peak), endMB: mb(r.end), growthMB: mb(r.peak - r.start) }])),
+          rss: Object.fromEntries(
+            Object.entries(rss).map(([name, r]) => [
+              name,
+              { startMB: mb(r.start), peakMB: mb(r.peak), endMB: mb(r.end), growthMB: mb(r.peak - r.start) },
+            ]),
+          ),
           rssSamples: rss[target.process].samples,
         };
         runs[mib(chunkSize)][target.key].push(run);
@@ -266,7 +312,12 @@ async function main() {
     const ratios = {
       portalOverBare: results.portal.mbPerS / results.bare.mbPerS,
       portalOverBareMedianOfRounds: median(roundRatios('bare')),
-      ...(results.loopback ? { loopbackOverBare: results.loopback.mbPerS / results.bare.mbPerS, portalOverLoopback: results.portal.mbPerS / results.loopback.mbPerS } : {}),
+      ...(results.loopback
+        ? {
+            loopbackOverBare: results.loopback.mbPerS / results.bare.mbPerS,
+            portalOverLoopback: results.portal.mbPerS / results.loopback.mbPerS,
+          }
+        : {}),
       ...(results.tusd
         ? {
             portalOverTusd: results.portal.mbPerS / results.tusd.mbPerS,
@@ -280,25 +331,57 @@ async function main() {
 
   const cpuNames = Object.keys(byChunk[mib(settings.chunkSizes[0])].results.bare.cpu);
   printTable(
-    ['chunks', 'target', 'MB/s', 'seconds', 'last PATCH s', 'CPU ms/MB', 'RSS start MB', 'RSS peak MB', 'RSS growth MB', ...cpuNames.map((n) => `CPU ${n}`), 'CPU other'],
+    [
+      'chunks',
+      'target',
+      'MB/s',
+      'seconds',
+      'last PATCH s',
+      'CPU ms/MB',
+      'RSS start MB',
+      'RSS peak MB',
+      'RSS growth MB',
+      ...cpuNames.map((n) => `CPU ${n}`),
+      'CPU other',
+    ],
     Object.entries(byChunk).flatMap(([key, { results }]) =>
       targets.map((t) => {
         const r = results[t.key];
-        return [`${key} MiB`, r.title, r.mbPerS.toFixed(1), r.seconds.toFixed(1), r.lastRequestSeconds.toFixed(2), Number.isFinite(r.cpuMsPerMB) ? r.cpuMsPerMB.toFixed(2) : '?', r.rssStartMB.toFixed(0), r.rssPeakMB.toFixed(0), r.rssGrowthMB.toFixed(1), ...cpuNames.map((n) => percentCell(r.cpu[n])), percentCell(r.otherCpu)];
+        return [
+          `${key} MiB`,
+          r.title,
+          r.mbPerS.toFixed(1),
+          r.seconds.toFixed(1),
+          r.lastRequestSeconds.toFixed(2),
+          Number.isFinite(r.cpuMsPerMB) ? r.cpuMsPerMB.toFixed(2) : '?',
+          r.rssStartMB.toFixed(0),
+          r.rssPeakMB.toFixed(0),
+          r.rssGrowthMB.toFixed(1),
+          ...cpuNames.map((n) => percentCell(r.cpu[n])),
+          percentCell(r.otherCpu),
+        ];
       }),
     ),
   );
   for (const [key, { ratios, results }] of Object.entries(byChunk)) {
     const small = Number(key) <= 5;
     const perRound = (over) => (settings.rounds > 1 ? `; per round, median ${ratios[`portalOver${over}MedianOfRounds`].toFixed(2)}` : '');
-    console.log(`  ${key} MiB chunks: portal / bare = ${ratios.portalOverBare.toFixed(2)}${perRound('Bare')}   (goal: >= ${small ? GOAL_SMALL_CHUNKS.bare : GOAL_RATIO})`);
+    console.log(
+      `  ${key} MiB chunks: portal / bare = ${ratios.portalOverBare.toFixed(2)}${perRound('Bare')}   (goal: >= ${small ? GOAL_SMALL_CHUNKS.bare : GOAL_RATIO})`,
+    );
     if (ratios.portalOverTusd !== undefined) {
-      console.log(`  ${key} MiB chunks: portal / tusd = ${ratios.portalOverTusd.toFixed(2)}${perRound('Tusd')}   (goal: >= ${GOAL_SMALL_CHUNKS.tusd}); tusd / bare = ${ratios.tusdOverBare.toFixed(2)}`);
+      console.log(
+        `  ${key} MiB chunks: portal / tusd = ${ratios.portalOverTusd.toFixed(2)}${perRound('Tusd')}   (goal: >= ${GOAL_SMALL_CHUNKS.tusd}); tusd / bare = ${ratios.tusdOverBare.toFixed(2)}`,
+      );
     }
     if (ratios.portalOverLoopback !== undefined) {
-      console.log(`  ${key} MiB chunks: portal / portal with the loopback hop = ${ratios.portalOverLoopback.toFixed(2)}; loopback / bare = ${ratios.loopbackOverBare.toFixed(2)}   (CPU ms/MB ${results.portal.cpuMsPerMB.toFixed(2)} against ${results.loopback.cpuMsPerMB.toFixed(2)})`);
+      console.log(
+        `  ${key} MiB chunks: portal / portal with the loopback hop = ${ratios.portalOverLoopback.toFixed(2)}; loopback / bare = ${ratios.loopbackOverBare.toFixed(2)}   (CPU ms/MB ${results.portal.cpuMsPerMB.toFixed(2)} against ${results.loopback.cpuMsPerMB.toFixed(2)})`,
+      );
     }
-    console.log(`  ${key} MiB chunks: portal memory growth during the upload: ${results.portal.rssGrowthMB.toFixed(1)} MB   (goal: < ${GOAL_RSS_MB} MB)`);
+    console.log(
+      `  ${key} MiB chunks: portal memory growth during the upload: ${results.portal.rssGrowthMB.toFixed(1)} MB   (goal: < ${GOAL_RSS_MB} MB)`,
+    );
   }
   console.log('  (ratios within this run, not absolute figures)');
   console.log('  "last PATCH s": the last request, answered once the server has the whole file: the portal checks the type (ffprobe),');

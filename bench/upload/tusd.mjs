@@ -13,7 +13,10 @@ export const TUSD_VERSION = 'v2.8.0';
 export const TUSD_INSTALL = `go install github.com/tus/tusd/v2/cmd/tusd@${TUSD_VERSION}`;
 
 function goBinary() {
-  const onPath = (process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, 'go')).find((path) => existsSync(path));
+  const onPath = (process.env.PATH ?? '')
+    .split(delimiter)
+    .map((dir) => join(dir, 'go'))
+    .find((path) => existsSync(path));
   return onPath ?? ['/usr/local/go/bin/go', '/usr/lib/go/bin/go'].find((path) => existsSync(path)) ?? null;
 }
 
@@ -24,7 +27,11 @@ function goInstallDirs() {
   const go = goBinary();
   if (go) {
     try {
-      const [gobin, gopath] = execFileSync(go, ['env', 'GOBIN', 'GOPATH'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 }).split('\n');
+      const [gobin, gopath] = execFileSync(go, ['env', 'GOBIN', 'GOPATH'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+        timeout: 10_000,
+      }).split('\n');
       if (gobin?.trim()) dirs.push(gobin.trim());
       for (const path of (gopath ?? '').trim().split(delimiter).filter(Boolean)) dirs.push(join(path, 'bin'));
     } catch {
@@ -68,7 +75,17 @@ export async function startTusd(binary, tempDir) {
   const port = await freePort();
   const dir = join(tempDir, 'tusd-files');
   mkdirSync(dir);
-  const entry = startProgram('tusd', binary.path, ['-host', HOST, '-port', String(port), '-upload-dir', dir, '-base-path', '/files/', '-disable-download']);
+  const entry = startProgram('tusd', binary.path, [
+    '-host',
+    HOST,
+    '-port',
+    String(port),
+    '-upload-dir',
+    dir,
+    '-base-path',
+    '/files/',
+    '-disable-download',
+  ]);
   const url = `http://${HOST}:${port}`;
   // tusd answers its Prometheus metrics at /metrics once it listens.
   await orFail(waitFor(`${url}/metrics`, 'tusd'));

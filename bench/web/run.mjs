@@ -31,7 +31,9 @@ const { values } = parseArgs({
   },
 });
 if (values.help) {
-  console.log('npm run bench:web -- [--runs 3 (Lighthouse runs per page)] [--pages /home,/archive] [--no-lighthouse] [--reports (also write the last Lighthouse report of each page, JSON)] [--label text] [--compare-web <another build of web/dist> (its pages measured in the same run, rounds interleaved)]');
+  console.log(
+    'npm run bench:web -- [--runs 3 (Lighthouse runs per page)] [--pages /home,/archive] [--no-lighthouse] [--reports (also write the last Lighthouse report of each page, JSON)] [--label text] [--compare-web <another build of web/dist> (its pages measured in the same run, rounds interleaved)]',
+  );
   process.exit(0);
 }
 const runs = Math.min(9, Math.max(1, Number(values.runs)));
@@ -87,7 +89,9 @@ try {
   const targets = [
     { key: 'baseline', title: 'baseline: minimal React page, bare node:http + gzip', url: `${baseline.url}/` },
     ...pages.map((path) => ({ key: path, title: `app ${path}`, url: `${portal.url}${path}` })),
-    ...(comparePortal ? pages.map((path) => ({ key: `compare ${path}`, title: `compared build ${path}`, url: `${comparePortal.url}${path}` })) : []),
+    ...(comparePortal
+      ? pages.map((path) => ({ key: `compare ${path}`, title: `compared build ${path}`, url: `${comparePortal.url}${path}` }))
+      : []),
   ];
 
   // --- 1. JavaScript transferred ---------------------------------------------------------------
@@ -103,13 +107,17 @@ try {
   for (const target of targets) {
     const t = transfer[target.key];
     console.log(
-      `  ${target.title.padEnd(52)} ${String(t.files.length).padStart(5)}  ${kb(t.gzipBytes).padStart(8)}  ${kb(t.transferBytes).padStart(8)} (${t.encodings.join(', ') || 'none'})`.padEnd(100) + kb(t.decodedBytes).padStart(10),
+      `  ${target.title.padEnd(52)} ${String(t.files.length).padStart(5)}  ${kb(t.gzipBytes).padStart(8)}  ${kb(t.transferBytes).padStart(8)} (${t.encodings.join(', ') || 'none'})`.padEnd(
+        100,
+      ) + kb(t.decodedBytes).padStart(10),
     );
   }
   for (const path of pages) {
     const t = transfer[path];
     const met = t.gzipBytes / 1024 <= TARGETS.jsKb;
-    console.log(`  ${path}: ${kb(t.gzipBytes)} gzipped = ${(t.gzipBytes / transfer.baseline.gzipBytes).toFixed(2)}x the baseline's ${kb(transfer.baseline.gzipBytes)}   target <= ${TARGETS.jsKb} KB: ${met ? 'met' : 'NOT met'}`);
+    console.log(
+      `  ${path}: ${kb(t.gzipBytes)} gzipped = ${(t.gzipBytes / transfer.baseline.gzipBytes).toFixed(2)}x the baseline's ${kb(transfer.baseline.gzipBytes)}   target <= ${TARGETS.jsKb} KB: ${met ? 'met' : 'NOT met'}`,
+    );
     for (const file of [...t.files].sort((a, b) => b.gzipBytes - a.gzipBytes).slice(0, 5)) {
       console.log(`      ${kb(file.gzipBytes).padStart(8)}  ${file.path}`);
     }
@@ -128,7 +136,9 @@ try {
         // already gone
       }
     });
-    console.log(`\nLighthouse ${(await import('lighthouse/package.json', { with: { type: 'json' } })).default.version}: mobile emulation, simulated throttling, ${runs} run(s) per page, rounds interleaved`);
+    console.log(
+      `\nLighthouse ${(await import('lighthouse/package.json', { with: { type: 'json' } })).default.version}: mobile emulation, simulated throttling, ${runs} run(s) per page, rounds interleaved`,
+    );
     const perRun = Object.fromEntries(targets.map((t) => [t.key, []]));
     for (let run = 1; run <= runs; run++) {
       for (const target of run % 2 ? targets : [...targets].reverse()) {
@@ -186,15 +196,23 @@ try {
     }
     for (const path of pages) {
       const l = lighthouseResults[path];
-      console.log(`  ${path}: score ${l.score} (baseline ${lighthouseResults.baseline.score})   target >= ${TARGETS.score}: ${l.score >= TARGETS.score ? 'met' : 'NOT met'}`);
+      console.log(
+        `  ${path}: score ${l.score} (baseline ${lighthouseResults.baseline.score})   target >= ${TARGETS.score}: ${l.score >= TARGETS.score ? 'met' : 'NOT met'}`,
+      );
       const opportunities = l.runs.at(-1).opportunities;
-      if (opportunities.length) console.log(`      Lighthouse suggests: ${opportunities.map((o) => `${o.id} (${o.savingsMs} ms)`).join(', ')}`);
+      if (opportunities.length)
+        console.log(`      Lighthouse suggests: ${opportunities.map((o) => `${o.id} (${o.savingsMs} ms)`).join(', ')}`);
       const compared = lighthouseResults[`compare ${path}`];
-      if (compared) console.log(`      against the compared build: score ${l.score} vs ${compared.score}, LCP ${Math.round(l.lcpMs)} vs ${Math.round(compared.lcpMs)} ms, TBT ${Math.round(l.tbtMs)} vs ${Math.round(compared.tbtMs)} ms`);
+      if (compared)
+        console.log(
+          `      against the compared build: score ${l.score} vs ${compared.score}, LCP ${Math.round(l.lcpMs)} vs ${Math.round(compared.lcpMs)} ms, TBT ${Math.round(l.tbtMs)} vs ${Math.round(compared.tbtMs)} ms`,
+        );
     }
     const warnings = [...new Set(Object.values(perRun).flatMap((r) => r.flatMap((x) => x.warnings)))];
     for (const warning of warnings) console.log(`  Lighthouse warning: ${warning}`);
-    console.log(`  Lighthouse's CPU benchmark index on this machine: ${lighthouseResults.baseline.benchmarkIndex} (it scales the simulated phone's CPU from this)`);
+    console.log(
+      `  Lighthouse's CPU benchmark index on this machine: ${lighthouseResults.baseline.benchmarkIndex} (it scales the simulated phone's CPU from this)`,
+    );
   }
 
   const file = saveResult('web', stampOf(new Date()), {
@@ -210,7 +228,10 @@ try {
   });
   console.log(`\nresults: ${file}`);
 } finally {
-  for (const cleanup of cleanups.reverse()) await Promise.resolve().then(cleanup).catch(() => {});
+  for (const cleanup of cleanups.reverse())
+    await Promise.resolve()
+      .then(cleanup)
+      .catch(() => {});
   rmSync(dir, { recursive: true, force: true });
 }
 
@@ -275,7 +296,12 @@ async function serveBare(root) {
     }
   };
   walk(root);
-  const types = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml' };
+  const types = {
+    '.html': 'text/html; charset=utf-8',
+    '.js': 'text/javascript; charset=utf-8',
+    '.css': 'text/css; charset=utf-8',
+    '.svg': 'image/svg+xml',
+  };
   const server = createServer((request, response) => {
     const path = new URL(request.url, 'http://x').pathname;
     const file = files.get(path === '/' ? '/index.html' : path);
@@ -332,7 +358,8 @@ async function startPortal(dataDir, extraEnv = {}) {
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error(`the portal did not get ready in 60 s; its log:\n${readFileSync(logFile, 'utf8').slice(-3000)}`);
+    if (Date.now() > deadline)
+      throw new Error(`the portal did not get ready in 60 s; its log:\n${readFileSync(logFile, 'utf8').slice(-3000)}`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   return {
@@ -355,4 +382,3 @@ function kb(bytes) {
 function ms(value) {
   return String(Math.round(value)).padStart(7);
 }
-

@@ -23,7 +23,11 @@ export interface BackupManifest {
 export function serversFromEnv(env?: NodeJS.ProcessEnv): BackupServers;
 export const DEFAULT_PARALLEL: number;
 export function eachBounded<T>(items: Iterable<T> | AsyncIterable<T>, limit: number, work: (item: T) => Promise<void>): Promise<void>;
-export function backup(options: BackupServers & { namespace: string; out: string; parallel?: number; log?: (line: string) => void }): Promise<BackupManifest>;
-export function restore(options: BackupServers & { namespace: string; from: string; parallel?: number; log?: (line: string) => void }): Promise<{ databases: Record<string, Record<string, number>>; objects: number }>;
+export function backup(
+  options: BackupServers & { namespace: string; out: string; parallel?: number; log?: (line: string) => void },
+): Promise<BackupManifest>;
+export function restore(
+  options: BackupServers & { namespace: string; from: string; parallel?: number; log?: (line: string) => void },
+): Promise<{ databases: Record<string, Record<string, number>>; objects: number }>;
 export function prune(options: { root: string; keep: number; log?: (line: string) => void }): Promise<string[]>;
 export function verify(options: BackupServers & { namespace: string; from: string }): Promise<string[]>;

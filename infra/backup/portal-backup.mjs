@@ -112,7 +112,13 @@ async function* linesOf(file) {
 export async function backup({ mongoUrl, s3, namespace, out, parallel = DEFAULT_PARALLEL, log = () => {} }) {
   await mkdir(out, { recursive: true });
   if ((await readdir(out)).length > 0) throw new Error(`${out} is not empty: back up into a new folder`);
-  const manifest = { format: 1, namespace, startedAt: new Date().toISOString(), databases: {}, s3: { bucket: s3.bucket, prefix: keyPrefix(s3, namespace), objects: 0, bytes: 0 } };
+  const manifest = {
+    format: 1,
+    namespace,
+    startedAt: new Date().toISOString(),
+    databases: {},
+    s3: { bucket: s3.bucket, prefix: keyPrefix(s3, namespace), objects: 0, bytes: 0 },
+  };
   const mongo = await MongoClient.connect(mongoUrl);
   try {
     for (const service of SERVICES) {
@@ -126,7 +132,8 @@ export async function backup({ mongoUrl, s3, namespace, out, parallel = DEFAULT_
         let count = 0;
         const file = createWriteStream(join(folder, `${collection}.ndjson`));
         for await (const document of db.collection(collection).find({})) {
-          if (!file.write(`${BSON.EJSON.stringify(document, { relaxed: false })}\n`)) await new Promise((resolve) => file.once('drain', resolve));
+          if (!file.write(`${BSON.EJSON.stringify(document, { relaxed: false })}\n`))
+            await new Promise((resolve) => file.once('drain', resolve));
           count += 1;
         }
         await new Promise((resolve, reject) => file.end((error) => (error ? reject(error) : resolve())));
@@ -206,7 +213,15 @@ export async function restore({ mongoUrl, s3, namespace, from, parallel = DEFAUL
       // Streamed from the file (its length told to S3 up front), never read whole into memory.
       const file = join(from, 's3', key);
       const { size } = await stat(file);
-      await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: prefix + key, Body: createReadStream(file), ContentLength: size, ContentType: contentType }));
+      await client.send(
+        new PutObjectCommand({
+          Bucket: s3.bucket,
+          Key: prefix + key,
+          Body: createReadStream(file),
+          ContentLength: size,
+          ContentType: contentType,
+        }),
+      );
       objects += 1;
     });
     log(`s3 ${s3.bucket}/${prefix}: ${objects} objects`);
@@ -307,7 +322,13 @@ async function main(args) {
   }
   const servers = serversFromEnv();
   if (command === 'backup') {
-    const manifest = await backup({ ...servers, namespace: option(args, 'namespace'), out: option(args, 'out'), parallel: parallelOption(args), log });
+    const manifest = await backup({
+      ...servers,
+      namespace: option(args, 'namespace'),
+      out: option(args, 'out'),
+      parallel: parallelOption(args),
+      log,
+    });
     console.log(`backup of ${manifest.namespace} written (${manifest.s3.objects} objects)`);
   } else if (command === 'restore') {
     await restore({ ...servers, namespace: option(args, 'namespace'), from: option(args, 'from'), parallel: parallelOption(args), log });
@@ -318,7 +339,9 @@ async function main(args) {
     console.log(problems.length ? `${problems.length} differences` : 'every document and object of the backup is there');
     if (problems.length) process.exitCode = 1;
   } else {
-    console.error('usage: portal-backup.mjs backup --namespace NS --out DIR [--parallel N] | restore --from DIR --namespace NS [--parallel N] | verify --from DIR --namespace NS | prune --root DIR --keep N');
+    console.error(
+      'usage: portal-backup.mjs backup --namespace NS --out DIR [--parallel N] | restore --from DIR --namespace NS [--parallel N] | verify --from DIR --namespace NS | prune --root DIR --keep N',
+    );
     process.exitCode = 2;
   }
 }

@@ -7,8 +7,23 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MEDIA_QUEUES, mediaQueueKindFor, type MediaJob, type MediaProcessedData, type MediaQueueKind, type MediaType } from '@portal/contracts';
-import { createBlobStore, createJobQueue, createKafkaTopics, infrastructureFromEnv, kafkaConnectionFromEnv, type BlobStore, type JobQueue } from '@portal/platform';
+import {
+  MEDIA_QUEUES,
+  mediaQueueKindFor,
+  type MediaJob,
+  type MediaProcessedData,
+  type MediaQueueKind,
+  type MediaType,
+} from '@portal/contracts';
+import {
+  createBlobStore,
+  createJobQueue,
+  createKafkaTopics,
+  infrastructureFromEnv,
+  kafkaConnectionFromEnv,
+  type BlobStore,
+  type JobQueue,
+} from '@portal/platform';
 import { waitFor } from '@portal/platform/testing';
 import { freePort } from '../support/free-port.js';
 import { ffmpegBuilds, hostileMediaCorpus } from '../support/hostile-media.js';
@@ -46,7 +61,8 @@ describe.each(ffmpegBuilds())('the distributed media worker given hostile media,
 
   beforeAll(async () => {
     for (const name of ['KAFKA_BROKERS', 'REDIS_URL', 'S3_BUCKET']) {
-      if (!process.env[name]) throw new Error(`${name} is not set: start the servers (infra/local/servers.sh start) and load infra/local/.env.servers`);
+      if (!process.env[name])
+        throw new Error(`${name} is not set: start the servers (infra/local/servers.sh start) and load infra/local/.env.servers`);
     }
     if (!existsSync(WORKER_MAIN)) throw new Error('services/media-worker/dist/main.js is missing: run npm run build first');
     dataDir = mkdtempSync(join(tmpdir(), 'hostile-worker-'));
@@ -78,7 +94,14 @@ describe.each(ffmpegBuilds())('the distributed media worker given hostile media,
     };
     // The services never create topics (a deployment's kafka-topics Job does): the worker could
     // not publish its results into this fresh namespace otherwise.
-    await createKafkaTopics({ brokers: env.KAFKA_BROKERS.split(','), namespace, partitions: 1, replicationFactor: 1, retentionMs: 3_600_000, ...kafkaConnectionFromEnv({ ...process.env, ...env }) });
+    await createKafkaTopics({
+      brokers: env.KAFKA_BROKERS.split(','),
+      namespace,
+      partitions: 1,
+      replicationFactor: 1,
+      retentionMs: 3_600_000,
+      ...kafkaConnectionFromEnv({ ...process.env, ...env }),
+    });
     worker = spawn(process.execPath, [WORKER_MAIN], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     const append = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-200_000));
     worker.stdout!.on('data', append);
@@ -135,32 +158,47 @@ describe.each(ffmpegBuilds())('the distributed media worker given hostile media,
     return done.returnValue as MediaProcessedData;
   }
 
-  it.each(CORPUS)('ends %s failed and stores nothing made from the file it names', async (name) => {
-    for (const target of [ONBOARDING_VIDEO, otherOriginal]) {
-      const file = hostileMediaCorpus(target).find((candidate) => candidate.name === name)!;
-      for (const [media_type, demuxer] of [
-        [3, 'flv'],
-        [4, 'flac'],
-        [3, undefined],
-        [4, undefined],
-      ] as const) {
-        const result = await runJob(file.bytes, media_type, demuxer);
-        expect({ status: result.status, display: result.display }, `${target} as ${media_type} with ${demuxer ?? 'no demuxer'}`).toEqual({ status: 'failed', display: null });
-        expectParticipantSafe(result.error);
-        for (const name of ['display.mp4', 'display.m4a', 'poster.webp', 'thumb.webp']) {
-          expect(await blobs.stat(`evidence/item-${counter}/r1/${name}`)).toBeNull();
+  it.each(CORPUS)(
+    'ends %s failed and stores nothing made from the file it names',
+    async (name) => {
+      for (const target of [ONBOARDING_VIDEO, otherOriginal]) {
+        const file = hostileMediaCorpus(target).find((candidate) => candidate.name === name)!;
+        for (const [media_type, demuxer] of [
+          [3, 'flv'],
+          [4, 'flac'],
+          [3, undefined],
+          [4, undefined],
+        ] as const) {
+          const result = await runJob(file.bytes, media_type, demuxer);
+          expect({ status: result.status, display: result.display }, `${target} as ${media_type} with ${demuxer ?? 'no demuxer'}`).toEqual({
+            status: 'failed',
+            display: null,
+          });
+          expectParticipantSafe(result.error);
+          for (const name of ['display.mp4', 'display.m4a', 'poster.webp', 'thumb.webp']) {
+            expect(await blobs.stat(`evidence/item-${counter}/r1/${name}`)).toBeNull();
+          }
         }
       }
-    }
-  }, 240_000);
+    },
+    240_000,
+  );
 
   it('stops a recording that does not say its length at the cap', async () => {
     // Written to a pipe (as browsers' recorders do), the WebM carries no duration.
-    const bytes = execFileSync(build.ffmpeg, ['-v', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=10', '-c:a', 'libopus', '-f', 'webm', 'pipe:1'], {
-      maxBuffer: 10 * 1024 * 1024,
-    });
+    const bytes = execFileSync(
+      build.ffmpeg,
+      ['-v', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=10', '-c:a', 'libopus', '-f', 'webm', 'pipe:1'],
+      {
+        maxBuffer: 10 * 1024 * 1024,
+      },
+    );
     const result = await runJob(bytes, 4, 'matroska');
-    expect(result).toMatchObject({ status: 'failed', display: null, error: 'The file could not be processed: recordings can be at most 6 seconds long' });
+    expect(result).toMatchObject({
+      status: 'failed',
+      display: null,
+      error: 'The file could not be processed: recordings can be at most 6 seconds long',
+    });
   }, 120_000);
 
   it('is still up and processes good files afterwards', async () => {

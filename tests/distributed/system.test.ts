@@ -39,13 +39,23 @@ async function startTraceCollector() {
     req.on('end', () => {
       try {
         const payload = JSON.parse(body) as {
-          resourceSpans?: { resource?: { attributes?: { key: string; value: { stringValue?: string } }[] }; scopeSpans?: { spans?: { traceId: string; name: string; kind: number; attributes?: unknown }[] }[] }[];
+          resourceSpans?: {
+            resource?: { attributes?: { key: string; value: { stringValue?: string } }[] };
+            scopeSpans?: { spans?: { traceId: string; name: string; kind: number; attributes?: unknown }[] }[];
+          }[];
         };
         for (const resourceSpans of payload.resourceSpans ?? []) {
-          const service = resourceSpans.resource?.attributes?.find((attribute) => attribute.key === 'service.name')?.value.stringValue ?? '?';
+          const service =
+            resourceSpans.resource?.attributes?.find((attribute) => attribute.key === 'service.name')?.value.stringValue ?? '?';
           for (const scope of resourceSpans.scopeSpans ?? []) {
             for (const span of scope.spans ?? []) {
-              spans.push({ service, traceId: span.traceId, name: span.name, kind: span.kind, attributes: JSON.stringify(span.attributes ?? []) });
+              spans.push({
+                service,
+                traceId: span.traceId,
+                name: span.name,
+                kind: span.kind,
+                attributes: JSON.stringify(span.attributes ?? []),
+              });
             }
           }
         }
@@ -78,8 +88,25 @@ beforeAll(async () => {
   // A video that takes the worker several seconds: long enough to kill it in the middle.
   longVideo = join(scratch, 'long.mp4');
   await run(locateFfmpeg().ffmpeg, [
-    '-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=1920x1080:rate=30:duration=20',
-    '-f', 'lavfi', '-i', 'sine=frequency=300:duration=20', '-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', '-shortest', longVideo,
+    '-v',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=size=1920x1080:rate=30:duration=20',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=300:duration=20',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-c:a',
+    'aac',
+    '-shortest',
+    longVideo,
   ]);
   collector = await startTraceCollector();
   portal = await startDistributedPortal({
@@ -126,7 +153,11 @@ describe('the portal as five processes on Kafka, MongoDB, Redis, S3 and SMTP', (
     const tus = { 'tus-resumable': '1.0.0', cookie };
     const created = await fetch(`${portal.url}/api/evidence/uploads`, {
       method: 'POST',
-      headers: { ...tus, 'upload-length': String(video.length), 'upload-metadata': `title ${Buffer.from('Chunked in S3').toString('base64')}` },
+      headers: {
+        ...tus,
+        'upload-length': String(video.length),
+        'upload-metadata': `title ${Buffer.from('Chunked in S3').toString('base64')}`,
+      },
     });
     expect(created.status).toBe(201);
     const location = new URL(created.headers.get('location')!, portal.url).toString();
@@ -161,7 +192,12 @@ describe('the portal as five processes on Kafka, MongoDB, Redis, S3 and SMTP', (
     const create = (length: number) =>
       rawRequest(`${portal.url}/api/evidence/uploads`, {
         method: 'POST',
-        headers: { ...tus, 'upload-length': String(length), 'upload-metadata': `title ${Buffer.from('Guarded').toString('base64')}`, 'content-length': '0' },
+        headers: {
+          ...tus,
+          'upload-length': String(length),
+          'upload-metadata': `title ${Buffer.from('Guarded').toString('base64')}`,
+          'content-length': '0',
+        },
         body: '',
       });
     const refused = await rawRequest(`${portal.url}/api/evidence`, {
@@ -180,10 +216,13 @@ describe('the portal as five processes on Kafka, MongoDB, Redis, S3 and SMTP', (
       partial: Buffer.alloc(100 * 1024, 3),
     });
     expect(stalled.status, stalled.body).toBe(408);
-    await waitFor(async () => {
-      const head = await fetch(location, { method: 'HEAD', headers: tus });
-      return Number(head.headers.get('upload-offset')) === 100 * 1024 || null;
-    }, { timeoutMs: 10_000, intervalMs: 200, what: 'the stalled chunk kept in S3' });
+    await waitFor(
+      async () => {
+        const head = await fetch(location, { method: 'HEAD', headers: tus });
+        return Number(head.headers.get('upload-offset')) === 100 * 1024 || null;
+      },
+      { timeoutMs: 10_000, intervalMs: 200, what: 'the stalled chunk kept in S3' },
+    );
     expect((await fetch(location, { method: 'DELETE', headers: tus })).status).toBe(204);
 
     // The default share: twice the largest evidence file (1 GiB).
@@ -195,7 +234,8 @@ describe('the portal as five processes on Kafka, MongoDB, Redis, S3 and SMTP', (
     const over = await create(1);
     expect(over.status, over.body).toBe(413);
     expect(JSON.parse(over.body).message).toMatch(/unfinished uploads already hold 2 GB/);
-    const cancel = (answer: { headers: { location?: string } }) => fetch(`${portal.url}${answer.headers.location}`, { method: 'DELETE', headers: tus });
+    const cancel = (answer: { headers: { location?: string } }) =>
+      fetch(`${portal.url}${answer.headers.location}`, { method: 'DELETE', headers: tus });
     expect((await cancel(first)).status).toBe(204);
     const third = await create(1);
     expect(third.status).toBe(201);
@@ -211,7 +251,9 @@ describe('the portal as five processes on Kafka, MongoDB, Redis, S3 and SMTP', (
     expect((await visitor.put('/api/user/passwordupdated', { email: user.email, code, password: 'distributed-pass' })).status).toBe(200);
     expect((await visitor.post('/api/user/login', { username: user.username, password: 'distributed-pass' })).status).toBe(200);
     // The owner is told, at the account's address; then a change of address (with the password) tells the old one.
-    expect((await waitForMail(portal.dataDir, user.email, { subject: /password was changed/ })).text).toContain('Your password was changed');
+    expect((await waitForMail(portal.dataDir, user.email, { subject: /password was changed/ })).text).toContain(
+      'Your password was changed',
+    );
     const moved = `moved_${user.username}@example.org`;
     const change = { email: moved, phone_number: '5551234567', pronouns: '' };
     expect((await visitor.put('/api/evidence/user', change)).status).toBe(400);
@@ -225,7 +267,10 @@ describe('the portal as five processes on Kafka, MongoDB, Redis, S3 and SMTP', (
     const { client: admin } = await adminClient(portal.url);
     expect((await admin.delete(`/api/user/${owner.user.id}`)).status).toBe(200);
     expect((await owner.client.get('/api/user')).status).toBe(401);
-    await waitFor(async () => (await admin.get(`/api/evidence/item/${note.data.id}`)).status === 404, { timeoutMs: 30_000, what: 'the item to go' });
+    await waitFor(async () => (await admin.get(`/api/evidence/item/${note.data.id}`)).status === 404, {
+      timeoutMs: 30_000,
+      what: 'the item to go',
+    });
   });
 
   it('loses nothing when the media worker is killed in the middle of a video job', async () => {
@@ -235,7 +280,11 @@ describe('the portal as five processes on Kafka, MongoDB, Redis, S3 and SMTP', (
     const redis = new Redis(process.env.REDIS_URL!);
     try {
       // The job is being worked on...
-      await waitFor(async () => (await redis.llen(`${portal.namespace}:${MEDIA_QUEUES.av}:active`)) > 0, { timeoutMs: 60_000, intervalMs: 50, what: 'the job to start' });
+      await waitFor(async () => (await redis.llen(`${portal.namespace}:${MEDIA_QUEUES.av}:active`)) > 0, {
+        timeoutMs: 60_000,
+        intervalMs: 50,
+        what: 'the job to start',
+      });
     } finally {
       redis.disconnect();
     }
@@ -261,7 +310,8 @@ describe('the portal as five processes on Kafka, MongoDB, Redis, S3 and SMTP', (
     expect(evidence).toMatch(/portal_consumer_lag_evidence\{[^}]*topic="identity.users"/);
     const worker = await text('media-worker');
     // One gauge per media queue: stills, audio/video, and the queue from before the split.
-    for (const queue of ['media_stills', 'media_av', 'media']) expect(worker).toMatch(new RegExp(`portal_jobs_${queue}\\{[^}]*state="completed"`));
+    for (const queue of ['media_stills', 'media_av', 'media'])
+      expect(worker).toMatch(new RegExp(`portal_jobs_${queue}\\{[^}]*state="completed"`));
     expect(worker).toMatch(/portal_job_duration_seconds_count\{[^}]*queue="media-(stills|av)",outcome="completed"/);
     const notifier = await text('notifier');
     expect(notifier).toMatch(/portal_emails_sent_total\{[^}]*kind="reset-code"[^}]*\} [1-9]/);
@@ -279,7 +329,9 @@ describe('the portal as five processes on Kafka, MongoDB, Redis, S3 and SMTP', (
     await waitForMail(portal.dataDir, user.email, { subject: /reset code/ });
     const trace = await waitFor(
       () => {
-        const root = collector.spans().find((span) => span.service === 'gateway' && span.kind === 2 && /\/api\/email\/send/.test(span.attributes));
+        const root = collector
+          .spans()
+          .find((span) => span.service === 'gateway' && span.kind === 2 && /\/api\/email\/send/.test(span.attributes));
         if (!root) return null;
         const inTrace = collector.spans().filter((span) => span.traceId === root.traceId);
         const services = new Set(inTrace.map((span) => span.service));
@@ -308,7 +360,10 @@ describe('the portal as five processes on Kafka, MongoDB, Redis, S3 and SMTP', (
       }
     } catch (error) {
       for (const service of ['identity', 'notifier'] as const) {
-        const lines = portal.logs(service).split('\n').filter((line) => /kafka|mail/i.test(line) && !line.includes('ECONNREFUSED'));
+        const lines = portal
+          .logs(service)
+          .split('\n')
+          .filter((line) => /kafka|mail/i.test(line) && !line.includes('ECONNREFUSED'));
         console.error(`${service}'s Kafka and mail log lines:\n${lines.join('\n')}`);
       }
       throw error;
@@ -323,4 +378,3 @@ describe('the portal as five processes on Kafka, MongoDB, Redis, S3 and SMTP', (
     }
   }, 420_000);
 });
-

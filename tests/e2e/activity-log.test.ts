@@ -19,7 +19,10 @@ let informantName: string;
 const pages = new OpenPages(() => ({ browser, url: portal.url }));
 
 beforeAll(async () => {
-  const [started, launched] = await Promise.all([startTestPortal(), chromiumMissing ? Promise.resolve(undefined as unknown as Browser) : launchBrowser()]);
+  const [started, launched] = await Promise.all([
+    startTestPortal(),
+    chromiumMissing ? Promise.resolve(undefined as unknown as Browser) : launchBrowser(),
+  ]);
   portal = started;
   browser = launched;
   admin = (await adminClient(portal.url)).client;
@@ -117,7 +120,14 @@ describe.skipIf(chromiumMissing)('the Activity view', () => {
     await page.setViewportSize({ width: 360, height: 740 });
     await page.goto('/admin');
     const views = page.getByRole('group', { name: 'Show' }).getByRole('button');
-    await expect.poll(() => views.allTextContents(), { timeout: 10_000 }).toEqual([expect.stringMatching(/^New \(\d+\)$/), expect.stringMatching(/^Public/), expect.stringMatching(/^Private/), expect.stringMatching(/^All/)]);
+    await expect
+      .poll(() => views.allTextContents(), { timeout: 10_000 })
+      .toEqual([
+        expect.stringMatching(/^New \(\d+\)$/),
+        expect.stringMatching(/^Public/),
+        expect.stringMatching(/^Private/),
+        expect.stringMatching(/^All/),
+      ]);
     const box = async (name: string | RegExp) => (await page.getByRole('button', { name, exact: typeof name === 'string' }).boundingBox())!;
     const [users, activity] = [await box('Show Users'), await box('Activity')];
     expect(activity.y).toBe(users.y);

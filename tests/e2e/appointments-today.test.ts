@@ -38,8 +38,19 @@ describe.skipIf(chromiumMissing)('appointments on a phone', () => {
     const start = new Date(Date.now() + 2 * 3600_000);
     const wall = (date: Date) => date.toISOString().slice(0, 16);
     const day = start.toISOString().slice(0, 10);
-    expect((await admin.client.post('/api/appointments', { email: participant.user.email, start: wall(start), place: 'Main St & 1st Ave' })).status).toBe(201);
-    expect((await admin.client.post('/api/appointments', { email: landline.user.email, start: wall(new Date(start.getTime() + 600_000)), phone: '+49 30 12345678' })).status).toBe(201);
+    expect(
+      (await admin.client.post('/api/appointments', { email: participant.user.email, start: wall(start), place: 'Main St & 1st Ave' }))
+        .status,
+    ).toBe(201);
+    expect(
+      (
+        await admin.client.post('/api/appointments', {
+          email: landline.user.email,
+          start: wall(new Date(start.getTime() + 600_000)),
+          phone: '+49 30 12345678',
+        })
+      ).status,
+    ).toBe(201);
 
     // The participant's home page: the appointment above the instructions, and the calendar link.
     const home = await pages.open('phone', participant.client.cookies.get('portal_session'));
@@ -74,7 +85,9 @@ describe.skipIf(chromiumMissing)('appointments on a phone', () => {
 
     // A status set on one phone shows on the other at its next poll.
     await row.getByRole('button', { name: 'Arrived' }).click();
-    await first.waitForFunction(() => document.querySelector('[aria-label^="Status of Grace"] [aria-pressed="true"]')?.textContent === 'Arrived');
+    await first.waitForFunction(
+      () => document.querySelector('[aria-label^="Status of Grace"] [aria-pressed="true"]')?.textContent === 'Arrived',
+    );
     await second.waitForFunction(
       () => document.querySelector('[aria-label^="Status of Grace"] [aria-pressed="true"]')?.textContent === 'Arrived',
       undefined,

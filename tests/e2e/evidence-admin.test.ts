@@ -109,10 +109,15 @@ describe.skipIf(chromiumMissing)('administration and archive (Chromium)', () => 
     const confirm = page.getByRole('dialog', { name: 'Confirm Visibility Change' });
     await confirm.getByText('Make this evidence public? Anyone will see it in the public archive.').waitFor();
     await confirm.getByRole('button', { name: 'Confirm' }).click();
-    await expect.poll(() => page.getByRole('dialog', { name: 'Harbour photo' }).getByRole('switch', { name: 'Public' }).isChecked()).toBe(true);
+    await expect
+      .poll(() => page.getByRole('dialog', { name: 'Harbour photo' }).getByRole('switch', { name: 'Public' }).isChecked())
+      .toBe(true);
     expect((await item(photo.id)).is_public).toBe(true);
     await page.getByRole('dialog', { name: 'Harbour photo' }).getByRole('button', { name: 'Close' }).click();
-    await list.getByRole('button', { name: /Harbour photo/ }).getByText('Public', { exact: true }).waitFor();
+    await list
+      .getByRole('button', { name: /Harbour photo/ })
+      .getByText('Public', { exact: true })
+      .waitFor();
 
     // A visitor (a new phone, nothing cached) sees it, and only it.
     const fresh = await openPage('visitor');
@@ -230,11 +235,29 @@ describe.skipIf(chromiumMissing)('administration and archive (Chromium)', () => 
     let info = page.getByRole('dialog', { name: 'User Information' });
     await info.getByRole('img', { name: `Verification photo of ${informant.user.username}` }).waitFor();
     const shown = await info.locator('dl').innerText();
-    for (const text of ['Username', informant.user.username, 'Email', informant.user.email, 'Phone Number', 'Role', 'User', 'Full Name', 'Ida Informant', 'Video Watched', 'Yes', 'Participation Terms', 'not recorded']) {
+    for (const text of [
+      'Username',
+      informant.user.username,
+      'Email',
+      informant.user.email,
+      'Phone Number',
+      'Role',
+      'User',
+      'Full Name',
+      'Ida Informant',
+      'Video Watched',
+      'Yes',
+      'Participation Terms',
+      'not recorded',
+    ]) {
       expect(shown).toContain(text);
     }
     await expect
-      .poll(() => info.getByRole('img', { name: `Verification photo of ${informant.user.username}` }).evaluate((element: HTMLImageElement) => element.naturalWidth))
+      .poll(() =>
+        info
+          .getByRole('img', { name: `Verification photo of ${informant.user.username}` })
+          .evaluate((element: HTMLImageElement) => element.naturalWidth),
+      )
       .toBeGreaterThan(0);
 
     // Edit: role and video watched stay read-only.

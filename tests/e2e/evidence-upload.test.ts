@@ -30,7 +30,9 @@ const pages = new OpenPages(() => ({ browser, url: portal.url }));
 
 beforeAll(async () => {
   workDir = mkdtempSync(join(tmpdir(), 'evidence-e2e-'));
-  const noise = sharp({ create: { width: 2200, height: 2200, channels: 3, background: { r: 0, g: 0, b: 0 }, noise: { type: 'gaussian', mean: 128, sigma: 70 } } });
+  const noise = sharp({
+    create: { width: 2200, height: 2200, channels: 3, background: { r: 0, g: 0, b: 0 }, noise: { type: 'gaussian', mean: 128, sigma: 70 } },
+  });
   const photo = await noise.jpeg({ quality: 100, chromaSubsampling: '4:4:4' }).toBuffer();
   bigPhoto = join(workDir, 'harbour.jpg');
   bigPhotoSize = photo.length;
@@ -38,7 +40,10 @@ beforeAll(async () => {
   writeFileSync(bigPhoto, photo);
   notMedia = join(workDir, 'minutes.jpg');
   writeFileSync(notMedia, 'minutes of the meeting, not a photo at all\n'.repeat(200));
-  [portal, browser] = await Promise.all([startTestPortal(), chromiumMissing ? Promise.resolve(undefined as unknown as Browser) : launchBrowser()]);
+  [portal, browser] = await Promise.all([
+    startTestPortal(),
+    chromiumMissing ? Promise.resolve(undefined as unknown as Browser) : launchBrowser(),
+  ]);
 }, 120_000);
 
 afterAll(async () => {
@@ -51,7 +56,11 @@ afterEach(async () => {
   // Nothing broke in the pages (a refused upload and a refused microphone are logged on purpose,
   // and so are the failed requests the tests provoke).
   const errors = await pages.closeAll();
-  expect(errors.filter((error) => !/evidence entry failed|microphone denied|Failed to load resource|ERR_INTERNET_DISCONNECTED|net::/.test(error))).toEqual([]);
+  expect(
+    errors.filter(
+      (error) => !/evidence entry failed|microphone denied|Failed to load resource|ERR_INTERNET_DISCONNECTED|net::/.test(error),
+    ),
+  ).toEqual([]);
 });
 
 /** A participant who has watched the video, and a phone signed in as them. */
@@ -93,14 +102,26 @@ async function recordUploadScreen(page: Page): Promise<void> {
       if (seen.at(-1)?.value === value) return;
       const button = [...document.querySelectorAll('button')].find((element) => element.textContent?.trim() === 'Upload Evidence');
       const text = document.body.innerText;
-      seen.push({ value, warning: text.includes('DO NOT CLOSE OUT OF THIS SCREEN'), kept: text.includes('Saved on this phone: if you leave this screen'), disabled: button?.disabled ?? false });
+      seen.push({
+        value,
+        warning: text.includes('DO NOT CLOSE OUT OF THIS SCREEN'),
+        kept: text.includes('Saved on this phone: if you leave this screen'),
+        disabled: button?.disabled ?? false,
+      });
     };
-    new MutationObserver(look).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['aria-valuenow'] });
+    new MutationObserver(look).observe(document.body, {
+      subtree: true,
+      childList: true,
+      attributes: true,
+      attributeFilter: ['aria-valuenow'],
+    });
   });
 }
 
 function recordedProgress(page: Page) {
-  return page.evaluate(() => (window as unknown as { __progress: { value: number; warning: boolean; kept: boolean; disabled: boolean }[] }).__progress);
+  return page.evaluate(
+    () => (window as unknown as { __progress: { value: number; warning: boolean; kept: boolean; disabled: boolean }[] }).__progress,
+  );
 }
 
 /** An own card by the full title in its accessible name. */
@@ -285,7 +306,9 @@ describe.skipIf(chromiumMissing)('evidence screens of a participant (Chromium, p
 
   it("says so when the list cannot load; explains a refused file in the server's words and keeps the form", async () => {
     const { page, participant } = await signedInPhone();
-    await page.route('**/api/evidence?limit=*', (route) => route.fulfill({ status: 503, contentType: 'application/json', body: '{"code":"internal","message":"down"}' }));
+    await page.route('**/api/evidence?limit=*', (route) =>
+      route.fulfill({ status: 503, contentType: 'application/json', body: '{"code":"internal","message":"down"}' }),
+    );
     await page.goto('/evidence');
     await page.getByRole('alert').filter({ hasText: MESSAGES.evidenceLoadFailed }).waitFor();
     await page.unroute('**/api/evidence?limit=*');

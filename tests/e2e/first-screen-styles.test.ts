@@ -23,9 +23,13 @@ const pages = new OpenPages(() => ({ browser, url: portal.url }));
 async function emotionStyles(page: Page): Promise<{ fromHtml: number; madeHere: string[] }> {
   return page.evaluate(() => {
     const tags = [...document.querySelectorAll<HTMLStyleElement>('style[data-emotion]')];
-    const fromHtml = tags.filter((tag) => tag.dataset.emotion!.startsWith('css ')).reduce((sum, tag) => sum + tag.dataset.emotion!.split(' ').length - 1, 0);
+    const fromHtml = tags
+      .filter((tag) => tag.dataset.emotion!.startsWith('css '))
+      .reduce((sum, tag) => sum + tag.dataset.emotion!.split(' ').length - 1, 0);
     // A style made in the browser goes into a tag of emotion's own, named by the key alone.
-    const madeHere = tags.filter((tag) => tag.dataset.emotion === 'css').flatMap((tag) => [...tag.sheet!.cssRules].map((rule) => rule.cssText));
+    const madeHere = tags
+      .filter((tag) => tag.dataset.emotion === 'css')
+      .flatMap((tag) => [...tag.sheet!.cssRules].map((rule) => rule.cssText));
     return { fromHtml, madeHere };
   });
 }
@@ -90,7 +94,11 @@ describe.skipIf(chromiumMissing)('the first screen comes with the page', () => {
       if (new URL(request.url()).pathname === '/api/evidence/public') asked.push(request.url());
     });
     await page.goto('/archive');
-    await page.getByRole('button', { name: /Lantern parade/ }).or(page.getByText(MESSAGES.archiveEmpty)).first().waitFor();
+    await page
+      .getByRole('button', { name: /Lantern parade/ })
+      .or(page.getByText(MESSAGES.archiveEmpty))
+      .first()
+      .waitFor();
     await page.waitForLoadState('networkidle');
     expect(asked).toHaveLength(1);
   });
@@ -98,10 +106,17 @@ describe.skipIf(chromiumMissing)('the first screen comes with the page', () => {
   it("a participant's evidence page compiles no style in the browser, and the styles from the page apply", async () => {
     const { page } = await pages.signedInPage();
     await page.goto('/evidence');
-    await page.getByRole('tab', { name: /Table/ }).or(page.getByRole('button', { name: /Add Evidence/i })).first().waitFor();
+    await page
+      .getByRole('tab', { name: /Table/ })
+      .or(page.getByRole('button', { name: /Add Evidence/i }))
+      .first()
+      .waitFor();
     expect((await emotionStyles(page)).madeHere).toEqual([]);
     // Drawn by the CSS that came with the HTML: the navigation bar's colour and the page's font.
-    const bar = await page.locator('header').first().evaluate((header) => getComputedStyle(header).backgroundColor);
+    const bar = await page
+      .locator('header')
+      .first()
+      .evaluate((header) => getComputedStyle(header).backgroundColor);
     expect(bar).toBe('rgb(31, 58, 95)');
   });
 });

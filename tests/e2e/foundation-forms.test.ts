@@ -166,7 +166,10 @@ describe.skipIf(chromiumMissing)(chromiumMissing ? `foundation forms (skipped: $
     await page.getByRole('heading', { level: 1, name: username, exact: true }).waitFor();
     await page.getByText('Ada Informant').waitFor();
     await page.getByText('Prefer not to say').waitFor();
-    await page.waitForFunction((name) => document.querySelector(`img[alt="Picture of ${name}"]`)?.getAttribute('src')?.includes('/avatar?v='), username);
+    await page.waitForFunction(
+      (name) => document.querySelector(`img[alt="Picture of ${name}"]`)?.getAttribute('src')?.includes('/avatar?v='),
+      username,
+    );
     const avatar = await page.evaluate(async (name) => {
       const image = document.querySelector<HTMLImageElement>(`img[alt="Picture of ${name}"]`)!;
       await image.decode();
@@ -243,7 +246,12 @@ describe.skipIf(chromiumMissing)(chromiumMissing ? `foundation forms (skipped: $
     const video = welcome.getByLabel('Onboarding video');
     await page.waitForFunction(() => {
       const element = document.querySelector<HTMLVideoElement>('video[aria-label="Onboarding video"]');
-      return element !== null && element.readyState >= 1 && element.textTracks[0]?.mode === 'hidden' && (element.textTracks[0]?.cues?.length ?? 0) > 0;
+      return (
+        element !== null &&
+        element.readyState >= 1 &&
+        element.textTracks[0]?.mode === 'hidden' &&
+        (element.textTracks[0]?.cues?.length ?? 0) > 0
+      );
     });
     await welcome.locator('[data-captions]').waitFor();
     expect(await video.evaluate((element: HTMLVideoElement) => element.textTracks[0]?.kind)).toBe('captions');

@@ -51,7 +51,8 @@ afterEach(async () => {
   expect(errors.filter((error) => !/Failed to load resource/.test(error))).toEqual([]);
 });
 
-const stored = async (title: string) => (await admin.get(`/api/evidence/item/${made[title]!.id}`)).data as EvidenceItem & { review_status: string };
+const stored = async (title: string) =>
+  (await admin.get(`/api/evidence/item/${made[title]!.id}`)).data as EvidenceItem & { review_status: string };
 
 function rowTitles(page: Page, list: string): Promise<string[]> {
   return page
@@ -118,7 +119,10 @@ describe.skipIf(chromiumMissing)('moderation (Chromium)', () => {
     await page.getByText('No evidence matches these filters.').waitFor();
     // Administrators see the position as recorded.
     await page.getByRole('button', { name: 'All', exact: true }).click();
-    await page.getByRole('list', { name: 'All evidence' }).getByRole('button', { name: /Drum circle/ }).click();
+    await page
+      .getByRole('list', { name: 'All evidence' })
+      .getByRole('button', { name: /Drum circle/ })
+      .click();
     await page.getByRole('dialog', { name: 'Drum circle' }).getByText('Location: 40.71283, -74.00609 (±15 m)').waitFor();
   });
 
@@ -137,7 +141,7 @@ describe.skipIf(chromiumMissing)('moderation (Chromium)', () => {
     await page.getByText('Nothing in the archive matches “drumming”.').waitFor();
   });
 
-  it("the owner is told before saving that an edit takes a published item out of the archive", async () => {
+  it('the owner is told before saving that an edit takes a published item out of the archive', async () => {
     const page = await pages.open('phone', informant.client.cookies.get('portal_session'));
     await page.goto('/evidence');
     const card = page.locator('li[data-evidence-id]').filter({ has: page.getByRole('button', { name: /: Bridge graffiti/ }) });
@@ -160,7 +164,9 @@ describe.skipIf(chromiumMissing)('moderation (Chromium)', () => {
     await addLocation.waitFor();
     expect(await addLocation.getAttribute('aria-describedby')).toBeTruthy();
     await page
-      .getByText('Administrators see your exact position. If this evidence is published, the public archive shows it only to within about 111 m.')
+      .getByText(
+        'Administrators see your exact position. If this evidence is published, the public archive shows it only to within about 111 m.',
+      )
       .waitFor();
   });
 
@@ -196,7 +202,10 @@ describe.skipIf(chromiumMissing)('moderation (Chromium)', () => {
   it("a moderator downloads the investigator's zip of the items ticked", async () => {
     const page = await pages.open('desktop', admin.cookies.get('portal_session'));
     await page.goto('/admin');
-    await page.getByRole('group', { name: 'Show' }).getByRole('button', { name: /^All \(/ }).click();
+    await page
+      .getByRole('group', { name: 'Show' })
+      .getByRole('button', { name: /^All \(/ })
+      .click();
     await page.getByRole('searchbox', { name: 'Search evidence' }).fill('river');
     const list = page.getByRole('list', { name: 'All evidence' });
     await expect.poll(() => rowTitles(page, 'All evidence')).toEqual(['Lantern parade']);

@@ -70,10 +70,19 @@ describe.skipIf(chromiumMissing)('the outbox of the installable app (Chromium, p
     writeFileSync(notMedia, 'minutes of the meeting, not a photo at all\n'.repeat(200));
     photo = join(workDir, 'gate.jpg');
     writeFileSync(photo, await phoneJpeg());
-    const noise = sharp({ create: { width: 2200, height: 2200, channels: 3, background: { r: 0, g: 0, b: 0 }, noise: { type: 'gaussian', mean: 128, sigma: 70 } } });
+    const noise = sharp({
+      create: {
+        width: 2200,
+        height: 2200,
+        channels: 3,
+        background: { r: 0, g: 0, b: 0 },
+        noise: { type: 'gaussian', mean: 128, sigma: 70 },
+      },
+    });
     const big = await noise.jpeg({ quality: 100, chromaSubsampling: '4:4:4' }).toBuffer();
     bigPhotoSize = big.length;
-    if (bigPhotoSize <= 2 * CHUNK || bigPhotoSize > 3 * CHUNK) throw new Error(`the photo should be three chunks, not ${bigPhotoSize} bytes`);
+    if (bigPhotoSize <= 2 * CHUNK || bigPhotoSize > 3 * CHUNK)
+      throw new Error(`the photo should be three chunks, not ${bigPhotoSize} bytes`);
     bigPhoto = join(workDir, 'crowd.jpg');
     writeFileSync(bigPhoto, big);
     ({ portal, browser } = await startWithBrowser(startTestPortal()));
@@ -89,7 +98,11 @@ describe.skipIf(chromiumMissing)('the outbox of the installable app (Chromium, p
     if (task.result?.state === 'fail') await pages.report();
     // Requests made offline or cut on purpose fail; nothing else may.
     const errors = await pages.closeAll();
-    expect(errors.filter((error) => !/Failed to load resource|ERR_INTERNET_DISCONNECTED|net::|outbox: sending failed|evidence entry failed/.test(error))).toEqual([]);
+    expect(
+      errors.filter(
+        (error) => !/Failed to load resource|ERR_INTERNET_DISCONNECTED|net::|outbox: sending failed|evidence entry failed/.test(error),
+      ),
+    ).toEqual([]);
   });
 
   it('keeps a note, a photo and a recording made offline through a reload, and sends each once when the network is back', async () => {
@@ -127,7 +140,11 @@ describe.skipIf(chromiumMissing)('the outbox of the installable app (Chromium, p
       await outboxEntry(page, title).getByText('Uploaded').waitFor({ timeout: 30_000 });
     }
     const items = await ownItems(participant.client);
-    expect(items.map((item) => `${item.media_type} ${item.title}`).sort()).toEqual(['1 Offline note at the gate', '2 Offline photo of the gate', '4 Offline sound of the gate']);
+    expect(items.map((item) => `${item.media_type} ${item.title}`).sort()).toEqual([
+      '1 Offline note at the gate',
+      '2 Offline photo of the gate',
+      '4 Offline sound of the gate',
+    ]);
     // Done entries let their files go.
     const files = await page.evaluate(
       () =>
@@ -160,14 +177,23 @@ describe.skipIf(chromiumMissing)('the outbox of the installable app (Chromium, p
     const blank = await context.newPage();
     const cdp = await context.newCDPSession(blank);
     const registrations: { registrationId: string; scopeURL: string; isDeleted?: boolean }[] = [];
-    cdp.on('ServiceWorker.workerRegistrationUpdated', (event: { registrations: typeof registrations }) => registrations.push(...event.registrations));
+    cdp.on('ServiceWorker.workerRegistrationUpdated', (event: { registrations: typeof registrations }) =>
+      registrations.push(...event.registrations),
+    );
     await cdp.send('ServiceWorker.enable');
-    await expect.poll(() => registrations.some((entry) => entry.scopeURL.startsWith(portal.url) && !entry.isDeleted), { timeout: 10_000 }).toBe(true);
+    await expect
+      .poll(() => registrations.some((entry) => entry.scopeURL.startsWith(portal.url) && !entry.isDeleted), { timeout: 10_000 })
+      .toBe(true);
     const registration = registrations.find((entry) => entry.scopeURL.startsWith(portal.url) && !entry.isDeleted)!;
     await page.close();
     await context.setOffline(false);
     // What Chromium does when the connection returns: the sync event, to the service worker alone.
-    await cdp.send('ServiceWorker.dispatchSyncEvent', { origin: new URL(portal.url).origin, registrationId: registration.registrationId, tag: 'evidence-outbox', lastChance: false });
+    await cdp.send('ServiceWorker.dispatchSyncEvent', {
+      origin: new URL(portal.url).origin,
+      registrationId: registration.registrationId,
+      tag: 'evidence-outbox',
+      lastChance: false,
+    });
     await expect
       .poll(async () => (await ownItems(participant.client)).map((item) => `${item.media_type} ${item.title}`).sort(), { timeout: 60_000 })
       .toEqual(['1 Synced note from the square', '2 Synced photo from the square']);
@@ -175,7 +201,8 @@ describe.skipIf(chromiumMissing)('the outbox of the installable app (Chromium, p
     // Opened again: both are uploaded, and nothing is sent twice.
     const reopened = await context.newPage();
     await reopened.goto('/evidence');
-    for (const title of ['Synced note from the square', 'Synced photo from the square']) await outboxEntry(reopened, title).getByText('Uploaded').waitFor();
+    for (const title of ['Synced note from the square', 'Synced photo from the square'])
+      await outboxEntry(reopened, title).getByText('Uploaded').waitFor();
     await reopened.waitForTimeout(2000);
     expect(await ownItems(participant.client)).toHaveLength(2);
   });
@@ -279,17 +306,17 @@ describe.skipIf(chromiumMissing)('the outbox of the installable app (Chromium, p
     await expect
       .poll(
         () =>
-        page.evaluate(
-          () =>
-            new Promise<{ sent: number; uploadUrl: string | null } | null>((resolve, reject) => {
-              const open = indexedDB.open('evidence-outbox');
-              open.onerror = () => reject(open.error);
-              open.onsuccess = () => {
-                const all = open.result.transaction('entries').objectStore('entries').getAll();
-                all.onsuccess = () => resolve((all.result as { sent: number; uploadUrl: string | null }[])[0] ?? null);
-              };
-            }),
-        ),
+          page.evaluate(
+            () =>
+              new Promise<{ sent: number; uploadUrl: string | null } | null>((resolve, reject) => {
+                const open = indexedDB.open('evidence-outbox');
+                open.onerror = () => reject(open.error);
+                open.onsuccess = () => {
+                  const all = open.result.transaction('entries').objectStore('entries').getAll();
+                  all.onsuccess = () => resolve((all.result as { sent: number; uploadUrl: string | null }[])[0] ?? null);
+                };
+              }),
+          ),
         { timeout: 15_000 },
       )
       .toMatchObject({ sent: CHUNK, uploadUrl: expect.stringMatching(/^\/api\/evidence\/uploads\//) });

@@ -36,7 +36,9 @@ async function workerInControl(page: Page): Promise<void> {
 }
 
 /** A participant's phone with the app installed: the service worker active and in control. */
-async function installedApp(serviceWorkers: 'allow' | 'block' = 'allow'): Promise<{ page: Page; context: BrowserContext; participant: NewParticipant }> {
+async function installedApp(
+  serviceWorkers: 'allow' | 'block' = 'allow',
+): Promise<{ page: Page; context: BrowserContext; participant: NewParticipant }> {
   const { page, participant } = await pages.signedInPage({ serviceWorkers });
   await page.goto('/evidence');
   await page.getByRole('tab', { name: 'Table' }).waitFor();
@@ -71,7 +73,12 @@ describe.skipIf(chromiumMissing)('a phone without a connection (Chromium, 390x84
   afterEach(async ({ task }) => {
     if (task.result?.state === 'fail') await pages.report();
     const errors = await pages.closeAll();
-    expect(errors.filter((error) => !/Failed to load resource|ERR_INTERNET_DISCONNECTED|net::|outbox: sending failed|evidence entry failed|logout failed/.test(error))).toEqual([]);
+    expect(
+      errors.filter(
+        (error) =>
+          !/Failed to load resource|ERR_INTERNET_DISCONNECTED|net::|outbox: sending failed|evidence entry failed|logout failed/.test(error),
+      ),
+    ).toEqual([]);
   });
 
   it('shows a visitor offline the frame of the app and says they are offline, instead of loading for ever', async () => {
@@ -98,7 +105,9 @@ describe.skipIf(chromiumMissing)('a phone without a connection (Chromium, 390x84
     await page.getByRole('button', { name: 'Add evidence' }).click();
     await page.getByRole('menuitem', { name: 'Notes' }).click();
     await page.waitForURL('**/evidence-details');
-    const notice = page.getByText('You are offline. Upload Evidence saves it on this phone, and it uploads by itself when the network is back.');
+    const notice = page.getByText(
+      'You are offline. Upload Evidence saves it on this phone, and it uploads by itself when the network is back.',
+    );
     await notice.waitFor();
     await context.setOffline(false);
     await notice.waitFor({ state: 'detached' });
@@ -118,7 +127,9 @@ describe.skipIf(chromiumMissing)('a phone without a connection (Chromium, 390x84
     await alertWith(page, 'Saved on this phone. The upload did not go through this time; it will be tried again by itself.').waitFor();
     await page.waitForURL('**/evidence');
     expect(await page.getByText('The evidence could not be saved').count()).toBe(0);
-    await expect.poll(async () => (await ownItems(participant.client)).map((item) => item.title), { timeout: 30_000 }).toEqual(['Note when the call failed']);
+    await expect
+      .poll(async () => (await ownItems(participant.client)).map((item) => item.title), { timeout: 30_000 })
+      .toEqual(['Note when the call failed']);
     await page.waitForTimeout(1500);
     expect(await ownItems(participant.client)).toHaveLength(1);
   });
@@ -141,10 +152,12 @@ describe.skipIf(chromiumMissing)('a phone without a connection (Chromium, 390x84
       await page.getByRole('button', { name: 'Upload Evidence' }).click();
       const bar = page.getByRole('progressbar', { name: 'Upload progress' });
       await bar.waitFor();
-      await expect.poll(async () => {
-        const box = (await bar.boundingBox())!;
-        return box.y >= 0 && box.y + box.height <= 844;
-      }).toBe(true);
+      await expect
+        .poll(async () => {
+          const box = (await bar.boundingBox())!;
+          return box.y >= 0 && box.y + box.height <= 844;
+        })
+        .toBe(true);
     };
 
     await upload('Kept on the phone');
@@ -165,63 +178,67 @@ describe.skipIf(chromiumMissing)('a phone without a connection (Chromium, 390x84
 
   // With the service worker (the installed app, a capture waiting) and without it (a browser that
   // has none, or before it is installed: the page itself holds the logout then).
-  it.each(['allow', 'block'] as const)('ends the session of whoever logs out offline on a shared phone: the next person is not signed in as them, and their capture is not sent (service worker: %s)', async (serviceWorkers) => {
-    const { page, context, participant } = await installedApp(serviceWorkers);
-    const withCapture = serviceWorkers === 'allow';
-    if (!withCapture) {
-      // The code of the home page and the menu, before the connection goes (nothing would serve it offline).
-      await page.goto('/home');
-      await page.getByRole('heading', { name: /^Welcome, / }).waitFor();
+  it.each(['allow', 'block'] as const)(
+    'ends the session of whoever logs out offline on a shared phone: the next person is not signed in as them, and their capture is not sent (service worker: %s)',
+    async (serviceWorkers) => {
+      const { page, context, participant } = await installedApp(serviceWorkers);
+      const withCapture = serviceWorkers === 'allow';
+      if (!withCapture) {
+        // The code of the home page and the menu, before the connection goes (nothing would serve it offline).
+        await page.goto('/home');
+        await page.getByRole('heading', { name: /^Welcome, / }).waitFor();
+        await page.getByRole('button', { name: 'Menu' }).click();
+        await page.getByRole('menu').waitFor();
+        await page.keyboard.press('Escape');
+      }
+      await context.setOffline(true);
+      if (withCapture) {
+        await captureNote(page, 'Offline note before leaving');
+        await page.waitForURL('**/evidence');
+      }
+
       await page.getByRole('button', { name: 'Menu' }).click();
-      await page.getByRole('menu').waitFor();
-      await page.keyboard.press('Escape');
-    }
-    await context.setOffline(true);
-    if (withCapture) {
-      await captureNote(page, 'Offline note before leaving');
-      await page.waitForURL('**/evidence');
-    }
+      await page.getByRole('menuitem', { name: 'Logout' }).click();
+      if (withCapture) {
+        // Logging out with a capture still waiting: the app says so first.
+        const warning = page.getByRole('dialog', { name: 'Evidence still waiting' });
+        await warning.getByText('1 piece of evidence has not been uploaded yet.', { exact: false }).waitFor();
+        await warning.getByRole('button', { name: 'Log Out' }).click();
+      }
+      await page.waitForURL('**/home');
+      await page.getByRole('heading', { level: 1, name: 'You are offline' }).waitFor();
 
-    await page.getByRole('button', { name: 'Menu' }).click();
-    await page.getByRole('menuitem', { name: 'Logout' }).click();
-    if (withCapture) {
-      // Logging out with a capture still waiting: the app says so first.
-      const warning = page.getByRole('dialog', { name: 'Evidence still waiting' });
-      await warning.getByText('1 piece of evidence has not been uploaded yet.', { exact: false }).waitFor();
-      await warning.getByRole('button', { name: 'Log Out' }).click();
-    }
-    await page.waitForURL('**/home');
-    await page.getByRole('heading', { level: 1, name: 'You are offline' }).waitFor();
+      // The next person opens the app with the network back.
+      await context.setOffline(false);
+      const next = await context.newPage();
+      await next.goto('/home');
+      await next.getByRole('link', { name: 'Login' }).first().waitFor();
+      expect(await next.evaluate(async () => (await (await fetch('/api/session')).json()) as unknown)).toEqual({ user: null });
+      // The session itself is over on the server, not only forgotten by the app.
+      await expect.poll(async () => (await participant.client.get('/api/user')).status, { timeout: 15_000 }).toBe(401);
 
-    // The next person opens the app with the network back.
-    await context.setOffline(false);
-    const next = await context.newPage();
-    await next.goto('/home');
-    await next.getByRole('link', { name: 'Login' }).first().waitFor();
-    expect(await next.evaluate(async () => (await (await fetch('/api/session')).json()) as unknown)).toEqual({ user: null });
-    // The session itself is over on the server, not only forgotten by the app.
-    await expect.poll(async () => (await participant.client.get('/api/user')).status, { timeout: 15_000 }).toBe(401);
-
-    // Someone else signs in on the same phone: the last person's capture stays on the phone, unsent.
-    const other = await newParticipant(portal.url);
-    await logIn(next, other.user.username, other.password);
-    await next.waitForURL('**/home');
-    await next.goto('/evidence');
-    await next.getByRole('tab', { name: 'Table' }).waitFor();
-    await next.waitForTimeout(2000);
-    expect(await ownItems(other.client)).toEqual([]);
-    const stored = await next.evaluate(
-      () =>
-        new Promise<{ title: string; state: string }[]>((resolve, reject) => {
-          const open = indexedDB.open('evidence-outbox');
-          open.onerror = () => reject(open.error);
-          open.onsuccess = () => {
-            const all = open.result.transaction('entries').objectStore('entries').getAll();
-            all.onsuccess = () => resolve((all.result as { title: string; state: string }[]).map(({ title, state }) => ({ title, state })));
-          };
-        }),
-    );
-    expect(stored).toEqual(withCapture ? [{ title: 'Offline note before leaving', state: 'waiting' }] : []);
-    expect(await next.getByText('Offline note before leaving').count()).toBe(0);
-  });
+      // Someone else signs in on the same phone: the last person's capture stays on the phone, unsent.
+      const other = await newParticipant(portal.url);
+      await logIn(next, other.user.username, other.password);
+      await next.waitForURL('**/home');
+      await next.goto('/evidence');
+      await next.getByRole('tab', { name: 'Table' }).waitFor();
+      await next.waitForTimeout(2000);
+      expect(await ownItems(other.client)).toEqual([]);
+      const stored = await next.evaluate(
+        () =>
+          new Promise<{ title: string; state: string }[]>((resolve, reject) => {
+            const open = indexedDB.open('evidence-outbox');
+            open.onerror = () => reject(open.error);
+            open.onsuccess = () => {
+              const all = open.result.transaction('entries').objectStore('entries').getAll();
+              all.onsuccess = () =>
+                resolve((all.result as { title: string; state: string }[]).map(({ title, state }) => ({ title, state })));
+            };
+          }),
+      );
+      expect(stored).toEqual(withCapture ? [{ title: 'Offline note before leaving', state: 'waiting' }] : []);
+      expect(await next.getByText('Offline note before leaving').count()).toBe(0);
+    },
+  );
 });

@@ -50,7 +50,11 @@ describe.skipIf(chromiumMissing)('a participant on a phone', () => {
     await page.goto('/user');
     await dialog.getByRole('button', { name: 'Log Out' }).click();
     await page.waitForURL('**/home');
-    await page.getByRole('link', { name: 'Login' }).or(page.getByRole('button', { name: 'Login' })).first().waitFor();
+    await page
+      .getByRole('link', { name: 'Login' })
+      .or(page.getByRole('button', { name: 'Login' }))
+      .first()
+      .waitFor();
     expect(await page.evaluate(async () => (await (await fetch('/api/session')).json()) as unknown)).toEqual({ user: null });
   });
 
@@ -58,7 +62,9 @@ describe.skipIf(chromiumMissing)('a participant on a phone', () => {
     const { participant } = await signedIn();
     const stranger = new ApiClient(portal.url);
     for (let attempt = 0; attempt < 10; attempt++) {
-      expect((await stranger.post('/api/user/login', { username: participant.user.username, password: 'wrong-password' })).status).toBe(401);
+      expect((await stranger.post('/api/user/login', { username: participant.user.username, password: 'wrong-password' })).status).toBe(
+        401,
+      );
     }
     const page = await pages.open('phone');
     await page.goto('/login');
@@ -100,7 +106,9 @@ describe.skipIf(chromiumMissing)('a participant on a phone', () => {
     await page.locator('li[data-media-status="ready"]').waitFor({ timeout: 30_000 });
 
     await page.getByRole('tab', { name: 'Table' }).click();
-    const title = page.getByRole('table', { name: 'Your evidence' }).getByRole('button', { name: 'Crowd at the north gate of the festival' });
+    const title = page
+      .getByRole('table', { name: 'Your evidence' })
+      .getByRole('button', { name: 'Crowd at the north gate of the festival' });
     await title.waitFor();
     expect((await title.boundingBox())!.width).toBeGreaterThanOrEqual(140);
 
@@ -126,7 +134,13 @@ describe.skipIf(chromiumMissing)('a participant on a phone', () => {
 
   it('tells apart cards whose titles begin alike, keeps the last card and the page title uncovered, and names the app in whole words', async () => {
     const { page, participant } = await signedIn();
-    const titles = ['Offline note at the gate', 'Offline photo of the gate', 'Offline sound of the gate', 'Offline note at the bridge', 'Harbour at night'];
+    const titles = [
+      'Offline note at the gate',
+      'Offline photo of the gate',
+      'Offline sound of the gate',
+      'Offline note at the bridge',
+      'Harbour at night',
+    ];
     for (const title of titles) expect((await participant.client.post('/api/evidence', { title, notes: 'seen' })).status).toBe(201);
     await page.goto('/evidence');
     const cards = page.getByRole('list', { name: 'Your evidence' }).locator('li[data-evidence-id]');
@@ -163,7 +177,8 @@ describe.skipIf(chromiumMissing)('a participant on a phone', () => {
     const shown = (await toast.boundingBox())!;
     const title = (await page.getByRole('heading', { level: 1, name: 'Evidence' }).boundingBox())!;
     const button = (await page.getByRole('button', { name: 'Add evidence' }).boundingBox())!;
-    const overlaps = (a: typeof shown, b: typeof shown) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+    const overlaps = (a: typeof shown, b: typeof shown) =>
+      a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
     expect(overlaps(shown, title)).toBe(false);
     expect(overlaps(shown, button)).toBe(false);
     // Moving on to another page, the toast goes (it would cover that page's buttons).
@@ -173,7 +188,9 @@ describe.skipIf(chromiumMissing)('a participant on a phone', () => {
     await toast.waitFor({ state: 'detached', timeout: 3000 });
 
     // The name under the app's icon on a home screen: whole words of the product's name.
-    const manifest = await page.evaluate(async () => (await (await fetch('/manifest.webmanifest')).json()) as { name: string; short_name: string });
+    const manifest = await page.evaluate(
+      async () => (await (await fetch('/manifest.webmanifest')).json()) as { name: string; short_name: string },
+    );
     expect(manifest).toMatchObject({ name: 'Operation Test', short_name: 'Operation' });
   });
 
@@ -190,12 +207,16 @@ describe.skipIf(chromiumMissing)('a participant on a phone', () => {
     const stranger = new ApiClient(portal.url);
     const check = await stranger.post('/api/user/check', { username: `Z\u043eë_${tag}` });
     expect(check.data).toMatchObject({ exists: true, message: MESSAGES.usernameTaken, field: 'username' });
-    await expect(newParticipant(portal.url, { username: `Z\u043eë_${tag}`, email: `zoe2_${tag}@example.org` })).rejects.toThrow(MESSAGES.usernameTaken);
+    await expect(newParticipant(portal.url, { username: `Z\u043eë_${tag}`, email: `zoe2_${tag}@example.org` })).rejects.toThrow(
+      MESSAGES.usernameTaken,
+    );
     // Anything but letters, digits, dots, dashes and underscores is still SPEC's refusal.
-    await expect(newParticipant(portal.url, { username: `zoë <${tag}>`, email: `zoe3_${tag}@example.org` })).rejects.toThrow(MESSAGES.usernameFormat);
+    await expect(newParticipant(portal.url, { username: `zoë <${tag}>`, email: `zoe3_${tag}@example.org` })).rejects.toThrow(
+      MESSAGES.usernameFormat,
+    );
   });
 
-  it('shows the videos\' captions below the picture, not over the slide, and keeps a Play/Pause button in view past 3 s (touch and keyboard)', async () => {
+  it("shows the videos' captions below the picture, not over the slide, and keeps a Play/Pause button in view past 3 s (touch and keyboard)", async () => {
     const { page } = await signedIn(false);
     await page.goto('/user');
     const welcome = page.getByRole('dialog', { name: /Welcome to/ });
@@ -210,7 +231,9 @@ describe.skipIf(chromiumMissing)('a participant on a phone', () => {
     expect(await video.evaluate((element: HTMLVideoElement) => element.textTracks[0]?.mode)).toBe('hidden');
 
     // Past 3 s: the native controls are unlocked, and the button is still there, in view.
-    await page.waitForFunction(() => (document.querySelector('video[aria-label="Onboarding video"]') as HTMLVideoElement).controls, null, { timeout: 10_000 });
+    await page.waitForFunction(() => (document.querySelector('video[aria-label="Onboarding video"]') as HTMLVideoElement).controls, null, {
+      timeout: 10_000,
+    });
     const pause = welcome.getByRole('button', { name: 'Pause' });
     await pause.waitFor();
     const button = (await pause.boundingBox())!;

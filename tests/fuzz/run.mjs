@@ -84,7 +84,11 @@ function client(baseUrl) {
     if (session) cookie = session.split(';')[0];
     const text = await response.text();
     if (!expect.includes(response.status)) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
-    return { status: response.status, headers: response.headers, data: text && response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text };
+    return {
+      status: response.status,
+      headers: response.headers,
+      data: text && response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text,
+    };
   };
 }
 
@@ -98,7 +102,8 @@ function client(baseUrl) {
 async function seedPortal(baseUrl, state) {
   const participant = client(baseUrl);
   const admin = client(baseUrl);
-  const adminUser = (await admin('POST', '/api/user/login', { json: { username: state.admin.username, password: state.admin.password } })).data;
+  const adminUser = (await admin('POST', '/api/user/login', { json: { username: state.admin.username, password: state.admin.password } }))
+    .data;
   let login = await participant('POST', '/api/user/login', {
     json: { username: state.participant.username, password: state.participant.password },
     expect: [200, 401],
@@ -111,11 +116,15 @@ async function seedPortal(baseUrl, state) {
       email: PARTICIPANT.email.replace('@', `.${state.generation}@`),
     };
     await registerParticipant(baseUrl, state.participant);
-    login = await participant('POST', '/api/user/login', { json: { username: state.participant.username, password: state.participant.password } });
+    login = await participant('POST', '/api/user/login', {
+      json: { username: state.participant.username, password: state.participant.password },
+    });
   }
   const participantUser = login.data;
   await participant('PUT', `/api/user/watched/${participantUser.id}`);
-  const note = (await participant('POST', '/api/evidence', { json: { title: 'A note', notes: 'Seen at the corner', location: '40.71280, -74.00600' } })).data;
+  const note = (
+    await participant('POST', '/api/evidence', { json: { title: 'A note', notes: 'Seen at the corner', location: '40.71280, -74.00600' } })
+  ).data;
   const form = new FormData();
   form.append('title', 'A photo');
   form.append('file', new Blob([new Uint8Array(await photoJpeg())], { type: 'image/jpeg' }), 'photo.jpg');
@@ -127,7 +136,11 @@ async function seedPortal(baseUrl, state) {
   }
   await admin('PUT', `/api/evidence/clearance/${photo.id}`);
   const upload = await participant('POST', '/api/evidence/uploads', {
-    headers: { 'tus-resumable': '1.0.0', 'upload-length': '1000', 'upload-metadata': `title ${Buffer.from('Unfinished').toString('base64')}` },
+    headers: {
+      'tus-resumable': '1.0.0',
+      'upload-length': '1000',
+      'upload-metadata': `title ${Buffer.from('Unfinished').toString('base64')}`,
+    },
   });
   const uploadId = upload.headers.get('location').split('/').pop();
   return { ids: [participantUser.id, adminUser.id, note.id, photo.id], uploadIds: [uploadId] };
@@ -216,7 +229,9 @@ function runSchemathesis(name, baseUrl, account, configFile, stateFile) {
         const text = readFileSync(consoleFile, 'utf8');
         const cases = /(\d+) generated, (\d+) passed(?:, (\d+) failed)?(?:, (\d+) skipped)?/.exec(text);
         const outcome = code === 0 ? 'passed' : 'FAILED';
-        const figures = cases ? `${cases[1]} cases generated: ${cases[2]} ok, ${cases[3] ?? 0} not ok, ${cases[4] ?? 0} skipped` : 'no case count in its report';
+        const figures = cases
+          ? `${cases[1]} cases generated: ${cases[2]} ok, ${cases[3] ?? 0} not ok, ${cases[4] ?? 0} skipped`
+          : 'no case count in its report';
         console.log(`  ${outcome}: ${figures} (console report: ${consoleFile})`);
         if (code !== 0) {
           console.log(`----- schemathesis console report of the ${name} run -----`);
@@ -302,7 +317,8 @@ async function main() {
     await registerParticipant(baseUrl, state.participant);
     console.log(`portal at ${baseUrl} (data in ${dataDir}); seed ${seed}, ${maxExamples} examples per operation`);
     for (const name of runs) {
-      if (!['anonymous', 'participant', 'admin'].includes(name)) throw new Error(`unknown run ${name}: use anonymous, participant or admin`);
+      if (!['anonymous', 'participant', 'admin'].includes(name))
+        throw new Error(`unknown run ${name}: use anonymous, participant or admin`);
       const configFile = writeConfig(workDir, name, await seedPortal(baseUrl, state));
       const account = { anonymous: null, participant: state.participant, admin: state.admin }[name];
       const stateFile = join(workDir, `${name}.state.json`);
@@ -321,7 +337,9 @@ async function main() {
   console.log(`\nAPI fuzzing: ${((Date.now() - started) / 1000).toFixed(0)} s, seed ${seed}`);
   for (const result of results) {
     const tally = counts.get(result.name);
-    const requests = tally ? `${tally.total} requests: ${['2xx', '3xx', '4xx', '5xx'].map((kind) => `${tally[kind]} ${kind}`).join(', ')}` : 'no requests';
+    const requests = tally
+      ? `${tally.total} requests: ${['2xx', '3xx', '4xx', '5xx'].map((kind) => `${tally[kind]} ${kind}`).join(', ')}`
+      : 'no requests';
     console.log(`${result.code === 0 ? 'passed' : 'FAILED'}  ${result.name} (${result.seconds.toFixed(0)} s, ${requests})`);
   }
   console.log(`reports and the portal's log: ${reportDir}`);

@@ -49,10 +49,20 @@ if (servers.mongoUrl && servers.s3) {
     const source = `b${randomBytes(4).toString('hex')}`;
     const target = `r${randomBytes(4).toString('hex')}`;
     const folder = join(scratch, 'backup');
-    const users = Array.from({ length: 3 }, (_, i) => sampleUser({ username: `backup_${source}_${i}`, email: `backup_${source}_${i}@example.org` }));
+    const users = Array.from({ length: 3 }, (_, i) =>
+      sampleUser({ username: `backup_${source}_${i}`, email: `backup_${source}_${i}@example.org` }),
+    );
     const items = users.flatMap((user, i) =>
       Array.from({ length: 2 }, (_, j) =>
-        sampleEvidence({ user_id: user.id, username: user.username, title: `Item ${i}.${j}`, is_public: j === 0, media_type: 2, media_status: 'ready', original_key: `evidence/${source}-${i}-${j}/original.jpg` }),
+        sampleEvidence({
+          user_id: user.id,
+          username: user.username,
+          title: `Item ${i}.${j}`,
+          is_public: j === 0,
+          media_type: 2,
+          media_status: 'ready',
+          original_key: `evidence/${source}-${i}-${j}/original.jpg`,
+        }),
       ),
     );
     const bytes = new Map(items.map((item) => [item.original_key!, randomBytes(2048 + Math.floor(Math.random() * 4096))]));
@@ -82,7 +92,12 @@ if (servers.mongoUrl && servers.s3) {
       }
       for (const item of items) expect(await to.evidence.findById(item.id)).toEqual(item);
       const archive = await to.evidence.list({ publicOnly: true }, 50);
-      expect(archive.items.map((item) => item.id).sort()).toEqual(items.filter((item) => item.is_public).map((item) => item.id).sort());
+      expect(archive.items.map((item) => item.id).sort()).toEqual(
+        items
+          .filter((item) => item.is_public)
+          .map((item) => item.id)
+          .sort(),
+      );
       for (const [key, body] of bytes) {
         const object = await to.blobs.get(key);
         expect(object?.info.contentType).toBe('image/jpeg');

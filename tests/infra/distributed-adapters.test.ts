@@ -60,5 +60,6 @@ if (servers.smtpUrl && servers.mailApi) {
     delivered: () => caughtMail(api),
   });
 } else {
-  describe.skip('Mailer contract: SMTP — no mail catcher (SMTP_URL with MAIL_API or MAILPIT_API unset, and no Docker)', () => it('skipped', () => undefined));
+  describe.skip('Mailer contract: SMTP — no mail catcher (SMTP_URL with MAIL_API or MAILPIT_API unset, and no Docker)', () =>
+    it('skipped', () => undefined));
 }

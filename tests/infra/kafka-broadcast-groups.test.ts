@@ -23,14 +23,25 @@ describe.skipIf(!servers.kafkaBrokers)('Kafka: broadcast subscriptions leave no 
     const admin = new Kafka({ clientId: 'broadcast-test-admin', brokers, logLevel: logLevel.NOTHING }).admin();
     await admin.connect();
     try {
-      const groups = async () => (await admin.listGroups()).groups.map((group) => group.groupId).filter((id) => id.startsWith(`${namespace}.`));
+      const groups = async () =>
+        (await admin.listGroups()).groups.map((group) => group.groupId).filter((id) => id.startsWith(`${namespace}.`));
       const received: Record<string, BusMessage[]> = { a: [], b: [], shared: [] };
       const subscribe = (name: string, broadcast: boolean) =>
-        bus.subscribe({ groupId: `gateway.${name}`, topics: ['sessions'], fromBeginning: false, broadcast, handler: async (message) => void received[name]!.push(message) });
+        bus.subscribe({
+          groupId: `gateway.${name}`,
+          topics: ['sessions'],
+          fromBeginning: false,
+          broadcast,
+          handler: async (message) => void received[name]!.push(message),
+        });
       const a = await subscribe('a', true);
       const b = await subscribe('b', true);
       const shared = await subscribe('shared', false);
-      await waitFor(async () => ((await groups()).length === 3 ? true : null), { timeoutMs: 30_000, intervalMs: 500, what: 'three groups' });
+      await waitFor(async () => ((await groups()).length === 3 ? true : null), {
+        timeoutMs: 30_000,
+        intervalMs: 500,
+        what: 'three groups',
+      });
       // Every broadcast subscriber sees every message.
       await waitFor(
         async () => {

@@ -15,13 +15,25 @@ let servers: PrivateServers;
 let brokers: string[];
 
 beforeAll(async () => {
-  servers = await startPrivateServers(['kafka'], { KAFKA_SECURITY: 'sasl_ssl', KAFKA_SASL_USERNAME: 'festival', KAFKA_SASL_PASSWORD: 'festival-secret-0123456789' });
+  servers = await startPrivateServers(['kafka'], {
+    KAFKA_SECURITY: 'sasl_ssl',
+    KAFKA_SASL_USERNAME: 'festival',
+    KAFKA_SASL_PASSWORD: 'festival-secret-0123456789',
+  });
   brokers = servers.env.KAFKA_BROKERS!.split(',');
 }, 240_000);
 afterAll(async () => servers?.stop());
 
-const connection = (overrides: Record<string, string> = {}): KafkaConnectionSettings => kafkaConnectionFromEnv({ ...servers.env, ...overrides });
-const event = (n: number): EventEnvelope => ({ id: `e${n}`, type: 'test.happened', version: 1, occurredAt: new Date().toISOString(), key: 'k', data: { n } });
+const connection = (overrides: Record<string, string> = {}): KafkaConnectionSettings =>
+  kafkaConnectionFromEnv({ ...servers.env, ...overrides });
+const event = (n: number): EventEnvelope => ({
+  id: `e${n}`,
+  type: 'test.happened',
+  version: 1,
+  occurredAt: new Date().toISOString(),
+  key: 'k',
+  data: { n },
+});
 
 describe('Kafka over TLS with SASL', () => {
   it('reads TLS and SASL from the environment, and names what is missing', () => {
@@ -30,7 +42,9 @@ describe('Kafka over TLS with SASL', () => {
     expect(settings.ssl).toMatchObject({ rejectUnauthorized: true, ca: [expect.stringContaining('BEGIN CERTIFICATE')] });
     expect(kafkaConnectionFromEnv({})).toEqual({});
     expect(() => kafkaConnectionFromEnv({ KAFKA_SASL_MECHANISM: 'scram-sha-256' })).toThrow(/KAFKA_SASL_USERNAME/);
-    expect(() => kafkaConnectionFromEnv({ KAFKA_SASL_MECHANISM: 'gssapi', KAFKA_SASL_USERNAME: 'a', KAFKA_SASL_PASSWORD: 'b' })).toThrow(/KAFKA_SASL_MECHANISM/);
+    expect(() => kafkaConnectionFromEnv({ KAFKA_SASL_MECHANISM: 'gssapi', KAFKA_SASL_USERNAME: 'a', KAFKA_SASL_PASSWORD: 'b' })).toThrow(
+      /KAFKA_SASL_MECHANISM/,
+    );
   });
 
   it('creates the topics once, with their partitions, replication factor and retention, then publishes and consumes', async () => {
@@ -49,7 +63,10 @@ describe('Kafka over TLS with SASL', () => {
     try {
       const metadata = await admin.fetchTopicMetadata({ topics: [`${namespace}.evidence.items`] });
       expect(metadata.topics[0]!.partitions).toHaveLength(2);
-      const configs = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: 2, name: `${namespace}.evidence.items`, configNames: ['retention.ms'] }] });
+      const configs = await admin.describeConfigs({
+        includeSynonyms: false,
+        resources: [{ type: 2, name: `${namespace}.evidence.items`, configNames: ['retention.ms'] }],
+      });
       expect(configs.resources[0]!.configEntries[0]).toMatchObject({ configName: 'retention.ms', configValue: '7200000' });
     } finally {
       await admin.disconnect();
@@ -58,8 +75,15 @@ describe('Kafka over TLS with SASL', () => {
     const bus = new KafkaEventBus({ brokers, clientId: 'security-test', logger: silent, namespace, ...connection() });
     try {
       const received: number[] = [];
-      const subscription = await bus.subscribe({ groupId: 'g', topics: ['evidence.items'], handler: async (message) => void received.push((message.value.data as { n: number }).n) });
-      await bus.publish('evidence.items', [{ key: 'k', value: event(1) }, { key: 'k', value: event(2) }]);
+      const subscription = await bus.subscribe({
+        groupId: 'g',
+        topics: ['evidence.items'],
+        handler: async (message) => void received.push((message.value.data as { n: number }).n),
+      });
+      await bus.publish('evidence.items', [
+        { key: 'k', value: event(1) },
+        { key: 'k', value: event(2) },
+      ]);
       await waitFor(() => received.length === 2, { timeoutMs: 30_000, what: 'both events' });
       expect(received).toEqual([1, 2]);
       await subscription.close();
@@ -69,14 +93,29 @@ describe('Kafka over TLS with SASL', () => {
   });
 
   it('passes the replication factor on: 3 on a one-broker cluster is refused', async () => {
-    await expect(createKafkaTopics({ brokers, namespace: `t${randomBytes(4).toString('hex')}`, partitions: 1, replicationFactor: 3, retentionMs: 3_600_000, ...connection() }, ['x'])).rejects.toThrow(
-      /Kafka refused to create topics: Replication-factor is invalid/,
-    );
+    await expect(
+      createKafkaTopics(
+        {
+          brokers,
+          namespace: `t${randomBytes(4).toString('hex')}`,
+          partitions: 1,
+          replicationFactor: 3,
+          retentionMs: 3_600_000,
+          ...connection(),
+        },
+        ['x'],
+      ),
+    ).rejects.toThrow(/Kafka refused to create topics: Replication-factor is invalid/);
   });
 
   it('authenticates with SCRAM-SHA-256 and SCRAM-SHA-512 too', async () => {
     for (const mechanism of ['scram-sha-256', 'scram-sha-512']) {
-      const bus = new KafkaEventBus({ brokers, clientId: 'security-test', logger: silent, ...connection({ KAFKA_SASL_MECHANISM: mechanism }) });
+      const bus = new KafkaEventBus({
+        brokers,
+        clientId: 'security-test',
+        logger: silent,
+        ...connection({ KAFKA_SASL_MECHANISM: mechanism }),
+      });
       try {
         await expect(bus.ping()).resolves.toBeUndefined();
       } finally {
@@ -86,7 +125,12 @@ describe('Kafka over TLS with SASL', () => {
   });
 
   it('is refused with a wrong password', async () => {
-    const bus = new KafkaEventBus({ brokers, clientId: 'security-test', logger: silent, ...connection({ KAFKA_SASL_PASSWORD: 'not-the-password' }) });
+    const bus = new KafkaEventBus({
+      brokers,
+      clientId: 'security-test',
+      logger: silent,
+      ...connection({ KAFKA_SASL_PASSWORD: 'not-the-password' }),
+    });
     try {
       await expect(bus.ping()).rejects.toThrow(/SASL|[Aa]uthentication/);
     } finally {

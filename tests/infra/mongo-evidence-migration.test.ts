@@ -23,7 +23,9 @@ describe.skipIf(!servers.mongoUrl)('MongoDB evidence written before moderation (
     const waiting = sampleEvidence({ title: 'Private drum', notes: 'heard at night' });
     for (const item of [published, waiting]) {
       const { id, review_status: _review, ...rest } = item;
-      await connection.db!.collection('evidence').insertOne({ _id: id, ...rest, upload_id: null, upload_size: null, _outbox: [], _outboxVersion: 0, _deleted: false } as never);
+      await connection
+        .db!.collection('evidence')
+        .insertOne({ _id: id, ...rest, upload_id: null, upload_size: null, _outbox: [], _outboxVersion: 0, _deleted: false } as never);
     }
     const repo = new MongoEvidenceRepository(connection);
     expect((await repo.findById(waiting.id))?.review_status).toBe('new');

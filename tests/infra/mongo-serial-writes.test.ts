@@ -21,11 +21,17 @@ afterAll(async () => {
 });
 
 const N = 30;
-const event = (key: string, type = 'evidence.updated') => ({ topic: 'evidence.items', event: createEvent({ type, key, data: { evidenceId: key } }) });
+const event = (key: string, type = 'evidence.updated') => ({
+  topic: 'evidence.items',
+  event: createEvent({ type, key, data: { evidenceId: key } }),
+});
 
 /** An evidence repository in a fresh database, and the most update commands on `evidence` it had in flight at once. */
 async function evidenceStore(serialWrites: SerialWritesSetting) {
-  const connection = await connectMongo(servers.mongoUrl!, `serial_${serialWrites}_${randomUUID().slice(0, 8)}`, { serialWrites, driver: { monitorCommands: true } });
+  const connection = await connectMongo(servers.mongoUrl!, `serial_${serialWrites}_${randomUUID().slice(0, 8)}`, {
+    serialWrites,
+    driver: { monitorCommands: true },
+  });
   connections.push(connection);
   const inFlight = new Set<number>();
   let most = 0;
@@ -57,7 +63,9 @@ async function evidenceStore(serialWrites: SerialWritesSetting) {
  * N updates of one item at once, each with its event, while the relay publishes the item's
  * creation event and a media result lands: how many update events and results were lost.
  */
-async function concurrentUpdates(repository: MongoEvidenceRepository): Promise<{ lostEvents: number; mediaResultLost: boolean; location: string | null }> {
+async function concurrentUpdates(
+  repository: MongoEvidenceRepository,
+): Promise<{ lostEvents: number; mediaResultLost: boolean; location: string | null }> {
   const item = sampleEvidence({ media_type: 2, media_status: 'processing', media_revision: 1 });
   const created = event(item.id, 'evidence.created');
   await repository.create(item, [created]);
@@ -107,34 +115,46 @@ if (servers.mongoUrl) {
       if (!needsQueue) expect(outcome).toMatchObject({ lostEvents: 0, mediaResultLost: false });
     });
 
-    it.skipIf(needsQueue)('off, on a server that needs no queue: concurrent changes of title and of notes keep the search words true', async () => {
-      const { repository, connection } = await evidenceStore('off');
-      const items = Array.from({ length: 5 }, () => sampleEvidence({ title: 'lantern', notes: 'harbour' }));
-      for (const item of items) await repository.create(item, []);
-      await Promise.all(
-        items.flatMap((item) =>
-          Array.from({ length: 6 }, (_, i) =>
-            i % 2 ? repository.update(item.id, { title: `lantern${i} beacon${i}` }, []) : repository.update(item.id, { notes: `harbour${i} quay${i}` }, []),
+    it.skipIf(needsQueue)(
+      'off, on a server that needs no queue: concurrent changes of title and of notes keep the search words true',
+      async () => {
+        const { repository, connection } = await evidenceStore('off');
+        const items = Array.from({ length: 5 }, () => sampleEvidence({ title: 'lantern', notes: 'harbour' }));
+        for (const item of items) await repository.create(item, []);
+        await Promise.all(
+          items.flatMap((item) =>
+            Array.from({ length: 6 }, (_, i) =>
+              i % 2
+                ? repository.update(item.id, { title: `lantern${i} beacon${i}` }, [])
+                : repository.update(item.id, { notes: `harbour${i} quay${i}` }, []),
+            ),
           ),
-        ),
-      );
-      for (const item of items) {
-        const stored = await connection.collection<{ _id: string; title: string; notes: string; search_terms: string[] }>('evidence').findOne({ _id: item.id });
-        expect([...stored!.search_terms].sort()).toEqual([...searchWords(`${stored!.title} ${stored!.notes}`)].sort());
-      }
-    });
+        );
+        for (const item of items) {
+          const stored = await connection
+            .collection<{ _id: string; title: string; notes: string; search_terms: string[] }>('evidence')
+            .findOne({ _id: item.id });
+          expect([...stored!.search_terms].sort()).toEqual([...searchWords(`${stored!.title} ${stored!.notes}`)].sort());
+        }
+      },
+    );
 
-    it.skipIf(needsQueue)('off, on a server that needs no queue: one item published by several at once is changed once, never reported missing', async () => {
-      const { repository } = await evidenceStore('off');
-      const item = sampleEvidence();
-      await repository.create(item, []);
-      const answers = await Promise.all(Array.from({ length: 8 }, () => repository.setVisibility([item.id], true, (record) => [event(record.id, 'evidence.published')])));
-      expect(answers.flatMap((answer) => answer.missing)).toEqual([]);
-      expect(answers.flatMap((answer) => answer.changed)).toHaveLength(1);
-      expect(answers.flatMap((answer) => answer.unchanged)).toHaveLength(7);
-      const published = (await repository.outbox.pending(10_000)).filter((entry) => entry.event.key === item.id);
-      expect(published).toHaveLength(1);
-    });
+    it.skipIf(needsQueue)(
+      'off, on a server that needs no queue: one item published by several at once is changed once, never reported missing',
+      async () => {
+        const { repository } = await evidenceStore('off');
+        const item = sampleEvidence();
+        await repository.create(item, []);
+        const answers = await Promise.all(
+          Array.from({ length: 8 }, () => repository.setVisibility([item.id], true, (record) => [event(record.id, 'evidence.published')])),
+        );
+        expect(answers.flatMap((answer) => answer.missing)).toEqual([]);
+        expect(answers.flatMap((answer) => answer.changed)).toHaveLength(1);
+        expect(answers.flatMap((answer) => answer.unchanged)).toHaveLength(7);
+        const published = (await repository.outbox.pending(10_000)).filter((entry) => entry.event.key === item.id);
+        expect(published).toHaveLength(1);
+      },
+    );
   });
 } else {
   describe.skip('MONGO_SERIAL_WRITES — no server (MONGO_URL unset and no Docker)', () => it('skipped', () => undefined));

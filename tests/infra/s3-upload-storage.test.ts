@@ -27,7 +27,12 @@ if (servers.s3) {
   const scratch = mkdtempSync(join(tmpdir(), 's3-uploads-'));
   afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-  const client = new S3Client({ region: s3.region, endpoint: s3.endpoint, forcePathStyle: true, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } });
+  const client = new S3Client({
+    region: s3.region,
+    endpoint: s3.endpoint,
+    forcePathStyle: true,
+    credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+  });
   afterAll(() => client.destroy());
 
   async function storage() {
@@ -45,7 +50,9 @@ if (servers.s3) {
     it('reads back a finished upload', async () => {
       const uploads = await storage();
       const bytes = randomBytes(300_000);
-      const upload = await uploads.datastore.create(new Upload({ id: randomUUID().replaceAll('-', ''), size: bytes.length, offset: 0, metadata: { title: 'x' } }));
+      const upload = await uploads.datastore.create(
+        new Upload({ id: randomUUID().replaceAll('-', ''), size: bytes.length, offset: 0, metadata: { title: 'x' } }),
+      );
       expect(await uploads.datastore.write(Readable.from([bytes]), upload.id, 0)).toBe(bytes.length);
       const finished = await uploads.datastore.getUpload(upload.id);
       expect(finished.offset).toBe(bytes.length);
@@ -62,7 +69,9 @@ if (servers.s3) {
       const uploads = await storage();
       const store = uploads.datastore as S3Store & S3StoreInternals;
       const bytes = randomBytes(200_000);
-      const upload = await store.create(new Upload({ id: randomUUID().replaceAll('-', ''), size: bytes.length, offset: 0, metadata: { title: 'x' } }));
+      const upload = await store.create(
+        new Upload({ id: randomUUID().replaceAll('-', ''), size: bytes.length, offset: 0, metadata: { title: 'x' } }),
+      );
       // What a kill -9 between the last part and CompleteMultipartUpload leaves: every byte in a part.
       await store.uploadPart(await store.getMetadata(upload.id), bytes, 1);
       const found = await store.getUpload(upload.id);
@@ -75,7 +84,9 @@ if (servers.s3) {
 
     it('removes an unfinished upload with its parts', async () => {
       const uploads = await storage();
-      const upload = await uploads.datastore.create(new Upload({ id: randomUUID().replaceAll('-', ''), size: 12 * 1024 * 1024, offset: 0, metadata: { title: 'x' } }));
+      const upload = await uploads.datastore.create(
+        new Upload({ id: randomUUID().replaceAll('-', ''), size: 12 * 1024 * 1024, offset: 0, metadata: { title: 'x' } }),
+      );
       // Less than a part: S3Store keeps it aside as the upload's incomplete part.
       expect(await uploads.datastore.write(Readable.from([randomBytes(1_000_000)]), upload.id, 0)).toBe(1_000_000);
       expect(await objectsOf(upload.id)).toContain(`${upload.id}.part`);
@@ -88,7 +99,14 @@ if (servers.s3) {
       const owner = randomUUID();
       const other = randomUUID();
       const create = (ownerId: string, size: number | undefined) =>
-        uploads.datastore.create(new Upload({ id: uploadIdFor(ownerId), ...(size === undefined ? {} : { size }), offset: 0, metadata: { title: 'x', owner: ownerId } }));
+        uploads.datastore.create(
+          new Upload({
+            id: uploadIdFor(ownerId),
+            ...(size === undefined ? {} : { size }),
+            offset: 0,
+            metadata: { title: 'x', owner: ownerId },
+          }),
+        );
       expect(await uploads.reservedBy(owner, 1000)).toBe(0);
       const first = await create(owner, 300_000);
       await create(owner, 200_000);

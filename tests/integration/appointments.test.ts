@@ -47,9 +47,19 @@ beforeAll(async () => {
   const logger = createLogger({ service: 'notifier-2', level: 'silent' });
   const bus = new SqliteEventBus({ file: join(portal.dataDir, 'bus.sqlite'), logger });
   const mail = new SqliteJobQueue<MailJob>({ file: jobsDatabaseFile(portal.dataDir), queue: 'mail', logger });
-  const appointments = new SqliteJobQueue<AppointmentJob>({ file: jobsDatabaseFile(portal.dataDir), queue: 'appointment-messages', logger });
+  const appointments = new SqliteJobQueue<AppointmentJob>({
+    file: jobsDatabaseFile(portal.dataDir),
+    queue: 'appointment-messages',
+    logger,
+  });
   const notifier = createNotifier(
-    notifierSettingsFromEnv({ DATA_DIR: portal.dataDir, INTERNAL_SECRET: SECRET, IDENTITY_URL: `http://127.0.0.1:${identityPort}`, APPOINTMENT_REMINDERS: '1m', PRODUCT_NAME: 'Operation Test' }),
+    notifierSettingsFromEnv({
+      DATA_DIR: portal.dataDir,
+      INTERNAL_SECRET: SECRET,
+      IDENTITY_URL: `http://127.0.0.1:${identityPort}`,
+      APPOINTMENT_REMINDERS: '1m',
+      PRODUCT_NAME: 'Operation Test',
+    }),
     { bus, mail, appointments, logger },
   );
   await notifier.start();
@@ -91,7 +101,11 @@ function textMessages(): TextMessage[] {
 function queuedJobIds(appointmentId: string): string[] {
   const db = new Database(jobsDatabaseFile(portal.dataDir), { readonly: true, fileMustExist: true });
   try {
-    return (db.prepare(`SELECT id FROM jobs WHERE queue = 'appointment-messages' AND id LIKE ? AND state IN ('waiting', 'delayed')`).all(`appointment.${appointmentId}.%`) as { id: string }[]).map((row) => row.id);
+    return (
+      db
+        .prepare(`SELECT id FROM jobs WHERE queue = 'appointment-messages' AND id LIKE ? AND state IN ('waiting', 'delayed')`)
+        .all(`appointment.${appointmentId}.%`) as { id: string }[]
+    ).map((row) => row.id);
   } finally {
     db.close();
   }
@@ -142,7 +156,9 @@ describe('appointments, reminders and the call sheet', () => {
     const participant = await newParticipant(portal.url, { email: holder, phone_number: '2025550123', pronouns: 'She/Her' });
     expect(((await participant.client.get('/api/appointments/mine')).data as MyAppointment).appointment).toBeNull();
     expect((await participant.client.get('/api/appointments/mine.ics')).status).toBe(404);
-    const unconfirmed = ((await admin.client.get(`/api/appointments?date=${start.setZone(ZONE).toISODate()}`)).data as CallSheet).appointments.find((row) => row.email === holder)!;
+    const unconfirmed = (
+      (await admin.client.get(`/api/appointments?date=${start.setZone(ZONE).toISODate()}`)).data as CallSheet
+    ).appointments.find((row) => row.email === holder)!;
     expect(unconfirmed).toMatchObject({ user_id: null, full_name: null, phone: null });
     const welcome = await waitForMail(portal.dataDir, holder, { subject: /confirm/i, timeoutMs: 30_000 });
     const token = /verify-email\?token=([^\s&"<>]+)/.exec(welcome.text)![1]!;
@@ -159,7 +175,16 @@ describe('appointments, reminders and the call sheet', () => {
     expect(calendar.endsWith('\r\n')).toBe(true);
     expect(calendar.split('\r\n').every((line) => Buffer.byteLength(line) <= 75)).toBe(true);
     expect(calendar.replace(/\r\n/g, '')).not.toMatch(/[\r\n]/);
-    for (const line of ['BEGIN:VCALENDAR', 'VERSION:2.0', 'BEGIN:VEVENT', 'BEGIN:VALARM', 'TRIGGER:-PT1M', 'END:VALARM', 'END:VEVENT', 'END:VCALENDAR']) {
+    for (const line of [
+      'BEGIN:VCALENDAR',
+      'VERSION:2.0',
+      'BEGIN:VEVENT',
+      'BEGIN:VALARM',
+      'TRIGGER:-PT1M',
+      'END:VALARM',
+      'END:VEVENT',
+      'END:VCALENDAR',
+    ]) {
       expect(calendar).toContain(`${line}\r\n`);
     }
     expect(calendar.replace(/\r\n /g, '')).toContain('LOCATION:Corner of 5th\\, and Main');
@@ -168,17 +193,24 @@ describe('appointments, reminders and the call sheet', () => {
     // The reminders: by e-mail and by text, each once although two notifiers work the queue.
     const reminder = await waitForMail(portal.dataDir, holder, { subject: /reminder/i, timeoutMs: 90_000 });
     expect(reminder.text).toContain('Corner of 5th, and Main');
-    const text = await waitFor(() => textMessages().find((message) => message.to === '+12025550123' && /reminder/i.test(message.body)) ?? null, {
-      timeoutMs: 90_000,
-      what: 'the text reminder',
-    });
+    const text = await waitFor(
+      () => textMessages().find((message) => message.to === '+12025550123' && /reminder/i.test(message.body)) ?? null,
+      {
+        timeoutMs: 90_000,
+        what: 'the text reminder',
+      },
+    );
     expect(text.body).toContain('Corner of 5th, and Main');
     const othersSheet = await waitFor(
       async () => {
         const sheet = (await admin.client.get(`/api/appointments?date=${start.setZone(ZONE).toISODate()}`)).data as CallSheet;
         const mineOnSheet = sheet.appointments.filter((entry) => [holder, ...others].includes(entry.email));
-        const done = mineOnSheet.every((entry) => ['1m:email', '1m:sms'].every((key) => entry.deliveries.some((delivery) => delivery.key === key && delivery.state === 'sent')));
-        const landlineDone = sheet.appointments.some((entry) => entry.email === landline && entry.deliveries.some((delivery) => delivery.key === '1m:sms'));
+        const done = mineOnSheet.every((entry) =>
+          ['1m:email', '1m:sms'].every((key) => entry.deliveries.some((delivery) => delivery.key === key && delivery.state === 'sent')),
+        );
+        const landlineDone = sheet.appointments.some(
+          (entry) => entry.email === landline && entry.deliveries.some((delivery) => delivery.key === '1m:sms'),
+        );
         return done && landlineDone && mineOnSheet.length === 5 ? sheet : null;
       },
       { timeoutMs: 90_000, what: 'every reminder recorded as sent' },
@@ -200,7 +232,13 @@ describe('appointments, reminders and the call sheet', () => {
     const starts = sheet.appointments.map((entry) => Date.parse(entry.start));
     expect([...starts].sort((a, b) => a - b)).toEqual(starts);
     const entry = sheet.appointments.find((candidate) => candidate.email === holder)!;
-    expect(entry).toMatchObject({ full_name: 'Ida Informant', pronouns: 'She/Her', phone: '+12025550123', phone_problem: null, status: 'waiting' });
+    expect(entry).toMatchObject({
+      full_name: 'Ida Informant',
+      pronouns: 'She/Her',
+      phone: '+12025550123',
+      phone_problem: null,
+      status: 'waiting',
+    });
     expect(entry.verification_photo_url).toMatch(/^\/api\/user\/.+\/verification-photo/);
     const fixed = sheet.appointments.find((candidate) => candidate.email === landline)!;
     expect(fixed.phone).toBeNull();
@@ -224,14 +262,23 @@ describe('appointments, reminders and the call sheet', () => {
 
     // Every change and the import are in the audit log.
     const audit = async (action: string) => ((await admin.client.get(`/api/admin/activity?action=${action}`)).data as AuditEntry[]) ?? [];
-    await waitFor(async () => (await audit('appointment.import')).find((row) => row.details?.created === 6) ?? null, { what: 'the import in the audit log' });
-    await waitFor(async () => (await audit('appointment.status')).find((row) => row.target_id === entry.id) ?? null, { what: 'the status change in the audit log' });
+    await waitFor(async () => (await audit('appointment.import')).find((row) => row.details?.created === 6) ?? null, {
+      what: 'the import in the audit log',
+    });
+    await waitFor(async () => (await audit('appointment.status')).find((row) => row.target_id === entry.id) ?? null, {
+      what: 'the status change in the audit log',
+    });
   }, 240_000);
 
   it('refuses a file with an unknown column, moves and cancels one appointment, and announces bad weather', async () => {
-    const refused = await admin.client.postForm('/api/appointments/import', csvForm('email,start,seat\nx@example.org,2030-07-01T18:30,12\n'));
+    const refused = await admin.client.postForm(
+      '/api/appointments/import',
+      csvForm('email,start,seat\nx@example.org,2030-07-01T18:30,12\n'),
+    );
     expect(refused.status).toBe(200);
-    expect((refused.data as AppointmentImportResult).refused).toEqual([{ line: 1, reason: 'unknown-column', message: expect.stringContaining('"seat"') }]);
+    expect((refused.data as AppointmentImportResult).refused).toEqual([
+      { line: 1, reason: 'unknown-column', message: expect.stringContaining('"seat"') },
+    ]);
     const noFile = await admin.client.postForm('/api/appointments/import', new FormData());
     expect(noFile.status).toBe(400);
 
@@ -257,19 +304,28 @@ describe('appointments, reminders and the call sheet', () => {
     expect(announced.data.message).toContain('the entryway of the Test Library');
     const notice = await waitForMail(portal.dataDir, email, { subject: /a message about your appointment/i, timeoutMs: 30_000 });
     expect(notice.text).toContain('the entryway of the Test Library');
-    await waitFor(() => textMessages().find((message) => message.to === '+12025550140' && message.body.includes('Test Library')) ?? null, { what: 'the announcement by text' });
+    await waitFor(() => textMessages().find((message) => message.to === '+12025550140' && message.body.includes('Test Library')) ?? null, {
+      what: 'the announcement by text',
+    });
     expect((await admin.client.post('/api/appointments/announce', { date: '2030-07-02' })).status).toBe(400);
 
     // The move took the first version's reminders out of the queue and queued the second's.
-    if (!distributed) await waitFor(() => {
-      const ids = queuedJobIds(appointment.id);
-      return ids.some((id) => id.includes('.v2.1m.email')) && !ids.some((id) => id.includes('.v1.')) ? ids : null;
-    }, { what: "the moved appointment's reminders" });
+    if (!distributed)
+      await waitFor(
+        () => {
+          const ids = queuedJobIds(appointment.id);
+          return ids.some((id) => id.includes('.v2.1m.email')) && !ids.some((id) => id.includes('.v1.')) ? ids : null;
+        },
+        { what: "the moved appointment's reminders" },
+      );
 
     expect((await admin.client.delete(`/api/appointments/${appointment.id}`)).status).toBe(200);
     expect((await admin.client.get(`/api/appointments/${appointment.id}`)).status).toBe(404);
     // The cancellation took its reminders out of the queue.
-    if (!distributed) await waitFor(() => (queuedJobIds(appointment.id).length === 0 ? true : null), { what: "the cancelled appointment's reminders to go" });
+    if (!distributed)
+      await waitFor(() => (queuedJobIds(appointment.id).length === 0 ? true : null), {
+        what: "the cancelled appointment's reminders to go",
+      });
   }, 120_000);
 
   it('sends no text to a participant who turned text reminders off, and says so on the call sheet', async () => {
@@ -287,7 +343,10 @@ describe('appointments, reminders and the call sheet', () => {
     const id = (created.data as AdminAppointment).id;
     await waitForMail(portal.dataDir, participant.user.email, { subject: /your appointment/i, timeoutMs: 30_000 });
     const record = await waitFor(
-      async () => ((await admin.client.get(`/api/appointments/${id}`)).data as AdminAppointment).deliveries.find((delivery) => delivery.key === 'confirmation:sms') ?? null,
+      async () =>
+        ((await admin.client.get(`/api/appointments/${id}`)).data as AdminAppointment).deliveries.find(
+          (delivery) => delivery.key === 'confirmation:sms',
+        ) ?? null,
       { what: 'the text confirmation record' },
     );
     expect(record).toMatchObject({ state: 'not-sent', reason: expect.stringMatching(/turned text reminders off/) });

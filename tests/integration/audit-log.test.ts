@@ -33,18 +33,26 @@ describe('the audit log', () => {
     const owner = await newParticipant(portal.url);
     const item = (await owner.client.post('/api/evidence', { title: 'Van parked twice', notes: 'Blue, no plates' })).data as { id: string };
     // A participant's own edit is not an administrative act.
-    expect((await owner.client.put(`/api/evidence/update/${item.id}`, { title: 'Van parked twice', notes: 'Blue, no plates, again' })).status).toBe(200);
+    expect(
+      (await owner.client.put(`/api/evidence/update/${item.id}`, { title: 'Van parked twice', notes: 'Blue, no plates, again' })).status,
+    ).toBe(200);
 
     expect((await admin.client.put(`/api/evidence/clearance/${item.id}`)).status).toBe(200);
     expect((await admin.client.put(`/api/evidence/clearance/${item.id}`)).status).toBe(200);
-    expect((await admin.client.put(`/api/evidence/update/${item.id}`, { title: 'Van seen twice', notes: 'Blue, no plates, again' })).status).toBe(200);
+    expect(
+      (await admin.client.put(`/api/evidence/update/${item.id}`, { title: 'Van seen twice', notes: 'Blue, no plates, again' })).status,
+    ).toBe(200);
     expect((await admin.client.delete(`/api/evidence/delete/${item.id}`)).status).toBe(200);
 
     const deleted = await entry(`?target=${item.id}&action=evidence.delete`);
     expect(deleted).toMatchObject({ actor_id: admin.user.id, actor_username: TEST_ADMIN.username, target_label: 'Van seen twice' });
     const acts = (await activity(`?target=${item.id}`)).map((e) => [e.action, e.before, e.after]);
     expect(acts).toEqual([
-      ['evidence.delete', { title: 'Van seen twice', notes: 'Blue, no plates, again', is_public: false, author: owner.user.username }, null],
+      [
+        'evidence.delete',
+        { title: 'Van seen twice', notes: 'Blue, no plates, again', is_public: false, author: owner.user.username },
+        null,
+      ],
       ['evidence.edit', { title: 'Van parked twice' }, { title: 'Van seen twice' }],
       ['evidence.unpublish', { is_public: true }, { is_public: false }],
       ['evidence.publish', { is_public: false }, { is_public: true }],
@@ -74,7 +82,13 @@ describe('the audit log', () => {
       after: { is_public: true },
     });
     const reviewed = await entry(`?target=${c}&action=evidence.mark-reviewed`);
-    expect(reviewed).toMatchObject({ actor_id: admin.user.id, target_type: 'evidence', target_label: 'Left waiting', before: { review_status: 'new' }, after: { review_status: 'reviewed' } });
+    expect(reviewed).toMatchObject({
+      actor_id: admin.user.id,
+      target_type: 'evidence',
+      target_label: 'Left waiting',
+      before: { review_status: 'new' },
+      after: { review_status: 'reviewed' },
+    });
     await entry(`?target=${b}&action=evidence.unpublish`);
     expect((await activity(`?target=${a}`)).map((e) => e.action)).toEqual(['evidence.publish']);
     expect((await activity(`?target=${b}`)).map((e) => [e.action, e.before, e.after])).toEqual([
@@ -120,7 +134,12 @@ describe('the audit log', () => {
     const since = new Date().toISOString();
     const ids: string[] = [];
     for (let i = 0; i < 5; i += 1) {
-      const item = (await owner.client.post('/api/evidence', { title: i === 0 ? '=HYPERLINK("http://x.invalid")' : i === 1 ? "Report;=cmd|' /C calc'!A0" : `Item ${i}`, notes: 'a, "quoted" note' })).data;
+      const item = (
+        await owner.client.post('/api/evidence', {
+          title: i === 0 ? '=HYPERLINK("http://x.invalid")' : i === 1 ? "Report;=cmd|' /C calc'!A0" : `Item ${i}`,
+          notes: 'a, "quoted" note',
+        })
+      ).data;
       ids.push(item.id);
       expect((await admin.client.put(`/api/evidence/clearance/${item.id}`)).status).toBe(200);
     }
@@ -139,14 +158,19 @@ describe('the audit log', () => {
     expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
     expect(csv.headers.get('content-disposition')).toMatch(/^attachment; filename="activity-\d{4}-\d{2}-\d{2}\.csv"$/);
     const lines = csv.text.trimEnd().split('\r\n');
-    expect(lines[0]).toBe('"at","actor_username","actor_id","action","target_type","target_id","target_label","before","after","details","erased"');
+    expect(lines[0]).toBe(
+      '"at","actor_username","actor_id","action","target_type","target_id","target_label","before","after","details","erased"',
+    );
     expect(lines).toHaveLength(6);
     expect(lines.at(-1)).toContain(`,"'=HYPERLINK(""http://x.invalid"")",`);
     // A spreadsheet that splits on ";" (or a tab) sees no formula behind the separator either.
     expect(lines.at(-2)).toContain(`,"Report;'=cmd|' /C calc'!A0",`);
     for (const separator of [',', ';', '\t']) {
       const cells = lines.flatMap((line) => line.split(separator)).map((cell) => cell.replace(/^"/, '').trimStart());
-      expect(cells.filter((cell) => /^[=+\-@]/.test(cell)), `split on ${JSON.stringify(separator)}`).toEqual([]);
+      expect(
+        cells.filter((cell) => /^[=+\-@]/.test(cell)),
+        `split on ${JSON.stringify(separator)}`,
+      ).toEqual([]);
     }
   });
 
@@ -163,7 +187,7 @@ describe('the audit log', () => {
     expect((await admin.client.get('/api/admin/activity.csv?to=never')).status).toBe(400);
   });
 
-  it("keeps the entries about a deleted participant, without anything that identifies them", async () => {
+  it('keeps the entries about a deleted participant, without anything that identifies them', async () => {
     const participant = await newParticipant(portal.url);
     const item = (await participant.client.post('/api/evidence', { title: 'My street', notes: '' })).data as { id: string };
     expect((await admin.client.put(`/api/evidence/clearance/${item.id}`)).status).toBe(200);
@@ -175,7 +199,13 @@ describe('the audit log', () => {
     const removal = await entry(`?action=user.delete&actor=${admin.user.id}`, (e) => e.erased && e.target_id === null && e.before === null);
     expect(removal.target_label).toBeNull();
     const published = await waitFor(async () => (await activity(`?target=${item.id}`)).find((e) => e.erased));
-    expect(published).toMatchObject({ action: 'evidence.publish', actor_username: TEST_ADMIN.username, target_label: null, before: null, after: null });
+    expect(published).toMatchObject({
+      action: 'evidence.publish',
+      actor_username: TEST_ADMIN.username,
+      target_label: null,
+      before: null,
+      after: null,
+    });
     expect(await activity(`?target=${participant.user.id}`)).toEqual([]);
     const everything = (await admin.client.get('/api/admin/activity.csv')).text;
     expect(everything).not.toContain(participant.user.username);

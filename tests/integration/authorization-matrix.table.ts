@@ -117,39 +117,66 @@ export const API_ROUTES: Record<string, Probe[]> = {
       const tag = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
       const email = `m_${tag}@example.org`;
       // The form claims an administrator's role: the server must not care.
-      const form = registrationForm({ username: `m_${tag}`, email, usernameOrEmail: email, role: '2' }, { bytes: await phoneJpeg({ width: 64, height: 64 }) });
+      const form = registrationForm(
+        { username: `m_${tag}`, email, usernameOrEmail: email, role: '2' },
+        { bytes: await phoneJpeg({ width: 64, height: 64 }) },
+      );
       const answer = await as(ctx, caller).postForm('/api/user/register', form);
-      if (answer.status === 201 && (answer.data as { role: number }).role !== 1) return { ...answer, violation: 'registered with a role other than participant' };
+      if (answer.status === 201 && (answer.data as { role: number }).role !== 1)
+        return { ...answer, violation: 'registered with a role other than participant' };
       return answer;
     }),
   ],
-  'identity POST /api/user/check': [probe('username/email taken?', 200, (caller, ctx) => as(ctx, caller).post('/api/user/check', { username: 'nobody_here', email: 'nobody@example.org' }))],
+  'identity POST /api/user/check': [
+    probe('username/email taken?', 200, (caller, ctx) =>
+      as(ctx, caller).post('/api/user/check', { username: 'nobody_here', email: 'nobody@example.org' }),
+    ),
+  ],
   'identity POST /api/user/login': [
     probe('own credentials, in a separate session', by(200, 200, 200, 200), async (caller, ctx) => {
       const account = ctx.account(caller === 'visitor' ? 'other' : caller);
       return (await ctx.freshSession(caller)).post('/api/user/login', { username: account.username, password: account.password });
     }),
-    probe('a wrong password', 401, async (caller, ctx) => (await ctx.freshSession(caller)).post('/api/user/login', { username: ctx.account('owner').username, password: 'not-the-password' })),
+    probe('a wrong password', 401, async (caller, ctx) =>
+      (await ctx.freshSession(caller)).post('/api/user/login', { username: ctx.account('owner').username, password: 'not-the-password' }),
+    ),
   ],
-  'identity POST /api/user/logout': [probe('ends a separate session', 200, async (caller, ctx) => (await ctx.freshSession(caller)).post('/api/user/logout'))],
+  'identity POST /api/user/logout': [
+    probe('ends a separate session', 200, async (caller, ctx) => (await ctx.freshSession(caller)).post('/api/user/logout')),
+  ],
   'identity GET /api/user': [probe('who am I', by(401, 200, 200, 200), (caller, ctx) => as(ctx, caller).get('/api/user'))],
   'identity GET /api/session': [
     probe('who is signed in, never refused', 200, async (caller, ctx) => {
       const answer = await as(ctx, caller).get('/api/session');
       const user = (answer.data as { user?: { id?: string } | null } | undefined)?.user;
       const expected = caller === 'visitor' ? null : ctx.account(caller).id;
-      if ((user?.id ?? null) !== expected) return { ...answer, violation: `answered user ${JSON.stringify(user?.id ?? null)} instead of ${JSON.stringify(expected)}` };
+      if ((user?.id ?? null) !== expected)
+        return { ...answer, violation: `answered user ${JSON.stringify(user?.id ?? null)} instead of ${JSON.stringify(expected)}` };
       return answer;
     }),
   ],
-  'identity PUT /api/evidence/user': [probe('own profile', by(401, 200, 200, 200), (caller, ctx) => as(ctx, caller).putForm('/api/evidence/user', profileForm(ctx.account(caller === 'visitor' ? 'owner' : caller).email)))],
+  'identity PUT /api/evidence/user': [
+    probe('own profile', by(401, 200, 200, 200), (caller, ctx) =>
+      as(ctx, caller).putForm('/api/evidence/user', profileForm(ctx.account(caller === 'visitor' ? 'owner' : caller).email)),
+    ),
+  ],
   'identity PUT /api/user/watched/:id': [
     probe("the owner's flag", by(401, 200, 403, 200), (caller, ctx) => as(ctx, caller).put(`/api/user/watched/${ctx.account('owner').id}`)),
   ],
   // Not public since issue 21.1: the archive shows no avatar (docs/SECURITY.md).
-  'identity GET /api/user/:id/avatar': [probe("the owner's avatar", by(401, 200, 403, 200), (caller, ctx) => as(ctx, caller).bytes(`/api/user/${ctx.account('owner').id}/avatar`).then(toAnswer))],
+  'identity GET /api/user/:id/avatar': [
+    probe("the owner's avatar", by(401, 200, 403, 200), (caller, ctx) =>
+      as(ctx, caller)
+        .bytes(`/api/user/${ctx.account('owner').id}/avatar`)
+        .then(toAnswer),
+    ),
+  ],
   'identity GET /api/user/:id/verification-photo': [
-    probe("the owner's verification photo", by(401, 200, 403, 200), (caller, ctx) => as(ctx, caller).bytes(`/api/user/${ctx.account('owner').id}/verification-photo`).then(toAnswer)),
+    probe("the owner's verification photo", by(401, 200, 403, 200), (caller, ctx) =>
+      as(ctx, caller)
+        .bytes(`/api/user/${ctx.account('owner').id}/verification-photo`)
+        .then(toAnswer),
+    ),
   ],
 
   // ---- identity: administration ----
@@ -157,15 +184,28 @@ export const API_ROUTES: Record<string, Probe[]> = {
   'identity PUT /api/user/admin/:id': [
     probe("edit the owner's details (unchanged values)", by(401, 403, 403, 200), (caller, ctx) => {
       const owner = ctx.account('owner');
-      return as(ctx, caller).put(`/api/user/admin/${owner.id}`, { username: owner.username, email: owner.email, phone_number: '5551234567', full_name: 'Ida Informant' });
+      return as(ctx, caller).put(`/api/user/admin/${owner.id}`, {
+        username: owner.username,
+        email: owner.email,
+        phone_number: '5551234567',
+        full_name: 'Ida Informant',
+      });
     }),
   ],
   'identity GET /api/user/:id/export': [
-    probe("the owner's data export", by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).bytes(`/api/user/${ctx.account('owner').id}/export`).then(toAnswer)),
+    probe("the owner's data export", by(401, 403, 403, 200), (caller, ctx) =>
+      as(ctx, caller)
+        .bytes(`/api/user/${ctx.account('owner').id}/export`)
+        .then(toAnswer),
+    ),
   ],
-  'identity GET /api/admin/activity': [probe('the audit log', by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get('/api/admin/activity?limit=5'))],
+  'identity GET /api/admin/activity': [
+    probe('the audit log', by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get('/api/admin/activity?limit=5')),
+  ],
   'identity GET /api/admin/activity.csv': [
-    probe('the audit log as CSV', by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get('/api/admin/activity.csv?action=admin.login')),
+    probe('the audit log as CSV', by(401, 403, 403, 200), (caller, ctx) =>
+      as(ctx, caller).get('/api/admin/activity.csv?action=admin.login'),
+    ),
   ],
   'identity DELETE /api/user/:id': [
     probe('delete an account (the owner is a new participant each time)', by(401, 403, 403, 200), async (caller, ctx) => {
@@ -181,8 +221,10 @@ export const API_ROUTES: Record<string, Probe[]> = {
       const ownerAppointment = await appointmentOf(ctx, 'owner');
       const answer = await as(ctx, caller).get('/api/appointments/mine');
       const shown = (answer.data as { appointment?: { id: string } | null } | undefined)?.appointment?.id ?? null;
-      if (answer.status === 200 && caller !== 'owner' && shown === ownerAppointment) return { ...answer, violation: "answered the owner's appointment" };
-      if (answer.status === 200 && caller === 'owner' && shown !== ownerAppointment) return { ...answer, violation: 'did not answer their own appointment' };
+      if (answer.status === 200 && caller !== 'owner' && shown === ownerAppointment)
+        return { ...answer, violation: "answered the owner's appointment" };
+      if (answer.status === 200 && caller === 'owner' && shown !== ownerAppointment)
+        return { ...answer, violation: 'did not answer their own appointment' };
       return answer;
     }),
   ],
@@ -195,18 +237,29 @@ export const API_ROUTES: Record<string, Probe[]> = {
   'identity POST /api/appointments/import': [
     probe('import a CSV', by(401, 403, 403, 200), (caller, ctx) => {
       const form = new FormData();
-      form.append('file', new Blob([`email,start\nmatrix_${Date.now().toString(36)}@example.org,2030-07-01T18:30\n`], { type: 'text/csv' }), 'tickets.csv');
+      form.append(
+        'file',
+        new Blob([`email,start\nmatrix_${Date.now().toString(36)}@example.org,2030-07-01T18:30\n`], { type: 'text/csv' }),
+        'tickets.csv',
+      );
       return as(ctx, caller).postForm('/api/appointments/import', form);
     }),
   ],
-  'identity GET /api/appointments': [probe("a day's call sheet", by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get('/api/appointments?date=2030-07-01'))],
+  'identity GET /api/appointments': [
+    probe("a day's call sheet", by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get('/api/appointments?date=2030-07-01')),
+  ],
   'identity POST /api/appointments': [
     probe('set an appointment', by(401, 403, 403, 201), (caller, ctx) =>
-      as(ctx, caller).post('/api/appointments', { email: `matrix_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}@example.org`, start: '2030-07-01T18:30' }),
+      as(ctx, caller).post('/api/appointments', {
+        email: `matrix_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}@example.org`,
+        start: '2030-07-01T18:30',
+      }),
     ),
   ],
   'identity POST /api/appointments/announce': [
-    probe('announce to a day', by(401, 403, 403, 202), (caller, ctx) => as(ctx, caller).post('/api/appointments/announce', { date: '2031-01-01', message: 'Matrix test' })),
+    probe('announce to a day', by(401, 403, 403, 202), (caller, ctx) =>
+      as(ctx, caller).post('/api/appointments/announce', { date: '2031-01-01', message: 'Matrix test' }),
+    ),
   ],
   'identity GET /api/appointments/user/:id': [
     probe("the owner's appointment (user dialog)", by(401, 403, 403, 200), async (caller, ctx) => {
@@ -215,7 +268,9 @@ export const API_ROUTES: Record<string, Probe[]> = {
     }),
   ],
   'identity GET /api/appointments/:id': [
-    probe("the owner's appointment with its phone number", by(401, 403, 403, 200), async (caller, ctx) => as(ctx, caller).get(`/api/appointments/${await appointmentOf(ctx, 'owner')}`)),
+    probe("the owner's appointment with its phone number", by(401, 403, 403, 200), async (caller, ctx) =>
+      as(ctx, caller).get(`/api/appointments/${await appointmentOf(ctx, 'owner')}`),
+    ),
   ],
   'identity PATCH /api/appointments/:id': [
     probe("the status of the owner's appointment", by(401, 403, 403, 200), async (caller, ctx) =>
@@ -224,15 +279,26 @@ export const API_ROUTES: Record<string, Probe[]> = {
   ],
   'identity DELETE /api/appointments/:id': [
     probe('cancel an appointment (a new one each time)', by(401, 403, 403, 200), async (caller, ctx) => {
-      const created = await as(ctx, 'admin').post('/api/appointments', { email: `cancel_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}@example.org`, start: '2030-07-01T18:30' });
+      const created = await as(ctx, 'admin').post('/api/appointments', {
+        email: `cancel_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}@example.org`,
+        start: '2030-07-01T18:30',
+      });
       return as(ctx, caller).delete(`/api/appointments/${(created.data as { id: string }).id}`);
     }),
   ],
 
   // ---- identity: password reset and e-mail ----
-  'identity POST /api/email/check-email': [probe('is the address known', 200, (caller, ctx) => as(ctx, caller).post('/api/email/check-email', { email: ctx.account('owner').email }))],
-  'identity POST /api/email/send': [probe('send a code', 200, (caller, ctx) => as(ctx, caller).post('/api/email/send', { email: ctx.account('owner').email }))],
-  'identity PUT /api/email/reset-code': [probe('send another code', 200, (caller, ctx) => as(ctx, caller).put('/api/email/reset-code', { email: ctx.account('owner').email }))],
+  'identity POST /api/email/check-email': [
+    probe('is the address known', 200, (caller, ctx) =>
+      as(ctx, caller).post('/api/email/check-email', { email: ctx.account('owner').email }),
+    ),
+  ],
+  'identity POST /api/email/send': [
+    probe('send a code', 200, (caller, ctx) => as(ctx, caller).post('/api/email/send', { email: ctx.account('owner').email })),
+  ],
+  'identity PUT /api/email/reset-code': [
+    probe('send another code', 200, (caller, ctx) => as(ctx, caller).put('/api/email/reset-code', { email: ctx.account('owner').email })),
+  ],
   'identity POST /api/email/check/reset-code': [
     probe('a wrong code is only "no"', 200, async (caller, ctx) => {
       const { account } = await ctx.freshParticipant();
@@ -251,15 +317,20 @@ export const API_ROUTES: Record<string, Probe[]> = {
       return as(ctx, caller).put('/api/user/passwordupdated', { email: account.email, code: '123456', password: 'a-new-password-1' });
     }),
   ],
-  'identity GET /api/user/verify-email': [probe('a forged link', 303, (caller, ctx) => as(ctx, caller).get('/api/user/verify-email?token=forged'))],
+  'identity GET /api/user/verify-email': [
+    probe('a forged link', 303, (caller, ctx) => as(ctx, caller).get('/api/user/verify-email?token=forged')),
+  ],
 
   // ---- evidence ----
-  'evidence POST /api/evidence': [probe('a note', by(401, 201, 201, 201), (caller, ctx) => as(ctx, caller).post('/api/evidence', { title: 'A note', notes: 'n' }))],
+  'evidence POST /api/evidence': [
+    probe('a note', by(401, 201, 201, 201), (caller, ctx) => as(ctx, caller).post('/api/evidence', { title: 'A note', notes: 'n' })),
+  ],
   'evidence GET /api/evidence': [
     probe('own list, never anyone else’s', by(401, 200, 200, 200), async (caller, ctx) => {
       const answer = await as(ctx, caller).get('/api/evidence?limit=100');
       const ownerId = ctx.account('owner').id;
-      if (answer.status === 200 && caller !== 'owner' && (answer.data as EvidenceItem[]).some((item) => item.user_id === ownerId)) return { ...answer, violation: "the list holds the owner's items" };
+      if (answer.status === 200 && caller !== 'owner' && (answer.data as EvidenceItem[]).some((item) => item.user_id === ownerId))
+        return { ...answer, violation: "the list holds the owner's items" };
       return answer;
     }),
   ],
@@ -267,106 +338,195 @@ export const API_ROUTES: Record<string, Probe[]> = {
     probe('the archive, public items only', 200, async (caller, ctx) => {
       const hidden = await ctx.privatePhoto();
       const answer = await as(ctx, caller).get('/api/evidence/public?limit=100');
-      if ((answer.data as EvidenceItem[]).some((item) => item.id === hidden.id || !item.is_public)) return { ...answer, violation: 'the archive holds a private item' };
+      if ((answer.data as EvidenceItem[]).some((item) => item.id === hidden.id || !item.is_public))
+        return { ...answer, violation: 'the archive holds a private item' };
       return answer;
     }),
   ],
   'evidence GET /api/evidence/admin': [
     probe('all evidence', by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get('/api/evidence/admin')),
-    probe('the review queue, searched', by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get('/api/evidence/admin?review_status=new&visibility=private&q=evidence')),
+    probe('the review queue, searched', by(401, 403, 403, 200), (caller, ctx) =>
+      as(ctx, caller).get('/api/evidence/admin?review_status=new&visibility=private&q=evidence'),
+    ),
   ],
   'evidence GET /api/evidence/export': [
     probe("the investigator's export of one private item", by(401, 403, 403, 200), async (caller, ctx) =>
-      as(ctx, caller).bytes(`/api/evidence/export?ids=${(await ctx.privatePhoto()).id}`).then(toAnswer),
+      as(ctx, caller)
+        .bytes(`/api/evidence/export?ids=${(await ctx.privatePhoto()).id}`)
+        .then(toAnswer),
     ),
   ],
-  'evidence GET /api/user/:id/evidence': [probe("the owner's evidence", by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get(`/api/user/${ctx.account('owner').id}/evidence`))],
+  'evidence GET /api/user/:id/evidence': [
+    probe("the owner's evidence", by(401, 403, 403, 200), (caller, ctx) =>
+      as(ctx, caller).get(`/api/user/${ctx.account('owner').id}/evidence`),
+    ),
+  ],
   'evidence GET /api/evidence/item/:id': [
-    probe('a private item', by(404, 200, 404, 200), async (caller, ctx) => as(ctx, caller).get(`/api/evidence/item/${(await ctx.privatePhoto()).id}`)),
+    probe('a private item', by(404, 200, 404, 200), async (caller, ctx) =>
+      as(ctx, caller).get(`/api/evidence/item/${(await ctx.privatePhoto()).id}`),
+    ),
     probe('a public item', 200, async (caller, ctx) => as(ctx, caller).get(`/api/evidence/item/${(await ctx.publicPhoto()).id}`)),
   ],
   'evidence PUT /api/evidence/update/:id': [
-    probe("the owner's item", by(401, 200, 403, 200), async (caller, ctx) => as(ctx, caller).putForm(`/api/evidence/update/${(await ctx.ownerNote()).id}`, titleForm())),
+    probe("the owner's item", by(401, 200, 403, 200), async (caller, ctx) =>
+      as(ctx, caller).putForm(`/api/evidence/update/${(await ctx.ownerNote()).id}`, titleForm()),
+    ),
   ],
   'evidence DELETE /api/evidence/delete/:id': [
-    probe("the owner's item (a new one each time)", by(401, 200, 403, 200), async (caller, ctx) => as(ctx, caller).delete(`/api/evidence/delete/${(await ctx.ownerNote()).id}`)),
+    probe("the owner's item (a new one each time)", by(401, 200, 403, 200), async (caller, ctx) =>
+      as(ctx, caller).delete(`/api/evidence/delete/${(await ctx.ownerNote()).id}`),
+    ),
   ],
   'evidence PUT /api/evidence/clearance/:id': [
-    probe("toggle the owner's item", by(401, 403, 403, 200), async (caller, ctx) => as(ctx, caller).put(`/api/evidence/clearance/${(await ctx.ownerNote()).id}`)),
+    probe("toggle the owner's item", by(401, 403, 403, 200), async (caller, ctx) =>
+      as(ctx, caller).put(`/api/evidence/clearance/${(await ctx.ownerNote()).id}`),
+    ),
   ],
-  'evidence GET /api/evidence/admin/counts': [probe('the review queue and archive counts', by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get('/api/evidence/admin/counts'))],
+  'evidence GET /api/evidence/admin/counts': [
+    probe('the review queue and archive counts', by(401, 403, 403, 200), (caller, ctx) =>
+      as(ctx, caller).get('/api/evidence/admin/counts'),
+    ),
+  ],
   'evidence PUT /api/evidence/visibility': [
     probe("publish the owner's item", by(401, 403, 403, 200), async (caller, ctx) =>
       as(ctx, caller).put('/api/evidence/visibility', { ids: [(await ctx.ownerNote()).id], is_public: true }),
     ),
   ],
   'evidence PUT /api/evidence/review': [
-    probe("mark the owner's item reviewed", by(401, 403, 403, 200), async (caller, ctx) => as(ctx, caller).put('/api/evidence/review', { ids: [(await ctx.ownerNote()).id] })),
+    probe("mark the owner's item reviewed", by(401, 403, 403, 200), async (caller, ctx) =>
+      as(ctx, caller).put('/api/evidence/review', { ids: [(await ctx.ownerNote()).id] }),
+    ),
   ],
   'evidence PUT /api/evidence/review/:id': [
-    probe("mark the owner's item reviewed", by(401, 403, 403, 200), async (caller, ctx) => as(ctx, caller).put(`/api/evidence/review/${(await ctx.ownerNote()).id}`)),
+    probe("mark the owner's item reviewed", by(401, 403, 403, 200), async (caller, ctx) =>
+      as(ctx, caller).put(`/api/evidence/review/${(await ctx.ownerNote()).id}`),
+    ),
   ],
-  'evidence PUT /api/evidence/makeAllPublic': [probe('everything public', by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).put('/api/evidence/makeAllPublic'))],
-  'evidence PUT /api/evidence/makeAllSecret': [probe('everything private', by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).put('/api/evidence/makeAllSecret'))],
+  'evidence PUT /api/evidence/makeAllPublic': [
+    probe('everything public', by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).put('/api/evidence/makeAllPublic')),
+  ],
+  'evidence PUT /api/evidence/makeAllSecret': [
+    probe('everything private', by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).put('/api/evidence/makeAllSecret')),
+  ],
   'evidence ALL /api/evidence/{*rest}': [
     probe('an unknown evidence path', 404, (caller, ctx) => as(ctx, caller).get('/api/evidence/no-such-thing')),
-    probe('a method tus does not answer, on an upload', 404, async (caller, ctx) => as(ctx, caller).request('PUT', await ctx.ownerUpload(), { json: {}, headers: TUS })),
+    probe('a method tus does not answer, on an upload', 404, async (caller, ctx) =>
+      as(ctx, caller).request('PUT', await ctx.ownerUpload(), { json: {}, headers: TUS }),
+    ),
   ],
 
   // ---- evidence: media ----
   'evidence GET /media/evidence/:id/:variant': [
-    probe('display of a private item', by(404, 200, 404, 200), async (caller, ctx) => as(ctx, caller).bytes((await ctx.privatePhoto()).aws_url!).then(toAnswer)),
-    probe('thumbnail of a private item', by(404, 200, 404, 200), async (caller, ctx) => as(ctx, caller).bytes((await ctx.privatePhoto()).thumbnail_url!).then(toAnswer)),
-    probe('HEAD of a private item', by(404, 200, 404, 200), async (caller, ctx) => as(ctx, caller).request('HEAD', (await ctx.privatePhoto()).aws_url!)),
-    probe('original of a private item', by(404, 200, 404, 200), async (caller, ctx) => as(ctx, caller).bytes(variant(await ctx.privatePhoto(), 'original')).then(toAnswer)),
-    probe('display of a public item', 200, async (caller, ctx) => as(ctx, caller).bytes((await ctx.publicPhoto()).aws_url!).then(toAnswer)),
+    probe('display of a private item', by(404, 200, 404, 200), async (caller, ctx) =>
+      as(ctx, caller)
+        .bytes((await ctx.privatePhoto()).aws_url!)
+        .then(toAnswer),
+    ),
+    probe('thumbnail of a private item', by(404, 200, 404, 200), async (caller, ctx) =>
+      as(ctx, caller)
+        .bytes((await ctx.privatePhoto()).thumbnail_url!)
+        .then(toAnswer),
+    ),
+    probe('HEAD of a private item', by(404, 200, 404, 200), async (caller, ctx) =>
+      as(ctx, caller).request('HEAD', (await ctx.privatePhoto()).aws_url!),
+    ),
+    probe('original of a private item', by(404, 200, 404, 200), async (caller, ctx) =>
+      as(ctx, caller)
+        .bytes(variant(await ctx.privatePhoto(), 'original'))
+        .then(toAnswer),
+    ),
+    probe('display of a public item', 200, async (caller, ctx) =>
+      as(ctx, caller)
+        .bytes((await ctx.publicPhoto()).aws_url!)
+        .then(toAnswer),
+    ),
     // An original keeps its GPS metadata: never public, whatever the item's visibility.
-    probe('original of a public item', by(404, 200, 404, 200), async (caller, ctx) => as(ctx, caller).bytes(variant(await ctx.publicPhoto(), 'original')).then(toAnswer)),
+    probe('original of a public item', by(404, 200, 404, 200), async (caller, ctx) =>
+      as(ctx, caller)
+        .bytes(variant(await ctx.publicPhoto(), 'original'))
+        .then(toAnswer),
+    ),
   ],
 
   // ---- evidence: resumable uploads (tus) ----
   'evidence POST /api/evidence/uploads': [probe('start an upload', by(401, 201, 201, 201), (caller, ctx) => createUpload(as(ctx, caller)))],
   'evidence POST /api/evidence/uploads/{*rest}': [
     // tus ignores the id in the URL of a POST: it starts a new upload, the caller's own.
-    probe("POST to the owner's upload URL", by(401, 201, 201, 201), async (caller, ctx) => createUpload(as(ctx, caller), await ctx.ownerUpload())),
+    probe("POST to the owner's upload URL", by(401, 201, 201, 201), async (caller, ctx) =>
+      createUpload(as(ctx, caller), await ctx.ownerUpload()),
+    ),
   ],
   // What the server supports (versions, extensions, largest size): the same for everyone.
-  'evidence OPTIONS /api/evidence/uploads': [probe('protocol discovery', 204, (caller, ctx) => as(ctx, caller).request('OPTIONS', '/api/evidence/uploads'))],
+  'evidence OPTIONS /api/evidence/uploads': [
+    probe('protocol discovery', 204, (caller, ctx) => as(ctx, caller).request('OPTIONS', '/api/evidence/uploads')),
+  ],
   'evidence OPTIONS /api/evidence/uploads/{*rest}': [
-    probe("protocol discovery on the owner's upload", 204, async (caller, ctx) => as(ctx, caller).request('OPTIONS', await ctx.ownerUpload())),
+    probe("protocol discovery on the owner's upload", 204, async (caller, ctx) =>
+      as(ctx, caller).request('OPTIONS', await ctx.ownerUpload()),
+    ),
   ],
   'evidence HEAD /api/evidence/uploads/:uploadId': [
     // The owner learns it is complete (and which item it became); to the rest it is gone or unknown.
-    probe("offset of the owner's finished upload", by(401, 200, [404, 410], [404, 410]), async (caller, ctx) => as(ctx, caller).request('HEAD', await ctx.finishedUpload(), { headers: TUS })),
+    probe("offset of the owner's finished upload", by(401, 200, [404, 410], [404, 410]), async (caller, ctx) =>
+      as(ctx, caller).request('HEAD', await ctx.finishedUpload(), { headers: TUS }),
+    ),
   ],
   'evidence HEAD /api/evidence/uploads/{*rest}': [
-    probe("offset of the owner's unfinished upload", by(401, 200, 403, 403), async (caller, ctx) => as(ctx, caller).request('HEAD', await ctx.ownerUpload(), { headers: TUS })),
+    probe("offset of the owner's unfinished upload", by(401, 200, 403, 403), async (caller, ctx) =>
+      as(ctx, caller).request('HEAD', await ctx.ownerUpload(), { headers: TUS }),
+    ),
   ],
-  'evidence HEAD /api/evidence/uploads': [probe('HEAD without an upload', 404, (caller, ctx) => as(ctx, caller).request('HEAD', '/api/evidence/uploads', { headers: TUS }))],
+  'evidence HEAD /api/evidence/uploads': [
+    probe('HEAD without an upload', 404, (caller, ctx) => as(ctx, caller).request('HEAD', '/api/evidence/uploads', { headers: TUS })),
+  ],
   'evidence PATCH /api/evidence/uploads/{*rest}': [
     probe("bytes into the owner's upload", by(401, 204, 403, 403), async (caller, ctx) =>
-      ctx.raw(as(ctx, caller), 'PATCH', await ctx.ownerUpload(), { ...TUS, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }, new Uint8Array(5)),
+      ctx.raw(
+        as(ctx, caller),
+        'PATCH',
+        await ctx.ownerUpload(),
+        { ...TUS, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
+        new Uint8Array(5),
+      ),
     ),
   ],
   'evidence PATCH /api/evidence/uploads': [
     probe('PATCH without an upload', 404, (caller, ctx) =>
-      ctx.raw(as(ctx, caller), 'PATCH', '/api/evidence/uploads', { ...TUS, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }, new Uint8Array(5)),
+      ctx.raw(
+        as(ctx, caller),
+        'PATCH',
+        '/api/evidence/uploads',
+        { ...TUS, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
+        new Uint8Array(5),
+      ),
     ),
   ],
   'evidence DELETE /api/evidence/uploads/{*rest}': [
-    probe("end the owner's upload", by(401, 204, 403, 403), async (caller, ctx) => as(ctx, caller).request('DELETE', await ctx.ownerUpload(), { headers: TUS })),
+    probe("end the owner's upload", by(401, 204, 403, 403), async (caller, ctx) =>
+      as(ctx, caller).request('DELETE', await ctx.ownerUpload(), { headers: TUS }),
+    ),
   ],
-  'evidence DELETE /api/evidence/uploads': [probe('DELETE without an upload', 404, (caller, ctx) => as(ctx, caller).request('DELETE', '/api/evidence/uploads', { headers: TUS }))],
+  'evidence DELETE /api/evidence/uploads': [
+    probe('DELETE without an upload', 404, (caller, ctx) => as(ctx, caller).request('DELETE', '/api/evidence/uploads', { headers: TUS })),
+  ],
   'evidence GET /api/evidence/uploads/{*rest}': [
     // Unfinished bytes are nobody's to read; the owner gets 404 until the upload is complete.
-    probe("read the owner's unfinished upload", by(401, 404, 403, 403), async (caller, ctx) => as(ctx, caller).get(await ctx.ownerUpload())),
+    probe("read the owner's unfinished upload", by(401, 404, 403, 403), async (caller, ctx) =>
+      as(ctx, caller).get(await ctx.ownerUpload()),
+    ),
   ],
-  'evidence GET /api/evidence/uploads': [probe('GET without an upload', 404, (caller, ctx) => as(ctx, caller).get('/api/evidence/uploads'))],
+  'evidence GET /api/evidence/uploads': [
+    probe('GET without an upload', 404, (caller, ctx) => as(ctx, caller).get('/api/evidence/uploads')),
+  ],
 
   // ---- the gateway's own API ----
   'gateway GET /api/config': [probe('public configuration', 200, (caller, ctx) => as(ctx, caller).get('/api/config'))],
   'gateway GET /api/openapi.json': [probe('the API description', 200, (caller, ctx) => as(ctx, caller).get('/api/openapi.json'))],
-  'gateway GET /api/user/:id/evidence': [probe("(forwards to evidence) the owner's evidence", by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get(`/api/user/${ctx.account('owner').id}/evidence`))],
+  'gateway GET /api/user/:id/evidence': [
+    probe("(forwards to evidence) the owner's evidence", by(401, 403, 403, 200), (caller, ctx) =>
+      as(ctx, caller).get(`/api/user/${ctx.account('owner').id}/evidence`),
+    ),
+  ],
   'gateway ALL /api/*': [
     probe('an unknown API path', 404, (caller, ctx) => as(ctx, caller).get('/api/nothing-here')),
     probe('an unknown API path, POST', 404, (caller, ctx) => as(ctx, caller).post('/api/nothing-here', {})),
@@ -383,14 +543,19 @@ export const API_ROUTES: Record<string, Probe[]> = {
 export const GATEWAY_FORWARDS: Record<string, { to: 'identity' | 'evidence'; methods: string[] }> = Object.fromEntries(
   GATEWAY_ROUTES.filter((route) => route.proxy && route.upstream !== 'gateway').flatMap((route) => {
     const forward = { to: route.upstream as 'identity' | 'evidence', methods: [...route.methods] };
-    return [[route.path, forward], [`${route.path}/*`, forward]];
+    return [
+      [route.path, forward],
+      [`${route.path}/*`, forward],
+    ];
   }),
 );
 
 /** The gateway's web-app routes (present once the app is built), from its route table: not API, no probes here (GET routes answer HEAD too). */
 export const GATEWAY_WEB_APP = GATEWAY_ROUTES.filter(
   (route) => route.upstream === 'gateway' && !route.path.startsWith('/api/') && route.path !== '/healthz' && route.path !== '/readyz',
-).flatMap((route) => route.methods.flatMap((method) => (method === 'GET' ? [`GET ${route.path}`, `HEAD ${route.path}`] : [`${method} ${route.path}`])));
+).flatMap((route) =>
+  route.methods.flatMap((method) => (method === 'GET' ? [`GET ${route.path}`, `HEAD ${route.path}`] : [`${method} ${route.path}`])),
+);
 
 /**
  * Routes that are never public, checked by rule rather than by entry: everything under
@@ -417,7 +582,8 @@ export const UNDOCUMENTED: Record<string, string> = {
   'evidence OPTIONS /api/evidence/uploads': 'tus protocol discovery (tus-js-client does not use it)',
   'evidence OPTIONS /api/evidence/uploads/{*rest}': 'tus protocol discovery',
   'evidence GET /api/evidence/uploads/{*rest}': 'tus download of a finished upload; finished uploads become items and are removed at once',
-  'evidence DELETE /api/evidence/uploads/{*rest}': 'tus termination of an unfinished upload (its creator only); the app lets unfinished uploads expire',
+  'evidence DELETE /api/evidence/uploads/{*rest}':
+    'tus termination of an unfinished upload (its creator only); the app lets unfinished uploads expire',
 };
 
 function variant(item: EvidenceItem, name: string): string {

@@ -35,7 +35,11 @@ const cookieOf = (client: ApiClient) => [...client.cookies].map(([name, value]) 
 
 async function raw(client: ApiClient, method: string, path: string, headers: Record<string, string>, body?: Uint8Array): Promise<Answer> {
   const cookie = cookieOf(client);
-  const response = await fetch(new URL(path, portal.url), { method, headers: { ...headers, ...(cookie ? { cookie } : {}) }, ...(body ? { body: new Uint8Array(body) } : {}) });
+  const response = await fetch(new URL(path, portal.url), {
+    method,
+    headers: { ...headers, ...(cookie ? { cookie } : {}) },
+    ...(body ? { body: new Uint8Array(body) } : {}),
+  });
   const text = await response.text();
   return { status: response.status, headers: response.headers, text };
 }
@@ -66,7 +70,10 @@ beforeAll(async () => {
   const withAvatar = await owner.client.putForm('/api/evidence/user', avatar);
   if (withAvatar.status !== 200) throw new Error(`avatar upload failed: ${withAvatar.status} ${withAvatar.text}`);
 
-  const [privatePhoto, publicPhoto] = await Promise.all([photoItem(owner.client, 'Matrix private'), photoItem(owner.client, 'Matrix public')]);
+  const [privatePhoto, publicPhoto] = await Promise.all([
+    photoItem(owner.client, 'Matrix private'),
+    photoItem(owner.client, 'Matrix public'),
+  ]);
   /** The photo as it is now, with the visibility asked for (bulk changes may have flipped it). */
   async function photoWith(item: EvidenceItem, isPublic: boolean): Promise<EvidenceItem> {
     let current = (await owner.client.get(`/api/evidence/item/${item.id}`)).data as EvidenceItem;
@@ -104,10 +111,20 @@ beforeAll(async () => {
       if (finished) return finished;
       const bytes = await phoneJpeg({ width: 120, height: 90 });
       const created = await owner.client.request('POST', '/api/evidence/uploads', {
-        headers: { ...TUS, 'upload-length': String(bytes.length), 'upload-metadata': `title ${Buffer.from('Matrix resumable').toString('base64')}` },
+        headers: {
+          ...TUS,
+          'upload-length': String(bytes.length),
+          'upload-metadata': `title ${Buffer.from('Matrix resumable').toString('base64')}`,
+        },
       });
       const location = created.headers.get('location')!;
-      const last = await raw(owner.client, 'PATCH', location, { ...TUS, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }, new Uint8Array(bytes));
+      const last = await raw(
+        owner.client,
+        'PATCH',
+        location,
+        { ...TUS, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
+        new Uint8Array(bytes),
+      );
       if (last.status !== 200) throw new Error(`finishing an upload failed: ${last.status} ${last.text}`);
       finished = location;
       return location;
@@ -151,7 +168,9 @@ function routesNeedingEntries(): string[] {
 function patternOf(path: string): RegExp {
   const source = path
     .split(/(:[A-Za-z_]+|\{\*[A-Za-z_]+\}|\*)/)
-    .map((part) => (part.startsWith(':') ? '[^/]+' : part.startsWith('{*') ? '.+' : part === '*' ? '.*' : part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')))
+    .map((part) =>
+      part.startsWith(':') ? '[^/]+' : part.startsWith('{*') ? '.+' : part === '*' ? '.*' : part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'),
+    )
     .join('');
   return new RegExp(`^${source}$`);
 }
@@ -160,7 +179,10 @@ describe('the authorization matrix', () => {
   it('has an entry for every route the services and the gateway declare, and no entry for a route that is gone', () => {
     const actual = routesNeedingEntries();
     const table = Object.keys(API_ROUTES).sort();
-    expect({ withoutEntry: actual.filter((key) => !table.includes(key)), entryWithoutRoute: table.filter((key) => !actual.includes(key)) }).toEqual({
+    expect({
+      withoutEntry: actual.filter((key) => !table.includes(key)),
+      entryWithoutRoute: table.filter((key) => !actual.includes(key)),
+    }).toEqual({
       withoutEntry: [],
       entryWithoutRoute: [],
     });
@@ -176,7 +198,11 @@ describe('the authorization matrix', () => {
     );
     // Every gateway route is an API route, a forward, the web app or health: nothing unaccounted.
     const unaccounted = served.gateway.filter(
-      (route) => !isApiPath(route.path) && !GATEWAY_WEB_APP.includes(`${route.method} ${route.path}`) && route.path !== '/healthz' && route.path !== '/readyz',
+      (route) =>
+        !isApiPath(route.path) &&
+        !GATEWAY_WEB_APP.includes(`${route.method} ${route.path}`) &&
+        route.path !== '/healthz' &&
+        route.path !== '/readyz',
     );
     expect(unaccounted).toEqual([]);
   });
@@ -187,7 +213,10 @@ describe('the authorization matrix', () => {
     const gatewayPaths = served.gateway.map((route) => ({ method: route.method, pattern: patternOf(route.path) }));
     const unmatched = ROUTE_RULES.filter((rule) => {
       const sample = rule.path.endsWith('/') ? `${rule.path}x1` : rule.path;
-      return !gatewayPaths.some((route) => (route.method === rule.method || route.method === 'ALL') && route.pattern.test(sample) && !route.pattern.test('/api/x1/x2/x3/x4'));
+      return !gatewayPaths.some(
+        (route) =>
+          (route.method === rule.method || route.method === 'ALL') && route.pattern.test(sample) && !route.pattern.test('/api/x1/x2/x3/x4'),
+      );
     });
     expect(unmatched).toEqual([]);
     // What counts as an upload: every body that carries a file, and a tus creation only with its first bytes.
@@ -205,19 +234,26 @@ describe('the authorization matrix', () => {
   it('describes every route of the OpenAPI document, and the document every public route', () => {
     const document = buildOpenApiDocument() as unknown as { paths: Record<string, Record<string, unknown>> };
     const specific = [
-      ...(['identity', 'evidence'] as const).flatMap((service) => served[service].filter((route) => !isInternalRoute(route.path)).map((route) => ({ service, ...route }))),
-      ...served.gateway.filter((route) => isApiPath(route.path) && !GATEWAY_FORWARDS[route.path]).map((route) => ({ service: 'gateway', ...route })),
+      ...(['identity', 'evidence'] as const).flatMap((service) =>
+        served[service].filter((route) => !isInternalRoute(route.path)).map((route) => ({ service, ...route })),
+      ),
+      ...served.gateway
+        .filter((route) => isApiPath(route.path) && !GATEWAY_FORWARDS[route.path])
+        .map((route) => ({ service: 'gateway', ...route })),
     ].filter((route) => route.method !== 'ALL');
     const operations = Object.entries(document.paths).flatMap(([path, item]) =>
       Object.keys(item)
         .filter((method) => ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'].includes(method))
         .map((method) => ({ method: method.toUpperCase(), sample: path.replace(/\{[^}]+\}/g, 'x1') })),
     );
-    const matches = (route: { method: string; path: string }, op: { method: string; sample: string }) => route.method === op.method && patternOf(route.path).test(op.sample);
+    const matches = (route: { method: string; path: string }, op: { method: string; sample: string }) =>
+      route.method === op.method && patternOf(route.path).test(op.sample);
     const documentedButNotServed = operations.filter((op) => !specific.some((route) => matches(route, op)));
     expect(documentedButNotServed).toEqual([]);
     const servedButNotDocumented = [
-      ...(['identity', 'evidence'] as const).flatMap((service) => served[service].filter((route) => !isInternalRoute(route.path)).map((route) => keyOf(service, route))),
+      ...(['identity', 'evidence'] as const).flatMap((service) =>
+        served[service].filter((route) => !isInternalRoute(route.path)).map((route) => keyOf(service, route)),
+      ),
       ...routesNeedingEntries().filter((key) => key.startsWith('gateway ') && isApiPath(key.split(' ')[2]!)),
     ]
       .filter((key) => !UNDOCUMENTED[key])
@@ -233,7 +269,10 @@ describe('the authorization matrix', () => {
     for (const [key, probes] of Object.entries(API_ROUTES)) {
       for (const probe of probes) {
         for (const caller of CALLERS) {
-          const expected = typeof probe.expect === 'number' || Array.isArray(probe.expect) ? probe.expect : (probe.expect as Record<Caller, Status>)[caller];
+          const expected =
+            typeof probe.expect === 'number' || Array.isArray(probe.expect)
+              ? probe.expect
+              : (probe.expect as Record<Caller, Status>)[caller];
           const allowed: readonly number[] = typeof expected === 'number' ? [expected] : expected;
           let answer: Answer;
           try {
@@ -243,7 +282,8 @@ describe('the authorization matrix', () => {
             continue;
           }
           if (answer.violation) failures.push(`${key} (${probe.what}) as ${caller}: ${answer.violation}`);
-          else if (!allowed.includes(answer.status)) failures.push(`${key} (${probe.what}) as ${caller}: ${answer.status}, expected ${allowed.join(' or ')}`);
+          else if (!allowed.includes(answer.status))
+            failures.push(`${key} (${probe.what}) as ${caller}: ${answer.status}, expected ${allowed.join(' or ')}`);
         }
       }
     }
@@ -257,7 +297,13 @@ describe('internal routes', () => {
     const url = new URL(portal.url);
     return new Promise((resolve, reject) => {
       const req = httpRequest(
-        { host: url.hostname, port: url.port, method, path, headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) } },
+        {
+          host: url.hostname,
+          port: url.port,
+          method,
+          path,
+          headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) },
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -270,7 +316,9 @@ describe('internal routes', () => {
   }
 
   it('are never reachable through the gateway, by anyone, whatever the path tricks', async () => {
-    const internal = (['identity', 'evidence'] as const).flatMap((service) => served[service].filter((route) => route.path.startsWith('/internal/')));
+    const internal = (['identity', 'evidence'] as const).flatMap((service) =>
+      served[service].filter((route) => route.path.startsWith('/internal/')),
+    );
     expect(internal.length).toBeGreaterThan(0);
     const failures: string[] = [];
     for (const route of internal) {
@@ -292,8 +340,10 @@ describe('internal routes', () => {
           const { status, body } = await rawRequest(route.method === 'ALL' ? 'GET' : route.method, attempt, cookieOf(clients[caller]));
           // The gateway's own 404 (or, without a built web app, its "not built" page for GETs), or
           // the proxy's 400 for a path with dot segments, which it never forwards.
-          const refused = status === 404 || (status === 503 && body.includes('not built')) || (status === 400 && body.includes('invalid characters'));
-          if (!refused || body.includes('Internal route')) failures.push(`${route.method} ${attempt} as ${caller}: ${status} ${body.slice(0, 80)}`);
+          const refused =
+            status === 404 || (status === 503 && body.includes('not built')) || (status === 400 && body.includes('invalid characters'));
+          if (!refused || body.includes('Internal route'))
+            failures.push(`${route.method} ${attempt} as ${caller}: ${status} ${body.slice(0, 80)}`);
         }
       }
     }

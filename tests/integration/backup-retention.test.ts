@@ -12,7 +12,10 @@ afterAll(() => rm(root, { recursive: true, force: true }));
 
 async function folder(name: string, finished: boolean): Promise<void> {
   await mkdir(join(root, name, 's3'), { recursive: true });
-  await writeFile(join(root, name, 'manifest.json'), JSON.stringify({ format: 1, namespace: 'portal', startedAt: name, ...(finished ? { finishedAt: name } : {}) }));
+  await writeFile(
+    join(root, name, 'manifest.json'),
+    JSON.stringify({ format: 1, namespace: 'portal', startedAt: name, ...(finished ? { finishedAt: name } : {}) }),
+  );
 }
 
 describe('backup retention (prune)', () => {
@@ -23,7 +26,13 @@ describe('backup retention (prune)', () => {
     await writeFile(join(root, 'notes.txt'), 'not a backup');
     const removed = await prune({ root, keep: 3 });
     expect(removed.sort()).toEqual(['2026-11-20T033000Z', '2026-11-21T033000Z', '2026-11-22T120000Z']);
-    expect((await readdir(root)).sort()).toEqual(['2026-11-22T033000Z', '2026-11-23T033000Z', '2026-11-24T033000Z', '2026-11-25T033000Z', 'notes.txt']);
+    expect((await readdir(root)).sort()).toEqual([
+      '2026-11-22T033000Z',
+      '2026-11-23T033000Z',
+      '2026-11-24T033000Z',
+      '2026-11-25T033000Z',
+      'notes.txt',
+    ]);
     expect(await prune({ root, keep: 3 })).toEqual([]);
   });
 

@@ -68,7 +68,11 @@ describe('docker-compose.yml', () => {
     const section = README.slice(README.indexOf('### docker compose'), README.indexOf('## Test it'));
     const printf = /printf '([^']*)'/.exec(section)?.[1] ?? '';
     const named = [...printf.matchAll(/([A-Z0-9_]+)=%s/g)].map((match) => match[1]).sort();
-    expect(named).toEqual(interpolate(COMPOSE, {}).errors.map((error) => error.split(':')[0]).sort());
+    expect(named).toEqual(
+      interpolate(COMPOSE, {})
+        .errors.map((error) => error.split(':')[0])
+        .sort(),
+    );
   });
 
   it('has no default for a secret or a password', () => {
@@ -113,7 +117,11 @@ describe('docker-compose.yml', () => {
 
   it("publishes the mail catcher's web UI on 127.0.0.1 only, and says it is for trying the portal", () => {
     const mailpit = COMPOSE.slice(COMPOSE.indexOf('\n  mailpit:'), COMPOSE.indexOf('\n  identity:'));
-    const ports = /ports: \[([^\]]*)\]/.exec(mailpit)?.[1]?.split(',').map((port) => port.trim().replaceAll('"', '')) ?? [];
+    const ports =
+      /ports: \[([^\]]*)\]/
+        .exec(mailpit)?.[1]
+        ?.split(',')
+        .map((port) => port.trim().replaceAll('"', '')) ?? [];
     expect(ports.length).toBeGreaterThan(0);
     for (const port of ports) expect(port).toMatch(/^127\.0\.0\.1:/);
     const comment = COMPOSE.slice(COMPOSE.lastIndexOf('\n\n', COMPOSE.indexOf('\n  mailpit:')), COMPOSE.indexOf('\n  mailpit:'));

@@ -36,9 +36,32 @@ afterAll(async () => {
 async function makeMedia(dir: string): Promise<Buffer[]> {
   const ffmpeg = (args: string[]) => run(locateFfmpeg().ffmpeg, ['-v', 'error', '-y', ...args], { timeout: 60_000 });
   const noise = (width: number, height: number) =>
-    sharp(randomBytes(width * height * 3), { raw: { width, height, channels: 3 } }).jpeg({ quality: 85 }).toBuffer();
+    sharp(randomBytes(width * height * 3), { raw: { width, height, channels: 3 } })
+      .jpeg({ quality: 85 })
+      .toBuffer();
   await Promise.all([
-    ffmpeg(['-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25:duration=2', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=2', '-c:v', 'libx264', '-preset', 'ultrafast', '-qp', '0', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', join(dir, 'video.mp4')]),
+    ffmpeg([
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=640x360:rate=25:duration=2',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:duration=2',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-qp',
+      '0',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'aac',
+      '-shortest',
+      join(dir, 'video.mp4'),
+    ]),
     ffmpeg(['-f', 'lavfi', '-i', 'sine=frequency=500:duration=30', '-c:a', 'libmp3lame', '-b:a', '128k', join(dir, 'voice.mp3')]),
     ffmpeg(['-f', 'lavfi', '-i', 'anoisesrc=duration=10', '-c:a', 'aac', '-b:a', '256k', join(dir, 'memo.m4a')]),
   ]);
@@ -77,10 +100,19 @@ function itemIdOf(answer: PlainAnswer): string | undefined {
 }
 
 async function sendMultipart(url: string, attempt: Attempt): Promise<string | undefined> {
-  const { body, contentType } = multipartBody({ title: attempt.title }, { field: 'file', filename: 'evidence.bin', type: 'application/octet-stream', bytes: attempt.bytes });
-  const answer = await pacedRequest(new URL('/api/evidence', url).href, 'POST', { 'content-type': contentType, cookie: cookieOf(attempt.owner) }, body, {
-    onSent: () => (attempt.sent = true),
-  });
+  const { body, contentType } = multipartBody(
+    { title: attempt.title },
+    { field: 'file', filename: 'evidence.bin', type: 'application/octet-stream', bytes: attempt.bytes },
+  );
+  const answer = await pacedRequest(
+    new URL('/api/evidence', url).href,
+    'POST',
+    { 'content-type': contentType, cookie: cookieOf(attempt.owner) },
+    body,
+    {
+      onSent: () => (attempt.sent = true),
+    },
+  );
   return answer.status === 201 ? itemIdOf(answer) : undefined;
 }
 
@@ -89,7 +121,12 @@ async function sendResumable(url: string, attempt: Attempt, chunkBytes = 512 * 1
   const created = await pacedRequest(
     new URL('/api/evidence/uploads', url).href,
     'POST',
-    { ...TUS, cookie: cookieOf(attempt.owner), 'upload-length': String(attempt.bytes.length), 'upload-metadata': `title ${b64(attempt.title)}` },
+    {
+      ...TUS,
+      cookie: cookieOf(attempt.owner),
+      'upload-length': String(attempt.bytes.length),
+      'upload-metadata': `title ${b64(attempt.title)}`,
+    },
     Buffer.alloc(0),
   );
   if (created.status !== 201) return undefined;
@@ -135,18 +172,37 @@ describe('a crash (kill -9) during 50 concurrent uploads', () => {
     });
 
     // A registration with a large face photo is on its way too.
-    const face = await sharp(randomBytes(1200 * 1000 * 3), { raw: { width: 1200, height: 1000, channels: 3 } }).jpeg({ quality: 95 }).toBuffer();
+    const face = await sharp(randomBytes(1200 * 1000 * 3), { raw: { width: 1200, height: 1000, channels: 3 } })
+      .jpeg({ quality: 95 })
+      .toBuffer();
     const registration = multipartBody(
-      { username: 'late_registrant', password: 'password1', email: 'late@example.org', usernameOrEmail: 'late@example.org', phone_number: '5551234567', full_name: 'Late', pronouns: '', role: '1' },
+      {
+        username: 'late_registrant',
+        password: 'password1',
+        email: 'late@example.org',
+        usernameOrEmail: 'late@example.org',
+        phone_number: '5551234567',
+        full_name: 'Late',
+        pronouns: '',
+        role: '1',
+      },
       { field: 'verification_photo', filename: 'face.jpg', type: 'image/jpeg', bytes: face },
     );
-    const registering = pacedRequest(new URL('/api/user/register', first.url).href, 'POST', { 'content-type': registration.contentType }, registration.body).then(
+    const registering = pacedRequest(
+      new URL('/api/user/register', first.url).href,
+      'POST',
+      { 'content-type': registration.contentType },
+      registration.body,
+    ).then(
       (answer) => answer.status,
       () => 0,
     );
 
     // Once some uploads are acknowledged, the others are somewhere in their transfer or filing.
-    await waitFor(() => attempts.filter((attempt) => attempt.state === 'acknowledged').length >= 8, { timeoutMs: 60_000, what: '8 acknowledged uploads' });
+    await waitFor(() => attempts.filter((attempt) => attempt.state === 'acknowledged').length >= 8, {
+      timeoutMs: 60_000,
+      what: '8 acknowledged uploads',
+    });
     const inFlight = attempts.filter((attempt) => attempt.state === 'sending').length;
     const midTransfer = attempts.filter((attempt) => attempt.state === 'sending' && !attempt.sent).length;
     await first.kill();
@@ -243,7 +299,10 @@ describe('a crash (kill -9) during 50 concurrent uploads', () => {
     // removed by the expiry: here a start with a very short one.
     const third = await startTestPortal({ UPLOAD_EXPIRY_HOURS: '0.0001' }, dataDir);
     try {
-      await waitFor(() => [...storageFiles(dataDir)].filter((path) => path.startsWith('uploads/')).length === 0, { timeoutMs: 10_000, what: 'expired uploads removed' });
+      await waitFor(() => [...storageFiles(dataDir)].filter((path) => path.startsWith('uploads/')).length === 0, {
+        timeoutMs: 10_000,
+        what: 'expired uploads removed',
+      });
     } finally {
       await third.dispose();
     }
@@ -348,28 +407,57 @@ describe('a crash (kill -9) while an administrator makes everything public', () 
   }, 120_000);
 });
 
-describe('a crash (kill -9) between a video\'s two display copies', () => {
+describe("a crash (kill -9) between a video's two display copies", () => {
   it('after the remuxed copy is ready and before the 720p copy: on restart the 720p job completes and replaces it', async () => {
     const dataDir = join(scratch, 'two-copies-data');
     // A phone's video (1080p H.264 + AAC in MP4) long enough that its 720p transcode takes a while.
     const file = join(scratch, 'phone-20s.mp4');
-    await run(locateFfmpeg().ffmpeg, [
-      '-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=1920x1080:rate=30:duration=20', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=20',
-      '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', file,
-    ], { timeout: 120_000 });
+    await run(
+      locateFfmpeg().ffmpeg,
+      [
+        '-v',
+        'error',
+        '-y',
+        '-f',
+        'lavfi',
+        '-i',
+        'testsrc2=size=1920x1080:rate=30:duration=20',
+        '-f',
+        'lavfi',
+        '-i',
+        'sine=frequency=440:duration=20',
+        '-c:v',
+        'libx264',
+        '-preset',
+        'ultrafast',
+        '-pix_fmt',
+        'yuv420p',
+        '-c:a',
+        'aac',
+        '-shortest',
+        file,
+      ],
+      { timeout: 120_000 },
+    );
     // Short job locks, so that the dead worker's job is given back soon after the restart.
     const env = { MEDIA_JOB_LOCK_MS: '2000', MEDIA_TRANSCODE_POLICY: 'playable-first' };
     const first = await start(dataDir, env);
     const { client } = await newParticipant(first.url);
-    const created = await client.postForm('/api/evidence', (() => {
-      const form = new FormData();
-      form.set('title', 'Street corner');
-      form.set('file', new Blob([new Uint8Array(readFileSync(file))], { type: 'video/mp4' }), 'street.mp4');
-      return form;
-    })());
+    const created = await client.postForm(
+      '/api/evidence',
+      (() => {
+        const form = new FormData();
+        form.set('title', 'Street corner');
+        form.set('file', new Blob([new Uint8Array(readFileSync(file))], { type: 'video/mp4' }), 'street.mp4');
+        return form;
+      })(),
+    );
     expect(created.status).toBe(201);
     const id = created.data.id as string;
-    const item = () => client.get(`/api/evidence/item/${id}`).then((answer) => answer.data as { media_status: string; aws_url: string | null; width: number | null; poster_url: string | null });
+    const item = () =>
+      client
+        .get(`/api/evidence/item/${id}`)
+        .then((answer) => answer.data as { media_status: string; aws_url: string | null; width: number | null; poster_url: string | null });
     await waitFor(async () => (await item()).media_status === 'ready', { timeoutMs: 60_000, what: 'the remuxed copy ready' });
     const ready = await item();
     expect(ready.aws_url).toBe(`/media/evidence/${id}/display?v=1-remuxed`);
@@ -393,14 +481,29 @@ describe('a crash (kill -9) between a video\'s two display copies', () => {
     try {
       const again = new ApiClient(second.url);
       for (const [name, value] of client.cookies) again.cookies.set(name, value);
-      const current = () => again.get(`/api/evidence/item/${id}`).then((answer) => answer.data as { aws_url: string; width: number; height: number });
-      await waitFor(async () => (await current()).aws_url === `/media/evidence/${id}/display?v=1`, { timeoutMs: 150_000, intervalMs: 500, what: 'the 720p copy swapped in' });
+      const current = () =>
+        again.get(`/api/evidence/item/${id}`).then((answer) => answer.data as { aws_url: string; width: number; height: number });
+      await waitFor(async () => (await current()).aws_url === `/media/evidence/${id}/display?v=1`, {
+        timeoutMs: 150_000,
+        intervalMs: 500,
+        what: 'the 720p copy swapped in',
+      });
       expect(await current()).toMatchObject({ width: 1280, height: 720 });
       const transcoded = await again.bytes(`/media/evidence/${id}/display?v=1`);
       expect(transcoded.status).toBe(200);
       const saved = join(scratch, 'swapped.mp4');
       writeFileSync(saved, transcoded.body);
-      const { stdout } = await run(locateFfmpeg().ffmpeg.replace(/ffmpeg$/, 'ffprobe'), ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'stream=width,height', '-of', 'csv=p=0', saved]);
+      const { stdout } = await run(locateFfmpeg().ffmpeg.replace(/ffmpeg$/, 'ffprobe'), [
+        '-v',
+        'error',
+        '-select_streams',
+        'v:0',
+        '-show_entries',
+        'stream=width,height',
+        '-of',
+        'csv=p=0',
+        saved,
+      ]);
       expect(stdout.trim()).toBe('1280,720');
       // A player still on the first copy's URL gets the first copy's bytes, whole.
       const old = await again.bytes(ready.aws_url!);
@@ -417,7 +520,9 @@ describe('a resumable upload whose last byte was stored when the process died', 
     const portal = await startTestPortal();
     try {
       const { client } = await newParticipant(portal.url);
-      const photo = await sharp(randomBytes(300 * 200 * 3), { raw: { width: 300, height: 200, channels: 3 } }).jpeg().toBuffer();
+      const photo = await sharp(randomBytes(300 * 200 * 3), { raw: { width: 300, height: 200, channels: 3 } })
+        .jpeg()
+        .toBuffer();
       const created = await client.request('POST', '/api/evidence/uploads', {
         headers: { ...TUS, 'upload-length': String(photo.length), 'upload-metadata': `title ${b64('Stored, not filed')}` },
       });

@@ -60,7 +60,11 @@ describe('the data folder', () => {
     expect((await waitForMedia(client, uploaded.data.id)).media_status).toBe('ready');
     // A resumable upload left unfinished: its file and metadata stay in the upload folder.
     const created = await client.request('POST', '/api/evidence/uploads', {
-      headers: { 'tus-resumable': '1.0.0', 'upload-length': '1000', 'upload-metadata': `title ${Buffer.from('half').toString('base64')},filetype ${Buffer.from('video/mp4').toString('base64')}` },
+      headers: {
+        'tus-resumable': '1.0.0',
+        'upload-length': '1000',
+        'upload-metadata': `title ${Buffer.from('half').toString('base64')},filetype ${Buffer.from('video/mp4').toString('base64')}`,
+      },
     });
     expect(created.status).toBe(201);
     const location = created.headers.get('location')!;
@@ -82,29 +86,49 @@ describe('the data folder', () => {
 });
 
 const SERVICES = {
-  identity: { main: 'services/identity/src/main.ts', env: (port: number) => ({ IDENTITY_HOST: '127.0.0.1', IDENTITY_PORT: String(port) }), ready: /identity listening/ },
-  evidence: { main: 'services/evidence/src/main.ts', env: (port: number) => ({ EVIDENCE_HOST: '127.0.0.1', EVIDENCE_PORT: String(port) }), ready: /evidence listening/ },
-  'media-worker': { main: 'services/media-worker/src/main.ts', env: (port: number) => ({ HEALTH_HOST: '127.0.0.1', HEALTH_PORT: String(port) }), ready: /health endpoints listening/ },
-  notifier: { main: 'services/notifier/src/main.ts', env: (port: number) => ({ HEALTH_HOST: '127.0.0.1', HEALTH_PORT: String(port) }), ready: /health endpoints listening/ },
+  identity: {
+    main: 'services/identity/src/main.ts',
+    env: (port: number) => ({ IDENTITY_HOST: '127.0.0.1', IDENTITY_PORT: String(port) }),
+    ready: /identity listening/,
+  },
+  evidence: {
+    main: 'services/evidence/src/main.ts',
+    env: (port: number) => ({ EVIDENCE_HOST: '127.0.0.1', EVIDENCE_PORT: String(port) }),
+    ready: /evidence listening/,
+  },
+  'media-worker': {
+    main: 'services/media-worker/src/main.ts',
+    env: (port: number) => ({ HEALTH_HOST: '127.0.0.1', HEALTH_PORT: String(port) }),
+    ready: /health endpoints listening/,
+  },
+  notifier: {
+    main: 'services/notifier/src/main.ts',
+    env: (port: number) => ({ HEALTH_HOST: '127.0.0.1', HEALTH_PORT: String(port) }),
+    ready: /health endpoints listening/,
+  },
 } as const;
 
 describe('the data folder of a service run alone', () => {
-  it.each(Object.keys(SERVICES) as (keyof typeof SERVICES)[])('is 0700 with every file 0600 (%s)', async (name) => {
-    const service = SERVICES[name];
-    const dataDir = join(scratch, name);
-    const child = runTypeScript(fileURLToPath(new URL(`../../${service.main}`, import.meta.url)), [], {
-      DATA_DIR: dataDir,
-      INTERNAL_SECRET: 'a-shared-secret-that-is-long-enough-0123',
-      LOG_LEVEL: 'info',
-      ...service.env(await freePort()),
-    });
-    try {
-      await child.waitForLine(service.ready, 60_000);
-      await waitFor(() => countFiles(dataDir) > 0, { what: `${name} to write under DATA_DIR` });
-      expect(openToOthers(dataDir)).toEqual([]);
-    } finally {
-      child.child.kill('SIGTERM');
-      if (child.child.exitCode === null) await new Promise((resolve) => child.child.once('exit', resolve));
-    }
-  }, 90_000);
+  it.each(Object.keys(SERVICES) as (keyof typeof SERVICES)[])(
+    'is 0700 with every file 0600 (%s)',
+    async (name) => {
+      const service = SERVICES[name];
+      const dataDir = join(scratch, name);
+      const child = runTypeScript(fileURLToPath(new URL(`../../${service.main}`, import.meta.url)), [], {
+        DATA_DIR: dataDir,
+        INTERNAL_SECRET: 'a-shared-secret-that-is-long-enough-0123',
+        LOG_LEVEL: 'info',
+        ...service.env(await freePort()),
+      });
+      try {
+        await child.waitForLine(service.ready, 60_000);
+        await waitFor(() => countFiles(dataDir) > 0, { what: `${name} to write under DATA_DIR` });
+        expect(openToOthers(dataDir)).toEqual([]);
+      } finally {
+        child.child.kill('SIGTERM');
+        if (child.child.exitCode === null) await new Promise((resolve) => child.child.once('exit', resolve));
+      }
+    },
+    90_000,
+  );
 });

@@ -23,8 +23,12 @@ const TUS = { 'tus-resumable': '1.0.0' };
 const b64 = (value: string) => Buffer.from(value).toString('base64');
 
 function createUpload(client: ApiClient, length: number, metadata: Record<string, string>) {
-  const header = Object.entries(metadata).map(([key, value]) => `${key} ${b64(value)}`).join(',');
-  return client.request('POST', '/api/evidence/uploads', { headers: { ...TUS, 'upload-length': String(length), 'upload-metadata': header } });
+  const header = Object.entries(metadata)
+    .map(([key, value]) => `${key} ${b64(value)}`)
+    .join(',');
+  return client.request('POST', '/api/evidence/uploads', {
+    headers: { ...TUS, 'upload-length': String(length), 'upload-metadata': header },
+  });
 }
 
 function patchAll(client: ApiClient, location: string, body: Buffer) {
@@ -97,22 +101,36 @@ describe('the idempotency key', () => {
   it('makes one note of a note sent twice, per owner', async () => {
     const { client } = await newParticipant(portal.url);
     const key = `note-${randomUUID()}`;
-    const first = await client.request('POST', '/api/evidence', { json: { title: 'Once', notes: 'n' }, headers: { 'idempotency-key': key } });
+    const first = await client.request('POST', '/api/evidence', {
+      json: { title: 'Once', notes: 'n' },
+      headers: { 'idempotency-key': key },
+    });
     expect(first.status).toBe(201);
-    const again = await client.request('POST', '/api/evidence', { json: { title: 'Once', notes: 'n' }, headers: { 'idempotency-key': key } });
+    const again = await client.request('POST', '/api/evidence', {
+      json: { title: 'Once', notes: 'n' },
+      headers: { 'idempotency-key': key },
+    });
     expect(again.status).toBe(200);
     expect((again.data as { id: string }).id).toBe((first.data as { id: string }).id);
     const both = await Promise.all(
-      [1, 2, 3].map(() => client.request('POST', '/api/evidence', { json: { title: 'Raced', notes: '' }, headers: { 'idempotency-key': `${key}-raced` } })),
+      [1, 2, 3].map(() =>
+        client.request('POST', '/api/evidence', { json: { title: 'Raced', notes: '' }, headers: { 'idempotency-key': `${key}-raced` } }),
+      ),
     );
     expect(new Set(both.map((answer) => (answer.data as { id: string }).id)).size).toBe(1);
     expect((await ownItems(client)).map((item) => item.title).sort()).toEqual(['Once', 'Raced']);
 
     // Someone else's key of the same text is their own.
     const other = await newParticipant(portal.url);
-    expect((await other.client.request('POST', '/api/evidence', { json: { title: 'Theirs', notes: '' }, headers: { 'idempotency-key': key } })).status).toBe(201);
+    expect(
+      (await other.client.request('POST', '/api/evidence', { json: { title: 'Theirs', notes: '' }, headers: { 'idempotency-key': key } }))
+        .status,
+    ).toBe(201);
 
-    const bad = await client.request('POST', '/api/evidence', { json: { title: 'Bad key', notes: '' }, headers: { 'idempotency-key': 'no spaces allowed' } });
+    const bad = await client.request('POST', '/api/evidence', {
+      json: { title: 'Bad key', notes: '' },
+      headers: { 'idempotency-key': 'no spaces allowed' },
+    });
     expect(bad.status).toBe(400);
     expect((bad.data as { message: string }).message).toMatch(/idempotency key/);
   });
@@ -121,8 +139,18 @@ describe('the idempotency key', () => {
     const { client } = await newParticipant(portal.url);
     const photo = await phoneJpeg();
     const idempotencyKey = `photo-${randomUUID()}`;
-    const first = await createUpload(client, photo.length, { title: 'Street corner', filename: 'p.jpg', filetype: 'image/jpeg', idempotencyKey });
-    const second = await createUpload(client, photo.length, { title: 'Street corner', filename: 'p.jpg', filetype: 'image/jpeg', idempotencyKey });
+    const first = await createUpload(client, photo.length, {
+      title: 'Street corner',
+      filename: 'p.jpg',
+      filetype: 'image/jpeg',
+      idempotencyKey,
+    });
+    const second = await createUpload(client, photo.length, {
+      title: 'Street corner',
+      filename: 'p.jpg',
+      filetype: 'image/jpeg',
+      idempotencyKey,
+    });
     expect([first.status, second.status]).toEqual([201, 201]);
     const firstDone = await patchAll(client, String(first.headers.get('location')), photo);
     expect(firstDone.status).toBe(200);

@@ -44,7 +44,11 @@ async function saved(client: ApiClient, url: string, name: string): Promise<stri
 describe('uploading evidence', () => {
   it('files a note without a file as media type 1', async () => {
     const { client, user } = await newParticipant(portal.url);
-    const response = await client.post('/api/evidence', { title: 'Saw a van', notes: 'Blue, no plates', location: '40.71280, -74.00600 (±15 m)' });
+    const response = await client.post('/api/evidence', {
+      title: 'Saw a van',
+      notes: 'Blue, no plates',
+      location: '40.71280, -74.00600 (±15 m)',
+    });
     expect(response.status).toBe(201);
     expect(response.data).toMatchObject({
       title: 'Saw a van',
@@ -149,17 +153,43 @@ describe('processed media', () => {
     expect(Number(head.headers.get('content-length'))).toBeGreaterThan(1000);
   });
 
-  it("makes a phone video ready with a remux of its own streams (no position, rotation kept), then swaps in the 720p copy under a new URL that the archive shows at once", async () => {
+  it('makes a phone video ready with a remux of its own streams (no position, rotation kept), then swaps in the 720p copy under a new URL that the archive shows at once', async () => {
     // A phone's portrait video: 1080p H.264 + AAC in MOV, the picture turned by its display
     // matrix, the position in ©xyz; long enough that its 720p copy takes a few seconds.
     const file = join(scratch, 'corner.mov');
     const ffmpeg = (args: string[]) => execFileAsync(locateFfmpeg().ffmpeg, ['-v', 'error', '-y', ...args], { timeout: 60_000 });
     await ffmpeg([
-      '-f', 'lavfi', '-i', 'testsrc2=size=1920x1080:rate=30:duration=15', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=15',
-      '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', join(scratch, 'corner-upright.mp4'),
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=1920x1080:rate=30:duration=15',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:duration=15',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'aac',
+      '-shortest',
+      join(scratch, 'corner-upright.mp4'),
     ]);
     // The rotation is set on a stream copy (ffmpeg 5.1 writes the rotate tag as the display matrix then).
-    await ffmpeg(['-i', join(scratch, 'corner-upright.mp4'), '-c', 'copy', '-metadata', 'location=+48.8584+002.2945/', '-metadata:s:v:0', 'rotate=90', file]);
+    await ffmpeg([
+      '-i',
+      join(scratch, 'corner-upright.mp4'),
+      '-c',
+      'copy',
+      '-metadata',
+      'location=+48.8584+002.2945/',
+      '-metadata:s:v:0',
+      'rotate=90',
+      file,
+    ]);
     expect(readFileSync(file).includes(Buffer.from('+48.8584+002.2945'))).toBe(true);
     const { client } = await newParticipant(portal.url);
     const { client: admin } = await adminClient(portal.url);
@@ -179,7 +209,8 @@ describe('processed media', () => {
 
     // Published while the 720p copy is being made: the archive (kept by the gateway) names the first copy.
     expect((await admin.put(`/api/evidence/clearance/${id}`)).status).toBe(200);
-    const archived = async () => ((await visitor.get('/api/evidence/public?limit=50')).data as EvidenceItem[]).find((item) => item.id === id)?.aws_url;
+    const archived = async () =>
+      ((await visitor.get('/api/evidence/public?limit=50')).data as EvidenceItem[]).find((item) => item.id === id)?.aws_url;
     expect(await archived()).toBe(first.aws_url);
     // Kept by the gateway (after the settling time that follows a media result, 2 s).
     await waitFor(
@@ -192,12 +223,19 @@ describe('processed media', () => {
     );
 
     // The swap: a new URL; the archive shows it within moments, not when its 30 s entry runs out.
-    await waitFor(async () => (await client.get(`/api/evidence/item/${id}`)).data.aws_url === `/media/evidence/${id}/display?v=1`, { timeoutMs: 90_000, what: 'the 720p copy' });
-    await waitFor(async () => (await archived()) === `/media/evidence/${id}/display?v=1`, { timeoutMs: 5_000, what: 'the archive showing the 720p copy' });
+    await waitFor(async () => (await client.get(`/api/evidence/item/${id}`)).data.aws_url === `/media/evidence/${id}/display?v=1`, {
+      timeoutMs: 90_000,
+      what: 'the 720p copy',
+    });
+    await waitFor(async () => (await archived()) === `/media/evidence/${id}/display?v=1`, {
+      timeoutMs: 5_000,
+      what: 'the archive showing the 720p copy',
+    });
     expect((await client.get(`/api/evidence/item/${id}`)).data).toMatchObject({ width: 720, height: 1280 });
     const transcoded = await visitor.bytes(`/media/evidence/${id}/display?v=1`);
     expect(transcoded.status).toBe(200);
-    for (const marker of ['48.8584', '\u00a9xyz', 'loci']) expect(transcoded.body.includes(Buffer.from(marker, 'latin1')), marker).toBe(false);
+    for (const marker of ['48.8584', '\u00a9xyz', 'loci'])
+      expect(transcoded.body.includes(Buffer.from(marker, 'latin1')), marker).toBe(false);
     expect(transcoded.body.equals(remuxed.body)).toBe(false);
     // A player that started on the first copy keeps getting it, byte ranges included.
     const old = await visitor.bytes(first.aws_url!);
@@ -210,7 +248,10 @@ describe('processed media', () => {
 
   it('serves a Chrome WebM/Opus recording as AAC audio both Chrome and Safari play', async () => {
     const { client } = await newParticipant(portal.url);
-    const item = await waitForMedia(client, (await uploadEvidence(client, fixtures.chromeAudioWebm, { title: 'Sound' }, 'audio/webm')).data.id);
+    const item = await waitForMedia(
+      client,
+      (await uploadEvidence(client, fixtures.chromeAudioWebm, { title: 'Sound' }, 'audio/webm')).data.id,
+    );
     expect(item).toMatchObject({ media_status: 'ready', media_type: 4 });
     const response = await client.bytes(item.aws_url!);
     expect(response.headers.get('content-type')).toBe('audio/mp4');
@@ -235,7 +276,9 @@ describe('processed media', () => {
     const form = new FormData();
     form.append('title', 'Replaced');
     form.append('notes', 'second try');
-    const png = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#0a0' } }).png().toBuffer();
+    const png = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#0a0' } })
+      .png()
+      .toBuffer();
     form.append('file', new Blob([new Uint8Array(png)]), 'new.png');
     const updated = await client.putForm(`/api/evidence/update/${first.id}`, form);
     expect(updated.status).toBe(200);
@@ -296,7 +339,9 @@ describe('visibility and the public archive', () => {
     await client.delete(`/api/evidence/delete/${note.data.id}`);
     await waitFor(
       () => {
-        const types = publishedEvents(portal.dataDir).filter((e) => e.key === note.data.id).map((e) => e.value.type);
+        const types = publishedEvents(portal.dataDir)
+          .filter((e) => e.key === note.data.id)
+          .map((e) => e.value.type);
         return ['evidence.created', 'evidence.updated', 'evidence.visibility-changed', 'evidence.deleted'].every((t) => types.includes(t));
       },
       { what: 'the four evidence events' },
@@ -310,10 +355,25 @@ describe('reactions to identity events', () => {
     const note = await owner.client.post('/api/evidence', { title: 'Signed', notes: '' });
     const { client: admin } = await adminClient(portal.url);
     const renamed = `${owner.user.username}_new`;
-    await admin.put(`/api/user/admin/${owner.user.id}`, { username: renamed, email: owner.user.email, phone_number: '5551234567', full_name: 'Renamed' });
+    await admin.put(`/api/user/admin/${owner.user.id}`, {
+      username: renamed,
+      email: owner.user.email,
+      phone_number: '5551234567',
+      full_name: 'Renamed',
+    });
     const avatar = new FormData();
     for (const [k, v] of Object.entries({ email: owner.user.email, phone_number: '5551234567', pronouns: '' })) avatar.append(k, v);
-    avatar.append('file', new Blob([new Uint8Array(await sharp({ create: { width: 64, height: 64, channels: 3, background: '#f0f' } }).png().toBuffer())]), 'a.png');
+    avatar.append(
+      'file',
+      new Blob([
+        new Uint8Array(
+          await sharp({ create: { width: 64, height: 64, channels: 3, background: '#f0f' } })
+            .png()
+            .toBuffer(),
+        ),
+      ]),
+      'a.png',
+    );
     const profile = await owner.client.putForm('/api/evidence/user', avatar);
     await waitFor(
       async () => {

@@ -94,8 +94,13 @@ describe("an owner's avatar beside a published item (issue 21.1)", () => {
     const owner = await newParticipant(portal.url);
     const setAvatar = async (colour: string) => {
       const form = new FormData();
-      for (const [name, value] of Object.entries({ email: owner.user.email, phone_number: '5551234567', pronouns: '' })) form.append(name, value);
-      form.append('avatar', new Blob([new Uint8Array(await phoneJpeg({ width: 96, height: 96 }))], { type: 'image/jpeg' }), `${colour}.jpg`);
+      for (const [name, value] of Object.entries({ email: owner.user.email, phone_number: '5551234567', pronouns: '' }))
+        form.append(name, value);
+      form.append(
+        'avatar',
+        new Blob([new Uint8Array(await phoneJpeg({ width: 96, height: 96 }))], { type: 'image/jpeg' }),
+        `${colour}.jpg`,
+      );
       const profile = await owner.client.putForm('/api/evidence/user', form);
       expect(profile.status).toBe(200);
       return profile.data.avatar_AWS_URL as string;
@@ -107,11 +112,13 @@ describe("an owner's avatar beside a published item (issue 21.1)", () => {
     // After publication the owner swaps the picture.
     const swapped = await setAvatar('swapped');
     await waitFor(async () => (await owner.client.get(`/api/evidence/item/${note.data.id}`)).data.avatar_AWS_URL === swapped, {
-      what: 'the new avatar on the owner\'s copy of the item',
+      what: "the new avatar on the owner's copy of the item",
     });
 
     const visitor = new ApiClient(portal.url);
-    const archived = ((await visitor.get('/api/evidence/public?limit=100')).data as { id: string; avatar_AWS_URL: string | null }[]).find((item) => item.id === note.data.id);
+    const archived = ((await visitor.get('/api/evidence/public?limit=100')).data as { id: string; avatar_AWS_URL: string | null }[]).find(
+      (item) => item.id === note.data.id,
+    );
     expect(archived).toMatchObject({ avatar_AWS_URL: null });
     expect((await visitor.get(`/api/evidence/item/${note.data.id}`)).data.avatar_AWS_URL).toBeNull();
     const other = await newParticipant(portal.url);
@@ -168,9 +175,11 @@ describe('the review queue', () => {
     const { client } = await newParticipant(portal.url);
     const tag = tagWord();
     const made = [];
-    for (const name of ['one', 'two', 'three', 'four']) made.push((await client.post('/api/evidence', { title: `${name} ${tag}`, notes: '' })).data.id as string);
+    for (const name of ['one', 'two', 'three', 'four'])
+      made.push((await client.post('/api/evidence', { title: `${name} ${tag}`, notes: '' })).data.id as string);
     const [one, two, three, four] = made as [string, string, string, string];
-    const queue = async () => (await admin.get(`/api/evidence/admin?review_status=new&q=${tag}`)).data.map((item: { id: string }) => item.id).sort();
+    const queue = async () =>
+      (await admin.get(`/api/evidence/admin?review_status=new&q=${tag}`)).data.map((item: { id: string }) => item.id).sort();
     expect(await queue()).toEqual([...made].sort());
     const before = (await admin.get('/api/evidence/admin/counts')).data;
     expect(before.new).toBeGreaterThanOrEqual(4);
@@ -189,7 +198,9 @@ describe('the review queue', () => {
     const after = (await admin.get('/api/evidence/admin/counts')).data;
     expect(after.new).toBe(before.new - 3);
     expect(after.public).toBe(before.public + 1);
-    const privateOnes = (await admin.get(`/api/evidence/admin?visibility=private&q=${tag}`)).data.map((item: { id: string }) => item.id).sort();
+    const privateOnes = (await admin.get(`/api/evidence/admin?visibility=private&q=${tag}`)).data
+      .map((item: { id: string }) => item.id)
+      .sort();
     expect(privateOnes).toEqual([two, three, four].sort());
     expect((await admin.put(`/api/evidence/review/${randomUUID()}`)).status).toBe(404);
   });
@@ -226,14 +237,19 @@ describe('publishing selected items', () => {
     const queue = await admin.get(`/api/evidence/admin?review_status=new&q=${tag}`);
     expect((queue.data as { id: string }[]).map((item) => item.id)).toEqual([]);
     const reviewed = await waitFor(
-      async () => ((await admin.get(`/api/admin/activity?target=${ids[2]}`)).data as { action: string }[]).find((entry) => entry.action === 'evidence.mark-reviewed'),
+      async () =>
+        ((await admin.get(`/api/admin/activity?target=${ids[2]}`)).data as { action: string }[]).find(
+          (entry) => entry.action === 'evidence.mark-reviewed',
+        ),
       { what: 'the mark-reviewed entry of the item already private' },
     );
     expect(reviewed).toBeTruthy();
     if (embedded) {
       await waitFor(
         () => {
-          const events = publishedEvents(portal.dataDir).filter((event) => event.value.type === 'evidence.visibility-changed' && ids.includes(event.key));
+          const events = publishedEvents(portal.dataDir).filter(
+            (event) => event.value.type === 'evidence.visibility-changed' && ids.includes(event.key),
+          );
           return events.length === 3 ? events : null;
         },
         { what: 'one visibility event per changed item' },
@@ -277,7 +293,8 @@ describe('search', () => {
     const hidden = await client.post('/api/evidence', { title: `Private lantern ${tag}`, notes: '' });
     await admin.put('/api/evidence/visibility', { ids: [lantern.data.id, drums.data.id], is_public: true });
 
-    const adminIds = async (query: string) => (await admin.get(`/api/evidence/admin?${query}`)).data.map((item: { id: string }) => item.id).sort();
+    const adminIds = async (query: string) =>
+      (await admin.get(`/api/evidence/admin?${query}`)).data.map((item: { id: string }) => item.id).sort();
     expect(await adminIds(`q=${tag}+lantern`)).toEqual([lantern.data.id, drums.data.id, hidden.data.id].sort());
     expect(await adminIds(`q=${tag}+eglise`)).toEqual([lantern.data.id]);
     expect(await adminIds(`q=${tag}+DRUM&type=1`)).toEqual([drums.data.id]);

@@ -16,7 +16,10 @@ let fixtures: MediaFixtures;
 let scratch: string;
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'tus-'));
-  [portal, fixtures] = await Promise.all([startTestPortal({ EVIDENCE_VIDEO_MAX_BYTES: '30mb', EVIDENCE_IMAGE_MAX_BYTES: '5mb', EVIDENCE_AUDIO_MAX_BYTES: '5mb' }), makeMediaFixtures(scratch)]);
+  [portal, fixtures] = await Promise.all([
+    startTestPortal({ EVIDENCE_VIDEO_MAX_BYTES: '30mb', EVIDENCE_IMAGE_MAX_BYTES: '5mb', EVIDENCE_AUDIO_MAX_BYTES: '5mb' }),
+    makeMediaFixtures(scratch),
+  ]);
 }, 120_000);
 afterAll(async () => {
   await portal.dispose();
@@ -27,8 +30,12 @@ const TUS = { 'tus-resumable': '1.0.0' };
 const b64 = (value: string) => Buffer.from(value).toString('base64');
 
 function createUpload(client: ApiClient, length: number, metadata: Record<string, string>) {
-  const header = Object.entries(metadata).map(([key, value]) => `${key} ${b64(value)}`).join(',');
-  return client.request('POST', '/api/evidence/uploads', { headers: { ...TUS, 'upload-length': String(length), 'upload-metadata': header } });
+  const header = Object.entries(metadata)
+    .map(([key, value]) => `${key} ${b64(value)}`)
+    .join(',');
+  return client.request('POST', '/api/evidence/uploads', {
+    headers: { ...TUS, 'upload-length': String(length), 'upload-metadata': header },
+  });
 }
 
 function patch(client: ApiClient, location: string, offset: number, body: Buffer) {
@@ -70,7 +77,12 @@ describe('resumable uploads (tus)', () => {
   it('survives a dropped connection: resumes from the stored offset and ends as one item', async () => {
     const { client } = await newParticipant(portal.url);
     const video = readFileSync(fixtures.phoneMp4);
-    const created = await createUpload(client, video.length, { title: 'From the corner', notes: 'shaky', location: '40.1, -74.2', filename: 'clip.mp4' });
+    const created = await createUpload(client, video.length, {
+      title: 'From the corner',
+      notes: 'shaky',
+      location: '40.1, -74.2',
+      filename: 'clip.mp4',
+    });
     expect(created.status).toBe(201);
     const location = created.headers.get('location')!;
     // The id starts with its owner's id, so that their unfinished uploads are found by prefix (the quota).
@@ -95,7 +107,13 @@ describe('resumable uploads (tus)', () => {
     const finish = await patch(client, location, offset, video.subarray(offset));
     expect(finish.status).toBe(200);
     const item = await finish.json();
-    expect(item).toMatchObject({ title: 'From the corner', notes: 'shaky', location: '40.1, -74.2', media_type: 3, media_status: 'processing' });
+    expect(item).toMatchObject({
+      title: 'From the corner',
+      notes: 'shaky',
+      location: '40.1, -74.2',
+      media_type: 3,
+      media_status: 'processing',
+    });
     expect(finish.headers.get('x-evidence-id')).toBe(item.id);
 
     // A client that lost that answer asks again and learns the upload is complete: no second item.

@@ -27,26 +27,43 @@ interface RawAnswer {
 /** One request with exactly these headers (fetch would add its own), from this loopback address. */
 function raw(path: string, headers: Record<string, string> = {}, options: { method?: string; from?: string } = {}): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
-    const req = request(`${portal.url}${path}`, { method: options.method ?? 'GET', headers, ...(options.from ? { localAddress: options.from } : {}) }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, rawHeaders: res.rawHeaders, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = request(
+      `${portal.url}${path}`,
+      { method: options.method ?? 'GET', headers, ...(options.from ? { localAddress: options.from } : {}) },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode!,
+            headers: res.headers,
+            rawHeaders: res.rawHeaders,
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end();
   });
 }
 
 /** The full path: a GET with an empty body is never answered in front of fastify. */
-const fullPath = (path: string, headers: Record<string, string> = {}, from?: string) => raw(path, { ...headers, 'content-length': '0' }, from ? { from } : {});
+const fullPath = (path: string, headers: Record<string, string> = {}, from?: string) =>
+  raw(path, { ...headers, 'content-length': '0' }, from ? { from } : {});
 
 /** How many GETs of the public archive route with this status the evidence service has answered. */
 async function evidenceAnswered(status = 200): Promise<number> {
   const text = await (await fetch(`${evidenceUrl}/metrics`)).text();
   let count = 0;
   for (const line of text.split('\n')) {
-    if (line.startsWith('portal_http_request_duration_seconds_count{') && line.includes('method="GET"') && line.includes('route="/api/evidence/public"') && line.includes(`status="${status}"`)) {
+    if (
+      line.startsWith('portal_http_request_duration_seconds_count{') &&
+      line.includes('method="GET"') &&
+      line.includes('route="/api/evidence/public"') &&
+      line.includes(`status="${status}"`)
+    ) {
       count += Number(line.split(' ').pop());
     }
   }
@@ -56,7 +73,11 @@ async function evidenceAnswered(status = 200): Promise<number> {
 /** Headers each answer has its own of (the date, the connection's, the request id, the Age). */
 const OWN = new Set(['date', 'connection', 'keep-alive', 'x-request-id', 'age']);
 function comparable(headers: IncomingHttpHeaders): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(headers).filter(([name]) => !OWN.has(name)).sort(([a], [b]) => a.localeCompare(b)));
+  return Object.fromEntries(
+    Object.entries(headers)
+      .filter(([name]) => !OWN.has(name))
+      .sort(([a], [b]) => a.localeCompare(b)),
+  );
 }
 
 /** A request that went upstream also passed the rate limiter, which adds its own headers. */

@@ -47,7 +47,12 @@ function answerAsService(path: string, url: string, res: ServerResponse): void {
       res.end();
       return;
     case '/api/evidence/cookies':
-      res.writeHead(200, [['set-cookie', 'a=1; Path=/'], ['set-cookie', 'b=2; Path=/'], ['content-type', 'application/json'], ['content-length', '2']]);
+      res.writeHead(200, [
+        ['set-cookie', 'a=1; Path=/'],
+        ['set-cookie', 'b=2; Path=/'],
+        ['content-type', 'application/json'],
+        ['content-length', '2'],
+      ]);
       res.end('{}');
       return;
     case '/api/evidence/large': {
@@ -91,14 +96,25 @@ interface RawAnswer {
 }
 
 /** One request with exactly these headers (fetch would add its own), from this loopback address. */
-function raw(base: string, path: string, headers: Record<string, string> = {}, options: { method?: string; from?: string } = {}): Promise<RawAnswer> {
+function raw(
+  base: string,
+  path: string,
+  headers: Record<string, string> = {},
+  options: { method?: string; from?: string } = {},
+): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
-    const req = request(`${base}${path}`, { method: options.method ?? 'GET', headers, ...(options.from ? { localAddress: options.from } : {}) }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, rawHeaders: res.rawHeaders, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
+    const req = request(
+      `${base}${path}`,
+      { method: options.method ?? 'GET', headers, ...(options.from ? { localAddress: options.from } : {}) },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, headers: res.headers, rawHeaders: res.rawHeaders, body: Buffer.concat(chunks) }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -109,7 +125,13 @@ function rawGet(base: string, target: Buffer, cookieHeader: string): Promise<{ s
   const { hostname, port } = new URL(base);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname, () => {
-      socket.write(Buffer.concat([Buffer.from('GET '), target, Buffer.from(` HTTP/1.1\r\nHost: ${hostname}:${port}\r\nCookie: ${cookieHeader}\r\nConnection: close\r\n\r\n`)]));
+      socket.write(
+        Buffer.concat([
+          Buffer.from('GET '),
+          target,
+          Buffer.from(` HTTP/1.1\r\nHost: ${hostname}:${port}\r\nCookie: ${cookieHeader}\r\nConnection: close\r\n\r\n`),
+        ]),
+      );
     });
     const chunks: Buffer[] = [];
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -127,7 +149,11 @@ function rawGet(base: string, target: Buffer, cookieHeader: string): Promise<{ s
 // within a second below).
 const OWN = new Set(['date', 'x-request-id', 'x-ratelimit-reset']);
 function comparable(headers: IncomingHttpHeaders): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(headers).filter(([name]) => !OWN.has(name)).sort(([a], [b]) => a.localeCompare(b)));
+  return Object.fromEntries(
+    Object.entries(headers)
+      .filter(([name]) => !OWN.has(name))
+      .sort(([a], [b]) => a.localeCompare(b)),
+  );
 }
 const names = (answer: RawAnswer) => answer.rawHeaders.filter((_, i) => i % 2 === 0).map((name) => name.toLowerCase());
 
@@ -177,11 +203,20 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
   serviceUrl = `http://127.0.0.1:${(service.address() as AddressInfo).port}`;
-  identity = await startTestIdentity({ INTERNAL_SECRET: SECRET, ADMIN_USERNAME: ADMIN.username, ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password });
+  identity = await startTestIdentity({
+    INTERNAL_SECRET: SECRET,
+    ADMIN_USERNAME: ADMIN.username,
+    ADMIN_EMAIL: ADMIN.email,
+    ADMIN_PASSWORD: ADMIN.password,
+  });
   const logger = createLogger({ service: 'gateway', level: 'silent' });
   fastMetrics = new ServiceMetrics('gateway');
   fast = await createGateway(gatewayEnv({}), { logger, openapi: buildOpenApiDocument(), metrics: fastMetrics });
-  full = await createGateway(gatewayEnv({ GATEWAY_PROXY_FAST_PATH: 'false' }), { logger, openapi: buildOpenApiDocument(), metrics: new ServiceMetrics('gateway') });
+  full = await createGateway(gatewayEnv({ GATEWAY_PROXY_FAST_PATH: 'false' }), {
+    logger,
+    openapi: buildOpenApiDocument(),
+    metrics: new ServiceMetrics('gateway'),
+  });
   fastUrl = await fast.start();
   fullUrl = await full.start();
   const api = new ApiClient(fastUrl, { fromAddress: '127.0.0.2' });
@@ -240,7 +275,13 @@ describe('signed-in reads proxied in front of fastify', () => {
   });
 
   it('send the service what the full path sends: the caller’s token, the forwarded addresses, never the cookie or a forged identity', async () => {
-    const forged = { cookie, [IDENTITY_HEADER]: 'forged-token', 'x-forwarded-for': '203.0.113.9', 'x-request-id': 'chosen-by-client', 'x-custom': 'kept' };
+    const forged = {
+      cookie,
+      [IDENTITY_HEADER]: 'forged-token',
+      'x-forwarded-for': '203.0.113.9',
+      'x-request-id': 'chosen-by-client',
+      'x-custom': 'kept',
+    };
     // A URL's first request tells the public cache that its answer is private (the full path's work).
     await raw(fastUrl, '/api/evidence/mine?page=2', { cookie }, { from: '127.0.0.5' });
     const before = await fastPath('answered');
@@ -251,7 +292,12 @@ describe('signed-in reads proxied in front of fastify', () => {
     const viaFull = received.get('/api/evidence/mine')!;
     // The Host each gateway was asked by differs (their ports); each passes on its own.
     const own = new Set([IDENTITY_HEADER, 'x-request-id', 'x-forwarded-host']);
-    const rest = (headers: IncomingHttpHeaders) => Object.fromEntries(Object.entries(headers).filter(([name]) => !own.has(name)).sort(([a], [b]) => a.localeCompare(b)));
+    const rest = (headers: IncomingHttpHeaders) =>
+      Object.fromEntries(
+        Object.entries(headers)
+          .filter(([name]) => !own.has(name))
+          .sort(([a], [b]) => a.localeCompare(b)),
+      );
     expect(rest(viaFast)).toEqual(rest(viaFull));
     expect(viaFast['x-forwarded-host']).toBe(new URL(fastUrl).host);
     expect(viaFast.cookie).toBeUndefined();
@@ -282,7 +328,10 @@ describe('signed-in reads proxied in front of fastify', () => {
     expect(plain.headers['x-upstream']).toBe('yes');
     expect((await raw(fastUrl, '/api/evidence/chunked', { cookie }, { from })).body.toString()).toBe('one,two,three');
     expect((await raw(fastUrl, '/api/evidence/large', { cookie }, { from })).body.length).toBe(6 * 1024 * 1024);
-    expect((await raw(fastUrl, '/api/evidence/cookies', { cookie }, { from })).headers['set-cookie']).toEqual(['a=1; Path=/', 'b=2; Path=/']);
+    expect((await raw(fastUrl, '/api/evidence/cookies', { cookie }, { from })).headers['set-cookie']).toEqual([
+      'a=1; Path=/',
+      'b=2; Path=/',
+    ]);
   });
 
   it('refuse an address over the limit as the full path does, and count the same requests', async () => {

@@ -25,17 +25,21 @@ async function answered(serviceUrl: string, route: string, status = 200): Promis
   let count = 0;
   for (const line of text.split('\n')) {
     if (!line.startsWith('portal_http_request_duration_seconds_count{')) continue;
-    if (line.includes('method="GET"') && line.includes(`route="${route}"`) && line.includes(`status="${status}"`)) count += Number(line.split(' ').pop());
+    if (line.includes('method="GET"') && line.includes(`route="${route}"`) && line.includes(`status="${status}"`))
+      count += Number(line.split(' ').pop());
   }
   return count;
 }
 
 /** A GET, and the count of the service's answers for the route once it has recorded this one (if it reached it). */
 async function settledCount(serviceUrl: string, route: string, atLeast: number, status = 200): Promise<number> {
-  return waitFor(async () => {
-    const count = await answered(serviceUrl, route, status);
-    return count >= atLeast ? count : 0;
-  }, { what: `${route} answered ${atLeast} times` });
+  return waitFor(
+    async () => {
+      const count = await answered(serviceUrl, route, status);
+      return count >= atLeast ? count : 0;
+    },
+    { what: `${route} answered ${atLeast} times` },
+  );
 }
 
 const titles = (answer: { data: EvidenceItem[] }) => answer.data.map((item) => item.title);
@@ -194,7 +198,10 @@ describe('the gateway cache of public answers', () => {
     // The account's evidence leaves the archive when the evidence service has heard of the
     // removal; no answer kept from before stays meanwhile.
     expect((await admin.delete(`/api/user/${owner.user.id}`)).status).toBe(200);
-    await waitFor(async () => !titles(await visitor.get(page)).includes('Shown in bulk'), { timeoutMs: 10_000, what: 'the removed account’s evidence to leave the archive' });
+    await waitFor(async () => !titles(await visitor.get(page)).includes('Shown in bulk'), {
+      timeoutMs: 10_000,
+      what: 'the removed account’s evidence to leave the archive',
+    });
     expect(titles(await visitor.get(page))).not.toContain('Shown in bulk');
     expect(titles(await visitor.get(page))).not.toContain('Shown in bulk');
   });
@@ -210,10 +217,21 @@ describe('the gateway cache of public answers', () => {
 
     // Another gateway instance would send this; here it goes to the evidence service directly,
     // with the identity header a gateway signs.
-    const token = await new IdentityTokens(INTERNAL_SECRET).signCaller({ userId: adminUser.id, role: 2, username: 'overseer', sessionId: 'direct' });
-    const toggled = await fetch(`${evidenceUrl}/api/evidence/clearance/${note.data.id}`, { method: 'PUT', headers: { [IDENTITY_HEADER]: token } });
+    const token = await new IdentityTokens(INTERNAL_SECRET).signCaller({
+      userId: adminUser.id,
+      role: 2,
+      username: 'overseer',
+      sessionId: 'direct',
+    });
+    const toggled = await fetch(`${evidenceUrl}/api/evidence/clearance/${note.data.id}`, {
+      method: 'PUT',
+      headers: { [IDENTITY_HEADER]: token },
+    });
     expect(toggled.status).toBe(200);
-    await waitFor(async () => titles(await visitor.get(page)).includes('Changed elsewhere'), { timeoutMs: 10_000, what: 'the archive shows the item' });
+    await waitFor(async () => titles(await visitor.get(page)).includes('Changed elsewhere'), {
+      timeoutMs: 10_000,
+      what: 'the archive shows the item',
+    });
   });
 
   it('never keeps private answers, and never shows one caller what another may see', async () => {

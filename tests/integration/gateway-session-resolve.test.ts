@@ -19,7 +19,12 @@ let gateway: Gateway;
 let gatewayUrl: string;
 
 beforeAll(async () => {
-  identity = await startTestIdentity({ INTERNAL_SECRET: SECRET, ADMIN_USERNAME: ADMIN.username, ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password });
+  identity = await startTestIdentity({
+    INTERNAL_SECRET: SECRET,
+    ADMIN_USERNAME: ADMIN.username,
+    ADMIN_EMAIL: ADMIN.email,
+    ADMIN_PASSWORD: ADMIN.password,
+  });
   gateway = await createGateway(
     gatewaySettingsFromEnv({
       HOST: '127.0.0.1',
@@ -63,7 +68,10 @@ describe('the gateway resolves session cookies', () => {
     api.cookies.set('portal_session', 'no-such-session-0123456789abcdef');
     expect((await api.get('/api/user')).status).toBe(401);
     expect((await api.get('/api/user')).status).toBe(401); // remembered briefly as no session
-    const crossSite = await api.request('POST', '/api/user/logout', { json: {}, headers: { origin: 'https://elsewhere.example', 'sec-fetch-site': 'cross-site' } });
+    const crossSite = await api.request('POST', '/api/user/logout', {
+      json: {},
+      headers: { origin: 'https://elsewhere.example', 'sec-fetch-site': 'cross-site' },
+    });
     expect(crossSite.status).toBe(403);
     expect(crossSite.data).toEqual({ code: 'cross_site_request', message: MESSAGES.crossSite });
   });

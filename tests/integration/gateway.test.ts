@@ -13,7 +13,10 @@ let webDist: string;
 const APP_JS = `export const words = ${JSON.stringify('evidence '.repeat(400))};\n`;
 
 /** A GET with exactly these request headers, the body as sent (fetch would decompress it). */
-function rawGet(url: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+function rawGet(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
   return new Promise((resolve, reject) => {
     get(url, { headers }, (response) => {
       const chunks: Buffer[] = [];
@@ -36,7 +39,11 @@ beforeAll(async () => {
   writeFileSync(join(webDist, 'index.html.gz'), gzipSync(readFileSync(join(webDist, 'index.html'))));
   // The build's copies of index.html that also preload a route's page (web/build/route-preloads.ts).
   mkdirSync(join(webDist, 'route-html'));
-  for (const [file, page] of [['root.html', 'HomePage'], ['home.html', 'HomePage'], ['Evidence.html', 'EvidencePage']] as const) {
+  for (const [file, page] of [
+    ['root.html', 'HomePage'],
+    ['home.html', 'HomePage'],
+    ['Evidence.html', 'EvidencePage'],
+  ] as const) {
     const html = `<!doctype html><title>app</title><link rel="modulepreload" href="/assets/${page}-1.js"><div id="root"></div>`;
     writeFileSync(join(webDist, 'route-html', file), html);
     writeFileSync(join(webDist, 'route-html', `${file}.br`), brotliCompressSync(html));
@@ -46,7 +53,12 @@ beforeAll(async () => {
   const SW = `self.addEventListener('install', () => self.skipWaiting()); // ${'precache '.repeat(100)}`;
   writeFileSync(join(webDist, 'sw.js'), SW);
   writeFileSync(join(webDist, 'sw.js.br'), brotliCompressSync(SW));
-  portal = await startTestPortal({ WEB_DIST: webDist, PRODUCT_NAME: 'Night Watch', STREET_CORNER: 'Elm and 5th', ONBOARDING_VIDEO_URL: 'https://videos.example.net/intro.mp4' });
+  portal = await startTestPortal({
+    WEB_DIST: webDist,
+    PRODUCT_NAME: 'Night Watch',
+    STREET_CORNER: 'Elm and 5th',
+    ONBOARDING_VIDEO_URL: 'https://videos.example.net/intro.mp4',
+  });
 });
 afterAll(async () => {
   await portal.dispose();
@@ -71,7 +83,11 @@ describe('the web app', () => {
   });
 
   it("answers a client route with the build's copy of the app that preloads its page, when the build has one", async () => {
-    for (const [path, page] of [['/', 'HomePage'], ['/home', 'HomePage'], ['/Evidence', 'EvidencePage']] as const) {
+    for (const [path, page] of [
+      ['/', 'HomePage'],
+      ['/home', 'HomePage'],
+      ['/Evidence', 'EvidencePage'],
+    ] as const) {
       const response = await rawGet(`${portal.url}${path}`, { 'accept-encoding': 'br' });
       expect(response.status, path).toBe(200);
       expect(response.headers['content-encoding'], path).toBe('br');
@@ -79,7 +95,11 @@ describe('the web app', () => {
       expect(brotliDecompressSync(response.body).toString(), path).toContain(`href="/assets/${page}-1.js"`);
     }
     // A route without its own copy (and any unknown page) gets index.html itself.
-    for (const [path, status] of [['/login', 200], ['/evidence', 200], ['/no/such/page', 404]] as const) {
+    for (const [path, status] of [
+      ['/login', 200],
+      ['/evidence', 200],
+      ['/no/such/page', 404],
+    ] as const) {
       const response = await fetch(`${portal.url}${path}`);
       expect(response.status, path).toBe(status);
       expect(await response.text(), path).not.toContain('modulepreload');
@@ -116,8 +136,19 @@ describe('the web app', () => {
     expect(response.headers.get('content-type')).toContain('application/manifest+json');
     expect(response.headers.get('cache-control')).toBe('no-cache');
     const manifest = (await response.json()) as { name: string; display: string; icons: { sizes: string; purpose: string }[] };
-    expect(manifest).toMatchObject({ name: 'Night Watch', short_name: 'Night Watch', display: 'standalone', theme_color: '#1f3a5f', start_url: '/home' });
-    expect(manifest.icons.map((icon) => `${icon.sizes} ${icon.purpose}`)).toEqual(['192x192 any', '512x512 any', '192x192 maskable', '512x512 maskable']);
+    expect(manifest).toMatchObject({
+      name: 'Night Watch',
+      short_name: 'Night Watch',
+      display: 'standalone',
+      theme_color: '#1f3a5f',
+      start_url: '/home',
+    });
+    expect(manifest.icons.map((icon) => `${icon.sizes} ${icon.purpose}`)).toEqual([
+      '192x192 any',
+      '512x512 any',
+      '192x192 maskable',
+      '512x512 maskable',
+    ]);
   });
 
   it('sends the precompressed copy a browser accepts (brotli, else gzip), the plain file otherwise', async () => {
@@ -157,7 +188,11 @@ describe('the API surface', () => {
   it('serves the event configuration', async () => {
     const config = await new ApiClient(portal.url).get('/api/config');
     expect(config.status).toBe(200);
-    expect(config.data).toMatchObject({ productName: 'Night Watch', streetCorner: 'Elm and 5th', onboardingVideo: { url: 'https://videos.example.net/intro.mp4' } });
+    expect(config.data).toMatchObject({
+      productName: 'Night Watch',
+      streetCorner: 'Elm and 5th',
+      onboardingVideo: { url: 'https://videos.example.net/intro.mp4' },
+    });
   });
 
   it('answers unknown API paths with a JSON 404, and never exposes internal routes', async () => {
@@ -166,7 +201,9 @@ describe('the API surface', () => {
     expect(unknown.data).toEqual({ code: 'not_found', message: 'Not found' });
     const internal = await new ApiClient(portal.url).request('POST', '/internal/sessions/resolve', { json: { sessionId: 'x'.repeat(43) } });
     expect(internal.status).toBe(404);
-    const viaApi = await new ApiClient(portal.url).request('POST', '/api/user/../../internal/sessions/resolve', { json: { sessionId: 'x'.repeat(43) } });
+    const viaApi = await new ApiClient(portal.url).request('POST', '/api/user/../../internal/sessions/resolve', {
+      json: { sessionId: 'x'.repeat(43) },
+    });
     expect(viaApi.status).toBe(404);
   });
 

@@ -20,7 +20,11 @@ afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true 
 async function workerWithJobs(env: Record<string, string>) {
   const dataDir = mkdtempSync(join(tmpdir(), 'portal-shutdown-'));
   dirs.push(dataDir);
-  const queue = new SqliteJobQueue<{ n: number }>({ file: join(dataDir, 'jobs.sqlite'), queue: 'media', logger: pino({ level: 'silent' }) });
+  const queue = new SqliteJobQueue<{ n: number }>({
+    file: join(dataDir, 'jobs.sqlite'),
+    queue: 'media',
+    logger: pino({ level: 'silent' }),
+  });
   await queue.add('first', { n: 1 }, { jobId: 'first' });
   await queue.add('second', { n: 2 }, { jobId: 'second' });
   const worker = runTypeScript(FIXTURE, [], { DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...env });
@@ -34,7 +38,7 @@ async function workerWithJobs(env: Record<string, string>) {
 }
 
 describe('graceful shutdown', () => {
-  it('reads the grace period from SHUTDOWN_GRACE_MS, with a default below Kubernetes\' 30 s', () => {
+  it("reads the grace period from SHUTDOWN_GRACE_MS, with a default below Kubernetes' 30 s", () => {
     expect(shutdownGraceMsFromEnv({ SHUTDOWN_GRACE_MS: '295000' })).toBe(295_000);
     expect(shutdownGraceMsFromEnv({})).toBe(DEFAULT_SHUTDOWN_GRACE_MS);
     expect(() => shutdownGraceMsFromEnv({ SHUTDOWN_GRACE_MS: 'soon' })).toThrow(/SHUTDOWN_GRACE_MS/);

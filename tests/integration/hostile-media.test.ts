@@ -102,18 +102,22 @@ describe.each(ffmpegBuilds())('hostile media files, $name', ({ build, missing })
     expectParticipantSafe(item.media_error);
   }
 
-  it.each(CORPUS)('refuses %s (or ends it failed), serving nothing of the file it names', async (name) => {
-    for (const [label, target] of Object.entries(targets())) {
-      const file = hostileMediaCorpus(target).find((candidate) => candidate.name === name)!;
-      const started = Date.now();
-      const answer = await send(file.bytes, file.filename);
-      await expectRefusedOrFailed(answer).catch((error: Error) => {
-        throw new Error(`${name} naming ${label}: ${error.message}`);
-      });
-      // Neither a playlist of 5000 segments nor anything else keeps the portal busy.
-      expect(Date.now() - started).toBeLessThan(30_000);
-    }
-  }, 180_000);
+  it.each(CORPUS)(
+    'refuses %s (or ends it failed), serving nothing of the file it names',
+    async (name) => {
+      for (const [label, target] of Object.entries(targets())) {
+        const file = hostileMediaCorpus(target).find((candidate) => candidate.name === name)!;
+        const started = Date.now();
+        const answer = await send(file.bytes, file.filename);
+        await expectRefusedOrFailed(answer).catch((error: Error) => {
+          throw new Error(`${name} naming ${label}: ${error.message}`);
+        });
+        // Neither a playlist of 5000 segments nor anything else keeps the portal busy.
+        expect(Date.now() - started).toBeLessThan(30_000);
+      }
+    },
+    180_000,
+  );
 
   /** A whole resumable (tus) upload: create it, then every byte in one PATCH; answers the last response. */
   async function sendResumable(bytes: Buffer, filename: string): Promise<{ status: number; data: any }> {
@@ -144,7 +148,22 @@ describe.each(ffmpegBuilds())('hostile media files, $name', ({ build, missing })
       });
     }
     const video = join(dir, 'long-resumable.mp4');
-    await run(build.ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10:duration=6', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', video]);
+    await run(build.ffmpeg, [
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc=size=160x120:rate=10:duration=6',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      video,
+    ]);
     const answer = await sendResumable(readFileSync(video), 'long.mp4');
     expect(answer.status).toBe(413);
     expect(answer.data.message).toBe('Videos can be at most 4 seconds long');
@@ -152,7 +171,22 @@ describe.each(ffmpegBuilds())('hostile media files, $name', ({ build, missing })
 
   it('refuses a video or a recording longer than the configured caps, with the limit in the message', async () => {
     const video = join(dir, 'long.mp4');
-    await run(build.ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10:duration=6', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', video]);
+    await run(build.ffmpeg, [
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc=size=160x120:rate=10:duration=6',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      video,
+    ]);
     const tooLongVideo = await uploadEvidence(attacker, video);
     expect(tooLongVideo.status).toBe(413);
     expect(tooLongVideo.data.message).toBe('Videos can be at most 4 seconds long');
@@ -164,14 +198,22 @@ describe.each(ffmpegBuilds())('hostile media files, $name', ({ build, missing })
   it('ends failed a recording whose container does not say its length and runs past the cap', async () => {
     // A live WebM (written to a pipe, as browsers' recorders do) carries no duration: the upload
     // check cannot see its length, the worker stops at the cap.
-    const { stdout } = await run(build.ffmpeg, ['-v', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=10', '-c:a', 'libopus', '-f', 'webm', 'pipe:1'], {
-      encoding: 'buffer',
-      maxBuffer: 10 * 1024 * 1024,
-    });
+    const { stdout } = await run(
+      build.ffmpeg,
+      ['-v', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=10', '-c:a', 'libopus', '-f', 'webm', 'pipe:1'],
+      {
+        encoding: 'buffer',
+        maxBuffer: 10 * 1024 * 1024,
+      },
+    );
     const answer = await send(stdout, 'live.webm');
     expect(answer.status, JSON.stringify(answer.data)).toBe(201);
     const item = await waitForMedia(attacker, answer.data.id as string, 120_000);
-    expect(item).toMatchObject({ media_status: 'failed', aws_url: null, media_error: 'The file could not be processed: recordings can be at most 6 seconds long' });
+    expect(item).toMatchObject({
+      media_status: 'failed',
+      aws_url: null,
+      media_error: 'The file could not be processed: recordings can be at most 6 seconds long',
+    });
   }, 120_000);
 
   it('refuses a file with more tracks than the cap', async () => {
@@ -188,12 +230,42 @@ describe.each(ffmpegBuilds())('hostile media files, $name', ({ build, missing })
     // A few kilobytes that would make the decoder hold pictures of any size, or decode thousands
     // of frames a second of video: refused at the upload, before any worker decodes a frame.
     const wide = join(dir, 'wide.mp4');
-    await run(build.ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'color=c=black:size=3072x64:rate=1:duration=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', wide]);
+    await run(build.ffmpeg, [
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'color=c=black:size=3072x64:rate=1:duration=1',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      wide,
+    ]);
     const tooWide = await uploadEvidence(attacker, wide);
     expect(tooWide.status, JSON.stringify(tooWide.data)).toBe(415);
     expect(tooWide.data.message).toBe("This video's picture is larger than the portal takes (at most 2048 pixels a side)");
     const fast = join(dir, 'fast.mp4');
-    await run(build.ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'color=c=black:size=64x64:rate=1000:duration=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', fast]);
+    await run(build.ffmpeg, [
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'color=c=black:size=64x64:rate=1000:duration=1',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      fast,
+    ]);
     const tooFast = await uploadEvidence(attacker, fast);
     expect(tooFast.status, JSON.stringify(tooFast.data)).toBe(415);
     expect(tooFast.data.message).toBe('This video has more frames a second than the portal takes (at most 60)');
@@ -245,7 +317,11 @@ describe('the transcode watchdog', () => {
     dir = mkdtempSync(join(tmpdir(), 'transcode-watchdog-'));
     // Every video transcoded before it is ready: with playable-first this H.264 clip would be ready
     // with a remux, and a 720p copy stopped by the watchdog leaves it that way (tested in the worker).
-    portal = await startTestPortal({ MEDIA_TRANSCODE_TIME_FACTOR: '0.001', MEDIA_TRANSCODE_SLACK_SECONDS: '0', MEDIA_TRANSCODE_POLICY: 'always' });
+    portal = await startTestPortal({
+      MEDIA_TRANSCODE_TIME_FACTOR: '0.001',
+      MEDIA_TRANSCODE_SLACK_SECONDS: '0',
+      MEDIA_TRANSCODE_POLICY: 'always',
+    });
   }, 60_000);
   afterAll(async () => {
     await portal?.dispose();

@@ -5,7 +5,15 @@ import { MESSAGES } from '@portal/contracts';
 import { ApiClient } from '../support/api-client.js';
 import { newParticipant } from '../support/accounts.js';
 import { waitForMedia, type EvidenceItem } from '../support/evidence.js';
-import { GIF_SCRIPT, ZIP_SIGNATURE, firstJsonBody, makeHostileFiles, multipartBody, rawHttp, type HostileFiles } from '../support/hostile.js';
+import {
+  GIF_SCRIPT,
+  ZIP_SIGNATURE,
+  firstJsonBody,
+  makeHostileFiles,
+  multipartBody,
+  rawHttp,
+  type HostileFiles,
+} from '../support/hostile.js';
 import { registrationForm } from '../support/media.js';
 import { expectNothingLeft, storageFiles } from '../support/storage-scan.js';
 import { startTestPortal, type TestPortal } from '../support/portal.js';
@@ -64,7 +72,11 @@ async function postEvidence(bytes: Buffer, filename = 'evidence.jpg', type = 'im
 /** A whole resumable upload: create it, then send every byte in one PATCH. */
 async function tusEvidence(bytes: Buffer, filename = 'evidence.jpg', type = 'image/jpeg'): Promise<Answer> {
   const created = await participant.request('POST', '/api/evidence/uploads', {
-    headers: { ...TUS, 'upload-length': String(bytes.length), 'upload-metadata': `title ${b64('Hostile')},filename ${b64(filename)},filetype ${b64(type)}` },
+    headers: {
+      ...TUS,
+      'upload-length': String(bytes.length),
+      'upload-metadata': `title ${b64('Hostile')},filename ${b64(filename)},filetype ${b64(type)}`,
+    },
   });
   if (created.status !== 201) return { status: created.status, data: created.data };
   // An empty upload is complete when it is created: that answer is the outcome.
@@ -81,7 +93,8 @@ async function tusEvidence(bytes: Buffer, filename = 'evidence.jpg', type = 'ima
 const WAYS = { multipart: postEvidence, resumable: tusEvidence } as const;
 
 /** The files of an item (its blobs and their metadata) are the only ones an accepted upload may leave. */
-const itemFiles = (id: string) => (path: string) => path.startsWith(`blobs/data/evidence/${id}/`) || path.startsWith(`blobs/meta/evidence/${id}/`);
+const itemFiles = (id: string) => (path: string) =>
+  path.startsWith(`blobs/data/evidence/${id}/`) || path.startsWith(`blobs/meta/evidence/${id}/`);
 
 async function expectServiceUp(): Promise<void> {
   const list = await participant.get('/api/evidence');
@@ -91,7 +104,10 @@ async function expectServiceUp(): Promise<void> {
 /** A refused upload: the status and message, nothing left on disk, the service still answering. */
 async function expectRefused(answer: Answer, before: Set<string>, status: number, message: string | RegExp): Promise<void> {
   expect(answer.status).toBe(status);
-  expect(answer.data).toMatchObject({ code: expect.any(String), message: typeof message === 'string' ? message : expect.stringMatching(message) });
+  expect(answer.data).toMatchObject({
+    code: expect.any(String),
+    message: typeof message === 'string' ? message : expect.stringMatching(message),
+  });
   await expectNothingLeft(portal.dataDir, before);
   await expectServiceUp();
 }
@@ -148,9 +164,19 @@ describe.each(Object.entries(WAYS))('hostile evidence files (%s)', (_way, send) 
 
   it('refuses files over the limit: over the largest of all, and over the limit of their kind', async () => {
     let before = storageFiles(portal.dataDir);
-    await expectRefused(await send(Buffer.concat([files.goodJpeg, Buffer.alloc(1100 * 1024, 1)])), before, 413, /too large \(at most 1 MB\)/);
+    await expectRefused(
+      await send(Buffer.concat([files.goodJpeg, Buffer.alloc(1100 * 1024, 1)])),
+      before,
+      413,
+      /too large \(at most 1 MB\)/,
+    );
     before = storageFiles(portal.dataDir);
-    await expectRefused(await send(Buffer.concat([files.goodJpeg, Buffer.alloc(300 * 1024, 1)])), before, 413, 'Photos can be at most 200 KB');
+    await expectRefused(
+      await send(Buffer.concat([files.goodJpeg, Buffer.alloc(300 * 1024, 1)])),
+      before,
+      413,
+      'Photos can be at most 200 KB',
+    );
   });
 
   it('keeps a polyglot JPEG+ZIP private as sent, and publishes only a clean re-encoded copy', async () => {
@@ -186,7 +212,16 @@ describe.each(Object.entries(WAYS))('hostile evidence files (%s)', (_way, send) 
   });
 
   it('ignores hostile file names: path traversal, absolute paths, NUL bytes, very long names', async () => {
-    for (const name of ['../../etc/passwd', '/etc/passwd', '..\\..\\windows\\win.ini', `${'a'.repeat(4000)}.jpg`, '.', '..', 'folder/', '%2e%2e%2fpasswd']) {
+    for (const name of [
+      '../../etc/passwd',
+      '/etc/passwd',
+      '..\\..\\windows\\win.ini',
+      `${'a'.repeat(4000)}.jpg`,
+      '.',
+      '..',
+      'folder/',
+      '%2e%2e%2fpasswd',
+    ]) {
       const before = storageFiles(portal.dataDir);
       const answer = await send(files.goodJpeg, name);
       const item = await expectItem(answer, before, 'ready');
@@ -221,7 +256,10 @@ describe('lying requests to POST /api/evidence', () => {
 
   it('a Content-Length longer than the body: a 400, and the partial file is removed', async () => {
     const before = storageFiles(portal.dataDir);
-    const { body, contentType } = multipartBody({ title: 'Cut off' }, { field: 'file', filename: 'a.jpg', type: 'image/jpeg', bytes: files.goodJpeg });
+    const { body, contentType } = multipartBody(
+      { title: 'Cut off' },
+      { field: 'file', filename: 'a.jpg', type: 'image/jpeg', bytes: files.goodJpeg },
+    );
     const sent = body.subarray(0, Math.floor(body.length / 2));
     const exchange = await rawHttp(portal.url, head(body.length, contentType), sent);
     expect(exchange.statuses).toEqual([400]);
@@ -232,7 +270,10 @@ describe('lying requests to POST /api/evidence', () => {
 
   it('a Content-Length shorter than the body: the form ends early, a 400, nothing kept', async () => {
     const before = storageFiles(portal.dataDir);
-    const { body, contentType } = multipartBody({ title: 'Too much' }, { field: 'file', filename: 'a.jpg', type: 'image/jpeg', bytes: files.goodJpeg });
+    const { body, contentType } = multipartBody(
+      { title: 'Too much' },
+      { field: 'file', filename: 'a.jpg', type: 'image/jpeg', bytes: files.goodJpeg },
+    );
     const exchange = await rawHttp(portal.url, head(Math.floor(body.length / 2), contentType), body);
     expect(exchange.statuses[0]).toBe(400);
     expect(firstJsonBody(exchange)).toMatchObject({ code: 'validation_failed', message: expect.any(String) });
@@ -242,17 +283,33 @@ describe('lying requests to POST /api/evidence', () => {
 
   it('a file with an invalid title: refused, and its temporary file removed', async () => {
     const before = storageFiles(portal.dataDir);
-    const { body, contentType } = multipartBody({ title: '' }, { field: 'file', filename: 'a.jpg', type: 'image/jpeg', bytes: files.goodJpeg });
+    const { body, contentType } = multipartBody(
+      { title: '' },
+      { field: 'file', filename: 'a.jpg', type: 'image/jpeg', bytes: files.goodJpeg },
+    );
     const answer = await answerOf(
-      await fetch(new URL('/api/evidence', portal.url), { method: 'POST', headers: { 'content-type': contentType, cookie: cookieOf(participant) }, body: new Uint8Array(body) }),
+      await fetch(new URL('/api/evidence', portal.url), {
+        method: 'POST',
+        headers: { 'content-type': contentType, cookie: cookieOf(participant) },
+        body: new Uint8Array(body),
+      }),
     );
     await expectRefused(answer, before, 400, MESSAGES.titleRequired);
   });
 
   it('a file from a visitor (no session): a 401, and its temporary file removed', async () => {
     const before = storageFiles(portal.dataDir);
-    const { body, contentType } = multipartBody({ title: 'Anonymous' }, { field: 'file', filename: 'a.jpg', type: 'image/jpeg', bytes: files.goodJpeg });
-    const answer = await answerOf(await fetch(new URL('/api/evidence', portal.url), { method: 'POST', headers: { 'content-type': contentType }, body: new Uint8Array(body) }));
+    const { body, contentType } = multipartBody(
+      { title: 'Anonymous' },
+      { field: 'file', filename: 'a.jpg', type: 'image/jpeg', bytes: files.goodJpeg },
+    );
+    const answer = await answerOf(
+      await fetch(new URL('/api/evidence', portal.url), {
+        method: 'POST',
+        headers: { 'content-type': contentType },
+        body: new Uint8Array(body),
+      }),
+    );
     await expectRefused(answer, before, 401, MESSAGES.notSignedIn);
   });
 });
@@ -269,7 +326,12 @@ describe('lying requests to resumable uploads', () => {
   const patchAt = (location: string, offset: number, body: Uint8Array<ArrayBuffer>) =>
     fetch(new URL(location, portal.url), {
       method: 'PATCH',
-      headers: { ...TUS, 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream', cookie: cookieOf(participant) },
+      headers: {
+        ...TUS,
+        'upload-offset': String(offset),
+        'content-type': 'application/offset+octet-stream',
+        cookie: cookieOf(participant),
+      },
       body,
     });
   /** Sends the rest of the photo from `offset`: the item comes out ready, its original the photo's bytes. */
@@ -370,7 +432,8 @@ describe('lying requests to resumable uploads', () => {
           ...(method === 'PATCH' ? { body: new Uint8Array(10) } : {}),
         });
         expect(response.status, `${method} ${id}`).toBe(status);
-        if (method !== 'HEAD') expect(await response.json(), `${method} ${id}`).toMatchObject({ code: expect.any(String), message: expect.any(String) });
+        if (method !== 'HEAD')
+          expect(await response.json(), `${method} ${id}`).toMatchObject({ code: expect.any(String), message: expect.any(String) });
       }
     }
     expect(existsSync(join(portal.dataDir, 'evidence.sqlite'))).toBe(true);
@@ -380,10 +443,14 @@ describe('lying requests to resumable uploads', () => {
 
   it('metadata that is not base64, or a title too long: a 400 with the reason', async () => {
     const before = storageFiles(portal.dataDir);
-    const garbled = await participant.request('POST', '/api/evidence/uploads', { headers: { ...TUS, 'upload-length': '10', 'upload-metadata': 'title !!!not base64!!!' } });
+    const garbled = await participant.request('POST', '/api/evidence/uploads', {
+      headers: { ...TUS, 'upload-length': '10', 'upload-metadata': 'title !!!not base64!!!' },
+    });
     expect(garbled.status).toBe(400);
     expect(garbled.data).toMatchObject({ code: expect.any(String), message: expect.any(String) });
-    const long = await participant.request('POST', '/api/evidence/uploads', { headers: { ...TUS, 'upload-length': '10', 'upload-metadata': `title ${b64('t'.repeat(5000))}` } });
+    const long = await participant.request('POST', '/api/evidence/uploads', {
+      headers: { ...TUS, 'upload-length': '10', 'upload-metadata': `title ${b64('t'.repeat(5000))}` },
+    });
     expect(long.status).toBe(400);
     expect(long.data).toMatchObject({ code: 'validation_failed', message: expect.any(String) });
     await expectNothingLeft(portal.dataDir, before);
@@ -397,7 +464,10 @@ describe('hostile pictures for identity (registration photo and avatar)', () => 
   async function register(bytes: Buffer, name = 'face.jpg', type = 'image/jpeg'): Promise<{ answer: Answer; username: string }> {
     counter += 1;
     const username = `hostile_${counter}`;
-    const form = registrationForm({ username, email: `${username}@example.org`, usernameOrEmail: `${username}@example.org` }, { bytes, name, type });
+    const form = registrationForm(
+      { username, email: `${username}@example.org`, usernameOrEmail: `${username}@example.org` },
+      { bytes, name, type },
+    );
     const response = await new ApiClient(portal.url).postForm('/api/user/register', form);
     return { answer: { status: response.status, data: response.data }, username };
   }
@@ -408,7 +478,11 @@ describe('hostile pictures for identity (registration photo and avatar)', () => 
       { field: 'file', filename: name, type, bytes },
     );
     return answerOf(
-      await fetch(new URL('/api/evidence/user', portal.url), { method: 'PUT', headers: { 'content-type': contentType, cookie: cookieOf(owner) }, body: new Uint8Array(body) }),
+      await fetch(new URL('/api/evidence/user', portal.url), {
+        method: 'PUT',
+        headers: { 'content-type': contentType, cookie: cookieOf(owner) },
+        body: new Uint8Array(body),
+      }),
     );
   }
 
@@ -429,12 +503,26 @@ describe('hostile pictures for identity (registration photo and avatar)', () => 
       ['a truncated JPEG', files.truncatedJpeg, 'face.jpg', 'image/jpeg', NOT_AN_IMAGE, null],
       ['a corrupt JPEG', files.corruptJpeg, 'face.jpg', 'image/jpeg', NOT_AN_IMAGE, null],
       ['a PNG decompression bomb', files.pngBomb, 'face.png', 'image/png', 413, 'The picture has too many pixels (at most 50 megapixels)'],
-      ['a JPEG decompression bomb', files.jpegBomb, 'face.jpg', 'image/jpeg', 413, 'The picture has too many pixels (at most 50 megapixels)'],
+      [
+        'a JPEG decompression bomb',
+        files.jpegBomb,
+        'face.jpg',
+        'image/jpeg',
+        413,
+        'The picture has too many pixels (at most 50 megapixels)',
+      ],
       ['text called face.jpg', files.text, 'face.jpg', 'image/jpeg', NOT_AN_IMAGE, null],
       ['an SVG with a script', files.svg, 'face.png', 'image/png', NOT_AN_IMAGE, null],
       ['an HTML page', files.html, 'face.png', 'image/png', NOT_AN_IMAGE, null],
       ['an empty file', Buffer.alloc(0), 'face.jpg', 'image/jpeg', NOT_AN_IMAGE, null],
-      ['a file over the limit', Buffer.concat([files.goodJpeg, Buffer.alloc(250 * 1024, 1)]), 'face.jpg', 'image/jpeg', 413, /is too large \(at most 200 KB\)/],
+      [
+        'a file over the limit',
+        Buffer.concat([files.goodJpeg, Buffer.alloc(250 * 1024, 1)]),
+        'face.jpg',
+        'image/jpeg',
+        413,
+        /is too large \(at most 200 KB\)/,
+      ],
       ['a NUL byte in the file name', files.goodJpeg, 'face\0.jpg', 'image/jpeg', 400, 'The upload was cut off or malformed'],
     ] as const;
 
@@ -443,7 +531,10 @@ describe('hostile pictures for identity (registration photo and avatar)', () => 
       const before = storageFiles(portal.dataDir);
       const { answer, username } = await register(bytes, name, type);
       expect(answer.status, what).toBe(status);
-      expect(answer.data, what).toMatchObject({ code: expect.any(String), message: message === null ? MESSAGES.photoNotImage : typeof message === 'string' ? message : expect.stringMatching(message) });
+      expect(answer.data, what).toMatchObject({
+        code: expect.any(String),
+        message: message === null ? MESSAGES.photoNotImage : typeof message === 'string' ? message : expect.stringMatching(message),
+      });
       await expectNothingLeft(portal.dataDir, before, () => false, what);
       await expectNoAccount(username);
     }
@@ -455,7 +546,10 @@ describe('hostile pictures for identity (registration photo and avatar)', () => 
       const before = storageFiles(portal.dataDir);
       const answer = await avatar(bytes, name, type);
       expect(answer.status, what).toBe(status);
-      expect(answer.data, what).toMatchObject({ code: expect.any(String), message: message === null ? MESSAGES.avatarNotImage : typeof message === 'string' ? message : expect.stringMatching(message) });
+      expect(answer.data, what).toMatchObject({
+        code: expect.any(String),
+        message: message === null ? MESSAGES.avatarNotImage : typeof message === 'string' ? message : expect.stringMatching(message),
+      });
       await expectNothingLeft(portal.dataDir, before, () => false, what);
       expect((await owner.get('/api/user')).data.avatar_AWS_URL, what).toBe(was.avatar_AWS_URL);
     }
@@ -484,14 +578,26 @@ describe('hostile pictures for identity (registration photo and avatar)', () => 
       const { answer } = await register(files.goodJpeg, name);
       expect(answer.status, name).toBe(201);
       const left = [...storageFiles(portal.dataDir)].filter((path) => !before.has(path));
-      expect(left.every((path) => path.includes(`/users/${answer.data.id}/`)), left.join(', ')).toBe(true);
+      expect(
+        left.every((path) => path.includes(`/users/${answer.data.id}/`)),
+        left.join(', '),
+      ).toBe(true);
     }
     expect(existsSync(join(portal.dataDir, 'passwd'))).toBe(false);
   });
 
   it('answers lying Content-Lengths on registration with a 400 and keeps no partial file', async () => {
     const form = multipartBody(
-      { username: 'liar_1', email: 'liar_1@example.org', usernameOrEmail: 'liar_1@example.org', password: 'password1', phone_number: '5551234567', full_name: 'L', pronouns: '', role: '1' },
+      {
+        username: 'liar_1',
+        email: 'liar_1@example.org',
+        usernameOrEmail: 'liar_1@example.org',
+        password: 'password1',
+        phone_number: '5551234567',
+        full_name: 'L',
+        pronouns: '',
+        role: '1',
+      },
       { field: 'verification_photo', filename: 'face.jpg', type: 'image/jpeg', bytes: files.goodJpeg },
     );
     const head = (length: number) => [

@@ -66,10 +66,18 @@ const cookieOf = (client: ApiClient) => [...client.cookies].map(([name, value]) 
 
 describe('Expect: 100-continue', () => {
   it('a multipart evidence upload that expects 100 Continue gets it and is filed', async () => {
-    const { body, contentType } = multipartBody({ title: 'Sent like curl' }, { field: 'file', name: 'photo.jpg', type: 'image/jpeg', bytes: jpeg });
+    const { body, contentType } = multipartBody(
+      { title: 'Sent like curl' },
+      { field: 'file', name: 'photo.jpg', type: 'image/jpeg', bytes: jpeg },
+    );
     const answer = await rawRequest(`${portal.url}/api/evidence`, {
       method: 'POST',
-      headers: { cookie: cookieOf(participant.client), 'content-type': contentType, 'content-length': String(body.length), expect: '100-continue' },
+      headers: {
+        cookie: cookieOf(participant.client),
+        'content-type': contentType,
+        'content-length': String(body.length),
+        expect: '100-continue',
+      },
       body,
     });
     expect(answer.status, answer.body).toBe(201);
@@ -81,25 +89,43 @@ describe('Expect: 100-continue', () => {
     const tus = { 'tus-resumable': '1.0.0', cookie: cookieOf(participant.client) };
     const created = await rawRequest(`${portal.url}/api/evidence/uploads`, {
       method: 'POST',
-      headers: { ...tus, 'upload-length': String(2 * 1024 * 1024), 'upload-metadata': `title ${Buffer.from('Big').toString('base64')}`, 'content-length': '0' },
+      headers: {
+        ...tus,
+        'upload-length': String(2 * 1024 * 1024),
+        'upload-metadata': `title ${Buffer.from('Big').toString('base64')}`,
+        'content-length': '0',
+      },
       body: '',
     });
     expect(created.status, created.body).toBe(201);
     const patched = await rawRequest(`${portal.url}${created.headers.location}`, {
       method: 'PATCH',
-      headers: { ...tus, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream', 'content-length': String(bytes.length), expect: '100-continue' },
+      headers: {
+        ...tus,
+        'upload-offset': '0',
+        'content-type': 'application/offset+octet-stream',
+        'content-length': String(bytes.length),
+        expect: '100-continue',
+      },
       body: bytes,
     });
     expect(patched.status, patched.body).toBe(204);
     expect(patched.continued).toBe(true);
     expect(patched.headers['upload-offset']).toBe(String(bytes.length));
-    expect((await participant.client.request('DELETE', created.headers.location!, { headers: { 'tus-resumable': '1.0.0' } })).status).toBe(204);
+    expect((await participant.client.request('DELETE', created.headers.location!, { headers: { 'tus-resumable': '1.0.0' } })).status).toBe(
+      204,
+    );
   });
 
   it('a body declared over the limit is refused with 413 and never told to continue', async () => {
     const answer = await rawRequest(`${portal.url}/api/evidence`, {
       method: 'POST',
-      headers: { cookie: cookieOf(participant.client), 'content-type': 'multipart/form-data; boundary=x', 'content-length': String(175 * 1024 * 1024), expect: '100-continue' },
+      headers: {
+        cookie: cookieOf(participant.client),
+        'content-type': 'multipart/form-data; boundary=x',
+        'content-length': String(175 * 1024 * 1024),
+        expect: '100-continue',
+      },
     });
     expect(answer.status, answer.body).toBe(413);
     expect(answer.continued).toBe(false);
@@ -115,7 +141,10 @@ describe('conditional requests of pictures', () => {
       expect(first.status).toBe(200);
       const etag = first.headers.get('etag')!;
       expect(etag).toMatch(/^"/);
-      const again = await rawRequest(`${portal.url}${path}`, { method: 'GET', headers: { cookie: cookieOf(participant.client), 'if-none-match': etag } });
+      const again = await rawRequest(`${portal.url}${path}`, {
+        method: 'GET',
+        headers: { cookie: cookieOf(participant.client), 'if-none-match': etag },
+      });
       expect(again.status, again.body).toBe(304);
       expect(again.body).toBe('');
       expect(again.headers.etag).toBe(etag);
@@ -201,7 +230,9 @@ describe('every GET route through the gateway, asked as a browser asks again', (
       ['evidence /api/evidence/uploads/{*rest}', [at(`/api/evidence/uploads/${ownerId}.0123456789abcdef0123456789abcdef`)]],
       [
         'evidence /media/evidence/:id/:variant',
-        ['display', 'thumb', 'original'].map((variant) => at(`/media/evidence/${privatePhoto.id}/${variant}`, true, true)).concat(at(publicPhoto.aws_url!, true, true)),
+        ['display', 'thumb', 'original']
+          .map((variant) => at(`/media/evidence/${privatePhoto.id}/${variant}`, true, true))
+          .concat(at(publicPhoto.aws_url!, true, true)),
       ],
       ['evidence /api/evidence', [at('/api/evidence')]],
       ['evidence /api/evidence/public', [at('/api/evidence/public')]],
@@ -212,7 +243,8 @@ describe('every GET route through the gateway, asked as a browser asks again', (
   }
 
   /** Reached through the gateway's proxy prefixes, or only inside the cluster (never through the gateway). */
-  const NOT_WALKED = /^(gateway \/(api\/(user|email|evidence|admin|session|appointments)(\/\*)?|media(\/\*)?|api\/\*)|(identity|evidence) \/(healthz|readyz|metrics|internal\/.*))$/;
+  const NOT_WALKED =
+    /^(gateway \/(api\/(user|email|evidence|admin|session|appointments)(\/\*)?|media(\/\*)?|api\/\*)|(identity|evidence) \/(healthz|readyz|metrics|internal\/.*))$/;
 
   it('walks every GET route the code declares', () => {
     const declared = Object.entries(portal.routes!())
@@ -225,7 +257,8 @@ describe('every GET route through the gateway, asked as a browser asks again', (
   it('answers If-None-Match, If-Modified-Since and Range without a 5xx: 304 and 206 where the route supports them', async () => {
     const admin = (await adminClient(portal.url)).client;
     const cookie = cookieOf(admin);
-    const ask = (path: string, headers: Record<string, string> = {}) => rawRequest(`${portal.url}${path}`, { method: 'GET', headers: { cookie, 'accept-encoding': 'gzip, br', ...headers } });
+    const ask = (path: string, headers: Record<string, string> = {}) =>
+      rawRequest(`${portal.url}${path}`, { method: 'GET', headers: { cookie, 'accept-encoding': 'gzip, br', ...headers } });
     const problems: string[] = [];
     const check = (what: string, ok: boolean) => {
       if (!ok) problems.push(what);
@@ -238,7 +271,10 @@ describe('every GET route through the gateway, asked as a browser asks again', (
         const etag = plain.headers.etag;
         const lastModified = plain.headers['last-modified'];
         // A browser revalidating sends both validators it was given.
-        const both = await ask(walk.path, { 'if-none-match': etag ?? '"not-this-one"', 'if-modified-since': lastModified ?? 'Tue, 01 Jan 2030 00:00:00 GMT' });
+        const both = await ask(walk.path, {
+          'if-none-match': etag ?? '"not-this-one"',
+          'if-modified-since': lastModified ?? 'Tue, 01 Jan 2030 00:00:00 GMT',
+        });
         check(`${what}: If-None-Match + If-Modified-Since answered ${both.status} ${both.body.slice(0, 120)}`, both.status < 500);
         if (walk.conditional) {
           check(`${what}: sends an ETag`, typeof etag === 'string');
@@ -254,7 +290,10 @@ describe('every GET route through the gateway, asked as a browser asks again', (
         const range = await ask(walk.path, { range: 'bytes=0-9' });
         check(`${what}: Range answered ${range.status}`, range.status < 500);
         if (walk.ranges) {
-          check(`${what}: Range answered ${range.status}, not 206`, range.status === 206 && range.headers['content-range']?.startsWith('bytes 0-9/') === true);
+          check(
+            `${what}: Range answered ${range.status}, not 206`,
+            range.status === 206 && range.headers['content-range']?.startsWith('bytes 0-9/') === true,
+          );
           const ifRange = await ask(walk.path, { range: 'bytes=0-9', 'if-range': etag ?? '' });
           check(`${what}: If-Range with the current ETag answered ${ifRange.status}, not 206`, ifRange.status === 206);
           const outside = await ask(walk.path, { range: 'bytes=999999999-' });
@@ -275,12 +314,24 @@ describe('every upload route, with and without Expect: 100-continue', () => {
 
     it(`multipart uploads succeed ${label}`, async () => {
       const send = (method: string, path: string, cookie: string, form: { body: Buffer; contentType: string }) =>
-        rawRequest(`${portal.url}${path}`, { method, headers: { cookie, 'content-type': form.contentType, 'content-length': String(form.body.length), ...expectation }, body: form.body });
+        rawRequest(`${portal.url}${path}`, {
+          method,
+          headers: { cookie, 'content-type': form.contentType, 'content-length': String(form.body.length), ...expectation },
+          body: form.body,
+        });
       const photo = { field: 'file', name: 'photo.jpg', type: 'image/jpeg', bytes: jpeg };
 
       const tag = `${Date.now().toString(36)}${expect100 ? 'e' : 'p'}`;
       const registration = multipartBody(
-        { username: `edge_${tag}`, password: 'password1', email: `edge_${tag}@example.org`, phone_number: '5551234567', full_name: 'Edge Case', pronouns: 'They/Them', role: '1' },
+        {
+          username: `edge_${tag}`,
+          password: 'password1',
+          email: `edge_${tag}@example.org`,
+          phone_number: '5551234567',
+          full_name: 'Edge Case',
+          pronouns: 'They/Them',
+          role: '1',
+        },
         { ...photo, field: 'verification_photo' },
       );
       const registered = await send('POST', '/api/user/register', '', registration);
@@ -297,7 +348,12 @@ describe('every upload route, with and without Expect: 100-continue', () => {
       const replaced = await send('PUT', `/api/evidence/update/${id}`, cookie, multipartBody({ title: `Replaced ${label}` }, photo));
       expect(replaced.status, replaced.body).toBe(200);
 
-      const avatar = await send('PUT', '/api/evidence/user', cookie, multipartBody({ email: participant.user.email, phone_number: '5551234567' }, { ...photo, field: 'avatar' }));
+      const avatar = await send(
+        'PUT',
+        '/api/evidence/user',
+        cookie,
+        multipartBody({ email: participant.user.email, phone_number: '5551234567' }, { ...photo, field: 'avatar' }),
+      );
       expect(avatar.status, avatar.body).toBe(200);
       expect(avatar.continued).toBe(expect100);
     });
@@ -307,7 +363,13 @@ describe('every upload route, with and without Expect: 100-continue', () => {
       const tus = { 'tus-resumable': '1.0.0', cookie };
       const created = await rawRequest(`${portal.url}/api/evidence/uploads`, {
         method: 'POST',
-        headers: { ...tus, 'upload-length': String(jpeg.length), 'upload-metadata': `title ${b64(`Resumable ${label}`)},filename ${b64('photo.jpg')}`, 'content-length': '0', ...expectation },
+        headers: {
+          ...tus,
+          'upload-length': String(jpeg.length),
+          'upload-metadata': `title ${b64(`Resumable ${label}`)},filename ${b64('photo.jpg')}`,
+          'content-length': '0',
+          ...expectation,
+        },
         body: '',
       });
       expect(created.status, created.body).toBe(201);
@@ -315,14 +377,26 @@ describe('every upload route, with and without Expect: 100-continue', () => {
       const half = Math.floor(jpeg.length / 2);
       const first = await rawRequest(`${portal.url}${location}`, {
         method: 'PATCH',
-        headers: { ...tus, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream', 'content-length': String(half), ...expectation },
+        headers: {
+          ...tus,
+          'upload-offset': '0',
+          'content-type': 'application/offset+octet-stream',
+          'content-length': String(half),
+          ...expectation,
+        },
         body: jpeg.subarray(0, half),
       });
       expect(first.status, first.body).toBe(204);
       expect(first.continued).toBe(expect100);
       const last = await rawRequest(`${portal.url}${location}`, {
         method: 'PATCH',
-        headers: { ...tus, 'upload-offset': String(half), 'content-type': 'application/offset+octet-stream', 'content-length': String(jpeg.length - half), ...expectation },
+        headers: {
+          ...tus,
+          'upload-offset': String(half),
+          'content-type': 'application/offset+octet-stream',
+          'content-length': String(jpeg.length - half),
+          ...expectation,
+        },
         body: jpeg.subarray(half),
       });
       expect(last.status, last.body).toBe(200);

@@ -25,7 +25,10 @@ afterAll(async () => {
 });
 
 /** Noise photos of a few hundred KB (a face photo from a phone, as far as the server can tell). */
-const noiseJpeg = (width: number, height: number) => sharp(randomBytes(width * height * 3), { raw: { width, height, channels: 3 } }).jpeg({ quality: 85 }).toBuffer();
+const noiseJpeg = (width: number, height: number) =>
+  sharp(randomBytes(width * height * 3), { raw: { width, height, channels: 3 } })
+    .jpeg({ quality: 85 })
+    .toBuffer();
 
 interface Registration {
   username: string;
@@ -44,7 +47,11 @@ interface Deletion {
 function accounts(dataDir: string): Map<string, { verification_photo_key: string | null; avatar_key: string | null }> {
   const db = new Database(join(dataDir, 'identity.sqlite'), { readonly: true, fileMustExist: true });
   try {
-    const rows = db.prepare('SELECT id, verification_photo_key, avatar_key FROM users').all() as { id: string; verification_photo_key: string | null; avatar_key: string | null }[];
+    const rows = db.prepare('SELECT id, verification_photo_key, avatar_key FROM users').all() as {
+      id: string;
+      verification_photo_key: string | null;
+      avatar_key: string | null;
+    }[];
     return new Map(rows.map(({ id, ...keys }) => [id, keys]));
   } finally {
     db.close();
@@ -108,7 +115,9 @@ describe('a crash (kill -9) while participants register, change their avatar and
           { field: 'verification_photo', filename: 'face.jpg', type: 'image/jpeg', bytes: faces[registration.face]! },
         );
         try {
-          const answer = await pacedRequest(new URL('/api/user/register', first.url).href, 'POST', { 'content-type': contentType }, body, { bytesPerSecond: 1024 * 1024 });
+          const answer = await pacedRequest(new URL('/api/user/register', first.url).href, 'POST', { 'content-type': contentType }, body, {
+            bytesPerSecond: 1024 * 1024,
+          });
           registration.status = answer.status;
           registration.id = answer.status === 201 ? (JSON.parse(answer.text) as { id: string }).id : undefined;
           registration.state = registration.id ? 'acknowledged' : 'failed';
@@ -124,9 +133,15 @@ describe('a crash (kill -9) while participants register, change their avatar and
           { email: user.email, phone_number: '5551234567', pronouns: '' },
           { field: 'file', filename: 'me.jpg', type: 'image/jpeg', bytes: faces[n % faces.length]! },
         );
-        const answer = await pacedRequest(new URL('/api/evidence/user', first.url).href, 'PUT', { 'content-type': contentType, cookie: cookieOf(client) }, body, {
-          bytesPerSecond: 1024 * 1024,
-        }).catch(() => null);
+        const answer = await pacedRequest(
+          new URL('/api/evidence/user', first.url).href,
+          'PUT',
+          { 'content-type': contentType, cookie: cookieOf(client) },
+          body,
+          {
+            bytesPerSecond: 1024 * 1024,
+          },
+        ).catch(() => null);
         if (answer?.status === 200) avatarsChanged += 1;
       }
     };
@@ -136,7 +151,12 @@ describe('a crash (kill -9) while participants register, change their avatar and
         if (dead) return;
         const deletion: Deletion = { id: user.id, state: 'sending' };
         deletions.push(deletion);
-        const answer = await pacedRequest(new URL(`/api/user/${user.id}`, first.url).href, 'DELETE', { cookie: cookieOf(admin) }, Buffer.alloc(0)).catch(() => null);
+        const answer = await pacedRequest(
+          new URL(`/api/user/${user.id}`, first.url).href,
+          'DELETE',
+          { cookie: cookieOf(admin) },
+          Buffer.alloc(0),
+        ).catch(() => null);
         deletion.state = answer?.status === 200 ? 'acknowledged' : 'failed';
         await new Promise((resolve) => setTimeout(resolve, 400));
       }
@@ -220,7 +240,10 @@ describe('a crash (kill -9) while participants register, change their avatar and
     } finally {
       db.close();
     }
-    expect([...storageFiles(dataDir)].filter((path) => isTemporary(path) && leftByTheDead.has(path)), 'temporary files of the dead process').toEqual([]);
+    expect(
+      [...storageFiles(dataDir)].filter((path) => isTemporary(path) && leftByTheDead.has(path)),
+      'temporary files of the dead process',
+    ).toEqual([]);
     await second.stop();
 
     console.info(

@@ -78,7 +78,9 @@ async function both(method: string, path: string, headers: Record<string, string
   const viaExpress = expressCalls - before;
   const reference = await rawRequest(`${plainUrl}${path}`, { method, headers });
   expect(comparable(hot)).toEqual(comparable(reference));
-  expect(viaExpress, `${method} ${path} ${what}: ${expectExpress ? 'the express app' : 'the shortcut'} should have answered`).toBe(expectExpress ? 1 : 0);
+  expect(viaExpress, `${method} ${path} ${what}: ${expectExpress ? 'the express app' : 'the shortcut'} should have answered`).toBe(
+    expectExpress ? 1 : 0,
+  );
   return hot;
 }
 
@@ -120,7 +122,9 @@ describe('identity answers GET /api/user and GET /api/session before express, wi
   it('leaves every refusal to express: no token, a forged one, an expired one, a deleted user', async () => {
     const [header, payload, signature] = token.split('.');
     const flipped = `${signature!.slice(0, 5)}${signature![5] === 'A' ? 'B' : 'A'}${signature!.slice(6)}`;
-    const promoted = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), role: caller.role + 1 })).toString('base64url');
+    const promoted = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), role: caller.role + 1 }),
+    ).toString('base64url');
     const otherSecret = await new IdentityTokens('another-secret-that-is-long-enough-0987654321').signCaller(caller);
     const gone = await tokens.signCaller({ ...caller, userId: '01JNOSUCHUSER00000000000000' });
     const refused: [string, Record<string, string>][] = [
@@ -156,7 +160,12 @@ describe('identity answers GET /api/user and GET /api/session before express, wi
     await both('GET', '/API/USER', { [IDENTITY_HEADER]: token, 'x-request-id': 'hot-8' }, true);
     // A GET with a body: express reads it (a malformed JSON body is refused there, as before).
     const withBody = async (body: string) => {
-      const headers = { [IDENTITY_HEADER]: token, 'x-request-id': 'hot-9', 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) };
+      const headers = {
+        [IDENTITY_HEADER]: token,
+        'x-request-id': 'hot-9',
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+      };
       const before = expressCalls;
       const hot = await rawRequest(`${hotUrl}/api/user`, { method: 'GET', headers, body });
       expect(expressCalls - before).toBe(1);
@@ -179,12 +188,27 @@ describe('identity answers GET /api/user and GET /api/session before express, wi
     const viaExpress = lines.find((line) => (line.req as { id: string }).id === 'log-express');
     expect(hot).toBeDefined();
     expect(shape(hot!)).toEqual(shape({ ...viaExpress!, req: { ...(viaExpress!.req as object), id: 'log-hot' } }));
-    expect(hot).toMatchObject({ level: 20, service: 'identity', req: { id: 'log-hot', method: 'GET', url: '/api/user' }, res: { statusCode: 200 }, msg: 'request completed' });
-    expect(lines.find((line) => (line.req as { id: string }).id === 'log-refused')).toMatchObject({ level: 30, res: { statusCode: 401 }, msg: 'request completed' });
+    expect(hot).toMatchObject({
+      level: 20,
+      service: 'identity',
+      req: { id: 'log-hot', method: 'GET', url: '/api/user' },
+      res: { statusCode: 200 },
+      msg: 'request completed',
+    });
+    expect(lines.find((line) => (line.req as { id: string }).id === 'log-refused')).toMatchObject({
+      level: 30,
+      res: { statusCode: 401 },
+      msg: 'request completed',
+    });
 
     const count = async () => {
       const metrics = await rawRequest(`${plainUrl}/metrics`, { method: 'GET' });
-      const line = metrics.body.split('\n').find((l) => l.startsWith('portal_http_request_duration_seconds_count{') && l.includes('route="/api/user"') && l.includes('status="200"'));
+      const line = metrics.body
+        .split('\n')
+        .find(
+          (l) =>
+            l.startsWith('portal_http_request_duration_seconds_count{') && l.includes('route="/api/user"') && l.includes('status="200"'),
+        );
       return Number(line?.split(' ').pop() ?? 0);
     };
     const before = await count();

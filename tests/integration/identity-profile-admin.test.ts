@@ -17,7 +17,8 @@ afterAll(() => portal.dispose());
 
 function profileForm(fields: Record<string, string>, avatar?: Buffer): FormData {
   const form = new FormData();
-  for (const [name, value] of Object.entries({ email: 'x@example.org', phone_number: '5550000000', pronouns: '', ...fields })) form.append(name, value);
+  for (const [name, value] of Object.entries({ email: 'x@example.org', phone_number: '5550000000', pronouns: '', ...fields }))
+    form.append(name, value);
   if (avatar) form.append('file', photoBlob(avatar), 'avatar.jpg');
   return form;
 }
@@ -36,11 +37,16 @@ describe('profile', () => {
       }),
     );
     expect(response.status).toBe(200);
-    expect(response.data).toMatchObject({ phone_number: '5559876543', pronouns: 'She/Her', full_name: 'Renamed Person', email_verified: false, role: 1 });
-    const event = await waitFor(
-      () => publishedEvents(portal.dataDir).find((e) => e.value.type === 'user.updated' && e.key === user.id),
-      { what: 'user.updated' },
-    );
+    expect(response.data).toMatchObject({
+      phone_number: '5559876543',
+      pronouns: 'She/Her',
+      full_name: 'Renamed Person',
+      email_verified: false,
+      role: 1,
+    });
+    const event = await waitFor(() => publishedEvents(portal.dataDir).find((e) => e.value.type === 'user.updated' && e.key === user.id), {
+      what: 'user.updated',
+    });
     expect(event.value.data).toMatchObject({ userId: user.id, full_name: 'Renamed Person' });
   });
 
@@ -57,7 +63,10 @@ describe('profile', () => {
   it("refuses another account's e-mail address", async () => {
     const first = await newParticipant(portal.url);
     const second = await newParticipant(portal.url);
-    const response = await second.client.putForm('/api/evidence/user', profileForm({ email: first.user.email, current_password: second.password }));
+    const response = await second.client.putForm(
+      '/api/evidence/user',
+      profileForm({ email: first.user.email, current_password: second.password }),
+    );
     expect(response.status).toBe(409);
     expect(response.data.fields.email).toBe(MESSAGES.emailTaken);
   });
@@ -69,10 +78,16 @@ describe('profile', () => {
 
     const missing = await client.put('/api/evidence/user', details);
     expect(missing.status).toBe(400);
-    expect(missing.data).toMatchObject({ message: MESSAGES.currentPasswordRequired, fields: { current_password: MESSAGES.currentPasswordRequired } });
+    expect(missing.data).toMatchObject({
+      message: MESSAGES.currentPasswordRequired,
+      fields: { current_password: MESSAGES.currentPasswordRequired },
+    });
     const wrong = await client.putForm('/api/evidence/user', profileForm({ ...details, current_password: 'not-my-password' }));
     expect(wrong.status).toBe(400);
-    expect(wrong.data).toMatchObject({ message: MESSAGES.currentPasswordWrong, fields: { current_password: MESSAGES.currentPasswordWrong } });
+    expect(wrong.data).toMatchObject({
+      message: MESSAGES.currentPasswordWrong,
+      fields: { current_password: MESSAGES.currentPasswordWrong },
+    });
     expect((await client.get('/api/user')).data.email).toBe(user.email);
 
     // The other fields still change without a password while the address stays (case and spaces aside).
@@ -93,7 +108,13 @@ describe('profile', () => {
 
   it('stores the avatar re-encoded, upright, without GPS or camera data, and serves it to its owner alone (never to a visitor, never kept by shared caches)', async () => {
     const { client, password } = await newParticipant(portal.url);
-    const response = await client.putForm('/api/evidence/user', profileForm({ email: `avatar_${Date.now()}@example.org`, current_password: password }, await phoneJpeg({ width: 640, height: 480, orientation: 6 })));
+    const response = await client.putForm(
+      '/api/evidence/user',
+      profileForm(
+        { email: `avatar_${Date.now()}@example.org`, current_password: password },
+        await phoneJpeg({ width: 640, height: 480, orientation: 6 }),
+      ),
+    );
     expect(response.status).toBe(200);
     const url = response.data.avatar_AWS_URL as string;
     expect(url).toMatch(/^\/api\/user\/.+\/avatar\?v=/);
@@ -152,7 +173,11 @@ describe('administration of users', () => {
     const target = await newParticipant(portal.url);
     const calls: [string, string, unknown?][] = [
       ['GET', '/api/user/users'],
-      ['PUT', `/api/user/admin/${target.user.id}`, { username: 'x_y_z', email: 'x@example.org', phone_number: '5551234567', full_name: 'X' }],
+      [
+        'PUT',
+        `/api/user/admin/${target.user.id}`,
+        { username: 'x_y_z', email: 'x@example.org', phone_number: '5551234567', full_name: 'X' },
+      ],
       ['DELETE', `/api/user/${target.user.id}`],
     ];
     for (const [method, path, json] of calls) {
@@ -201,9 +226,33 @@ describe('administration of users', () => {
       video_watched: true,
     });
     expect(response.status).toBe(200);
-    expect(response.data).toMatchObject({ username: `${target.user.username}_x`, phone_number: '5554443333', full_name: 'Edited Name', role: 1, video_watched: false });
-    expect((await client.put(`/api/user/admin/${target.user.id}`, { username: 'overseer', email: 'z@example.org', phone_number: '5554443333', full_name: 'X' })).status).toBe(409);
-    expect((await client.put('/api/user/admin/00000000-0000-4000-8000-000000000000', { username: 'ghost_1', email: 'g@example.org', phone_number: '5554443333', full_name: 'G' })).status).toBe(404);
+    expect(response.data).toMatchObject({
+      username: `${target.user.username}_x`,
+      phone_number: '5554443333',
+      full_name: 'Edited Name',
+      role: 1,
+      video_watched: false,
+    });
+    expect(
+      (
+        await client.put(`/api/user/admin/${target.user.id}`, {
+          username: 'overseer',
+          email: 'z@example.org',
+          phone_number: '5554443333',
+          full_name: 'X',
+        })
+      ).status,
+    ).toBe(409);
+    expect(
+      (
+        await client.put('/api/user/admin/00000000-0000-4000-8000-000000000000', {
+          username: 'ghost_1',
+          email: 'g@example.org',
+          phone_number: '5554443333',
+          full_name: 'G',
+        })
+      ).status,
+    ).toBe(404);
     expect((await client.put('/api/user/admin/not-a-uuid', {})).status).toBe(404);
   });
 
@@ -218,7 +267,10 @@ describe('administration of users', () => {
     expect((await target.client.get('/api/user')).status).toBe(401);
     expect((await client.bytes(photoUrl)).status).toBe(404);
     expect((await client.delete(`/api/user/${target.user.id}`)).status).toBe(404);
-    const types = () => publishedEvents(portal.dataDir).filter((e) => e.key === target.user.id).map((e) => e.value.type);
+    const types = () =>
+      publishedEvents(portal.dataDir)
+        .filter((e) => e.key === target.user.id)
+        .map((e) => e.value.type);
     await waitFor(() => types().includes('user.deleted') && types().includes('sessions.revoked'), { what: 'deletion events' });
     const login = await new ApiClient(portal.url).post('/api/user/login', { username: target.user.username, password: target.password });
     expect(login.status).toBe(401);
@@ -248,12 +300,16 @@ describe('first administrator and the ops command', () => {
     // The participant's existing session learns the new role (the gateway cache is evicted by the event).
     await waitFor(async () => (await participant.client.get('/api/user/users')).status === 200, { what: 'admin access after promotion' });
 
-    expect(await runAdminCommand(['create', '--username', 'second_admin', '--email', 'second@example.org'], env, (line) => output.push(line))).toBe(0);
+    expect(
+      await runAdminCommand(['create', '--username', 'second_admin', '--email', 'second@example.org'], env, (line) => output.push(line)),
+    ).toBe(0);
     const login = await new ApiClient(portal.url).post('/api/user/login', { username: 'second_admin', password: 'second-admin-pw' });
     expect(login.status).toBe(200);
     expect(login.data.role).toBe(2);
 
-    expect(await runAdminCommand(['create', '--username', 'bad admin', '--email', 'x@example.org'], env, (line) => output.push(line))).toBe(1);
+    expect(await runAdminCommand(['create', '--username', 'bad admin', '--email', 'x@example.org'], env, (line) => output.push(line))).toBe(
+      1,
+    );
     expect(output.at(-1)).toBe(MESSAGES.usernameFormat);
     expect(await runAdminCommand(['promote', '--user', 'nobody_here'], env, (line) => output.push(line))).toBe(1);
     expect(await runAdminCommand([], env, (line) => output.push(line))).toBe(2);

@@ -45,7 +45,10 @@ describe('registration', () => {
 
   it('announces the new user on the bus', async () => {
     const api = client();
-    const response = await api.postForm('/api/user/register', registrationForm({ username: 'announced', email: 'announced@example.org' }, { bytes: photo }));
+    const response = await api.postForm(
+      '/api/user/register',
+      registrationForm({ username: 'announced', email: 'announced@example.org' }, { bytes: photo }),
+    );
     expect(response.status).toBe(201);
     const event = await waitFor(
       () => publishedEvents(portal.dataDir).find((e) => e.value.type === 'user.registered' && e.key === response.data.id),
@@ -66,7 +69,10 @@ describe('registration', () => {
     [{ pronouns: 'Xe/Xem' }, MESSAGES.pronounsInvalid, 'pronouns'],
     [{ username: 'has spaces' }, MESSAGES.usernameFormat, 'username'],
   ])('refuses %j with the spec message', async (fields, message, field) => {
-    const response = await client().postForm('/api/user/register', registrationForm({ username: 'rule_breaker', email: 'rules@example.org', ...fields }, { bytes: photo }));
+    const response = await client().postForm(
+      '/api/user/register',
+      registrationForm({ username: 'rule_breaker', email: 'rules@example.org', ...fields }, { bytes: photo }),
+    );
     expect(response.status).toBe(400);
     expect(response.data).toMatchObject({ code: 'validation_failed', message });
     expect(response.data.fields[field]).toBe(message);
@@ -75,7 +81,10 @@ describe('registration', () => {
   });
 
   it('requires a photo', async () => {
-    const response = await client().postForm('/api/user/register', registrationForm({ username: 'no_photo', email: 'nophoto@example.org' }, null));
+    const response = await client().postForm(
+      '/api/user/register',
+      registrationForm({ username: 'no_photo', email: 'nophoto@example.org' }, null),
+    );
     expect(response.status).toBe(400);
     expect(response.data.message).toBe(MESSAGES.photoRequired);
   });
@@ -83,7 +92,10 @@ describe('registration', () => {
   it('judges the photo by its bytes, not by its name or claimed type', async () => {
     const response = await client().postForm(
       '/api/user/register',
-      registrationForm({ username: 'fake_photo', email: 'fake@example.org' }, { bytes: Buffer.from('<script>alert(1)</script>'), name: 'face.jpg', type: 'image/jpeg' }),
+      registrationForm(
+        { username: 'fake_photo', email: 'fake@example.org' },
+        { bytes: Buffer.from('<script>alert(1)</script>'), name: 'face.jpg', type: 'image/jpeg' },
+      ),
     );
     expect(response.status).toBe(415);
     expect(response.data.message).toBe(MESSAGES.photoNotImage);
@@ -91,10 +103,15 @@ describe('registration', () => {
   });
 
   it('accepts a PNG sent with a wrong claimed type', async () => {
-    const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#336699' } }).png().toBuffer();
+    const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#336699' } })
+      .png()
+      .toBuffer();
     const response = await client().postForm(
       '/api/user/register',
-      registrationForm({ username: 'png_person', email: 'png@example.org' }, { bytes: png, name: 'me.bin', type: 'application/octet-stream' }),
+      registrationForm(
+        { username: 'png_person', email: 'png@example.org' },
+        { bytes: png, name: 'me.bin', type: 'application/octet-stream' },
+      ),
     );
     expect(response.status).toBe(201);
   });
@@ -127,12 +144,25 @@ describe('registration', () => {
   });
 
   it('keeps usernames and e-mail addresses unique without regard to case', async () => {
-    const first = await client().postForm('/api/user/register', registrationForm({ username: 'TwinName', email: 'twin@example.org' }, { bytes: photo }));
+    const first = await client().postForm(
+      '/api/user/register',
+      registrationForm({ username: 'TwinName', email: 'twin@example.org' }, { bytes: photo }),
+    );
     expect(first.status).toBe(201);
-    const sameName = await client().postForm('/api/user/register', registrationForm({ username: 'twinname', email: 'other@example.org' }, { bytes: photo }));
+    const sameName = await client().postForm(
+      '/api/user/register',
+      registrationForm({ username: 'twinname', email: 'other@example.org' }, { bytes: photo }),
+    );
     expect(sameName.status).toBe(409);
-    expect(sameName.data).toMatchObject({ code: 'conflict', message: MESSAGES.usernameTaken, fields: { username: MESSAGES.usernameTaken } });
-    const sameEmail = await client().postForm('/api/user/register', registrationForm({ username: 'another', email: 'TWIN@example.org' }, { bytes: photo }));
+    expect(sameName.data).toMatchObject({
+      code: 'conflict',
+      message: MESSAGES.usernameTaken,
+      fields: { username: MESSAGES.usernameTaken },
+    });
+    const sameEmail = await client().postForm(
+      '/api/user/register',
+      registrationForm({ username: 'another', email: 'TWIN@example.org' }, { bytes: photo }),
+    );
     expect(sameEmail.status).toBe(409);
     expect(sameEmail.data.message).toBe(MESSAGES.emailTaken);
   });
@@ -161,13 +191,18 @@ describe('registration rate limit', () => {
 
   it('reads REGISTER_RATE_LIMIT_PER_MINUTE, 30 unless set, 0 for none', () => {
     expect(identitySettingsFromEnv({ INTERNAL_SECRET: 'x'.repeat(32) }).registerRateLimitPerMinute).toBe(30);
-    expect(identitySettingsFromEnv({ INTERNAL_SECRET: 'x'.repeat(32), REGISTER_RATE_LIMIT_PER_MINUTE: '0' }).registerRateLimitPerMinute).toBe(0);
+    expect(
+      identitySettingsFromEnv({ INTERNAL_SECRET: 'x'.repeat(32), REGISTER_RATE_LIMIT_PER_MINUTE: '0' }).registerRateLimitPerMinute,
+    ).toBe(0);
   });
 });
 
 describe('uniqueness check', () => {
   it('says which field is taken', async () => {
-    await client().postForm('/api/user/register', registrationForm({ username: 'checked', email: 'checked@example.org' }, { bytes: photo }));
+    await client().postForm(
+      '/api/user/register',
+      registrationForm({ username: 'checked', email: 'checked@example.org' }, { bytes: photo }),
+    );
     expect((await client().post('/api/user/check', { username: 'CHECKED', email: 'free@example.org' })).data).toEqual({
       exists: true,
       message: MESSAGES.usernameTaken,
@@ -191,10 +226,13 @@ describe('uniqueness check', () => {
       const refused = await prober.post('/api/user/check', { username: 'probe_more' });
       expect(refused.status).toBe(429);
       expect(refused.data.message).toEqual(expect.any(String));
-      for (let i = 0; i < 60; i += 1) expect((await prober.post('/api/email/check-email', { email: `probe_${i}@example.org` })).status).toBe(200);
+      for (let i = 0; i < 60; i += 1)
+        expect((await prober.post('/api/email/check-email', { email: `probe_${i}@example.org` })).status).toBe(200);
       expect((await prober.post('/api/email/check-email', { email: 'probe_more@example.org' })).status).toBe(429);
       // Another address is counted apart.
-      expect((await new ApiClient(limited.url, { fromAddress: '127.0.0.6' }).post('/api/user/check', { username: 'probe_more' })).status).toBe(200);
+      expect(
+        (await new ApiClient(limited.url, { fromAddress: '127.0.0.6' }).post('/api/user/check', { username: 'probe_more' })).status,
+      ).toBe(200);
     } finally {
       await limited.dispose();
     }

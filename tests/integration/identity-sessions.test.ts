@@ -156,9 +156,8 @@ describe('onboarding video flag', () => {
     const admin = new ApiClient(portal.url);
     await admin.post('/api/user/login', { username: 'overseer', password: 'overseer-pass-1' });
     expect((await admin.put(`/api/user/watched/${bob.user.id}`)).data.video_watched).toBe(true);
-    await waitFor(
-      () => publishedEvents(portal.dataDir).some((e) => e.value.type === 'user.video-watched' && e.key === alice.user.id),
-      { what: 'user.video-watched' },
-    );
+    await waitFor(() => publishedEvents(portal.dataDir).some((e) => e.value.type === 'user.video-watched' && e.key === alice.user.id), {
+      what: 'user.video-watched',
+    });
   });
 });

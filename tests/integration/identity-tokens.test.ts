@@ -29,7 +29,9 @@ describe('identity tokens', () => {
     const [header, payload, signature] = token.split('.');
     const flipped = `${signature!.slice(0, 10)}${signature![10] === 'A' ? 'B' : 'A'}${signature!.slice(11)}`;
     await expect(tokens.verifyCaller(`${header}.${payload}.${flipped}`)).rejects.toThrow();
-    const admin = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), role: 2 })).toString('base64url');
+    const admin = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), role: 2 })).toString(
+      'base64url',
+    );
     await expect(tokens.verifyCaller(`${header}.${admin}.${signature}`)).rejects.toThrow();
   });
 
@@ -68,12 +70,24 @@ describe('identity tokens without jose', () => {
     const input = `${b64(header)}.${b64(claims)}`;
     return `${input}.${createHmac('sha256', key).update(input).digest('base64url')}`;
   };
-  const callerClaims = { role: 1, username: 'ada', sid: 'hash-of-session', vw: true, sub: 'u-1', iss: 'portal-gateway', aud: 'portal-services' };
+  const callerClaims = {
+    role: 1,
+    username: 'ada',
+    sid: 'hash-of-session',
+    vw: true,
+    sub: 'u-1',
+    iss: 'portal-gateway',
+    aud: 'portal-services',
+  };
 
   it('writes tokens jose verifies, with the claims jose wrote, and reads tokens jose signed', async () => {
     const tokens = new IdentityTokens(SECRET);
     const token = await tokens.signCaller(caller, 60);
-    const { payload, protectedHeader } = await jwtVerify(token, key, { issuer: 'portal-gateway', audience: 'portal-services', algorithms: ['HS256'] });
+    const { payload, protectedHeader } = await jwtVerify(token, key, {
+      issuer: 'portal-gateway',
+      audience: 'portal-services',
+      algorithms: ['HS256'],
+    });
     expect(protectedHeader).toEqual({ alg: 'HS256' });
     expect(payload).toMatchObject(callerClaims);
     expect(payload.exp! - payload.iat!).toBe(60);
@@ -123,7 +137,9 @@ describe('identity tokens without jose', () => {
     // The same hand signing with nothing odd passes: the refusals above are for what they change.
     expect(await tokens.verifyCaller(await hmacSigned({ alg: 'HS256' }, claims))).toEqual(caller);
     // An audience list naming the services is accepted, as jose accepts it.
-    expect(await tokens.verifyCaller(await hmacSigned({ alg: 'HS256' }, { ...claims, aud: ['elsewhere', 'portal-services'] }))).toEqual(caller);
+    expect(await tokens.verifyCaller(await hmacSigned({ alg: 'HS256' }, { ...claims, aud: ['elsewhere', 'portal-services'] }))).toEqual(
+      caller,
+    );
     // A service token never passes as a caller, nor a caller token as a service.
     await expect(tokens.verifyService(good)).rejects.toThrow();
   });

@@ -25,10 +25,20 @@ beforeAll(async () => {
   informant = await newParticipant(portal.url);
   photoBytes = await phoneJpeg({ width: 800, height: 600 });
   writeFileSync(join(scratch, 'street.jpg'), photoBytes);
-  const uploaded = await uploadEvidence(informant.client, join(scratch, 'street.jpg'), { title: 'Street, 9 pm', notes: 'Two cars, "no lights"', location: '40.7, -74.0' });
+  const uploaded = await uploadEvidence(informant.client, join(scratch, 'street.jpg'), {
+    title: 'Street, 9 pm',
+    notes: 'Two cars, "no lights"',
+    location: '40.7, -74.0',
+  });
   photo = await waitForMedia(informant.client, uploaded.data.id);
   expect(photo.media_status).toBe('ready');
-  note = (await informant.client.post('/api/evidence', { title: '=1+1', notes: 'a note\nover two lines', location: "Report;=cmd|' /C calc'!A0\t@SUM(1),+1+1" })).data;
+  note = (
+    await informant.client.post('/api/evidence', {
+      title: '=1+1',
+      notes: 'a note\nover two lines',
+      location: "Report;=cmd|' /C calc'!A0\t@SUM(1),+1+1",
+    })
+  ).data;
   expect((await admin.put(`/api/evidence/clearance/${note.id}`)).status).toBe(200);
 }, 120_000);
 afterAll(async () => {
@@ -72,9 +82,14 @@ describe("the investigator's export", () => {
     expect(lines[0]).toBe('"id","title","notes","location","type","posted","author","public","review_status","files"');
     // Every text cell is quoted; a formula is neutralised at the start of a cell and behind a separator.
     expect(csv).toContain(`"${note.id}","'=1+1","a note\nover two lines","Report;'=cmd|' /C calc'!A0\t'@SUM(1),'+1+1","note",`);
-    expect(csv).toContain(`"${photo.id}","Street, 9 pm","Two cars, ""no lights""","40.7, -74.0","photo","${photo.date_posted}","${informant.user.username}",false,"new","media/${photo.id}/display.webp"\r\n`);
+    expect(csv).toContain(
+      `"${photo.id}","Street, 9 pm","Two cars, ""no lights""","40.7, -74.0","photo","${photo.date_posted}","${informant.user.username}",false,"new","media/${photo.id}/display.webp"\r\n`,
+    );
     for (const separator of [',', ';', '\t']) {
-      const cells = csv.split('\r\n').flatMap((line) => line.split(separator)).map((cell) => cell.replace(/^"/, '').trimStart());
+      const cells = csv
+        .split('\r\n')
+        .flatMap((line) => line.split(separator))
+        .map((cell) => cell.replace(/^"/, '').trimStart());
       const formulas = cells.filter((cell) => /^[=+\-@]/.test(cell) && !/^-\d+(\.\d+)?"?$/.test(cell));
       expect(formulas, `split on ${JSON.stringify(separator)}`).toEqual([]);
     }
@@ -98,7 +113,17 @@ describe("the investigator's export", () => {
   it("applies the administration list's filters: review state, visibility, search words and type, combined", async () => {
     const ids = async (query: string) => (await exported(query)).manifest.items.map((item: { id: string }) => item.id);
     // Each filter gives what GET /api/evidence/admin gives with it.
-    for (const query of ['?review_status=new', '?review_status=reviewed', '?visibility=public', '?visibility=private', '?q=CARS', '?q=note%20lines', '?q=nothing-like-this', '?type=2&review_status=new', '?q=cars&visibility=public']) {
+    for (const query of [
+      '?review_status=new',
+      '?review_status=reviewed',
+      '?visibility=public',
+      '?visibility=private',
+      '?q=CARS',
+      '?q=note%20lines',
+      '?q=nothing-like-this',
+      '?type=2&review_status=new',
+      '?q=cars&visibility=public',
+    ]) {
       const listed = (await admin.get(`/api/evidence/admin${query}`)).data.map((item: { id: string }) => item.id);
       expect(await ids(query), query).toEqual(listed);
     }
@@ -110,9 +135,14 @@ describe("the investigator's export", () => {
     expect(await ids(`?ids=${photo.id}&visibility=public`)).toEqual([photo.id]);
 
     const entry = await waitFor(async () =>
-      ((await admin.get('/api/admin/activity?action=evidence.export')).data as { details: Record<string, unknown> }[]).find((e) => e.details.q === 'cars' && e.details.visibility === 'public'),
+      ((await admin.get('/api/admin/activity?action=evidence.export')).data as { details: Record<string, unknown> }[]).find(
+        (e) => e.details.q === 'cars' && e.details.visibility === 'public',
+      ),
     );
-    expect(entry).toMatchObject({ target_label: 'Evidence matching the filters', details: { q: 'cars', visibility: 'public', originals: false } });
+    expect(entry).toMatchObject({
+      target_label: 'Evidence matching the filters',
+      details: { q: 'cars', visibility: 'public', originals: false },
+    });
   });
 
   it('is recorded in the audit log', async () => {
@@ -128,7 +158,17 @@ describe("the investigator's export", () => {
   it('is for administrators only, and refuses what it does not understand with a 400', async () => {
     expect((await new ApiClient(portal.url).get('/api/evidence/export')).status).toBe(401);
     expect((await informant.client.get('/api/evidence/export')).status).toBe(403);
-    for (const query of ['?ids=not-an-id', '?ids=', '?originals=yes', '?type=9', '?review_status=maybe', '?visibility=secret', `?q=${'a'.repeat(201)}`, `?q=${Array.from({ length: 13 }, (_, i) => `w${i}`).join('+')}`, `?ids=${Array.from({ length: 301 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`).join(',')}`]) {
+    for (const query of [
+      '?ids=not-an-id',
+      '?ids=',
+      '?originals=yes',
+      '?type=9',
+      '?review_status=maybe',
+      '?visibility=secret',
+      `?q=${'a'.repeat(201)}`,
+      `?q=${Array.from({ length: 13 }, (_, i) => `w${i}`).join('+')}`,
+      `?ids=${Array.from({ length: 301 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`).join(',')}`,
+    ]) {
       const response = await admin.get(`/api/evidence/export${query}`);
       expect(response.status, query.slice(0, 40)).toBe(400);
       expect(response.data.message).toEqual(expect.any(String));

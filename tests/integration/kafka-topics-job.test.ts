@@ -13,11 +13,18 @@ describe('the kafka-topics Job of k8s/', () => {
     // The images hold the platform's build at the same place as the work tree (WORKDIR /app).
     const script = job.command[1]!;
     expect(script).toMatch(/^packages\/platform\/dist\/cli\/create-kafka-topics\.js$/);
-    expect(existsSync(fileURLToPath(new URL(`../../packages/platform/src/cli/${script.split('/').pop()!.replace(/\.js$/, '.ts')}`, import.meta.url)))).toBe(true);
+    expect(
+      existsSync(
+        fileURLToPath(new URL(`../../packages/platform/src/cli/${script.split('/').pop()!.replace(/\.js$/, '.ts')}`, import.meta.url)),
+      ),
+    ).toBe(true);
   });
 
   it('refuses a manifest it cannot read, rather than running nothing', () => {
     expect(() => kafkaTopicsJob('kind: Job\n')).toThrow(/kafka-topics.yaml/);
-    expect(kafkaTopicsJob('  image: portal-notifier\n  command: [node, a.js, --x]\n')).toEqual({ service: 'notifier', command: ['node', 'a.js', '--x'] });
+    expect(kafkaTopicsJob('  image: portal-notifier\n  command: [node, a.js, --x]\n')).toEqual({
+      service: 'notifier',
+      command: ['node', 'a.js', '--x'],
+    });
   });
 });

@@ -22,7 +22,11 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const queuedJobs = (dataDir: string) => {
   const db = new Database(join(dataDir, 'jobs.sqlite'), { readonly: true });
   try {
-    return db.prepare(`SELECT queue, id, state FROM jobs WHERE queue LIKE 'media%' ORDER BY id`).all() as { queue: string; id: string; state: string }[];
+    return db.prepare(`SELECT queue, id, state FROM jobs WHERE queue LIKE 'media%' ORDER BY id`).all() as {
+      queue: string;
+      id: string;
+      state: string;
+    }[];
   } finally {
     db.close();
   }
@@ -43,7 +47,11 @@ describe.skipIf(process.env.PORTAL_TEST_MODE === 'distributed')('media jobs queu
       ids.push(response.data.id);
     }
     await first.stop();
-    expect(queuedJobs(dataDir).map((job) => job.queue).sort()).toEqual(['media-av', 'media-stills']);
+    expect(
+      queuedJobs(dataDir)
+        .map((job) => job.queue)
+        .sort(),
+    ).toEqual(['media-av', 'media-stills']);
     // ...in the single queue the release before the split put every media job in.
     const db = new Database(join(dataDir, 'jobs.sqlite'));
     db.prepare(`UPDATE jobs SET queue = ? WHERE queue LIKE 'media-%'`).run(LEGACY_MEDIA_QUEUE);

@@ -22,7 +22,8 @@ afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-const digests = async () => (await readOutbox(portal.dataDir)).filter((mail) => mail.to.includes(TEST_ADMIN.email) && /to review/.test(mail.subject));
+const digests = async () =>
+  (await readOutbox(portal.dataDir)).filter((mail) => mail.to.includes(TEST_ADMIN.email) && /to review/.test(mail.subject));
 /** The number of items of a kind ("photo", "note") the digests counted together. */
 const sum = (mails: ReceivedMail[], kind: string) =>
   mails.reduce((total, mail) => total + Number(new RegExp(`^- (\\d+) ${kind}s?$`, 'm').exec(mail.text)?.[1] ?? 0), 0);
@@ -43,10 +44,13 @@ describe('the moderator digest', () => {
     expect((await client.post('/api/evidence', { title: 'Second note', notes: '' })).status).toBe(201);
 
     // The three posts may fall either side of a period's end: together the digests count them.
-    const sent = await waitFor(async () => {
-      const mails = await digests();
-      return sum(mails, 'photo') === 1 && sum(mails, 'note') === 2 ? mails : null;
-    }, { timeoutMs: 20_000, what: 'digests counting the three posts' });
+    const sent = await waitFor(
+      async () => {
+        const mails = await digests();
+        return sum(mails, 'photo') === 1 && sum(mails, 'note') === 2 ? mails : null;
+      },
+      { timeoutMs: 20_000, what: 'digests counting the three posts' },
+    );
     const mail = sent.at(-1)!;
     expect(mail.subject).toMatch(/^\d new items? to review in Operation Test$/);
     expect(mail.text).toMatch(/- 0 videos/);

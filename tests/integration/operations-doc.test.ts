@@ -15,7 +15,11 @@ describe('docs/OPERATIONS.md', () => {
   it('lists for Strimzi exactly the Kafka topics the kafka-topics Job makes (portalTopics())', () => {
     const list = OPERATIONS.slice(OPERATIONS.indexOf('<!-- kafka-topics:begin -->'), OPERATIONS.indexOf('<!-- kafka-topics:end -->'));
     const documented = [...list.matchAll(/`([a-z0-9.-]+)`/g)].map((match) => match[1]!);
-    expect(documented.sort()).toEqual(portalTopics().map((topic) => `${NAMESPACE}.${topic}`).sort());
+    expect(documented.sort()).toEqual(
+      portalTopics()
+        .map((topic) => `${NAMESPACE}.${topic}`)
+        .sort(),
+    );
     // The Job does not list topics of its own: it runs the command that makes portalTopics().
     const job = parse(read('k8s/base/kafka-topics.yaml')) as { spec: { template: { spec: { containers: { command: string[] }[] } } } };
     expect(job.spec.template.spec.containers[0]!.command).toEqual(['node', 'packages/platform/dist/cli/create-kafka-topics.js']);
@@ -27,11 +31,12 @@ describe('docs/OPERATIONS.md', () => {
   });
 
   it('names the KEDA lists the components scale on as the BullMQ waiting lists of the media queues', () => {
-    const lists = ['k8s/components/keda-media-worker/scaled-object.yaml', 'k8s/components/media-worker-split/scaled-objects.yaml'].flatMap((path) =>
-      parseAllDocuments(read(path)).flatMap((doc) => {
-        const object = doc.toJS() as { spec: { triggers: { type: string; metadata: { listName?: string } }[] } };
-        return object.spec.triggers.filter((t) => t.type === 'redis').map((t) => t.metadata.listName!);
-      }),
+    const lists = ['k8s/components/keda-media-worker/scaled-object.yaml', 'k8s/components/media-worker-split/scaled-objects.yaml'].flatMap(
+      (path) =>
+        parseAllDocuments(read(path)).flatMap((doc) => {
+          const object = doc.toJS() as { spec: { triggers: { type: string; metadata: { listName?: string } }[] } };
+          return object.spec.triggers.filter((t) => t.type === 'redis').map((t) => t.metadata.listName!);
+        }),
     );
     const waiting = Object.values(MEDIA_QUEUES).map((queue) => `${NAMESPACE}:${queue}:wait`);
     expect(new Set(lists)).toEqual(new Set(waiting));

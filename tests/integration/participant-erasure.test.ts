@@ -32,16 +32,31 @@ describe('deleting a participant', () => {
     await waitForMail(portal.dataDir, someone.user.email, { subject: /verif|confirm/i });
     const admin = (await adminClient(portal.url)).client;
     // An appointment with a number of its own: its row, its confirmation by e-mail and by text.
-    const appointment = await admin.post('/api/appointments', { email: someone.user.email, start: '2030-07-01T18:30', phone: '2025550177' });
+    const appointment = await admin.post('/api/appointments', {
+      email: someone.user.email,
+      start: '2030-07-01T18:30',
+      phone: '2025550177',
+    });
     expect(appointment.status).toBe(201);
     expect((await admin.request('PATCH', `/api/appointments/${appointment.data.id}`, { json: { status: 'called' } })).status).toBe(200);
     await waitForMail(portal.dataDir, someone.user.email, { subject: /your appointment/i });
-    await waitFor(async () => ((await admin.get(`/api/appointments/${appointment.data.id}`)).data.deliveries as { key: string }[]).some((d) => d.key === 'confirmation:sms') || null, {
-      what: 'the confirmation by text',
-    });
+    await waitFor(
+      async () =>
+        ((await admin.get(`/api/appointments/${appointment.data.id}`)).data.deliveries as { key: string }[]).some(
+          (d) => d.key === 'confirmation:sms',
+        ) || null,
+      {
+        what: 'the confirmation by text',
+      },
+    );
     // Administrative acts about them: the audit log's entries name them until they are deleted.
     expect((await admin.put(`/api/evidence/clearance/${someone.note.id}`)).status).toBe(200);
-    const edit = { username: someone.user.username, email: someone.user.email, phone_number: someone.user.phone_number, full_name: 'Renamed Person' };
+    const edit = {
+      username: someone.user.username,
+      email: someone.user.email,
+      phone_number: someone.user.phone_number,
+      full_name: 'Renamed Person',
+    };
     expect((await admin.put(`/api/user/admin/${someone.user.id}`, edit)).status).toBe(200);
     await waitFor(async () => (await admin.get(`/api/admin/activity?target=${someone.user.id}&action=user.edit`)).data.length === 1, {
       what: 'the audit entry of the edit',
@@ -63,7 +78,10 @@ describe('deleting a participant', () => {
     // The search does find them while the account exists (so that an empty result means something).
     const before = searchDataDir(portal.dataDir, needles, hashes);
     for (const what of ['user id', 'username', 'e-mail address', 'phone number', 'appointment phone number', `sha256 of uploaded photo`]) {
-      expect(before.map((finding) => finding.what), what).toContain(what);
+      expect(
+        before.map((finding) => finding.what),
+        what,
+      ).toContain(what);
     }
 
     const deleted = await admin.delete(`/api/user/${someone.user.id}`);

@@ -21,7 +21,12 @@ beforeAll(async () => {
   expect(watched.status).toBe(200);
   admin = (await adminClient(portal.url)).client;
   // An appointment from the box office, with its own number to text.
-  const appointment = await admin.post('/api/appointments', { email: someone.user.email, start: '2030-07-01T18:30', phone: '2025550166', place: 'North corner' });
+  const appointment = await admin.post('/api/appointments', {
+    email: someone.user.email,
+    start: '2030-07-01T18:30',
+    phone: '2025550166',
+    place: 'North corner',
+  });
   expect(appointment.status).toBe(201);
 }, 120_000);
 afterAll(async () => {
@@ -51,7 +56,9 @@ describe('exporting everything held on one participant', () => {
     const response = await admin.bytes(`/api/user/${someone.user.id}/export`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/zip');
-    expect(response.headers.get('content-disposition')).toMatch(new RegExp(`^attachment; filename="participant-${someone.user.username}-\\d{4}-\\d{2}-\\d{2}\\.zip"$`));
+    expect(response.headers.get('content-disposition')).toMatch(
+      new RegExp(`^attachment; filename="participant-${someone.user.username}-\\d{4}-\\d{2}-\\d{2}\\.zip"$`),
+    );
     expect(response.headers.get('cache-control')).toContain('no-store');
     const files = await readZip(response.body);
 
@@ -127,9 +134,21 @@ describe('exporting everything held on one participant', () => {
     // The appointment with its number and the records of its messages.
     const appointment = JSON.parse(files.get('appointment.json')!.toString('utf8'));
     expect(appointment.user_id).toBe(someone.user.id);
-    expect(appointment.appointment).toMatchObject({ email: someone.user.email, place: 'North corner', phone: '+12025550166', start: '2030-07-01T18:30:00.000Z' });
+    expect(appointment.appointment).toMatchObject({
+      email: someone.user.email,
+      place: 'North corner',
+      phone: '+12025550166',
+      start: '2030-07-01T18:30:00.000Z',
+    });
     expect(Array.isArray(appointment.appointment.deliveries)).toBe(true);
-    const expectedNames = new Set(['profile.json', 'evidence.json', 'appointment.json', photoName, avatarName, ...items.flatMap((item) => item.files.map((file: { path: string }) => file.path))]);
+    const expectedNames = new Set([
+      'profile.json',
+      'evidence.json',
+      'appointment.json',
+      photoName,
+      avatarName,
+      ...items.flatMap((item) => item.files.map((file: { path: string }) => file.path)),
+    ]);
     expect(new Set(files.keys())).toEqual(expectedNames);
   });
 

@@ -28,7 +28,9 @@ describe('the participation terms', () => {
   it('accepted at registration are recorded with the time, shown to administrators and in the export', async () => {
     const before = Date.now();
     const { user } = await newParticipant(portal.url, { terms_version: '2026-07' });
-    const listed = ((await admin.get('/api/user/users?limit=200')).data as { id: string; terms_version: string; terms_accepted_at: string }[]).find((u) => u.id === user.id)!;
+    const listed = (
+      (await admin.get('/api/user/users?limit=200')).data as { id: string; terms_version: string; terms_accepted_at: string }[]
+    ).find((u) => u.id === user.id)!;
     expect(listed.terms_version).toBe('2026-07');
     expect(Date.parse(listed.terms_accepted_at)).toBeGreaterThanOrEqual(before - 1000);
     expect(Date.parse(listed.terms_accepted_at)).toBeLessThanOrEqual(Date.now());

@@ -60,14 +60,16 @@ describe('password reset', () => {
     expect(notice.html).toContain('reset-password');
   });
 
-  it('sends a code to an address not yet confirmed (the decision of docs/SECURITY.md), and only to the account\'s own address', async () => {
+  it("sends a code to an address not yet confirmed (the decision of docs/SECURITY.md), and only to the account's own address", async () => {
     const { client, user } = await newParticipant(portal.url);
     expect((await client.get('/api/user')).data.email_verified).toBe(false);
     expect((await visitor().post('/api/email/send', { email: user.email })).status).toBe(200);
     const mail = await resetMail(user.email);
     expect(mail.to).toBe(user.email);
     // Moving the code to another address needs the password first (the profile test shows it).
-    expect((await client.put('/api/evidence/user', { email: `thief_${user.email}`, phone_number: '5551234567', pronouns: '' })).status).toBe(400);
+    expect(
+      (await client.put('/api/evidence/user', { email: `thief_${user.email}`, phone_number: '5551234567', pronouns: '' })).status,
+    ).toBe(400);
   });
 
   it('accepts the legacy array bodies, and ignores a code the client made', async () => {
@@ -123,7 +125,9 @@ describe('password reset', () => {
     expect(missing.status).toBe(404);
     expect(missing.data.message).toBe(MESSAGES.noAccountForEmail);
     expect((await visitor().post('/api/email/send', { email: 'not an email' })).data.message).toBe(MESSAGES.invalidEmail);
-    expect((await visitor().post('/api/email/check/reset-code', { email: 'a@example.org', code: '12ab' })).data.message).toBe(MESSAGES.resetCodeInvalid);
+    expect((await visitor().post('/api/email/check/reset-code', { email: 'a@example.org', code: '12ab' })).data.message).toBe(
+      MESSAGES.resetCodeInvalid,
+    );
     const { user } = await newParticipant(portal.url);
     await visitor().post('/api/email/send', { email: user.email });
     const code = codeIn(await resetMail(user.email));
@@ -142,11 +146,16 @@ describe('password reset', () => {
     const bus = new SqliteEventBus({ file: join(portal.dataDir, 'bus.sqlite'), logger: pino({ level: 'silent' }) });
     await bus.publish(TOPICS.passwordResets, [{ key: event.key, value: event.value as never }]);
     await bus.close();
-    await waitFor(() => publishedEvents(portal.dataDir).filter((e) => e.value.id === event.value.id).length === 2, { what: 'the duplicate on the bus' });
-    // The notifier's consumer group has handled the duplicate (its offset moved past it)...
-    await waitFor(() => committedOffset(portal.dataDir, 'notifier', TOPICS.passwordResets) >= lastOffset(portal.dataDir, TOPICS.passwordResets), {
-      what: 'the notifier to consume the duplicate',
+    await waitFor(() => publishedEvents(portal.dataDir).filter((e) => e.value.id === event.value.id).length === 2, {
+      what: 'the duplicate on the bus',
     });
+    // The notifier's consumer group has handled the duplicate (its offset moved past it)...
+    await waitFor(
+      () => committedOffset(portal.dataDir, 'notifier', TOPICS.passwordResets) >= lastOffset(portal.dataDir, TOPICS.passwordResets),
+      {
+        what: 'the notifier to consume the duplicate',
+      },
+    );
     // ...and its mail queue has had time to run anything new.
     await new Promise((resolve) => setTimeout(resolve, 1500));
     const copies = (await readOutbox(portal.dataDir)).filter((m) => m.messageId === mail.messageId);
@@ -172,7 +181,12 @@ describe('e-mail address confirmation', () => {
     const { client, user, password } = await newParticipant(portal.url);
     const mail = await waitForMail(portal.dataDir, user.email, { subject: /Confirm your e-mail/ });
     const link = /(\/api\/user\/verify-email\?token=[^\s"<]+)/.exec(mail.text)![1]!;
-    await client.put('/api/evidence/user', { email: `moved_${user.email}`, phone_number: '5551234567', pronouns: '', current_password: password });
+    await client.put('/api/evidence/user', {
+      email: `moved_${user.email}`,
+      phone_number: '5551234567',
+      pronouns: '',
+      current_password: password,
+    });
     expect((await visitor().get(link)).headers.get('location')).toBe('/verify-email?status=invalid');
     await waitForMail(portal.dataDir, `moved_${user.email}`, { subject: /Confirm your e-mail/ });
   });
@@ -188,7 +202,8 @@ describe('abuse limits', () => {
   it('stops password guessing on one account after ten failures, with a 429 and a clear message', async () => {
     const { user, password } = await newParticipant(limited.url);
     const api = new ApiClient(limited.url);
-    for (let i = 0; i < 10; i++) expect((await api.post('/api/user/login', { username: user.username, password: 'wrong-guess' })).status).toBe(401);
+    for (let i = 0; i < 10; i++)
+      expect((await api.post('/api/user/login', { username: user.username, password: 'wrong-guess' })).status).toBe(401);
     const refused = await api.post('/api/user/login', { username: user.username, password });
     expect(refused.status).toBe(429);
     expect(refused.data).toEqual({ code: 'rate_limited', message: MESSAGES.tooManyRequests });
@@ -201,7 +216,8 @@ describe('abuse limits', () => {
   it('stops the guesser at ten failures, while the owner still logs in from another address', async () => {
     const { user, password } = await newParticipant(limited.url);
     const stranger = new ApiClient(limited.url);
-    for (let i = 0; i < 10; i++) expect((await stranger.post('/api/user/login', { username: user.username, password: `guess-${i}` })).status).toBe(401);
+    for (let i = 0; i < 10; i++)
+      expect((await stranger.post('/api/user/login', { username: user.username, password: `guess-${i}` })).status).toBe(401);
     expect((await stranger.post('/api/user/login', { username: user.username, password: 'guess-10' })).status).toBe(429);
     // Even the right password, from the guesser's address: guessing there is over for 15 minutes.
     expect((await stranger.post('/api/user/login', { username: user.username, password })).status).toBe(429);
@@ -221,7 +237,10 @@ describe('abuse limits', () => {
       const body = [{ email: user.email, code: '123456', password: 'guessed-pass-1' }, `decoy${i}@example.org`];
       expect((await api.put('/api/user/passwordupdated', body)).status).toBe(400);
     }
-    const decoyed = await api.put('/api/user/passwordupdated', [{ email: user.email, code: '123456', password: 'guessed-pass-1' }, 'decoy-new@example.org']);
+    const decoyed = await api.put('/api/user/passwordupdated', [
+      { email: user.email, code: '123456', password: 'guessed-pass-1' },
+      'decoy-new@example.org',
+    ]);
     expect(decoyed.status).toBe(429);
     expect((await api.post('/api/email/check/reset-code', { email: user.email, code: '123456' })).status).toBe(429);
   });
@@ -231,7 +250,8 @@ describe('abuse limits', () => {
     const change = (current_password: string) =>
       client.put('/api/evidence/user', { email: `elsewhere_${user.email}`, phone_number: '5551234567', pronouns: '', current_password });
     // Refusals for other reasons do not count.
-    for (let i = 0; i < 12; i++) expect((await client.put('/api/evidence/user', { email: user.email, phone_number: '12', pronouns: '' })).status).toBe(400);
+    for (let i = 0; i < 12; i++)
+      expect((await client.put('/api/evidence/user', { email: user.email, phone_number: '12', pronouns: '' })).status).toBe(400);
     for (let i = 0; i < 10; i++) expect((await change(`guess-${i}`)).status).toBe(400);
     const stopped = await change(password);
     expect(stopped.status).toBe(429);
@@ -277,7 +297,12 @@ describe('mail over SMTP', () => {
 function committedOffset(dataDir: string, group: string, topic: string): number {
   const db = new Database(join(dataDir, 'bus.sqlite'), { readonly: true });
   try {
-    return (db.prepare('SELECT offset FROM consumer_offsets WHERE group_id = ? AND topic = ?').get(group, topic) as { offset: number } | undefined)?.offset ?? 0;
+    return (
+      (
+        db.prepare('SELECT offset FROM consumer_offsets WHERE group_id = ? AND topic = ?').get(group, topic) as
+          { offset: number } | undefined
+      )?.offset ?? 0
+    );
   } finally {
     db.close();
   }

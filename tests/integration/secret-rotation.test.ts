@@ -50,8 +50,22 @@ afterAll(async () => {
 async function identityPod(dataDir: string, secrets: Secrets) {
   const bus = new SqliteEventBus({ file: join(dataDir, 'bus.sqlite'), logger: silent });
   const service = await createIdentityService(
-    identitySettingsFromEnv({ DATA_DIR: dataDir, IDENTITY_HOST: '127.0.0.1', IDENTITY_PORT: '0', AUTH_RATE_LIMITS: 'false', ADMIN_USERNAME: ADMIN.username, ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, ...secrets }),
-    { bus, blobs: new FsBlobStore(join(dataDir, 'blobs')), infrastructure: { ...infrastructureFromEnv({ DATA_DIR: dataDir }), kafkaBrokers: null, redisUrl: null, mongoUrl: null, s3: null }, logger: silent },
+    identitySettingsFromEnv({
+      DATA_DIR: dataDir,
+      IDENTITY_HOST: '127.0.0.1',
+      IDENTITY_PORT: '0',
+      AUTH_RATE_LIMITS: 'false',
+      ADMIN_USERNAME: ADMIN.username,
+      ADMIN_EMAIL: ADMIN.email,
+      ADMIN_PASSWORD: ADMIN.password,
+      ...secrets,
+    }),
+    {
+      bus,
+      blobs: new FsBlobStore(join(dataDir, 'blobs')),
+      infrastructure: { ...infrastructureFromEnv({ DATA_DIR: dataDir }), kafkaBrokers: null, redisUrl: null, mongoUrl: null, s3: null },
+      logger: silent,
+    },
   );
   const url = await service.start();
   const stop = async () => {
@@ -68,7 +82,9 @@ async function evidencePod(secrets: Secrets) {
   const env = { DATA_DIR: dataDir, EVIDENCE_HOST: '127.0.0.1', EVIDENCE_PORT: '0', ...secrets };
   const infrastructure = infrastructureFromEnv(env);
   const bus = new SqliteEventBus({ file: join(dataDir, 'bus.sqlite'), logger: silent });
-  const mediaQueues = openMediaQueues((queue) => new SqliteJobQueue<MediaJob>({ file: join(dataDir, 'jobs.sqlite'), queue, logger: silent }));
+  const mediaQueues = openMediaQueues(
+    (queue) => new SqliteJobQueue<MediaJob>({ file: join(dataDir, 'jobs.sqlite'), queue, logger: silent }),
+  );
   const service = await createEvidenceService(evidenceSettingsFromEnv(env), { bus, mediaQueues, logger: silent, infrastructure });
   const url = await service.start();
   stops.push(async () => {
@@ -82,7 +98,15 @@ async function evidencePod(secrets: Secrets) {
 /** A gateway pod in front of the given identity and evidence pods. */
 async function gatewayPod(secrets: Secrets, identityUrl: string, evidenceUrl: string) {
   const gateway = await createGateway(
-    gatewaySettingsFromEnv({ HOST: '127.0.0.1', PORT: '0', IDENTITY_URL: identityUrl, EVIDENCE_URL: evidenceUrl, WEB_DIST: scratch('web'), RATE_LIMIT_PER_MINUTE: '0', ...secrets }),
+    gatewaySettingsFromEnv({
+      HOST: '127.0.0.1',
+      PORT: '0',
+      IDENTITY_URL: identityUrl,
+      EVIDENCE_URL: evidenceUrl,
+      WEB_DIST: scratch('web'),
+      RATE_LIMIT_PER_MINUTE: '0',
+      ...secrets,
+    }),
     { logger: silent, openapi: buildOpenApiDocument() },
   );
   const url = await gateway.start();
@@ -99,7 +123,8 @@ describe('rotating the shared secret', () => {
     const evidence: Record<'before' | 'step1' | 'step2' | 'after', string> = { before: '', step1: '', step2: '', after: '' };
     beforeAll(async () => {
       identityUrl = (await identityPod(scratch('identity'), step2)).url;
-      for (const [name, secrets] of Object.entries({ before, step1, step2, after })) evidence[name as keyof typeof evidence] = await evidencePod(secrets);
+      for (const [name, secrets] of Object.entries({ before, step1, step2, after }))
+        evidence[name as keyof typeof evidence] = await evidencePod(secrets);
       const api = new ApiClient(await gatewayPod(before, identityUrl, evidence.before));
       expect((await api.post('/api/user/login', { username: ADMIN.username, password: ADMIN.password })).status).toBe(200);
       cookie = `portal_session=${api.cookies.get('portal_session')}`;
@@ -146,7 +171,10 @@ describe('rotating the shared secret', () => {
       const oldIdentity = await identityPod(identityData, step1);
       const notifierBus = new SqliteEventBus({ file: join(identityData, 'bus.sqlite'), logger: silent });
       const mail = new SqliteJobQueue<never>({ file: join(notifierData, 'jobs.sqlite'), queue: 'mail', logger: silent });
-      let notifier = createNotifier(notifierSettingsFromEnv({ DATA_DIR: notifierData, PUBLIC_URL: 'https://portal.example.org', ...step2 }), { bus: notifierBus, mail, logger: silent });
+      let notifier = createNotifier(
+        notifierSettingsFromEnv({ DATA_DIR: notifierData, PUBLIC_URL: 'https://portal.example.org', ...step2 }),
+        { bus: notifierBus, mail, logger: silent },
+      );
       await notifier.start();
       stops.push(async () => {
         await notifier.stop();
@@ -164,11 +192,25 @@ describe('rotating the shared secret', () => {
       // Reset codes (for two participants): sealed by the old pod, their hashes keyed with the old secret's key.
       const other = (await newParticipant(gateway)).user;
       const sendCode = async (url: string, email: string, count = 1) => {
-        expect((await fetch(`${url}/api/email/send`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email }) })).status).toBe(200);
+        expect(
+          (
+            await fetch(`${url}/api/email/send`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ email }),
+            })
+          ).status,
+        ).toBe(200);
         return codeIn(await waitForMail(notifierData, email, { count, subject: /reset code/, timeoutMs: 20_000 }));
       };
       const checkCode = async (url: string, email: string, code: string) =>
-        (await (await fetch(`${url}/api/email/check/reset-code`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, code }) })).json()) as { codeMatches: boolean };
+        (await (
+          await fetch(`${url}/api/email/check/reset-code`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ email, code }),
+          })
+        ).json()) as { codeMatches: boolean };
       const code = await sendCode(oldIdentity.url, user.email);
       const otherCode = await sendCode(oldIdentity.url, other.email);
 
@@ -181,7 +223,11 @@ describe('rotating the shared secret', () => {
 
       // And the other way: what the new identity pod seals is opened by a notifier pod of step 1.
       await notifier.stop();
-      notifier = createNotifier(notifierSettingsFromEnv({ DATA_DIR: notifierData, PUBLIC_URL: 'https://portal.example.org', ...step1 }), { bus: notifierBus, mail, logger: silent });
+      notifier = createNotifier(notifierSettingsFromEnv({ DATA_DIR: notifierData, PUBLIC_URL: 'https://portal.example.org', ...step1 }), {
+        bus: notifierBus,
+        mail,
+        logger: silent,
+      });
       await notifier.start();
       const newCode = await sendCode(newIdentity.url, user.email, 2);
       expect(await checkCode(newIdentity.url, user.email, newCode)).toEqual({ codeMatches: true });

@@ -28,14 +28,14 @@ beforeAll(async () => {
   const capture = { write: (line: string) => void lines.push(line) };
   const stdout = process.stdout.write.bind(process.stdout);
   const stderr = process.stderr.write.bind(process.stderr);
-  process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+  process.stdout.write = (chunk: string | Uint8Array, ...rest: never[]) => {
     printed.push(String(chunk));
     return stdout(chunk, ...rest);
-  });
-  process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+  };
+  process.stderr.write = (chunk: string | Uint8Array, ...rest: never[]) => {
     printed.push(String(chunk));
     return stderr(chunk, ...rest);
-  });
+  };
   restoreOutput = () => {
     process.stdout.write = stdout;
     process.stderr.write = stderr;
@@ -67,7 +67,7 @@ const tokenIn = (text: string) => /verify-email\?token=([^\s&"<>]+)/.exec(text)?
 
 describe('logs', () => {
   it('hold no password, reset code, session id, e-mail token, internal secret or signed identity, whatever happened', async () => {
-    const secrets: Record<string, string> = { 'INTERNAL_SECRET': INTERNAL_SECRET, 'the admin password': ADMIN_PASSWORD };
+    const secrets: Record<string, string> = { INTERNAL_SECRET: INTERNAL_SECRET, 'the admin password': ADMIN_PASSWORD };
     const email = 'leaky@example.org';
     const first = 'first-Passw0rd!';
     const second = 'second-Passw0rd!';
@@ -78,7 +78,10 @@ describe('logs', () => {
     const client = new ApiClient(portal.url);
     const registered = await client.postForm(
       '/api/user/register',
-      registrationForm({ username: 'leaky', email, usernameOrEmail: email, password: first }, { bytes: await phoneJpeg({ width: 64, height: 64 }) }),
+      registrationForm(
+        { username: 'leaky', email, usernameOrEmail: email, password: first },
+        { bytes: await phoneJpeg({ width: 64, height: 64 }) },
+      ),
     );
     expect(registered.status).toBe(201);
     const welcome = await waitForMail(dataDir, email, { subject: /Confirm/ });
@@ -112,7 +115,13 @@ describe('logs', () => {
 
     // A profile update with a new address (given with the current password) and an avatar: another e-mail link.
     const refused = new FormData();
-    for (const [name, value] of Object.entries({ email: 'leaky2@example.org', phone_number: '5551234567', pronouns: '', current_password: wrong })) refused.append(name, value);
+    for (const [name, value] of Object.entries({
+      email: 'leaky2@example.org',
+      phone_number: '5551234567',
+      pronouns: '',
+      current_password: wrong,
+    }))
+      refused.append(name, value);
     expect((await client.putForm('/api/evidence/user', refused)).status).toBe(400);
     const profile = new FormData();
     profile.append('email', 'leaky2@example.org');
@@ -126,7 +135,9 @@ describe('logs', () => {
     expect((await client.get(`/api/user/verify-email?token=${tokenIn(changed.text)}`)).status).toBe(303);
 
     // Something the services reject as a forged identity, and a logout.
-    const forged = await fetch(`${portal.url}/api/user`, { headers: { 'x-portal-identity': 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.forged' } });
+    const forged = await fetch(`${portal.url}/api/user`, {
+      headers: { 'x-portal-identity': 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.forged' },
+    });
     expect(forged.status).toBe(401);
     expect((await client.post('/api/user/logout')).status).toBe(200);
     expect((await admin.post('/api/user/logout')).status).toBe(200);

@@ -58,10 +58,12 @@ function expectSecurityHeaders(what: string, headers: Headers, { https = false }
   expect(csp, what).toBeTruthy();
   // One policy, not two stacked (a proxied answer must not add its own).
   expect(csp!.match(/default-src/g), what).toHaveLength(1);
-  const directives = new Map(csp!.split(';').map((part) => {
-    const [name, ...values] = part.trim().split(/\s+/);
-    return [name!, values] as const;
-  }));
+  const directives = new Map(
+    csp!.split(';').map((part) => {
+      const [name, ...values] = part.trim().split(/\s+/);
+      return [name!, values] as const;
+    }),
+  );
   expect(directives.get('default-src'), what).toEqual(["'self'"]);
   expect(directives.get('script-src'), what).toEqual(["'self'"]);
   expect(directives.get('object-src'), what).toEqual(["'none'"]);
@@ -75,7 +77,8 @@ function expectSecurityHeaders(what: string, headers: Headers, { https = false }
   expect(headers.get('cross-origin-opener-policy'), what).toBe('same-origin');
   expect(headers.get('cross-origin-resource-policy'), what).toBe('same-site');
   const permissions = headers.get('permissions-policy') ?? '';
-  for (const rule of ['camera=(self)', 'microphone=(self)', 'geolocation=(self)', 'payment=()', 'usb=()']) expect(permissions, what).toContain(rule);
+  for (const rule of ['camera=(self)', 'microphone=(self)', 'geolocation=(self)', 'payment=()', 'usb=()'])
+    expect(permissions, what).toContain(rule);
   expect(headers.get('x-powered-by'), what).toBeNull();
   expect(headers.get('x-request-id'), what).toMatch(/^[A-Za-z0-9._-]+$/);
   if (https) expect(headers.get('strict-transport-security'), what).toMatch(/^max-age=\d{7,}/);
@@ -90,7 +93,9 @@ describe('security headers', () => {
   it('are on every kind of answer: pages, assets, API, proxied API, errors, media, pictures, uploads', async () => {
     const cookie = cookieHeader(owner);
     const admin = await adminClient(plain.url);
-    const publicPhoto = await admin.client.put(`/api/evidence/clearance/${(await owner.post('/api/evidence', { title: 'Public note' })).data.id}`);
+    const publicPhoto = await admin.client.put(
+      `/api/evidence/clearance/${(await owner.post('/api/evidence', { title: 'Public note' })).data.id}`,
+    );
     expect(publicPhoto.status).toBe(200);
     const answers: [string, Response][] = [
       ['the app page', await get(plain.url, '/home')],
@@ -102,16 +107,36 @@ describe('security headers', () => {
       ['an own list (proxied to evidence)', await get(plain.url, '/api/evidence', { cookie })],
       ['a 403 from evidence', await get(plain.url, '/api/evidence/admin', { cookie })],
       ['an unknown API path', await get(plain.url, '/api/nothing-here')],
-      ['a refused cross-site write', await fetch(`${plain.url}/api/user/logout`, { method: 'POST', headers: { origin: 'https://evil.example', cookie } })],
+      [
+        'a refused cross-site write',
+        await fetch(`${plain.url}/api/user/logout`, { method: 'POST', headers: { origin: 'https://evil.example', cookie } }),
+      ],
       ['media, whole', await get(plain.url, photo.aws_url!, { cookie })],
       ['media, a range', await get(plain.url, photo.aws_url!, { cookie, range: 'bytes=0-99' })],
-      ['media, not modified', await get(plain.url, photo.aws_url!, { cookie, 'if-none-match': (await get(plain.url, photo.aws_url!, { cookie })).headers.get('etag')! })],
+      [
+        'media, not modified',
+        await get(plain.url, photo.aws_url!, {
+          cookie,
+          'if-none-match': (await get(plain.url, photo.aws_url!, { cookie })).headers.get('etag')!,
+        }),
+      ],
       ['media, HEAD', await get(plain.url, photo.aws_url!, { cookie }, 'HEAD')],
       ['media, refused', await get(plain.url, photo.aws_url!)],
       ['an original', await get(plain.url, photo.aws_url!.replace('/display', '/original'), { cookie })],
-      ['an avatar (its owner\'s: avatars are not public)', await get(plain.url, `/api/user/${ownerId}/avatar`, { cookie })],
+      ["an avatar (its owner's: avatars are not public)", await get(plain.url, `/api/user/${ownerId}/avatar`, { cookie })],
       ['a verification photo', await get(plain.url, `/api/user/${ownerId}/verification-photo`, { cookie })],
-      ['a resumable upload, created', await fetch(`${plain.url}/api/evidence/uploads`, { method: 'POST', headers: { cookie, 'tus-resumable': '1.0.0', 'upload-length': '10', 'upload-metadata': `title ${Buffer.from('t').toString('base64')}` } })],
+      [
+        'a resumable upload, created',
+        await fetch(`${plain.url}/api/evidence/uploads`, {
+          method: 'POST',
+          headers: {
+            cookie,
+            'tus-resumable': '1.0.0',
+            'upload-length': '10',
+            'upload-metadata': `title ${Buffer.from('t').toString('base64')}`,
+          },
+        }),
+      ],
       ['a resumable upload, discovery', await get(plain.url, '/api/evidence/uploads', {}, 'OPTIONS')],
       ['health', await get(plain.url, '/healthz')],
     ];
@@ -175,14 +200,22 @@ describe('the session cookie', () => {
     return line!;
   }
   const attributes = (line: string) =>
-    new Map(line.split(';').slice(1).map((part) => {
-      const [name, ...value] = part.trim().split('=');
-      return [name!.toLowerCase(), value.join('=')] as const;
-    }));
+    new Map(
+      line
+        .split(';')
+        .slice(1)
+        .map((part) => {
+          const [name, ...value] = part.trim().split('=');
+          return [name!.toLowerCase(), value.join('=')] as const;
+        }),
+    );
 
   async function loginAndLogout(base: string, headers: Record<string, string> = {}) {
     const client = new ApiClient(base);
-    const login = await client.request('POST', '/api/user/login', { json: { username: TEST_ADMIN.username, password: TEST_ADMIN.password }, headers });
+    const login = await client.request('POST', '/api/user/login', {
+      json: { username: TEST_ADMIN.username, password: TEST_ADMIN.password },
+      headers,
+    });
     expect(login.status).toBe(200);
     const logout = await client.request('POST', '/api/user/logout', { headers });
     expect(logout.status).toBe(200);

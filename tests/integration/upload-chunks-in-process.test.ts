@@ -54,7 +54,13 @@ describe.each([
   function patch(location: string, offset: number, body: Buffer, headers: Record<string, string>): Promise<RawAnswer> {
     return rawRequest(location, {
       method: 'PATCH',
-      headers: { ...TUS, 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream', 'content-length': String(body.length), ...headers },
+      headers: {
+        ...TUS,
+        'upload-offset': String(offset),
+        'content-type': 'application/offset+octet-stream',
+        'content-length': String(body.length),
+        ...headers,
+      },
       body,
     });
   }
@@ -113,7 +119,11 @@ describe.each([
   it('takes a chunk whatever Host and Connection headers the client sends, never with a 5xx', async () => {
     const location = await createUpload(owner.client, 3000);
     const cookie = cookieOf(owner.client);
-    const odd = await patch(location, 0, Buffer.alloc(1000, 1), { cookie, host: 'not a host name', connection: 'keep-alive, upload-offset' });
+    const odd = await patch(location, 0, Buffer.alloc(1000, 1), {
+      cookie,
+      host: 'not a host name',
+      connection: 'keep-alive, upload-offset',
+    });
     expect(odd.status, odd.body).toBeLessThan(500);
     const plain = await patch(location, await offsetOf(location), Buffer.alloc(500, 1), { cookie, host: 'portal.example:99999' });
     expect(plain.status, plain.body).toBeLessThan(500);

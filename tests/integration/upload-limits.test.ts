@@ -58,8 +58,18 @@ async function uploadRoutes(): Promise<{ name: string; method: string; path: str
   const session = { cookie: cookieOf(participant) };
   return [
     { name: 'multipart evidence', method: 'POST', path: '/api/evidence', headers: { ...multipart, ...session } },
-    { name: 'evidence replacement', method: 'PUT', path: '/api/evidence/update/00000000-0000-4000-8000-000000000000', headers: { ...multipart, ...session } },
-    { name: 'resumable chunk', method: 'PATCH', path: created.headers.get('location')!, headers: { ...TUS, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream', ...session } },
+    {
+      name: 'evidence replacement',
+      method: 'PUT',
+      path: '/api/evidence/update/00000000-0000-4000-8000-000000000000',
+      headers: { ...multipart, ...session },
+    },
+    {
+      name: 'resumable chunk',
+      method: 'PATCH',
+      path: created.headers.get('location')!,
+      headers: { ...TUS, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream', ...session },
+    },
     { name: 'registration photo', method: 'POST', path: '/api/user/register', headers: multipart },
     { name: 'avatar', method: 'PUT', path: '/api/evidence/user', headers: { ...multipart, ...session } },
   ];
@@ -82,7 +92,10 @@ describe('a declared length above the route’s limit', () => {
           ...(expect100 ? {} : { partial: 'a few bytes' }),
         });
         expect(answer.status, `${what}: ${answer.body}`).toBe(413);
-        expect(JSON.parse(answer.body), what).toEqual({ code: 'payload_too_large', message: expect.stringMatching(/too large \(at most \d/) });
+        expect(JSON.parse(answer.body), what).toEqual({
+          code: 'payload_too_large',
+          message: expect.stringMatching(/too large \(at most \d/),
+        });
         expect(answer.continued, what).toBe(false);
         expect(answer.headers.connection, what).toBe('close');
         expect(answer.ms, what).toBeLessThan(5000);
@@ -105,27 +118,50 @@ describe('a declared length above the route’s limit', () => {
 describe('a body that stops coming', () => {
   /** Sends the headers and the first bytes of a body declared 300 KB, then nothing more. */
   function stalled(method: string, path: string, headers: Record<string, string>, first: string | Buffer) {
-    return rawRequest(new URL(path, portal.url).href, { method, headers: { ...headers, 'content-length': String(300 * 1024) }, partial: first });
+    return rawRequest(new URL(path, portal.url).href, {
+      method,
+      headers: { ...headers, 'content-length': String(300 * 1024) },
+      partial: first,
+    });
   }
 
   it('ends with 408 after the idle time, and the part of a multipart file that came is removed', async () => {
     const boundary = 'stall-boundary';
     const started = Date.now();
-    const evidence = await stalled('POST', '/api/evidence', { cookie: cookieOf(participant), 'content-type': `multipart/form-data; boundary=${boundary}` }, MULTIPART_HEAD(boundary) + 'x'.repeat(64 * 1024));
+    const evidence = await stalled(
+      'POST',
+      '/api/evidence',
+      { cookie: cookieOf(participant), 'content-type': `multipart/form-data; boundary=${boundary}` },
+      MULTIPART_HEAD(boundary) + 'x'.repeat(64 * 1024),
+    );
     expectJsonError(evidence, 408, /stopped arriving/);
     expect(Date.now() - started).toBeGreaterThanOrEqual(IDLE_MS - 50);
     expect(evidence.headers.connection).toBe('close');
-    const registration = await stalled('POST', '/api/user/register', { 'content-type': `multipart/form-data; boundary=${boundary}` }, MULTIPART_HEAD(boundary).replace('name="file"', 'name="verification_photo"') + 'x'.repeat(64 * 1024));
+    const registration = await stalled(
+      'POST',
+      '/api/user/register',
+      { 'content-type': `multipart/form-data; boundary=${boundary}` },
+      MULTIPART_HEAD(boundary).replace('name="file"', 'name="verification_photo"') + 'x'.repeat(64 * 1024),
+    );
     expectJsonError(registration, 408, /stopped arriving/);
     for (const dir of ['evidence-uploads', 'identity-uploads']) {
-      await waitFor(() => readdirSync(join(portal.dataDir, 'tmp', dir)).length === 0 || null, { timeoutMs: 5000, intervalMs: 50, what: `an empty tmp/${dir}` });
+      await waitFor(() => readdirSync(join(portal.dataDir, 'tmp', dir)).length === 0 || null, {
+        timeoutMs: 5000,
+        intervalMs: 50,
+        what: `an empty tmp/${dir}`,
+      });
     }
   });
 
   it('ends a stalled resumable chunk with 408; the bytes that came stay, so the upload resumes from there', async () => {
     const created = await createUpload(participant, 300 * 1024);
     const location = created.headers.get('location')!;
-    const answer = await stalled('PATCH', location, { ...TUS, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream', cookie: cookieOf(participant) }, Buffer.alloc(100 * 1024, 1));
+    const answer = await stalled(
+      'PATCH',
+      location,
+      { ...TUS, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream', cookie: cookieOf(participant) },
+      Buffer.alloc(100 * 1024, 1),
+    );
     expectJsonError(answer, 408, /stopped arriving/);
     const head = await participant.request('HEAD', location, { headers: TUS });
     expect(head.status).toBe(200);
@@ -138,7 +174,13 @@ describe('a body that stops coming', () => {
     const answer = await new Promise<number>((resolve, reject) => {
       const req = request(new URL(created.headers.get('location')!, portal.url), {
         method: 'PATCH',
-        headers: { ...TUS, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream', 'content-length': String(6 * 1024), cookie: cookieOf(participant) },
+        headers: {
+          ...TUS,
+          'upload-offset': '0',
+          'content-type': 'application/offset+octet-stream',
+          'content-length': String(6 * 1024),
+          cookie: cookieOf(participant),
+        },
       });
       req.on('response', (res) => {
         res.resume();
@@ -169,15 +211,21 @@ describe('one participant’s share of the upload capacity', () => {
       for (let i = 0; i < 2; i++) {
         const req = request(new URL('/api/evidence', portal.url), {
           method: 'POST',
-          headers: { cookie: cookieOf(participant), 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(200 * 1024) },
+          headers: {
+            cookie: cookieOf(participant),
+            'content-type': `multipart/form-data; boundary=${boundary}`,
+            'content-length': String(200 * 1024),
+          },
         });
-        answers.push(new Promise((resolve) => {
-          req.on('response', (res) => {
-            res.resume();
-            resolve(res.statusCode ?? 0);
-          });
-          req.on('error', () => resolve(0));
-        }));
+        answers.push(
+          new Promise((resolve) => {
+            req.on('response', (res) => {
+              res.resume();
+              resolve(res.statusCode ?? 0);
+            });
+            req.on('error', () => resolve(0));
+          }),
+        );
         req.write(MULTIPART_HEAD(boundary));
         open.push(req);
       }
@@ -194,7 +242,11 @@ describe('one participant’s share of the upload capacity', () => {
     }
     expect(await Promise.all(answers)).toEqual([408, 408]);
     open.forEach((req) => req.destroy());
-    await waitFor(async () => ((await participant.post('/api/evidence', { title: 'after' })).status === 201 ? true : null), { timeoutMs: 5000, intervalMs: 100, what: 'uploads allowed again' });
+    await waitFor(async () => ((await participant.post('/api/evidence', { title: 'after' })).status === 201 ? true : null), {
+      timeoutMs: 5000,
+      intervalMs: 100,
+      what: 'uploads allowed again',
+    });
   });
 
   it('a resumable upload created with its first bytes (creation-with-upload) counts against the share too', async () => {
@@ -219,32 +271,47 @@ describe('one participant’s share of the upload capacity', () => {
     const keepGoing = setInterval(() => sockets.forEach((socket) => !answered.has(socket) && socket.write('x'.repeat(16))), IDLE_MS / 4);
     try {
       await Promise.all(
-        Array.from({ length: ATTEMPTS }, () => new Promise<void>((resolve, reject) => {
-          const socket = connect({ host: url.hostname, port: Number(url.port) }, () => {
-            socket.write(`${head}\r\n\r\n${'x'.repeat(1024)}`);
-            resolve();
-          });
-          let text = '';
-          socket.on('data', (chunk: Buffer) => {
-            text += chunk.toString('latin1');
-            const status = /^HTTP\/1\.1 (\d{3})/.exec(text);
-            if (status && !answered.has(socket)) answered.set(socket, Number(status[1]));
-          });
-          socket.on('error', () => undefined);
-          socket.once('error', reject);
-          sockets.push(socket);
-        })),
+        Array.from(
+          { length: ATTEMPTS },
+          () =>
+            new Promise<void>((resolve, reject) => {
+              const socket = connect({ host: url.hostname, port: Number(url.port) }, () => {
+                socket.write(`${head}\r\n\r\n${'x'.repeat(1024)}`);
+                resolve();
+              });
+              let text = '';
+              socket.on('data', (chunk: Buffer) => {
+                text += chunk.toString('latin1');
+                const status = /^HTTP\/1\.1 (\d{3})/.exec(text);
+                if (status && !answered.has(socket)) answered.set(socket, Number(status[1]));
+              });
+              socket.on('error', () => undefined);
+              socket.once('error', reject);
+              sockets.push(socket);
+            }),
+        ),
       );
-      await waitFor(async () => (answered.size >= ATTEMPTS - 2 ? true : null), { timeoutMs: 5000, intervalMs: 50, what: 'the creations over the share refused' }).catch(() => undefined);
+      await waitFor(async () => (answered.size >= ATTEMPTS - 2 ? true : null), {
+        timeoutMs: 5000,
+        intervalMs: 50,
+        what: 'the creations over the share refused',
+      }).catch(() => undefined);
       const statuses = [...answered.values()];
-      expect(statuses.filter((status) => status === 429), `answers: ${statuses.join(', ')}`).toHaveLength(ATTEMPTS - 2);
+      expect(
+        statuses.filter((status) => status === 429),
+        `answers: ${statuses.join(', ')}`,
+      ).toHaveLength(ATTEMPTS - 2);
       expect(sockets.filter((socket) => !answered.has(socket))).toHaveLength(2);
     } finally {
       clearInterval(keepGoing);
       sockets.forEach((socket) => socket.destroy());
     }
     // Their slots come back once the connections are gone.
-    await waitFor(async () => ((await someone.post('/api/evidence', { title: 'after' })).status === 201 ? true : null), { timeoutMs: 5000, intervalMs: 100, what: 'uploads allowed again' });
+    await waitFor(async () => ((await someone.post('/api/evidence', { title: 'after' })).status === 201 ? true : null), {
+      timeoutMs: 5000,
+      intervalMs: 100,
+      what: 'uploads allowed again',
+    });
   });
 
   it('unfinished resumable uploads reserve at most UPLOAD_UNFINISHED_BYTES_PER_PARTICIPANT; the next is a 413 that says so', async () => {

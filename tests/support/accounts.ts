@@ -10,7 +10,12 @@ let counter = 0;
  * Registers and logs in a new participant who has watched the onboarding video (evidence waits
  * for it); answers a client holding their session. `{ watched: false }` leaves the video unwatched.
  */
-export async function newParticipant(baseUrl: string, overrides: Record<string, string> = {}, photo?: Buffer, options: { watched?: boolean } = {}) {
+export async function newParticipant(
+  baseUrl: string,
+  overrides: Record<string, string> = {},
+  photo?: Buffer,
+  options: { watched?: boolean } = {},
+) {
   counter += 1;
   const tag = `${Date.now().toString(36)}${counter}`;
   const fields = {
@@ -52,7 +57,11 @@ export interface PublishedEvent {
 export function publishedEvents(dataDir: string): PublishedEvent[] {
   const db = new Database(join(dataDir, 'bus.sqlite'), { readonly: true });
   try {
-    const rows = db.prepare('SELECT topic, key, value FROM messages ORDER BY offset').all() as { topic: string; key: string; value: string }[];
+    const rows = db.prepare('SELECT topic, key, value FROM messages ORDER BY offset').all() as {
+      topic: string;
+      key: string;
+      value: string;
+    }[];
     return rows.map((row) => ({ topic: row.topic, key: row.key, value: JSON.parse(row.value) }));
   } finally {
     db.close();

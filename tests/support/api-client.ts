@@ -31,7 +31,13 @@ export class ApiClient {
       body = init.form;
     }
     const url = new URL(path, this.baseUrl);
-    const response = await fetch(url, { method, headers, body, redirect: 'manual', ...(this.agent ? ({ dispatcher: this.agent } as object) : {}) });
+    const response = await fetch(url, {
+      method,
+      headers,
+      body,
+      redirect: 'manual',
+      ...(this.agent ? ({ dispatcher: this.agent } as object) : {}),
+    });
     this.remember(response);
     const text = await response.text();
     let data: any = undefined;
@@ -77,7 +83,9 @@ export class ApiClient {
       const value = pair!.slice(index + 1).trim();
       const expired = attributes.some((attribute) => {
         const [key, val] = attribute.trim().split('=');
-        return (key?.toLowerCase() === 'max-age' && Number(val) <= 0) || (key?.toLowerCase() === 'expires' && Date.parse(val ?? '') < Date.now());
+        return (
+          (key?.toLowerCase() === 'max-age' && Number(val) <= 0) || (key?.toLowerCase() === 'expires' && Date.parse(val ?? '') < Date.now())
+        );
       });
       if (expired || value === '') this.cookies.delete(name);
       else this.cookies.set(name, value);

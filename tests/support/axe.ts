@@ -31,4 +31,3 @@ export async function violations(page: Page): Promise<string[]> {
       `${page.url()} ${violation.id} (${violation.impact}): ${violation.help} at ${violation.nodes.map((node) => `${node.target.join(' ')} ${node.html.slice(0, 120)} (${node.failureSummary ?? ''})`).join(', ')}`,
   );
 }
-

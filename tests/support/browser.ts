@@ -70,8 +70,7 @@ export async function phoneContext(browser: Browser, baseURL: string, options: C
     deviceScaleFactor: 2,
     isMobile: true,
     hasTouch: true,
-    userAgent:
-      'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Mobile Safari/537.36',
+    userAgent: 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Mobile Safari/537.36',
     permissions: ['camera', 'microphone'],
   });
   context.setDefaultTimeout(WAIT_MS);
@@ -80,7 +79,11 @@ export async function phoneContext(browser: Browser, baseURL: string, options: C
 
 /** A desktop window for administrators. */
 export async function desktopContext(browser: Browser, baseURL: string, options: ContextOptions = {}): Promise<BrowserContext> {
-  const context = await browser.newContext({ baseURL, viewport: { width: 1280, height: 900 }, serviceWorkers: options.serviceWorkers ?? 'block' });
+  const context = await browser.newContext({
+    baseURL,
+    viewport: { width: 1280, height: 900 },
+    serviceWorkers: options.serviceWorkers ?? 'block',
+  });
   context.setDefaultTimeout(WAIT_MS);
   return context;
 }
@@ -124,7 +127,9 @@ export class OpenPages {
    */
   async signedInPage(options: ContextOptions & { watched?: boolean } = {}): Promise<{ page: Page; participant: NewParticipant }> {
     const participant = await newParticipant(this.target().url, {}, undefined, { watched: options.watched ?? true });
-    const page = await this.open('phone', participant.client.cookies.get('portal_session'), { serviceWorkers: options.serviceWorkers ?? 'block' });
+    const page = await this.open('phone', participant.client.cookies.get('portal_session'), {
+      serviceWorkers: options.serviceWorkers ?? 'block',
+    });
     return { page, participant };
   }
 
@@ -132,8 +137,13 @@ export class OpenPages {
   async report(): Promise<void> {
     const pages = this.contexts.flatMap((context) => context.pages());
     for (const [index, page] of pages.entries()) {
-      const text = await page.locator('body').innerText({ timeout: 2000 }).catch(() => '(no text)');
-      console.error(`page ${index + 1}: ${page.url()}\n${text.slice(0, 1500)}\nerrors: ${JSON.stringify(this.watched[index]?.errors ?? [])}`);
+      const text = await page
+        .locator('body')
+        .innerText({ timeout: 2000 })
+        .catch(() => '(no text)');
+      console.error(
+        `page ${index + 1}: ${page.url()}\n${text.slice(0, 1500)}\nerrors: ${JSON.stringify(this.watched[index]?.errors ?? [])}`,
+      );
     }
   }
 
@@ -161,7 +171,9 @@ export async function logIn(page: Page, username: string, password: string): Pro
  * Starts the portal and launches the browser at the same time. Answers both; if either fails,
  * whichever did start is stopped and the failure thrown.
  */
-export async function startWithBrowser<P extends { dispose(): Promise<void> }>(starting: Promise<P>): Promise<{ portal: P; browser: Browser }> {
+export async function startWithBrowser<P extends { dispose(): Promise<void> }>(
+  starting: Promise<P>,
+): Promise<{ portal: P; browser: Browser }> {
   const [started, launched] = await Promise.allSettled([starting, launchBrowser()]);
   if (started.status === 'fulfilled' && launched.status === 'fulfilled') return { portal: started.value, browser: launched.value };
   if (started.status === 'fulfilled') await started.value.dispose();

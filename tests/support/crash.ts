@@ -13,7 +13,8 @@ export const cookieOf = (client: ApiClient) => [...client.cookies].map(([name, v
  * Files under DATA_DIR that a process writes while it works and that are garbage once it is dead:
  * blob writes in progress, received multipart files of evidence and identity.
  */
-export const isTemporary = (path: string) => path.startsWith('blobs/tmp/') || path.startsWith('tmp/evidence-uploads/') || path.startsWith('tmp/identity-uploads/');
+export const isTemporary = (path: string) =>
+  path.startsWith('blobs/tmp/') || path.startsWith('tmp/evidence-uploads/') || path.startsWith('tmp/identity-uploads/');
 
 /** Portal processes started by a test file, all killed by `killAll` (in its afterAll). */
 export function portalProcesses() {

@@ -25,7 +25,10 @@ export interface ServiceLauncher {
   /** Throws when the services cannot be started (e.g. not built). */
   check(): void;
   /** The command that runs one service with this environment. */
-  command(service: ServiceName, env: Record<string, string>): Promise<{ file: string; args: string[]; env: Record<string, string>; cwd?: string; detached?: boolean }>;
+  command(
+    service: ServiceName,
+    env: Record<string, string>,
+  ): Promise<{ file: string; args: string[]; env: Record<string, string>; cwd?: string; detached?: boolean }>;
   /** Delivers a signal to the service's process (default: to the spawned process). */
   signal?(child: ChildProcess, signal: NodeJS.Signals): void;
   /** Frees what the launcher made (containers), after every process has stopped. */
@@ -76,9 +79,13 @@ function kafkaClientOf(env: Record<string, string>) {
  * dist/main.js), on the Kafka, MongoDB, Redis, S3 and SMTP servers named in the environment
  * (infra/local/servers.sh writes them). Each call gets its own namespace, so runs do not meet.
  */
-export async function startDistributedPortal(env: Record<string, string> = {}, launcher: ServiceLauncher = workTreeLauncher): Promise<DistributedPortal> {
+export async function startDistributedPortal(
+  env: Record<string, string> = {},
+  launcher: ServiceLauncher = workTreeLauncher,
+): Promise<DistributedPortal> {
   for (const name of ['KAFKA_BROKERS', 'MONGO_URL', 'REDIS_URL', 'S3_BUCKET', 'SMTP_URL']) {
-    if (!env[name] && !process.env[name]) throw new Error(`${name} is not set: start the servers (infra/local/servers.sh start) and load infra/local/.env.servers`);
+    if (!env[name] && !process.env[name])
+      throw new Error(`${name} is not set: start the servers (infra/local/servers.sh start) and load infra/local/.env.servers`);
   }
   launcher.check();
   const namespace = `t${randomBytes(4).toString('hex')}`;
@@ -94,7 +101,14 @@ export async function startDistributedPortal(env: Record<string, string> = {}, l
       KAFKA_TOPIC_RETENTION_MS: '3600000',
     });
   } else {
-    await createKafkaTopics({ brokers: (env.KAFKA_BROKERS ?? process.env.KAFKA_BROKERS!).split(','), namespace, partitions: 3, replicationFactor: 1, retentionMs: 3_600_000, ...kafkaClientOf(env) });
+    await createKafkaTopics({
+      brokers: (env.KAFKA_BROKERS ?? process.env.KAFKA_BROKERS!).split(','),
+      namespace,
+      partitions: 3,
+      replicationFactor: 1,
+      retentionMs: 3_600_000,
+      ...kafkaClientOf(env),
+    });
   }
   const dataDir = mkdtempSync(join(tmpdir(), 'portal-distributed-'));
   const ports = {
@@ -151,7 +165,12 @@ export async function startDistributedPortal(env: Record<string, string> = {}, l
       DATA_DIR: join(dataDir, service),
       INSTANCE_ID: `${service}-${Date.now()}`,
     });
-    const child = spawn(command.file, command.args, { cwd: command.cwd, env: command.env, detached: command.detached ?? false, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command.file, command.args, {
+      cwd: command.cwd,
+      env: command.env,
+      detached: command.detached ?? false,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const append = (chunk: Buffer) => output.set(service, ((output.get(service) ?? '') + chunk.toString()).slice(-200_000));
     child.stdout.on('data', append);
     child.stderr.on('data', append);

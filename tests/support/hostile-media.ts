@@ -60,11 +60,19 @@ export function hostileMediaCorpus(target: string): HostileMediaFile[] {
   return [
     { name: 'ID3 footer + FLV + HLS playlist', filename: 'clip.flv', bytes: behindSignature('flv', hlsPlaylist(target)) },
     { name: 'ID3 footer + fLaC + HLS playlist', filename: 'voice.flac', bytes: behindSignature('flac', hlsPlaylist(target)) },
-    { name: 'ID3 footer + FLV + HLS playlist repeating one segment 5000 times', filename: 'clip.flv', bytes: behindSignature('flv', hlsPlaylist(target, 5000)) },
+    {
+      name: 'ID3 footer + FLV + HLS playlist repeating one segment 5000 times',
+      filename: 'clip.flv',
+      bytes: behindSignature('flv', hlsPlaylist(target, 5000)),
+    },
     { name: 'ID3 footer + FLV + ffconcat script', filename: 'clip.flv', bytes: behindSignature('flv', ffconcatScript(target)) },
     { name: 'ID3 footer + FLV + DASH manifest', filename: 'clip.flv', bytes: behindSignature('flv', dashManifest(target)) },
     { name: 'a plain HLS playlist', filename: 'stream.m3u8', bytes: Buffer.from(hlsPlaylist(target)) },
-    { name: 'a plain HLS playlist repeating one segment 5000 times', filename: 'stream.m3u8', bytes: Buffer.from(hlsPlaylist(target, 5000)) },
+    {
+      name: 'a plain HLS playlist repeating one segment 5000 times',
+      filename: 'stream.m3u8',
+      bytes: Buffer.from(hlsPlaylist(target, 5000)),
+    },
     { name: 'a DASH manifest', filename: 'stream.mpd', bytes: Buffer.from(dashManifest(target)) },
     { name: 'an ffconcat script', filename: 'list.ffconcat', bytes: Buffer.from(ffconcatScript(target)) },
   ];
@@ -121,9 +129,13 @@ export function useFfmpegBuild(build: FfmpegBuild): () => void {
 /** The number of video frames ffprobe counts in a file (decoding it), or null when it cannot read it. */
 export async function countVideoFrames(ffprobe: string, file: string): Promise<number | null> {
   try {
-    const { stdout } = await run(ffprobe, ['-v', 'error', '-count_frames', '-select_streams', 'v:0', '-show_entries', 'stream=nb_read_frames', '-of', 'csv=p=0', file], {
-      timeout: 60_000,
-    });
+    const { stdout } = await run(
+      ffprobe,
+      ['-v', 'error', '-count_frames', '-select_streams', 'v:0', '-show_entries', 'stream=nb_read_frames', '-of', 'csv=p=0', file],
+      {
+        timeout: 60_000,
+      },
+    );
     const frames = Number(stdout.trim());
     return Number.isFinite(frames) ? frames : null;
   } catch {
@@ -136,9 +148,32 @@ export async function countVideoFrames(ffprobe: string, file: string): Promise<n
  * `size` as "WxH", `rate` frames a second, `seconds` long. For the picture, frame-rate and
  * pixel-budget caps, which must be refused by what ffprobe reads, whatever the file's weight.
  */
-export async function colourClip(ffmpeg: string, file: string, { size, rate, seconds }: { size: string; rate: number; seconds: number }): Promise<string> {
-  await run(ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', `color=c=gray:size=${size}:rate=${rate}:duration=${seconds}`, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', file], {
-    timeout: 60_000,
-  });
+export async function colourClip(
+  ffmpeg: string,
+  file: string,
+  { size, rate, seconds }: { size: string; rate: number; seconds: number },
+): Promise<string> {
+  await run(
+    ffmpeg,
+    [
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      `color=c=gray:size=${size}:rate=${rate}:duration=${seconds}`,
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      file,
+    ],
+    {
+      timeout: 60_000,
+    },
+  );
   return file;
 }

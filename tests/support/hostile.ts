@@ -121,7 +121,9 @@ function gifJavaScriptPolyglot(): Buffer {
 export async function makeHostileFiles(): Promise<HostileFiles> {
   const goodJpeg = await phoneJpeg({ width: 800, height: 600, orientation: 1 });
   const scan = goodJpeg.indexOf(Buffer.from([0xff, 0xda]));
-  const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 10, g: 120, b: 200 } } }).png().toBuffer();
+  const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 10, g: 120, b: 200 } } })
+    .png()
+    .toBuffer();
   return {
     goodJpeg,
     truncatedJpeg: goodJpeg.subarray(0, Math.floor(goodJpeg.length * 0.4)),
@@ -154,7 +156,9 @@ export function multipartBody(fields: Record<string, string>, file?: MultipartFi
   }
   if (file) {
     parts.push(
-      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${file.field}"; filename="${file.filename}"\r\nContent-Type: ${file.type}\r\n\r\n`),
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${file.field}"; filename="${file.filename}"\r\nContent-Type: ${file.type}\r\n\r\n`,
+      ),
       file.bytes,
       Buffer.from('\r\n'),
     );

@@ -32,12 +32,15 @@ export async function startTestIdentity(env: Record<string, string>): Promise<Te
   });
   const logger = createLogger({ service: 'identity', level: 'debug', destination });
   const bus = new SqliteEventBus({ file: join(dataDir, 'bus.sqlite'), logger: createLogger({ service: 'bus', level: 'silent' }) });
-  const service = await createIdentityService(identitySettingsFromEnv({ DATA_DIR: dataDir, IDENTITY_HOST: '127.0.0.1', IDENTITY_PORT: '0', AUTH_RATE_LIMITS: 'false', ...env }), {
-    bus,
-    blobs: new FsBlobStore(join(dataDir, 'blobs')),
-    infrastructure: { ...infrastructureFromEnv({ DATA_DIR: dataDir }), kafkaBrokers: null, redisUrl: null, mongoUrl: null, s3: null },
-    logger,
-  });
+  const service = await createIdentityService(
+    identitySettingsFromEnv({ DATA_DIR: dataDir, IDENTITY_HOST: '127.0.0.1', IDENTITY_PORT: '0', AUTH_RATE_LIMITS: 'false', ...env }),
+    {
+      bus,
+      blobs: new FsBlobStore(join(dataDir, 'blobs')),
+      infrastructure: { ...infrastructureFromEnv({ DATA_DIR: dataDir }), kafkaBrokers: null, redisUrl: null, mongoUrl: null, s3: null },
+      logger,
+    },
+  );
   const url = await service.start();
   let stopped = false;
   return {

@@ -49,12 +49,21 @@ export async function infraServers(): Promise<InfraServers> {
     mailApi: env.MAIL_API ? { kind: 'maildev', url: env.MAIL_API } : env.MAILPIT_API ? { kind: 'mailpit', url: env.MAILPIT_API } : null,
     source,
   };
-  for (const [name, value] of Object.entries({ kafka: servers.kafkaBrokers, redis: servers.redisUrl, mongo: servers.mongoUrl, s3: servers.s3, smtp: servers.smtpUrl })) {
+  for (const [name, value] of Object.entries({
+    kafka: servers.kafkaBrokers,
+    redis: servers.redisUrl,
+    mongo: servers.mongoUrl,
+    s3: servers.s3,
+    smtp: servers.smtpUrl,
+  })) {
     source[name] = value ? 'env' : 'none';
   }
   if (!dockerAvailable()) {
-    const absent = Object.entries(source).filter(([, from]) => from === 'none').map(([name]) => name);
-    if (absent.length > 0) requirePrerequisite(`no address for ${absent.join(', ')} in the environment and no Docker (start them with infra/local/servers.sh)`);
+    const absent = Object.entries(source)
+      .filter(([, from]) => from === 'none')
+      .map(([name]) => name);
+    if (absent.length > 0)
+      requirePrerequisite(`no address for ${absent.join(', ')} in the environment and no Docker (start them with infra/local/servers.sh)`);
     return servers;
   }
 
@@ -66,7 +75,10 @@ export async function infraServers(): Promise<InfraServers> {
     source.redis = 'testcontainers';
   }
   if (!servers.mongoUrl) {
-    const mongo = await new GenericContainer('mongo:7.0.14').withExposedPorts(27017).withWaitStrategy(Wait.forLogMessage(/Waiting for connections/)).start();
+    const mongo = await new GenericContainer('mongo:7.0.14')
+      .withExposedPorts(27017)
+      .withWaitStrategy(Wait.forLogMessage(/Waiting for connections/))
+      .start();
     stops.push(() => mongo.stop());
     servers.mongoUrl = `mongodb://${mongo.getHost()}:${mongo.getMappedPort(27017)}`;
     source.mongo = 'testcontainers';
@@ -101,7 +113,13 @@ export async function infraServers(): Promise<InfraServers> {
       .withWaitStrategy(Wait.forHttp('/health', 7070))
       .start();
     stops.push(() => s3.stop());
-    servers.s3 = { endpoint: `http://${s3.getHost()}:${s3.getMappedPort(7070)}`, bucket: 'portal-test', region: 'us-east-1', accessKeyId: 'portal', secretAccessKey: 'portal-secret-key' };
+    servers.s3 = {
+      endpoint: `http://${s3.getHost()}:${s3.getMappedPort(7070)}`,
+      bucket: 'portal-test',
+      region: 'us-east-1',
+      accessKeyId: 'portal',
+      secretAccessKey: 'portal-secret-key',
+    };
     source.s3 = 'testcontainers';
   }
   if (!servers.smtpUrl) {
@@ -117,7 +135,10 @@ export async function infraServers(): Promise<InfraServers> {
 /** Says, in the test output, which servers are real and which suites will be skipped. */
 export function describeSources(servers: InfraServers): string {
   return Object.entries(servers.source)
-    .map(([name, from]) => `${name}: ${from === 'none' ? 'NOT AVAILABLE (set its address in the environment or run where Docker exists)' : from}`)
+    .map(
+      ([name, from]) =>
+        `${name}: ${from === 'none' ? 'NOT AVAILABLE (set its address in the environment or run where Docker exists)' : from}`,
+    )
     .join('; ');
 }
 
@@ -125,7 +146,9 @@ export function describeSources(servers: InfraServers): string {
 export async function caughtMail(api: NonNullable<InfraServers['mailApi']>): Promise<Buffer[]> {
   if (api.kind === 'mailpit') {
     const list = (await (await fetch(`${api.url}/api/v1/messages?limit=200`)).json()) as { messages: { ID: string }[] };
-    return Promise.all(list.messages.map(async ({ ID }) => Buffer.from(await (await fetch(`${api.url}/api/v1/message/${ID}/raw`)).arrayBuffer())));
+    return Promise.all(
+      list.messages.map(async ({ ID }) => Buffer.from(await (await fetch(`${api.url}/api/v1/message/${ID}/raw`)).arrayBuffer())),
+    );
   }
   const list = (await (await fetch(`${api.url}/email`)).json()) as { id: string }[];
   return Promise.all(list.map(async ({ id }) => Buffer.from(await (await fetch(`${api.url}/email/${id}/source`)).arrayBuffer())));
@@ -142,7 +165,12 @@ export async function unreachableRedis(): Promise<import('ioredis').Redis> {
   await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
   const { port } = closed.address() as { port: number };
   await new Promise((resolve) => closed.close(resolve));
-  const redis = new Redis(`redis://127.0.0.1:${port}`, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const redis = new Redis(`redis://127.0.0.1:${port}`, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   redis.on('error', () => undefined); // (each refused connection; what the service answers is what is checked)
   return redis;
 }

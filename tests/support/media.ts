@@ -20,7 +20,10 @@ export function photoBlob(bytes: Buffer, type = 'image/jpeg'): Blob {
 }
 
 /** A registration form with every field valid; override what a test is about. */
-export function registrationForm(fields: Record<string, string | undefined>, photo?: { bytes: Buffer; name?: string; type?: string } | null): FormData {
+export function registrationForm(
+  fields: Record<string, string | undefined>,
+  photo?: { bytes: Buffer; name?: string; type?: string } | null,
+): FormData {
   const form = new FormData();
   const defaults: Record<string, string> = {
     username: 'informant',

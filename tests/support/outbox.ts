@@ -29,11 +29,15 @@ async function parse(raw: Buffer): Promise<ReceivedMail> {
 export async function readOutbox(dataDir: string): Promise<ReceivedMail[]> {
   if (process.env.PORTAL_TEST_MODE === 'distributed' && process.env.MAIL_API) {
     const list = (await (await fetch(`${process.env.MAIL_API}/email`)).json()) as { id: string }[];
-    return Promise.all(list.map(async ({ id }) => parse(Buffer.from(await (await fetch(`${process.env.MAIL_API}/email/${id}/source`)).arrayBuffer()))));
+    return Promise.all(
+      list.map(async ({ id }) => parse(Buffer.from(await (await fetch(`${process.env.MAIL_API}/email/${id}/source`)).arrayBuffer()))),
+    );
   }
   let names: string[] = [];
   try {
-    names = readdirSync(join(dataDir, 'outbox')).filter((name) => name.endsWith('.eml')).sort();
+    names = readdirSync(join(dataDir, 'outbox'))
+      .filter((name) => name.endsWith('.eml'))
+      .sort();
   } catch {
     return [];
   }
@@ -41,7 +45,11 @@ export async function readOutbox(dataDir: string): Promise<ReceivedMail[]> {
 }
 
 /** Waits for the n-th e-mail to an address (1 = first) and answers it. */
-export async function waitForMail(dataDir: string, to: string, { count = 1, subject, timeoutMs = 15_000 }: { count?: number; subject?: RegExp; timeoutMs?: number } = {}): Promise<ReceivedMail> {
+export async function waitForMail(
+  dataDir: string,
+  to: string,
+  { count = 1, subject, timeoutMs = 15_000 }: { count?: number; subject?: RegExp; timeoutMs?: number } = {},
+): Promise<ReceivedMail> {
   return waitFor(
     async () => {
       const mails = (await readOutbox(dataDir)).filter((mail) => mail.to.includes(to) && (!subject || subject.test(mail.subject)));

@@ -36,26 +36,56 @@ export async function populatedParticipant(baseUrl: string, scratchDir: string, 
   const photo = await phoneJpeg({ width: 800, height: 600, orientation: 6 });
   const photoPath = join(scratchDir, 'evidence-photo.jpg');
   const videoPath = join(scratchDir, 'evidence-video.mp4');
-  await run(locateFfmpeg().ffmpeg, [
-    '-v', 'error', '-y',
-    '-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=15:duration=1',
-    '-f', 'lavfi', '-i', 'sine=frequency=440:duration=1',
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', videoPath,
-  ], { timeout: 60_000 });
+  await run(
+    locateFfmpeg().ffmpeg,
+    [
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=320x240:rate=15:duration=1',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:duration=1',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'aac',
+      '-shortest',
+      videoPath,
+    ],
+    { timeout: 60_000 },
+  );
   writeFileSync(photoPath, photo);
 
   const { client, user, password } = await newParticipant(baseUrl, { phone_number: phone, full_name: 'Private Person' }, verificationPhoto);
   const profile = new FormData();
-  for (const [name, value] of Object.entries({ email: user.email, phone_number: phone, pronouns: 'They/Them' })) profile.append(name, value);
+  for (const [name, value] of Object.entries({ email: user.email, phone_number: phone, pronouns: 'They/Them' }))
+    profile.append(name, value);
   profile.append('file', photoBlob(avatar), 'me.jpg');
   const updated = await client.putForm('/api/evidence/user', profile);
   if (updated.status !== 200) throw new Error(`avatar not set: ${updated.status} ${updated.text}`);
 
-  const photoItem = await uploadEvidence(client, photoPath, { title: 'A photo', notes: 'seen at noon', location: '40.71280, -74.00600 (±15 m)' }, 'image/jpeg');
+  const photoItem = await uploadEvidence(
+    client,
+    photoPath,
+    { title: 'A photo', notes: 'seen at noon', location: '40.71280, -74.00600 (±15 m)' },
+    'image/jpeg',
+  );
   const videoItem = await uploadEvidence(client, videoPath, { title: 'A video' }, 'video/mp4');
   const note = await client.post('/api/evidence', { title: 'A note', notes: 'Heard something' });
   if (photoItem.status !== 201 || videoItem.status !== 201 || note.status !== 201) throw new Error('evidence upload failed');
-  const [readyPhoto, readyVideo] = await Promise.all([waitForMedia(client, photoItem.data.id), waitForFinalMedia(client, videoItem.data.id)]);
+  const [readyPhoto, readyVideo] = await Promise.all([
+    waitForMedia(client, photoItem.data.id),
+    waitForFinalMedia(client, videoItem.data.id),
+  ]);
   if (readyPhoto.media_status !== 'ready' || readyVideo.media_status !== 'ready') throw new Error('media processing failed');
   return {
     client,

@@ -65,7 +65,11 @@ export function pacedRequest(
   method: string,
   headers: Record<string, string>,
   body: Buffer,
-  { chunkBytes = 64 * 1024, bytesPerSecond = 256 * 1024, onSent }: { chunkBytes?: number; bytesPerSecond?: number; onSent?: () => void } = {},
+  {
+    chunkBytes = 64 * 1024,
+    bytesPerSecond = 256 * 1024,
+    onSent,
+  }: { chunkBytes?: number; bytesPerSecond?: number; onSent?: () => void } = {},
 ): Promise<PlainAnswer> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method, headers: { ...headers, 'content-length': String(body.length) } }, (res) => {

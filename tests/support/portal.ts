@@ -17,7 +17,11 @@ export interface TestPortal extends RunningPortal {
  * real SQLite files, real blobs on disk, the real event bus. Logs are silent unless
  * PORTAL_TEST_LOGS=1.
  */
-export async function startTestPortal(env: Record<string, string> = {}, dataDir?: string, options: AllInOneOptions = {}): Promise<TestPortal> {
+export async function startTestPortal(
+  env: Record<string, string> = {},
+  dataDir?: string,
+  options: AllInOneOptions = {},
+): Promise<TestPortal> {
   if (process.env.PORTAL_TEST_MODE === 'distributed') {
     // The same tests against the five services as separate processes on real servers.
     const portal = await startDistributedPortal({

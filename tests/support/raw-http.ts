@@ -57,14 +57,21 @@ export function rawRequest(url: string, { method, headers = {}, body, partial }:
 }
 
 /** A multipart body with one file field and text fields, as a browser form sends it. */
-export function multipartBody(fields: Record<string, string>, file?: { field: string; name: string; type: string; bytes: Buffer }): { body: Buffer; contentType: string } {
+export function multipartBody(
+  fields: Record<string, string>,
+  file?: { field: string; name: string; type: string; bytes: Buffer },
+): { body: Buffer; contentType: string } {
   const boundary = `----portal-test-${Math.random().toString(16).slice(2)}`;
   const parts: Buffer[] = [];
   for (const [name, value] of Object.entries(fields)) {
     parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
   }
   if (file) {
-    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${file.field}"; filename="${file.name}"\r\nContent-Type: ${file.type}\r\n\r\n`));
+    parts.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${file.field}"; filename="${file.name}"\r\nContent-Type: ${file.type}\r\n\r\n`,
+      ),
+    );
     parts.push(file.bytes, Buffer.from('\r\n'));
   }
   parts.push(Buffer.from(`--${boundary}--\r\n`));

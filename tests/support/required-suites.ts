@@ -9,6 +9,8 @@ export const everySuiteRequired = process.env.PORTAL_TESTS_REQUIRED === '1';
 /** Throws when every suite is required; otherwise lets the caller skip its suite. */
 export function requirePrerequisite(missing: string): void {
   if (everySuiteRequired) {
-    throw new Error(`A required suite cannot run: ${missing.replace(/\.\s*$/, "")}. (PORTAL_TESTS_REQUIRED=1: CI runs every suite; install what is missing.)`);
+    throw new Error(
+      `A required suite cannot run: ${missing.replace(/\.\s*$/, '')}. (PORTAL_TESTS_REQUIRED=1: CI runs every suite; install what is missing.)`,
+    );
   }
 }

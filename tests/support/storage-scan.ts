@@ -36,7 +36,12 @@ export function blobKeys(dataDir: string, prefix = ''): string[] {
  * those the test expects (for example the blobs of an item that was accepted); fails listing
  * what is left. Clean-up may finish just after the answer, hence the polling.
  */
-export async function expectNothingLeft(dataDir: string, before: Set<string>, expected: (path: string) => boolean = () => false, what = 'the upload'): Promise<void> {
+export async function expectNothingLeft(
+  dataDir: string,
+  before: Set<string>,
+  expected: (path: string) => boolean = () => false,
+  what = 'the upload',
+): Promise<void> {
   let left: string[] = [];
   try {
     await waitFor(

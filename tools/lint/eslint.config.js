@@ -11,7 +11,20 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 
 export default tseslint.config(
   {
-    ignores: ['**/node_modules/**', '**/dist/**', 'web/dev-dist/**', 'coverage/**', 'reports/**', 'bench/results/**', 'data/**', '**/*.js', '**/*.mjs', '**/*.cjs', '**/*.d.ts', '**/*.d.mts'],
+    ignores: [
+      '**/node_modules/**',
+      '**/dist/**',
+      'web/dev-dist/**',
+      'coverage/**',
+      'reports/**',
+      'bench/results/**',
+      'data/**',
+      '**/*.js',
+      '**/*.mjs',
+      '**/*.cjs',
+      '**/*.d.ts',
+      '**/*.d.mts',
+    ],
   },
   {
     files: ['**/*.ts', '**/*.tsx'],

@@ -12,7 +12,9 @@ type Render = (route: string, viewer: Viewer, evidence: Evidence) => Promise<Map
  */
 const SCREENS: [Viewer, Evidence][] = [
   ['loading', 'loading'],
-  ...(['visitor', 'participant'] as const).flatMap((viewer) => (['loading', 'none', 'some'] as const).map((evidence): [Viewer, Evidence] => [viewer, evidence])),
+  ...(['visitor', 'participant'] as const).flatMap((viewer) =>
+    (['loading', 'none', 'some'] as const).map((evidence): [Viewer, Evidence] => [viewer, evidence]),
+  ),
 ];
 const RENDER_MODULE = '/src/first-screen/first-screen-styles.tsx';
 /** An address that is no route: the app's 404 page. */

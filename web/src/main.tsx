@@ -25,4 +25,3 @@ startTransition(() => {
     </StrictMode>,
   );
 });
-

@@ -71,15 +71,24 @@ export async function startAllInOne(
 
   // All-in-one means the embedded adapters, whatever addresses the environment may hold.
   const infrastructure = {
-    ...infrastructureFromEnv({ DATA_DIR: base.DATA_DIR, ...(env.BUS_PRUNE_AFTER_MS ? { BUS_PRUNE_AFTER_MS: env.BUS_PRUNE_AFTER_MS } : {}) }),
+    ...infrastructureFromEnv({
+      DATA_DIR: base.DATA_DIR,
+      ...(env.BUS_PRUNE_AFTER_MS ? { BUS_PRUNE_AFTER_MS: env.BUS_PRUNE_AFTER_MS } : {}),
+    }),
     kafkaBrokers: null,
     redisUrl: null,
     mongoUrl: null,
     s3: null,
   };
-  const bus = new SqliteEventBus({ file: join(base.DATA_DIR, 'bus.sqlite'), logger: loggerFor('bus'), pruneAfterMs: infrastructure.busPruneAfterMs });
+  const bus = new SqliteEventBus({
+    file: join(base.DATA_DIR, 'bus.sqlite'),
+    logger: loggerFor('bus'),
+    pruneAfterMs: infrastructure.busPruneAfterMs,
+  });
   const blobs = new FsBlobStore(join(base.DATA_DIR, 'blobs'));
-  const mediaQueues = openMediaQueues((queue) => new SqliteJobQueue<MediaJob>({ file: jobsDatabaseFile(base.DATA_DIR), queue, logger: loggerFor('jobs') }));
+  const mediaQueues = openMediaQueues(
+    (queue) => new SqliteJobQueue<MediaJob>({ file: jobsDatabaseFile(base.DATA_DIR), queue, logger: loggerFor('jobs') }),
+  );
   const mail = new SqliteJobQueue<MailJob>({
     file: jobsDatabaseFile(base.DATA_DIR),
     queue: 'mail',
@@ -114,7 +123,14 @@ export async function startAllInOne(
     stops.push(() => evidence.stop());
 
     const identity = await createIdentityService(
-      { ...identitySettingsFromEnv({ ...shared, IDENTITY_HOST: '127.0.0.1', IDENTITY_PORT: String(base.IDENTITY_PORT), EVIDENCE_URL: evidenceUrl }) },
+      {
+        ...identitySettingsFromEnv({
+          ...shared,
+          IDENTITY_HOST: '127.0.0.1',
+          IDENTITY_PORT: String(base.IDENTITY_PORT),
+          EVIDENCE_URL: evidenceUrl,
+        }),
+      },
       { bus, blobs, infrastructure, logger: loggerFor('identity'), ...(options.clock ? { clock: options.clock } : {}) },
     );
     const identityUrl = await identity.start();

@@ -24,7 +24,10 @@ export type DeliveryState = z.infer<typeof deliveryStateSchema>;
 const dateOnly = z
   .string({ error: 'date must be a day, e.g. 2026-07-01' })
   .regex(/^\d{4}-\d{2}-\d{2}$/, 'date must be a day, e.g. 2026-07-01')
-  .refine((value) => !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value), 'date must be a real day, e.g. 2026-07-01')
+  .refine(
+    (value) => !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value),
+    'date must be a real day, e.g. 2026-07-01',
+  )
   .meta({ description: 'A day (YYYY-MM-DD) in EVENT_TIMEZONE', example: '2026-07-01' });
 
 /**
@@ -38,13 +41,17 @@ export const startField = z
   .max(40, 'start must be a date and time, e.g. 2026-07-01T18:30')
   .meta({ description: 'Date and time (ISO 8601); without an offset it is read in EVENT_TIMEZONE', example: '2026-07-01T18:30' });
 
-const placeField = z.string().trim().max(200, 'place must be at most 200 characters').meta({ description: 'Where to stand (a street corner)' });
+const placeField = z
+  .string()
+  .trim()
+  .max(200, 'place must be at most 200 characters')
+  .meta({ description: 'Where to stand (a street corner)' });
 const noteField = z.string().trim().max(500, 'note must be at most 500 characters');
 const phoneInput = z
   .string()
   .trim()
   .max(40, 'phone must be at most 40 characters')
-  .meta({ description: 'A phone number; without a country code it is read in SMS_DEFAULT_REGION. Empty: the account\'s number' });
+  .meta({ description: "A phone number; without a country code it is read in SMS_DEFAULT_REGION. Empty: the account's number" });
 
 /** One delivery record of an appointment's messages. */
 export const appointmentDeliverySchema = z
@@ -64,7 +71,9 @@ export type AppointmentDelivery = z.infer<typeof appointmentDeliverySchema>;
 export const appointmentSchema = z
   .object({
     id: z.string(),
-    start: z.string().meta({ description: 'Start with its offset in the event time zone (ISO 8601)', example: '2026-07-01T18:30:00.000+02:00' }),
+    start: z
+      .string()
+      .meta({ description: 'Start with its offset in the event time zone (ISO 8601)', example: '2026-07-01T18:30:00.000+02:00' }),
     time_zone: z.string().meta({ description: 'IANA name (EVENT_TIMEZONE)', example: 'Europe/Berlin' }),
     place: z.string(),
     note: z.string(),
@@ -74,7 +83,10 @@ export const appointmentSchema = z
 export type Appointment = z.infer<typeof appointmentSchema>;
 
 export const myAppointmentSchema = z
-  .object({ appointment: appointmentSchema.nullable(), sms_reminders: z.boolean().meta({ description: 'Whether text reminders are on (the profile)' }) })
+  .object({
+    appointment: appointmentSchema.nullable(),
+    sms_reminders: z.boolean().meta({ description: 'Whether text reminders are on (the profile)' }),
+  })
   .meta({ id: 'MyAppointment' });
 export type MyAppointment = z.infer<typeof myAppointmentSchema>;
 
@@ -87,7 +99,10 @@ export const adminAppointmentSchema = appointmentSchema
     pronouns: z.string().nullable(),
     verification_photo_url: z.string().nullable(),
     phone: z.string().nullable().meta({ description: 'E.164, e.g. +12025550123; null when there is no number that can be texted' }),
-    phone_problem: z.string().nullable().meta({ description: 'Why the number cannot be texted (shown on the call sheet); null when it can' }),
+    phone_problem: z
+      .string()
+      .nullable()
+      .meta({ description: 'Why the number cannot be texted (shown on the call sheet); null when it can' }),
     sms_reminders: z.boolean(),
     status: appointmentStatusSchema,
     status_updated_at: z.string().nullable(),
@@ -131,7 +146,15 @@ export const appointmentUpdateSchema = z
   .meta({ id: 'AppointmentUpdate' });
 export type AppointmentUpdate = z.infer<typeof appointmentUpdateSchema>;
 
-export const IMPORT_REFUSALS = ['bad-date', 'unknown-column', 'duplicate', 'missing-field', 'bad-email', 'bad-value', 'in-the-past'] as const;
+export const IMPORT_REFUSALS = [
+  'bad-date',
+  'unknown-column',
+  'duplicate',
+  'missing-field',
+  'bad-email',
+  'bad-value',
+  'in-the-past',
+] as const;
 
 /** POST /api/appointments/import: what became of each line of the CSV (the header is line 1). */
 export const appointmentImportResultSchema = z
@@ -159,12 +182,26 @@ export const READY_TEXTS = ['bad-weather'] as const;
 export const announceRequestSchema = z
   .object({
     date: dateOnly,
-    from: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'from must be a time of day, e.g. 18:00').optional().meta({ description: 'Only appointments from this time of the day' }),
-    to: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'to must be a time of day, e.g. 20:00').optional().meta({ description: 'Only appointments before this time of the day' }),
+    from: z
+      .string()
+      .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'from must be a time of day, e.g. 18:00')
+      .optional()
+      .meta({ description: 'Only appointments from this time of the day' }),
+    to: z
+      .string()
+      .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'to must be a time of day, e.g. 20:00')
+      .optional()
+      .meta({ description: 'Only appointments before this time of the day' }),
     message: z.string().trim().min(1, 'The message is empty').max(600, 'The message must be at most 600 characters').optional(),
-    text: z.enum(READY_TEXTS, { error: `text must be one of: ${READY_TEXTS.join(', ')}` }).optional().meta({ description: 'A ready text instead of message' }),
+    text: z
+      .enum(READY_TEXTS, { error: `text must be one of: ${READY_TEXTS.join(', ')}` })
+      .optional()
+      .meta({ description: 'A ready text instead of message' }),
   })
-  .refine((value) => (value.message === undefined) !== (value.text === undefined), { message: 'Send either message or text (a ready text), not both', path: ['message'] })
+  .refine((value) => (value.message === undefined) !== (value.text === undefined), {
+    message: 'Send either message or text (a ready text), not both',
+    path: ['message'],
+  })
   .meta({ id: 'AnnounceRequest' });
 export type AnnounceRequest = z.infer<typeof announceRequestSchema>;
 

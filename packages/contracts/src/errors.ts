@@ -5,10 +5,7 @@ export const apiErrorSchema = z
   .object({
     code: z.string().meta({ description: 'Stable machine-readable error code', example: 'validation_failed' }),
     message: z.string().meta({ description: 'A sentence a person can read', example: 'Invalid email address' }),
-    fields: z
-      .record(z.string(), z.string())
-      .optional()
-      .meta({ description: 'Per-field messages, keyed by the request field name' }),
+    fields: z.record(z.string(), z.string()).optional().meta({ description: 'Per-field messages, keyed by the request field name' }),
   })
   .meta({ id: 'ApiError' });
 

@@ -42,10 +42,7 @@ export const titleField = z
   .trim()
   .min(1, MESSAGES.titleRequired)
   .max(TITLE_MAX_LENGTH, `The title can be at most ${TITLE_MAX_LENGTH} characters long`);
-export const notesField = z
-  .string()
-  .max(NOTES_MAX_LENGTH, `Notes can be at most ${NOTES_MAX_LENGTH} characters long`)
-  .default('');
+export const notesField = z.string().max(NOTES_MAX_LENGTH, `Notes can be at most ${NOTES_MAX_LENGTH} characters long`).default('');
 export const locationField = z
   .string()
   .trim()
@@ -72,9 +69,7 @@ export const idempotencyKeyField = z
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 
 /** PUT /api/evidence/update/{id} (multipart; an optional replacement file beside). */
-export const updateEvidenceSchema = z
-  .object({ title: titleField, notes: notesField })
-  .meta({ id: 'UpdateEvidence' });
+export const updateEvidenceSchema = z.object({ title: titleField, notes: notesField }).meta({ id: 'UpdateEvidence' });
 export type UpdateEvidence = z.input<typeof updateEvidenceSchema>;
 
 export const evidenceSchema = z
@@ -84,11 +79,11 @@ export const evidenceSchema = z
     notes: z.string(),
     location: z.string().nullable(),
     media_type: mediaTypeSchema,
-    aws_url: z
-      .string()
-      .nullable()
-      .meta({ description: 'The playable/displayable media (WebP image, H.264 MP4 video, AAC M4A audio); null for notes and until processing is done' }),
-    thumbnail_url: z.string().nullable().meta({ description: 'A small WebP picture: the photo, or a video\'s poster frame' }),
+    aws_url: z.string().nullable().meta({
+      description:
+        'The playable/displayable media (WebP image, H.264 MP4 video, AAC M4A audio); null for notes and until processing is done',
+    }),
+    thumbnail_url: z.string().nullable().meta({ description: "A small WebP picture: the photo, or a video's poster frame" }),
     poster_url: z.string().nullable().meta({ description: "A video's poster frame at display size" }),
     placeholder: z.string().nullable().meta({ description: 'ThumbHash (base64) to draw while the thumbnail loads' }),
     width: z.number().int().nullable(),
@@ -97,14 +92,16 @@ export const evidenceSchema = z
     media_status: z.enum(MEDIA_STATUSES),
     media_error: z.string().nullable().meta({ description: 'Why processing failed, in words' }),
     is_public: z.boolean(),
-    review_status: z.enum(REVIEW_STATUSES).meta({ description: '`new` until an administrator publishes, unpublishes or marks it reviewed' }),
+    review_status: z
+      .enum(REVIEW_STATUSES)
+      .meta({ description: '`new` until an administrator publishes, unpublishes or marks it reviewed' }),
     date_posted: z.string().meta({ format: 'date-time' }),
     user_id: z.string(),
     username: z.string(),
-    avatar_AWS_URL: z
-      .string()
-      .nullable()
-      .meta({ description: "The author's avatar for the item's owner and administrators; always null in the public's copy (the archive shows no avatar)" }),
+    avatar_AWS_URL: z.string().nullable().meta({
+      description:
+        "The author's avatar for the item's owner and administrators; always null in the public's copy (the archive shows no avatar)",
+    }),
   })
   .meta({ id: 'Evidence' });
 export type Evidence = z.infer<typeof evidenceSchema>;
@@ -170,10 +167,13 @@ const selectedIds = z
 
 /** PUT /api/evidence/visibility: publish or unpublish the chosen items. */
 export const selectedVisibilityRequestSchema = z
-  .object({
-    ids: selectedIds,
-    is_public: z.boolean({ error: 'is_public must be true or false' }),
-  }, { error: 'Send a JSON object with ids and is_public' })
+  .object(
+    {
+      ids: selectedIds,
+      is_public: z.boolean({ error: 'is_public must be true or false' }),
+    },
+    { error: 'Send a JSON object with ids and is_public' },
+  )
   .meta({ id: 'SelectedVisibilityRequest' });
 export type SelectedVisibilityRequest = z.input<typeof selectedVisibilityRequestSchema>;
 
@@ -189,7 +189,9 @@ export const selectedVisibilityResponseSchema = z
 export type SelectedVisibility = z.infer<typeof selectedVisibilityResponseSchema>;
 
 /** PUT /api/evidence/review: mark the chosen items reviewed without changing their visibility. */
-export const markReviewedRequestSchema = z.object({ ids: selectedIds }, { error: 'Send a JSON object with ids' }).meta({ id: 'MarkReviewedRequest' });
+export const markReviewedRequestSchema = z
+  .object({ ids: selectedIds }, { error: 'Send a JSON object with ids' })
+  .meta({ id: 'MarkReviewedRequest' });
 export type MarkReviewedRequest = z.input<typeof markReviewedRequestSchema>;
 
 export const markReviewedResponseSchema = z

@@ -19,8 +19,18 @@ export const investigatorExportQuerySchema = adminEvidenceListQuerySchema
     ids: z
       .string()
       .max(EXPORT_MAX_IDS * 37)
-      .transform((value) => [...new Set(value.split(',').map((id) => id.trim().toLowerCase()).filter((id) => id !== ''))])
-      .refine((ids) => ids.length > 0 && ids.length <= EXPORT_MAX_IDS, `ids must list 1 to ${EXPORT_MAX_IDS} evidence ids, separated by commas`)
+      .transform((value) => [
+        ...new Set(
+          value
+            .split(',')
+            .map((id) => id.trim().toLowerCase())
+            .filter((id) => id !== ''),
+        ),
+      ])
+      .refine(
+        (ids) => ids.length > 0 && ids.length <= EXPORT_MAX_IDS,
+        `ids must list 1 to ${EXPORT_MAX_IDS} evidence ids, separated by commas`,
+      )
       .refine((ids) => ids.every((id) => UUID.test(id)), 'ids must be evidence ids (UUIDs), separated by commas')
       .optional()
       .meta({ description: `Only these items (comma-separated ids, at most ${EXPORT_MAX_IDS}); the filters are ignored then` }),

@@ -73,7 +73,9 @@ const commonErrors = {
 const signedIn = { ...commonErrors, '401': error('No session: log in first') };
 /** Routes that count against a participant's uploads at once (the gateway's upload guard). */
 const uploadShareUnavailable = {
-  '503': error('The count of uploads running at once could not be read (the shared store did not answer): nothing was taken; try again shortly'),
+  '503': error(
+    'The count of uploads running at once could not be read (the shared store did not answer): nothing was taken; try again shortly',
+  ),
 };
 const adminOnly = { ...signedIn, '403': error('Only administrators may do this') };
 
@@ -248,7 +250,10 @@ const paths: ZodOpenApiPathsObject = {
       security: [sessionCookie],
       requestParams: { path: userIdPath },
       responses: {
-        '200': { description: 'WebP image, never stored by any cache (Cache-Control: private, no-store)', content: { 'image/webp': { schema: binary } } },
+        '200': {
+          description: 'WebP image, never stored by any cache (Cache-Control: private, no-store)',
+          content: { 'image/webp': { schema: binary } },
+        },
         '304': { description: 'Not modified (If-None-Match or If-Modified-Since)' },
         '401': error('No session'),
         '403': error("Another participant's avatar"),
@@ -261,7 +266,7 @@ const paths: ZodOpenApiPathsObject = {
       summary: 'Everything the portal holds on one user, as one zip archive (administrators)',
       description:
         'profile.json (every field of the account except the password hash, the e-mail verified state, a pending reset code), ' +
-        'the verification photo and avatar, evidence.json (every stored field of every item) and each item\'s files ' +
+        "the verification photo and avatar, evidence.json (every stored field of every item) and each item's files " +
         '(the original and every derivative) under evidence/<id>/, and appointment.json (the appointment, its phone number and what became of each of its messages). The archive is streamed as it is made.',
       tags: ['administration'],
       security: [sessionCookie],
@@ -314,7 +319,10 @@ const paths: ZodOpenApiPathsObject = {
       security: [sessionCookie],
       requestParams: { path: userIdPath },
       responses: {
-        '200': { description: 'JPEG image, never stored by any cache (Cache-Control: private, no-store)', content: { 'image/jpeg': { schema: binary } } },
+        '200': {
+          description: 'JPEG image, never stored by any cache (Cache-Control: private, no-store)',
+          content: { 'image/jpeg': { schema: binary } },
+        },
         '304': { description: 'Not modified (If-None-Match or If-Modified-Since)' },
         '401': error('No session'),
         '403': error("Another participant's photo"),
@@ -323,7 +331,6 @@ const paths: ZodOpenApiPathsObject = {
     }),
   },
 };
-
 
 const evidenceIdPath = z.object({ id: z.string().meta({ description: 'Evidence id (UUID)' }) });
 const evidencePage = (description: string) => ({ description, headers: z.object(nextLink), ...json(z.array(evidenceSchema)) });
@@ -336,7 +343,9 @@ const tusErrors = {
   '412': error('The Tus-Resumable: 1.0.0 header is missing or names another version'),
 };
 const multipartEvidence = createEvidenceSchema.extend({
-  file: binary.optional().meta({ description: 'A photo, video or audio recording; its type is decided from its bytes. Without a file the item is a note (type 1).' }),
+  file: binary.optional().meta({
+    description: 'A photo, video or audio recording; its type is decided from its bytes. Without a file the item is a note (type 1).',
+  }),
 });
 
 const evidencePaths: ZodOpenApiPathsObject = {
@@ -346,7 +355,10 @@ const evidencePaths: ZodOpenApiPathsObject = {
       tags: ['evidence'],
       security: [sessionCookie],
       requestParams: { header: z.object({ 'Idempotency-Key': idempotencyKeyField.optional() }) },
-      requestBody: { required: true, content: { 'multipart/form-data': { schema: multipartEvidence }, 'application/json': { schema: createEvidenceSchema } } },
+      requestBody: {
+        required: true,
+        content: { 'multipart/form-data': { schema: multipartEvidence }, 'application/json': { schema: createEvidenceSchema } },
+      },
       responses: {
         '201': { description: 'The new item; media items start as processing', ...json(evidenceSchema) },
         '200': { description: 'A note with this Idempotency-Key was already made: that item, unchanged', ...json(evidenceSchema) },
@@ -461,7 +473,10 @@ const evidencePaths: ZodOpenApiPathsObject = {
         'a position from "Add my location" rounded to PUBLIC_LOCATION_DECIMALS decimals (public, max-age=30).',
       tags: ['evidence'],
       requestParams: { path: evidenceIdPath },
-      responses: { '200': { description: 'The item', ...json(evidenceSchema) }, '404': error('No such item, or not visible to the caller') },
+      responses: {
+        '200': { description: 'The item', ...json(evidenceSchema) },
+        '404': error('No such item, or not visible to the caller'),
+      },
     }),
   },
   '/api/evidence/update/{id}': {
@@ -498,7 +513,12 @@ const evidencePaths: ZodOpenApiPathsObject = {
       tags: ['evidence'],
       security: [sessionCookie],
       requestParams: { path: evidenceIdPath },
-      responses: { '200': { description: 'Deleted', ...json(okResponseSchema) }, ...signedIn, '403': error("Someone else's evidence"), '404': error('No such item') },
+      responses: {
+        '200': { description: 'Deleted', ...json(okResponseSchema) },
+        ...signedIn,
+        '403': error("Someone else's evidence"),
+        '404': error('No such item'),
+      },
     }),
   },
   '/api/evidence/clearance/{id}': {
@@ -507,7 +527,11 @@ const evidencePaths: ZodOpenApiPathsObject = {
       tags: ['administration'],
       security: [sessionCookie],
       requestParams: { path: evidenceIdPath },
-      responses: { '200': { description: 'The item with its new visibility', ...json(evidenceSchema) }, ...adminOnly, '404': error('No such item') },
+      responses: {
+        '200': { description: 'The item with its new visibility', ...json(evidenceSchema) },
+        ...adminOnly,
+        '404': error('No such item'),
+      },
     }),
   },
   '/api/evidence/makeAllPublic': {
@@ -545,8 +569,12 @@ const evidencePaths: ZodOpenApiPathsObject = {
         ...tusErrors,
         '403': error('A participant who has not watched the onboarding video yet'),
         '408': error('The body stopped arriving: no byte came for UPLOAD_IDLE_TIMEOUT_MS'),
-        '413': error("Larger than the largest file allowed, or more than one participant's unfinished uploads may hold together (UPLOAD_UNFINISHED_BYTES_PER_PARTICIPANT)"),
-        '503': error("The unfinished-uploads share could not be checked (the replicas' shared store did not answer): nothing was created; try again shortly"),
+        '413': error(
+          "Larger than the largest file allowed, or more than one participant's unfinished uploads may hold together (UPLOAD_UNFINISHED_BYTES_PER_PARTICIPANT)",
+        ),
+        '503': error(
+          "The unfinished-uploads share could not be checked (the replicas' shared store did not answer): nothing was created; try again shortly",
+        ),
       },
     }),
   },
@@ -568,7 +596,13 @@ const evidencePaths: ZodOpenApiPathsObject = {
       summary: 'Send bytes from Upload-Offset (application/offset+octet-stream)',
       tags: ['evidence'],
       security: [sessionCookie],
-      requestParams: { path: z.object({ uploadId: z.string() }), header: z.object({ 'Upload-Offset': z.string().regex(/^\d+$/).meta({ description: 'Bytes the server has (from HEAD)' }), ...tusHeaders }) },
+      requestParams: {
+        path: z.object({ uploadId: z.string() }),
+        header: z.object({
+          'Upload-Offset': z.string().regex(/^\d+$/).meta({ description: 'Bytes the server has (from HEAD)' }),
+          ...tusHeaders,
+        }),
+      },
       requestBody: { content: { 'application/offset+octet-stream': { schema: binary } } },
       responses: {
         '200': { description: 'The last bytes arrived: the new item', ...json(evidenceSchema) },
@@ -590,7 +624,7 @@ const evidencePaths: ZodOpenApiPathsObject = {
     get: op({
       summary: "An item's media: display (WebP/MP4/M4A), thumb (WebP), poster (WebP), original (owner and administrators only)",
       description:
-        'Honours Range (206 Partial Content) for seeking. Public items\' derivatives are cacheable by anyone for an hour; everything else (private items, every original) is never stored by any cache (Cache-Control: private, no-store). Answers If-None-Match and If-Modified-Since with 304.',
+        "Honours Range (206 Partial Content) for seeking. Public items' derivatives are cacheable by anyone for an hour; everything else (private items, every original) is never stored by any cache (Cache-Control: private, no-store). Answers If-None-Match and If-Modified-Since with 304.",
       tags: ['evidence'],
       requestParams: {
         path: z.object({ id: z.string(), variant: z.enum(['display', 'thumb', 'poster', 'original']) }),
@@ -640,7 +674,10 @@ const appointmentPaths: ZodOpenApiPathsObject = {
         `At most ${APPOINTMENT_CSV_MAX_BYTES / 1024 / 1024} MB. Recorded in the audit log.`,
       tags: ['appointments'],
       security: [sessionCookie],
-      requestBody: { required: true, content: { 'multipart/form-data': { schema: z.object({ file: binary.meta({ description: 'The CSV file (UTF-8)' }) }) } } },
+      requestBody: {
+        required: true,
+        content: { 'multipart/form-data': { schema: z.object({ file: binary.meta({ description: 'The CSV file (UTF-8)' }) }) } },
+      },
       responses: {
         '200': { description: 'What was created, updated, left unchanged and refused', ...json(appointmentImportResultSchema) },
         ...adminOnly,
@@ -650,8 +687,10 @@ const appointmentPaths: ZodOpenApiPathsObject = {
   },
   '/api/appointments': {
     get: op({
-      summary: "A day's call sheet (administrators): the appointments in time order with name, pronouns, photo, number, reminders and status",
-      description: 'Phone numbers are E.164; a number that cannot be texted is null with phone_problem saying why. Poll it to see other performers\' status changes.',
+      summary:
+        "A day's call sheet (administrators): the appointments in time order with name, pronouns, photo, number, reminders and status",
+      description:
+        "Phone numbers are E.164; a number that cannot be texted is null with phone_problem saying why. Poll it to see other performers' status changes.",
       tags: ['appointments'],
       security: [sessionCookie],
       requestParams: { query: callSheetQuerySchema },
@@ -686,7 +725,11 @@ const appointmentPaths: ZodOpenApiPathsObject = {
       tags: ['appointments'],
       security: [sessionCookie],
       requestParams: { path: userIdPath },
-      responses: { '200': { description: 'The appointment or null', ...json(z.object({ appointment: adminAppointmentSchema.nullable() })) }, ...adminOnly, '404': error('No such user') },
+      responses: {
+        '200': { description: 'The appointment or null', ...json(z.object({ appointment: adminAppointmentSchema.nullable() })) },
+        ...adminOnly,
+        '404': error('No such user'),
+      },
     }),
   },
   '/api/appointments/{id}': {
@@ -695,7 +738,11 @@ const appointmentPaths: ZodOpenApiPathsObject = {
       tags: ['appointments'],
       security: [sessionCookie],
       requestParams: { path: appointmentIdPath },
-      responses: { '200': { description: 'The appointment', ...json(adminAppointmentSchema) }, ...adminOnly, '404': error('No such appointment') },
+      responses: {
+        '200': { description: 'The appointment', ...json(adminAppointmentSchema) },
+        ...adminOnly,
+        '404': error('No such appointment'),
+      },
     }),
     patch: op({
       summary: "Move an appointment, change its place, note or number, or set the performers' status (administrators)",
@@ -704,7 +751,12 @@ const appointmentPaths: ZodOpenApiPathsObject = {
       security: [sessionCookie],
       requestParams: { path: appointmentIdPath },
       requestBody: body(appointmentUpdateSchema),
-      responses: { '200': { description: 'The appointment', ...json(adminAppointmentSchema) }, ...adminOnly, '404': error('No such appointment'), '409': error('Changed by someone else meanwhile') },
+      responses: {
+        '200': { description: 'The appointment', ...json(adminAppointmentSchema) },
+        ...adminOnly,
+        '404': error('No such appointment'),
+        '409': error('Changed by someone else meanwhile'),
+      },
     }),
     delete: op({
       summary: 'Cancel an appointment and its reminders (administrators)',
@@ -731,7 +783,11 @@ const resetPaths: ZodOpenApiPathsObject = {
       description: 'Also accepts the legacy body [code, email]; a code sent by the client is ignored.',
       tags: ['password reset'],
       requestBody: body(sendCodeBodySchema),
-      responses: { '200': { description: 'A code is on its way', ...json(okResponseSchema) }, ...commonErrors, '404': error('No account has that e-mail address') },
+      responses: {
+        '200': { description: 'A code is on its way', ...json(okResponseSchema) },
+        ...commonErrors,
+        '404': error('No account has that e-mail address'),
+      },
     }),
   },
   '/api/email/reset-code': {
@@ -739,7 +795,11 @@ const resetPaths: ZodOpenApiPathsObject = {
       summary: 'E-mail another code (request another code)',
       tags: ['password reset'],
       requestBody: body(resendCodeRequestSchema),
-      responses: { '200': { description: 'A new code is on its way', ...json(okResponseSchema) }, ...commonErrors, '404': error('No account has that e-mail address') },
+      responses: {
+        '200': { description: 'A new code is on its way', ...json(okResponseSchema) },
+        ...commonErrors,
+        '404': error('No account has that e-mail address'),
+      },
     }),
   },
   '/api/email/check/reset-code': {

@@ -75,7 +75,9 @@ export const registerRequestSchema = z
       .min(1, MESSAGES.termsRequired)
       .max(100, MESSAGES.termsChanged)
       .optional()
-      .meta({ description: 'The version of the participation terms the person accepted (GET /api/config: terms.version); recorded with the time' }),
+      .meta({
+        description: 'The version of the participation terms the person accepted (GET /api/config: terms.version); recorded with the time',
+      }),
   })
   .meta({
     id: 'RegisterRequest',
@@ -153,7 +155,9 @@ export const userSchema = z
     created_at: z.string().meta({ format: 'date-time' }),
     terms_version: z.string().nullable().meta({ description: 'The participation terms accepted at registration; null: not recorded' }),
     terms_accepted_at: z.string().nullable().meta({ description: 'When they were accepted; null: not recorded' }),
-    sms_reminders: z.boolean().meta({ description: 'Whether appointment reminders also come by text message (on unless turned off in the profile)' }),
+    sms_reminders: z
+      .boolean()
+      .meta({ description: 'Whether appointment reminders also come by text message (on unless turned off in the profile)' }),
   })
   .meta({ id: 'User' });
 export type User = z.infer<typeof userSchema>;
@@ -176,9 +180,12 @@ export const profileUpdateSchema = z
       .string({ error: MESSAGES.currentPasswordRequired })
       .max(PASSWORD_MAX_LENGTH, MESSAGES.currentPasswordWrong)
       .optional()
-      .meta({ description: 'The account\'s current password: required when the e-mail address changes, ignored otherwise' }),
+      .meta({ description: "The account's current password: required when the e-mail address changes, ignored otherwise" }),
     sms_reminders: z
-      .preprocess((value) => (value === 'true' ? true : value === 'false' ? false : value), z.boolean({ error: 'sms_reminders must be true or false' }))
+      .preprocess(
+        (value) => (value === 'true' ? true : value === 'false' ? false : value),
+        z.boolean({ error: 'sms_reminders must be true or false' }),
+      )
       .optional()
       .meta({ description: 'Turn text reminders of the appointment on or off; left out: unchanged' }),
   })
@@ -207,11 +214,7 @@ export const pageQuerySchema = z.object({
     .max(200, 'limit must be a number from 1 to 200')
     .default(50)
     .meta({ description: 'Page size, 1 to 200 (default 50)' }),
-  cursor: z
-    .string()
-    .max(200)
-    .optional()
-    .meta({ description: 'Opaque cursor from the rel="next" Link header of the previous page' }),
+  cursor: z.string().max(200).optional().meta({ description: 'Opaque cursor from the rel="next" Link header of the previous page' }),
 });
 export type PageQuery = z.infer<typeof pageQuerySchema>;
 

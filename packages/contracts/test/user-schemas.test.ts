@@ -42,7 +42,14 @@ describe('registration form schema (shared by the browser and the server)', () =
   });
 
   it('drops role and video_watched from an admin edit', () => {
-    const parsed = adminUserUpdateSchema.parse({ username: 'abc', email: 'a@b.co', phone_number: '5551234567', full_name: 'A', role: 2, video_watched: true });
+    const parsed = adminUserUpdateSchema.parse({
+      username: 'abc',
+      email: 'a@b.co',
+      phone_number: '5551234567',
+      full_name: 'A',
+      role: 2,
+      video_watched: true,
+    });
     expect(parsed).not.toHaveProperty('role');
     expect(parsed).not.toHaveProperty('video_watched');
   });

@@ -11,7 +11,8 @@ afterAll(() => {
   rmSync(root, { recursive: true, force: true });
 });
 const intents = new SqliteBlobIntents(db);
-const noted = async () => (await intents.olderThan(new Date(Date.now() + 60_000).toISOString(), 10_000)).map((intent) => intent.prefix).sort();
+const noted = async () =>
+  (await intents.olderThan(new Date(Date.now() + 60_000).toISOString(), 10_000)).map((intent) => intent.prefix).sort();
 
 describe('sweeping blob intents', () => {
   it('settles every note made before the time given, in batches, and removes each note after settling it', async () => {

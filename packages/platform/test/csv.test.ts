@@ -3,7 +3,10 @@ import { csvLine } from '../src/index.js';
 
 /** The cells a spreadsheet makes of one line when it splits on `separator` and ignores quotes. */
 function naiveCells(line: string, separator: string): string[] {
-  return line.replace(/\r\n$/, '').split(separator).map((cell) => cell.replace(/^"/, '').trimStart());
+  return line
+    .replace(/\r\n$/, '')
+    .split(separator)
+    .map((cell) => cell.replace(/^"/, '').trimStart());
 }
 
 const formula = /^[=+\-@]/;

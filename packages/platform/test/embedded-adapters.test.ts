@@ -28,7 +28,10 @@ jobQueueContract('embedded SQLite table', {
   connect: async (queue) =>
     new SqliteJobQueue<{ n: number }>({ file: join(root, 'jobs.sqlite'), queue, logger: pino({ level: 'silent' }), pollIntervalMs: 50 }),
   startDoomedWorker: async (queue) => {
-    const worker = runTypeScript(fileURLToPath(new URL('./fixtures/doomed-sqlite-worker.ts', import.meta.url)), [join(root, 'jobs.sqlite'), queue]);
+    const worker = runTypeScript(fileURLToPath(new URL('./fixtures/doomed-sqlite-worker.ts', import.meta.url)), [
+      join(root, 'jobs.sqlite'),
+      queue,
+    ]);
     await worker.waitForLine(/^ready$/);
     return { started: worker.waitForLine(/^started /).then(() => undefined), kill: () => worker.kill() };
   },

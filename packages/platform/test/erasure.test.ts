@@ -53,10 +53,13 @@ describe('the embedded bus keeps only what a consumer still needs', () => {
     expect(await count(bus, 'people')).toBe(1); // the slow group has not handled it yet
     slowMayGo = true;
     await waitFor(() => seen.includes('slow'), { what: 'the slow group' });
-    await waitFor(async () => {
-      bus.prune();
-      return (await count(bus, 'people')) === 0;
-    }, { what: 'the message to go' });
+    await waitFor(
+      async () => {
+        bus.prune();
+        return (await count(bus, 'people')) === 0;
+      },
+      { what: 'the message to go' },
+    );
     await fast.close();
     await slow.close();
     await bus.close();

@@ -24,7 +24,9 @@ mailerContract('.eml outbox', {
   create: async () => new OutboxMailer(join(root, 'outbox'), FROM, pino({ level: 'silent' })),
   delivered: async () => {
     try {
-      return readdirSync(join(root, 'outbox')).filter((name) => name.endsWith('.eml')).map((name) => readFileSync(join(root, 'outbox', name)));
+      return readdirSync(join(root, 'outbox'))
+        .filter((name) => name.endsWith('.eml'))
+        .map((name) => readFileSync(join(root, 'outbox', name)));
     } catch {
       return [];
     }

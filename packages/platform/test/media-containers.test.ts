@@ -11,7 +11,24 @@ import {
 } from '../src/index.js';
 
 // ffmpeg demuxers that read other files named inside the input, or patterns of files.
-const LIST_DEMUXERS = ['hls', 'applehttp', 'dash', 'concat', 'ffconcat', 'sdp', 'rtsp', 'tee', 'image2', 'image2pipe', 'mpjpeg', 'data', 'lavfi', 'subfile', 'ffmetadata', 'webm_dash_manifest'];
+const LIST_DEMUXERS = [
+  'hls',
+  'applehttp',
+  'dash',
+  'concat',
+  'ffconcat',
+  'sdp',
+  'rtsp',
+  'tee',
+  'image2',
+  'image2pipe',
+  'mpjpeg',
+  'data',
+  'lavfi',
+  'subfile',
+  'ffmetadata',
+  'webm_dash_manifest',
+];
 
 describe('media containers', () => {
   it('reads every container the upload check takes with a media demuxer, never a playlist or script demuxer', () => {
@@ -19,7 +36,8 @@ describe('media containers', () => {
       expect(MEDIA_DEMUXERS).toContain(demuxerForExtension(extension));
     }
     for (const name of LIST_DEMUXERS) expect(MEDIA_DEMUXERS).not.toContain(name);
-    for (const extension of ['m3u8', 'mpd', 'ffconcat', 'sdp', 'txt', 'xml', 'toString', '__proto__']) expect(demuxerForExtension(extension)).toBeNull();
+    for (const extension of ['m3u8', 'mpd', 'ffconcat', 'sdp', 'txt', 'xml', 'toString', '__proto__'])
+      expect(demuxerForExtension(extension)).toBeNull();
   });
 
   it('names the demuxer, allows it alone and the file protocol alone; refuses to name any other', () => {
@@ -62,7 +80,15 @@ describe('media caps', () => {
         MEDIA_MAX_VIDEO_FPS: '120',
         MEDIA_MAX_VIDEO_PIXEL_BUDGET: '2e10',
       }),
-    ).toEqual({ maxVideoSeconds: 600, maxAudioSeconds: 90, maxStreams: 4, maxVideoSide: 4096, maxVideoPixels: 8_294_400, maxVideoFps: 120, maxVideoPixelBudget: 2e10 });
+    ).toEqual({
+      maxVideoSeconds: 600,
+      maxAudioSeconds: 90,
+      maxStreams: 4,
+      maxVideoSide: 4096,
+      maxVideoPixels: 8_294_400,
+      maxVideoFps: 120,
+      maxVideoPixelBudget: 2e10,
+    });
     expect(() => mediaCapsFromEnv({ MEDIA_MAX_VIDEO_SECONDS: 'long' })).toThrow(/MEDIA_MAX_VIDEO_SECONDS/);
   });
 
@@ -72,17 +98,29 @@ describe('media caps', () => {
     expect(capBreach(probe('7200.5', 2), 'video', caps)).toEqual({ cap: 'duration', message: 'Videos can be at most 2 hours long' });
     expect(capBreach(probe('14401', 1), 'audio', caps)).toEqual({ cap: 'duration', message: 'Recordings can be at most 4 hours long' });
     expect(capBreach(probe(undefined, 1), 'audio', caps)).toBeNull();
-    expect(capBreach(probe('10', 17), 'audio', caps)).toEqual({ cap: 'streams', message: 'This file has more tracks than the portal takes (at most 16)' });
+    expect(capBreach(probe('10', 17), 'audio', caps)).toEqual({
+      cap: 'streams',
+      message: 'This file has more tracks than the portal takes (at most 16)',
+    });
     const video = (width: number, height: number, rate?: string, attached = 0): ProbeResult => ({
       streams: [{ codec_type: 'video', width, height, ...(rate ? { avg_frame_rate: rate } : {}), disposition: { attached_pic: attached } }],
       format: { duration: '10' },
     });
     expect(capBreach(video(7680, 4320, '30000/1001'), 'video', caps)).toBeNull();
     expect(capBreach(video(1080, 1920, '240/1'), 'video', caps)).toBeNull();
-    expect(capBreach(video(8200, 64, '30/1'), 'video', caps)).toEqual({ cap: 'picture', message: "This video's picture is larger than the portal takes (at most 8192 pixels a side)" });
+    expect(capBreach(video(8200, 64, '30/1'), 'video', caps)).toEqual({
+      cap: 'picture',
+      message: "This video's picture is larger than the portal takes (at most 8192 pixels a side)",
+    });
     expect(capBreach(video(64, 9000), 'audio', caps)?.cap).toBe('picture');
-    expect(capBreach(video(64, 64, '1000/1'), 'video', caps)).toEqual({ cap: 'frame-rate', message: 'This video has more frames a second than the portal takes (at most 240)' });
-    expect(capBreach(video(8000, 8000, '1/1'), 'video', caps)).toEqual({ cap: 'pixels', message: "This video's picture has more pixels than the portal takes (at most 33.2 million a frame)" });
+    expect(capBreach(video(64, 64, '1000/1'), 'video', caps)).toEqual({
+      cap: 'frame-rate',
+      message: 'This video has more frames a second than the portal takes (at most 240)',
+    });
+    expect(capBreach(video(8000, 8000, '1/1'), 'video', caps)).toEqual({
+      cap: 'pixels',
+      message: "This video's picture has more pixels than the portal takes (at most 33.2 million a frame)",
+    });
     // The budget: what a phone records passes, each cap kept alone but all together does not.
     const long = (width: number, height: number, rate: string, seconds: number): ProbeResult => ({
       streams: [{ codec_type: 'video', width, height, avg_frame_rate: rate, disposition: { attached_pic: 0 } }],
@@ -102,6 +140,11 @@ describe('media caps', () => {
     expect(capBreach(video(64, 64, '0/0'), 'video', caps)).toBeNull();
     expect(capBreach(video(64, 64, 'fast'), 'video', caps)).toBeNull();
     expect(capBreach(video(600, 600, '90000/1', 1), 'audio', caps)).toBeNull();
-    expect([describeSeconds(5400), describeSeconds(90), describeSeconds(1), describeSeconds(3600)]).toEqual(['90 minutes', '90 seconds', '1 second', '1 hour']);
+    expect([describeSeconds(5400), describeSeconds(90), describeSeconds(1), describeSeconds(3600)]).toEqual([
+      '90 minutes',
+      '90 seconds',
+      '1 second',
+      '1 hour',
+    ]);
   });
 });

@@ -48,7 +48,10 @@ describe('MongoDB serial writes: which server needs the queue', () => {
     const unopened = mongoose.createConnection();
     expect(await decideSerialWrites(unopened, 'on')).toEqual({ on: true, reason: 'MONGO_SERIAL_WRITES=on' });
     expect(await decideSerialWrites(unopened, 'off')).toEqual({ on: false, reason: 'MONGO_SERIAL_WRITES=off' });
-    expect(await decideSerialWrites(unopened, 'auto')).toMatchObject({ on: true, reason: expect.stringMatching(/^buildInfo failed .*queued to be safe$/) });
+    expect(await decideSerialWrites(unopened, 'auto')).toMatchObject({
+      on: true,
+      reason: expect.stringMatching(/^buildInfo failed .*queued to be safe$/),
+    });
     expect(serialWritesOf(unopened)).toMatchObject({ on: true });
   });
 });
@@ -59,7 +62,9 @@ describe('MongoDB serial writes: the setting', () => {
     expect(infrastructureFromEnv(base).mongoSerialWrites).toBe('auto');
     expect(infrastructureFromEnv({ ...base, MONGO_SERIAL_WRITES: 'on' }).mongoSerialWrites).toBe('on');
     expect(infrastructureFromEnv({ ...base, MONGO_SERIAL_WRITES: 'off' }).mongoSerialWrites).toBe('off');
-    expect(describeInfrastructure(infrastructureFromEnv({ ...base, MONGO_SERIAL_WRITES: 'off' })).documents).toBe('mongodb (serial writes: off)');
+    expect(describeInfrastructure(infrastructureFromEnv({ ...base, MONGO_SERIAL_WRITES: 'off' })).documents).toBe(
+      'mongodb (serial writes: off)',
+    );
   });
 
   it('refuses anything else, naming the variable', () => {

@@ -29,12 +29,18 @@ beforeAll(async () => {
   app.get('/ok', (req, res) => {
     res.json({ id: requestId(req) });
   });
-  app.get('/refused', route(async () => {
-    throw new HttpError(403, 'forbidden', 'No');
-  }));
-  app.get('/broken', route(async () => {
-    throw new Error('the database is gone');
-  }));
+  app.get(
+    '/refused',
+    route(async () => {
+      throw new HttpError(403, 'forbidden', 'No');
+    }),
+  );
+  app.get(
+    '/broken',
+    route(async () => {
+      throw new Error('the database is gone');
+    }),
+  );
   app.use(errorHandler(logger));
   server = app.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -75,7 +81,12 @@ describe('request logging', () => {
     expect(typeof lineOf('req-ok')!.responseTime).toBe('number');
     expect(JSON.stringify(lines)).not.toContain('secret-token-value');
     expect(lineOf('req-refused')).toMatchObject({ level: 30, res: { statusCode: 403 }, msg: 'request completed' });
-    expect(lineOf('req-broken')).toMatchObject({ level: 50, res: { statusCode: 500 }, msg: 'request errored', err: { message: 'failed with status code 500' } });
+    expect(lineOf('req-broken')).toMatchObject({
+      level: 50,
+      res: { statusCode: 500 },
+      msg: 'request errored',
+      err: { message: 'failed with status code 500' },
+    });
     // The error handler's own line names the request and the error itself.
     expect(lines.find((line) => line.msg === 'request failed')).toMatchObject({
       level: 50,
@@ -86,7 +97,11 @@ describe('request logging', () => {
 
   it('writes nothing for answers whose level is off', async () => {
     const quiet: string[] = [];
-    const logger = createLogger({ service: 'quiet', level: 'info', destination: new Writable({ write: (chunk: Buffer, _e, done) => (quiet.push(chunk.toString()), done()) }) });
+    const logger = createLogger({
+      service: 'quiet',
+      level: 'info',
+      destination: new Writable({ write: (chunk: Buffer, _e, done) => (quiet.push(chunk.toString()), done()) }),
+    });
     const app = express();
     app.use(requestLogging(logger));
     app.get('/ok', (_req, res) => res.json({ ok: true }));

@@ -34,10 +34,21 @@ describe('rotating the shared secret', () => {
   it('reads INTERNAL_SECRET_PREVIOUS: optional, at least 32 characters, ignored when it is the current one', () => {
     const schema = z.object(sharedSecretEnv);
     expect(sharedSecretOf(parseEnv(schema, { INTERNAL_SECRET: NEW }))).toEqual({ current: NEW, previous: null });
-    expect(sharedSecretOf(parseEnv(schema, { INTERNAL_SECRET: NEW, INTERNAL_SECRET_PREVIOUS: '' }))).toEqual({ current: NEW, previous: null });
-    expect(sharedSecretOf(parseEnv(schema, { INTERNAL_SECRET: NEW, INTERNAL_SECRET_PREVIOUS: OLD }))).toEqual({ current: NEW, previous: OLD });
-    expect(sharedSecretOf(parseEnv(schema, { INTERNAL_SECRET: NEW, INTERNAL_SECRET_PREVIOUS: NEW }))).toEqual({ current: NEW, previous: null });
+    expect(sharedSecretOf(parseEnv(schema, { INTERNAL_SECRET: NEW, INTERNAL_SECRET_PREVIOUS: '' }))).toEqual({
+      current: NEW,
+      previous: null,
+    });
+    expect(sharedSecretOf(parseEnv(schema, { INTERNAL_SECRET: NEW, INTERNAL_SECRET_PREVIOUS: OLD }))).toEqual({
+      current: NEW,
+      previous: OLD,
+    });
+    expect(sharedSecretOf(parseEnv(schema, { INTERNAL_SECRET: NEW, INTERNAL_SECRET_PREVIOUS: NEW }))).toEqual({
+      current: NEW,
+      previous: null,
+    });
     expect(() => parseEnv(schema, { INTERNAL_SECRET: NEW, INTERNAL_SECRET_PREVIOUS: 'short' })).toThrow(ConfigError);
-    expect(() => parseEnv(schema, { INTERNAL_SECRET: NEW, INTERNAL_SECRET_PREVIOUS: 'short' })).toThrow(/INTERNAL_SECRET_PREVIOUS: must be at least 32 characters/);
+    expect(() => parseEnv(schema, { INTERNAL_SECRET: NEW, INTERNAL_SECRET_PREVIOUS: 'short' })).toThrow(
+      /INTERNAL_SECRET_PREVIOUS: must be at least 32 characters/,
+    );
   });
 });

@@ -34,16 +34,24 @@ beforeAll(async () => {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const auth = Buffer.from((req.headers.authorization ?? '').replace(/^Basic /, ''), 'base64').toString();
-      const answer = (status: number, body: object) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      const answer = (status: number, body: object) =>
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       if (auth !== `${SID}:${TOKEN}`) return answer(401, { code: 20003, message: 'Authenticate', status: 401 });
       if (req.method === 'GET' && req.url === `/2010-04-01/Accounts/${SID}.json`) return answer(200, { sid: SID, status: 'active' });
       if (req.method === 'POST' && req.url === `/2010-04-01/Accounts/${SID}/Messages.json`) {
         const form = new URLSearchParams(Buffer.concat(chunks).toString());
         const to = form.get('To') ?? '';
-        if (to === '+15005550001') return answer(400, { code: 21211, message: `The 'To' number ${to} is not a valid phone number.`, status: 400 });
+        if (to === '+15005550001')
+          return answer(400, { code: 21211, message: `The 'To' number ${to} is not a valid phone number.`, status: 400 });
         if (to === '+15005550009') return answer(500, { code: 20500, message: 'Internal Server Error', status: 500 });
         received.push({ to, body: form.get('Body') ?? '', from: form.get('From') });
-        return answer(201, { sid: `SM${received.length.toString().padStart(32, '0')}`, status: 'queued', to, from: form.get('From'), body: form.get('Body') });
+        return answer(201, {
+          sid: `SM${received.length.toString().padStart(32, '0')}`,
+          status: 'queued',
+          to,
+          from: form.get('From'),
+          body: form.get('Body'),
+        });
       }
       answer(404, { code: 20404, message: 'Not found', status: 404 });
     });
@@ -85,7 +93,9 @@ describe('Twilio sender', () => {
 
   it('reports a number the provider refuses for good as SmsRefusedError, and a server failure as a plain error (retried)', async () => {
     await expect(twilioSender().send({ to: '+15005550001', body: 'x', messageId: 'm2' })).rejects.toBeInstanceOf(SmsRefusedError);
-    const failure = await twilioSender().send({ to: '+15005550009', body: 'x', messageId: 'm3' }).catch((error: unknown) => error);
+    const failure = await twilioSender()
+      .send({ to: '+15005550009', body: 'x', messageId: 'm3' })
+      .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(Error);
     expect(failure).not.toBeInstanceOf(SmsRefusedError);
     expect(String(failure)).toContain('500');
@@ -98,7 +108,7 @@ describe('Twilio sender', () => {
 });
 
 describe('JSON outbox', () => {
-  it('keeps to, body and sent_at in one file per message, and forgets a recipient\'s files', async () => {
+  it("keeps to, body and sent_at in one file per message, and forgets a recipient's files", async () => {
     const dir = join(root, 'forget');
     const sender = new OutboxSmsSender(dir, pino({ level: 'silent' }));
     await sender.send({ to: '+12025550123', body: 'a', messageId: 'x.1', recipientId: 'abc-1' });

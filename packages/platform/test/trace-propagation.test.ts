@@ -45,7 +45,12 @@ describe('trace context', () => {
   });
 
   it('follows a job from the request that added it to the worker that runs it', async () => {
-    const queue = new SqliteJobQueue<{ n: number }>({ file: join(root, 'jobs.sqlite'), queue: 'traced', logger: silent, pollIntervalMs: 20 });
+    const queue = new SqliteJobQueue<{ n: number }>({
+      file: join(root, 'jobs.sqlite'),
+      queue: 'traced',
+      logger: silent,
+      pollIntervalMs: 20,
+    });
     const seen: string[] = [];
     const worker = await queue.work(async () => void seen.push(trace.getActiveSpan()?.spanContext().traceId ?? 'none'));
     const requestTrace = await tracer.startActiveSpan('POST /api/evidence', async (span) => {

@@ -1,7 +1,17 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_PUBLIC_LOCATION_DECIMALS } from '@portal/contracts';
-import { ConfigError, envBytes, envPort, mediaCapsFromEnv, parseEnv, type MediaCaps, sharedSecretEnv, sharedSecretOf, type SharedSecret } from '@portal/platform';
+import {
+  ConfigError,
+  envBytes,
+  envPort,
+  mediaCapsFromEnv,
+  parseEnv,
+  type MediaCaps,
+  sharedSecretEnv,
+  sharedSecretOf,
+  type SharedSecret,
+} from '@portal/platform';
 import type { MediaLimits } from './domain/evidence-service.js';
 
 export interface EvidenceSettings {
@@ -64,7 +74,8 @@ export function evidenceSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): E
     uploadExpiryMs: parsed.UPLOAD_EXPIRY_HOURS * 3600_000,
     // By default two of the largest files: one upload and the remains of one that was given up.
     unfinishedUploadBytesPerParticipant:
-      parsed.UPLOAD_UNFINISHED_BYTES_PER_PARTICIPANT ?? 2 * Math.max(parsed.EVIDENCE_IMAGE_MAX_BYTES, parsed.EVIDENCE_VIDEO_MAX_BYTES, parsed.EVIDENCE_AUDIO_MAX_BYTES),
+      parsed.UPLOAD_UNFINISHED_BYTES_PER_PARTICIPANT ??
+      2 * Math.max(parsed.EVIDENCE_IMAGE_MAX_BYTES, parsed.EVIDENCE_VIDEO_MAX_BYTES, parsed.EVIDENCE_AUDIO_MAX_BYTES),
     mediaCaps: mediaCapsFromEnv(env),
     publicLocationDecimals: parsed.PUBLIC_LOCATION_DECIMALS,
     uploadScratchBytes,

@@ -11,4 +11,8 @@ const settings = evidenceSettingsFromEnv();
 const mediaQueues = openMediaQueues((queue) => createJobQueue<MediaJob>(infrastructure, queue, logger));
 const service = await createEvidenceService(settings, { bus, mediaQueues, logger, infrastructure });
 await service.start();
-onShutdownSignal(logger, [() => service.stop(), () => Promise.all(mediaQueueList(mediaQueues).map((queue) => queue.close())).then(() => undefined), () => bus.close()]);
+onShutdownSignal(logger, [
+  () => service.stop(),
+  () => Promise.all(mediaQueueList(mediaQueues).map((queue) => queue.close())).then(() => undefined),
+  () => bus.close(),
+]);

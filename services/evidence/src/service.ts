@@ -54,7 +54,9 @@ export interface EvidenceStores {
 /** MongoDB when MONGO_URL is set, else one SQLite file under DATA_DIR. */
 export async function openEvidenceStores(infrastructure: InfrastructureSettings, logger?: Logger): Promise<EvidenceStores> {
   if (infrastructure.mongoUrl) {
-    const connection = await connectMongo(infrastructure.mongoUrl, `${infrastructure.namespace}_evidence`, { serialWrites: infrastructure.mongoSerialWrites ?? 'auto' });
+    const connection = await connectMongo(infrastructure.mongoUrl, `${infrastructure.namespace}_evidence`, {
+      serialWrites: infrastructure.mongoSerialWrites ?? 'auto',
+    });
     logger?.info({ serialWrites: serialWritesOf(connection) }, 'mongodb: serial writes decided');
     const evidence = new MongoEvidenceRepository(connection);
     await evidence.ensureIndexes();

@@ -86,7 +86,11 @@ describe('settling blobs a dead process was writing or deleting', () => {
       height: 10,
       duration: null,
     });
-    for (const [id, revision] of [[gone, 1], [item.id, 2], [item.id, 3]] as const) {
+    for (const [id, revision] of [
+      [gone, 1],
+      [item.id, 2],
+      [item.id, 3],
+    ] as const) {
       await put(`evidence/${id}/r${revision}/display.webp`);
       await service.applyMediaResult(result(id, revision));
     }

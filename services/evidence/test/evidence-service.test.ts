@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MEDIA_TYPES } from "@portal/contracts";
-import { HttpError } from "@portal/platform";
-import { waitFor } from "@portal/platform/testing";
-import { jobIdFor } from "../src/domain/evidence-service.js";
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MEDIA_TYPES } from '@portal/contracts';
+import { HttpError } from '@portal/platform';
+import { waitFor } from '@portal/platform/testing';
+import { jobIdFor } from '../src/domain/evidence-service.js';
 import {
   administrator,
   participant,
@@ -10,7 +10,7 @@ import {
   startEmbeddedEvidence,
   wavBytes,
   type EmbeddedEvidence,
-} from "./support/embedded-evidence.js";
+} from './support/embedded-evidence.js';
 
 // The evidence domain's rules, on the service as service.ts wires it over the embedded adapters
 // (a SQLite file, the SQLite bus and job queue, the file blob store in a temporary folder).
@@ -22,12 +22,8 @@ afterAll(() => portal?.close());
 
 const service = () => portal.handle.evidence;
 /** Notes of blob writes or deletions not settled yet (none once a use case has finished). */
-const openIntents = () =>
-  portal.stores.evidence.blobIntents.olderThan(
-    new Date(Date.now() + 60_000).toISOString(),
-    100,
-  );
-const note = { title: "A note", notes: "seen at the market", location: null };
+const openIntents = () => portal.stores.evidence.blobIntents.olderThan(new Date(Date.now() + 60_000).toISOString(), 100);
+const note = { title: 'A note', notes: 'seen at the market', location: null };
 
 /** The HttpError a call is refused with (fails when it is not refused). */
 async function refusal(call: Promise<unknown>): Promise<HttpError> {
@@ -35,46 +31,40 @@ async function refusal(call: Promise<unknown>): Promise<HttpError> {
     () => null,
     (thrown: unknown) => thrown,
   );
-  expect(error, "the call should have been refused").toBeInstanceOf(HttpError);
+  expect(error, 'the call should have been refused').toBeInstanceOf(HttpError);
   return error as HttpError;
 }
 
-async function addPhoto(
-  owner: ReturnType<typeof participant>,
-  title = "A photo",
-) {
-  const file = await portal.receivedFile("photo.jpg", await photoBytes());
+async function addPhoto(owner: ReturnType<typeof participant>, title = 'A photo') {
+  const file = await portal.receivedFile('photo.jpg', await photoBytes());
   return service().createFromFile(owner, file, {
     title,
-    notes: "",
+    notes: '',
     location: null,
   });
 }
 
-describe("who may add evidence", () => {
-  it("refuses a participant who has not watched the onboarding video, and lets an administrator", async () => {
-    const newcomer = participant("newcomer", { videoWatched: false });
+describe('who may add evidence', () => {
+  it('refuses a participant who has not watched the onboarding video, and lets an administrator', async () => {
+    const newcomer = participant('newcomer', { videoWatched: false });
     const refused = await refusal(service().createNote(newcomer, note));
     expect(refused.status).toBe(403);
     expect((await service().listOwn(newcomer, {}, 10)).items).toHaveLength(0);
-    const { created } = await service().createNote(
-      administrator("admin-notes"),
-      note,
-    );
+    const { created } = await service().createNote(administrator('admin-notes'), note);
     expect(created).toBe(true);
   });
 });
 
-describe("idempotency: one capture makes one item, however often it is sent", () => {
-  it("answers the first note for a second one with the same key, also when both arrive at once", async () => {
-    const owner = participant("idem-notes");
+describe('idempotency: one capture makes one item, however often it is sent', () => {
+  it('answers the first note for a second one with the same key, also when both arrive at once', async () => {
+    const owner = participant('idem-notes');
     const [first, second] = await Promise.all([
-      service().createNote(owner, note, undefined, "key-1"),
-      service().createNote(owner, note, undefined, "key-1"),
+      service().createNote(owner, note, undefined, 'key-1'),
+      service().createNote(owner, note, undefined, 'key-1'),
     ]);
     expect([first.created, second.created].sort()).toEqual([false, true]);
     expect(first.record.id).toBe(second.record.id);
-    const later = await service().createNote(owner, note, undefined, "key-1");
+    const later = await service().createNote(owner, note, undefined, 'key-1');
     expect(later).toMatchObject({
       created: false,
       record: { id: first.record.id },
@@ -83,33 +73,20 @@ describe("idempotency: one capture makes one item, however often it is sent", ()
   });
 
   it("keeps keys per participant: another participant's same key makes their own item", async () => {
-    const [one, two] = [participant("idem-one"), participant("idem-two")];
-    const mine = await service().createNote(one, note, undefined, "shared-key");
-    const theirs = await service().createNote(
-      two,
-      note,
-      undefined,
-      "shared-key",
-    );
+    const [one, two] = [participant('idem-one'), participant('idem-two')];
+    const mine = await service().createNote(one, note, undefined, 'shared-key');
+    const theirs = await service().createNote(two, note, undefined, 'shared-key');
     expect(theirs.created).toBe(true);
     expect(theirs.record.id).not.toBe(mine.record.id);
-    expect(theirs.record.user_id).toBe("idem-two");
+    expect(theirs.record.user_id).toBe('idem-two');
   });
 
-  it("files two uploads of the same capture finished at once as one item, and keeps no blob of the other", async () => {
-    const owner = participant("idem-files");
-    const files = [
-      await portal.receivedFile("a.jpg", await photoBytes()),
-      await portal.receivedFile("b.jpg", await photoBytes()),
-    ];
+  it('files two uploads of the same capture finished at once as one item, and keeps no blob of the other', async () => {
+    const owner = participant('idem-files');
+    const files = [await portal.receivedFile('a.jpg', await photoBytes()), await portal.receivedFile('b.jpg', await photoBytes())];
     const records = await Promise.all(
       files.map((file) =>
-        service().createFromFile(
-          owner,
-          file,
-          { title: "Twice", notes: "", location: null },
-          { idempotencyKey: "capture-7" },
-        ),
+        service().createFromFile(owner, file, { title: 'Twice', notes: '', location: null }, { idempotencyKey: 'capture-7' }),
       ),
     );
     expect(records[0]!.id).toBe(records[1]!.id);
@@ -117,14 +94,11 @@ describe("idempotency: one capture makes one item, however often it is sent", ()
     expect(items.map((item) => item.id)).toEqual([records[0]!.id]);
     const id = records[0]!.id;
     // Only the filed item's original is stored; the other upload's blobs went.
-    const keys = (await portal.blobKeys()).filter(
-      (key) => !key.startsWith("evidence/" + id + "/"),
-    );
+    const keys = (await portal.blobKeys()).filter((key) => !key.startsWith('evidence/' + id + '/'));
     const ofOthers = await Promise.all(
       keys.map(async (key) => ({
         key,
-        owner: (await portal.stores.evidence.findById(key.split("/")[1]!))
-          ?.user_id,
+        owner: (await portal.stores.evidence.findById(key.split('/')[1]!))?.user_id,
       })),
     );
     expect(ofOthers.filter((blob) => blob.owner === undefined)).toEqual([]);
@@ -132,158 +106,106 @@ describe("idempotency: one capture makes one item, however often it is sent", ()
     // The same upload id finished again answers the same item too.
     const again = await service().createFromFile(
       owner,
-      await portal.receivedFile("c.jpg", await photoBytes()),
-      { title: "Twice", notes: "", location: null },
-      { idempotencyKey: "capture-7" },
+      await portal.receivedFile('c.jpg', await photoBytes()),
+      { title: 'Twice', notes: '', location: null },
+      { idempotencyKey: 'capture-7' },
     );
     expect(again.id).toBe(id);
   });
 });
 
-describe("edits", () => {
+describe('edits', () => {
   it("takes a published item out of the archive when its owner edits it, back to the moderators' review", async () => {
-    const owner = participant("editor");
+    const owner = participant('editor');
     const { record } = await service().createNote(owner, note);
-    const published = await service().toggleVisibility(
-      administrator(),
-      record.id,
-    );
+    const published = await service().toggleVisibility(administrator(), record.id);
     expect(published).toMatchObject({
       is_public: true,
-      review_status: "reviewed",
+      review_status: 'reviewed',
     });
-    expect(
-      (await service().listPublic({}, 50)).items.map((item) => item.id),
-    ).toContain(record.id);
+    expect((await service().listPublic({}, 50)).items.map((item) => item.id)).toContain(record.id);
 
-    const edited = await service().update(
-      owner,
-      record.id,
-      { title: "Changed", notes: "more" },
-      undefined,
-    );
+    const edited = await service().update(owner, record.id, { title: 'Changed', notes: 'more' }, undefined);
     expect(edited).toMatchObject({
-      title: "Changed",
+      title: 'Changed',
       is_public: false,
-      review_status: "new",
+      review_status: 'new',
     });
-    expect(
-      (await service().listPublic({}, 50)).items.map((item) => item.id),
-    ).not.toContain(record.id);
-    await expect(
-      service().readable(undefined, record.id),
-    ).rejects.toMatchObject({ status: 404 });
+    expect((await service().listPublic({}, 50)).items.map((item) => item.id)).not.toContain(record.id);
+    await expect(service().readable(undefined, record.id)).rejects.toMatchObject({ status: 404 });
   });
 
-  it("keeps an item published when an administrator edits it, and records the edit in the audit log", async () => {
-    const owner = participant("edited-by-admin");
+  it('keeps an item published when an administrator edits it, and records the edit in the audit log', async () => {
+    const owner = participant('edited-by-admin');
     const { record } = await service().createNote(owner, note);
     await service().toggleVisibility(administrator(), record.id);
-    const edited = await service().update(
-      administrator(),
-      record.id,
-      { title: "Typo fixed", notes: record.notes },
-      undefined,
-    );
+    const edited = await service().update(administrator(), record.id, { title: 'Typo fixed', notes: record.notes }, undefined);
     expect(edited).toMatchObject({
-      title: "Typo fixed",
+      title: 'Typo fixed',
       is_public: true,
-      review_status: "reviewed",
+      review_status: 'reviewed',
     });
     await waitFor(
-      () =>
-        portal.events.find(
-          (event) =>
-            event.type === "audit.recorded" &&
-            JSON.stringify(event.data).includes("Typo fixed"),
-        ),
+      () => portal.events.find((event) => event.type === 'audit.recorded' && JSON.stringify(event.data).includes('Typo fixed')),
       {
-        what: "the audit entry of the edit",
+        what: 'the audit entry of the edit',
       },
     ).then((event) =>
       expect(event.data).toMatchObject({
-        action: "evidence.edit",
-        before: { title: "A note" },
-        after: { title: "Typo fixed" },
+        action: 'evidence.edit',
+        before: { title: 'A note' },
+        after: { title: 'Typo fixed' },
       }),
     );
   });
 
   it("refuses another participant's edit and deletion, and hides a private item from them", async () => {
-    const owner = participant("owner-1");
-    const stranger = participant("stranger-1");
+    const owner = participant('owner-1');
+    const stranger = participant('stranger-1');
     const { record } = await service().createNote(owner, note);
-    expect(
-      (
-        await refusal(
-          service().update(
-            stranger,
-            record.id,
-            { title: "Mine now", notes: "" },
-            undefined,
-          ),
-        )
-      ).status,
-    ).toBe(403);
-    expect((await refusal(service().delete(stranger, record.id))).status).toBe(
-      403,
-    );
-    expect(
-      (await refusal(service().readable(stranger, record.id))).status,
-    ).toBe(404);
-    expect((await service().readable(owner, record.id)).title).toBe("A note");
-    expect((await service().readable(administrator(), record.id)).title).toBe(
-      "A note",
-    );
+    expect((await refusal(service().update(stranger, record.id, { title: 'Mine now', notes: '' }, undefined))).status).toBe(403);
+    expect((await refusal(service().delete(stranger, record.id))).status).toBe(403);
+    expect((await refusal(service().readable(stranger, record.id))).status).toBe(404);
+    expect((await service().readable(owner, record.id)).title).toBe('A note');
+    expect((await service().readable(administrator(), record.id)).title).toBe('A note');
   });
 });
 
-describe("replacing the file", () => {
-  it("files the new photo as the next revision, queues its processing and removes the old revision", async () => {
-    const owner = participant("replacer");
+describe('replacing the file', () => {
+  it('files the new photo as the next revision, queues its processing and removes the old revision', async () => {
+    const owner = participant('replacer');
     const item = await addPhoto(owner);
     expect(item.media_revision).toBe(1);
     const old = item.original_key!;
     expect(await portal.blobs.stat(old)).not.toBeNull();
 
-    const file = await portal.receivedFile(
-      "new.png",
-      await photoBytes({ r: 0, g: 0, b: 255 }, "png"),
-    );
-    const updated = await service().update(
-      owner,
-      item.id,
-      { title: "Better photo", notes: "" },
-      file,
-    );
+    const file = await portal.receivedFile('new.png', await photoBytes({ r: 0, g: 0, b: 255 }, 'png'));
+    const updated = await service().update(owner, item.id, { title: 'Better photo', notes: '' }, file);
     expect(updated).toMatchObject({
       media_revision: 2,
-      media_status: "processing",
-      original_type: "image/png",
+      media_status: 'processing',
+      original_type: 'image/png',
     });
     expect(updated.original_key).toBe(`evidence/${item.id}/r2/original`);
     expect(await portal.blobs.stat(updated.original_key!)).not.toBeNull();
     expect(await portal.blobs.stat(old)).toBeNull();
-    expect(
-      (await portal.mediaQueues.stills.getJob(jobIdFor(item.id, 2)))?.data,
-    ).toMatchObject({ revision: 2, originalKey: updated.original_key });
+    expect((await portal.mediaQueues.stills.getJob(jobIdFor(item.id, 2)))?.data).toMatchObject({
+      revision: 2,
+      originalKey: updated.original_key,
+    });
     expect(await openIntents()).toEqual([]);
 
     // The worker's late report on the replaced revision changes nothing, and its outputs go.
-    await portal.blobs.put(
-      `evidence/${item.id}/r1/display.webp`,
-      Buffer.from("late"),
-      { contentType: "image/webp" },
-    );
+    await portal.blobs.put(`evidence/${item.id}/r1/display.webp`, Buffer.from('late'), { contentType: 'image/webp' });
     await service().applyMediaResult({
       evidenceId: item.id,
       revision: 1,
-      status: "ready",
+      status: 'ready',
       error: null,
       media_type: MEDIA_TYPES.image,
       display: {
         key: `evidence/${item.id}/r1/display.webp`,
-        contentType: "image/webp",
+        contentType: 'image/webp',
       },
       thumbnail: null,
       poster: null,
@@ -294,81 +216,56 @@ describe("replacing the file", () => {
     });
     expect(await portal.stores.evidence.findById(item.id)).toMatchObject({
       media_revision: 2,
-      media_status: "processing",
+      media_status: 'processing',
       display_key: null,
     });
-    expect(
-      await portal.blobs.stat(`evidence/${item.id}/r1/display.webp`),
-    ).toBeNull();
+    expect(await portal.blobs.stat(`evidence/${item.id}/r1/display.webp`)).toBeNull();
   });
 
-  it("refuses a file of another kind with a sentence, and keeps the item and its file as they were", async () => {
-    const owner = participant("wrong-kind");
+  it('refuses a file of another kind with a sentence, and keeps the item and its file as they were', async () => {
+    const owner = participant('wrong-kind');
     const item = await addPhoto(owner);
     const refused = await refusal(
-      service().update(
-        owner,
-        item.id,
-        { title: "Now a sound", notes: "" },
-        await portal.receivedFile("sound.wav", wavBytes()),
-      ),
+      service().update(owner, item.id, { title: 'Now a sound', notes: '' }, await portal.receivedFile('sound.wav', wavBytes())),
     );
     expect(refused.status).toBe(400);
-    expect(refused.message).toBe(
-      "The new file must be a photo, like the one it replaces",
-    );
+    expect(refused.message).toBe('The new file must be a photo, like the one it replaces');
     expect(await portal.stores.evidence.findById(item.id)).toMatchObject({
-      title: "A photo",
+      title: 'A photo',
       media_revision: 1,
       original_key: item.original_key,
     });
     expect(await portal.blobs.stat(item.original_key!)).not.toBeNull();
-    expect(
-      (await portal.blobKeys()).filter((key) =>
-        key.startsWith(`evidence/${item.id}/r2/`),
-      ),
-    ).toEqual([]);
+    expect((await portal.blobKeys()).filter((key) => key.startsWith(`evidence/${item.id}/r2/`))).toEqual([]);
   });
 
-  it("lets only the participant who uploaded it replace the file (not an administrator), and a note has none", async () => {
-    const owner = participant("only-owner");
+  it('lets only the participant who uploaded it replace the file (not an administrator), and a note has none', async () => {
+    const owner = participant('only-owner');
     const item = await addPhoto(owner);
     const byAdmin = await refusal(
-      service().update(
-        administrator(),
-        item.id,
-        { title: "x", notes: "" },
-        await portal.receivedFile("a.jpg", await photoBytes()),
-      ),
+      service().update(administrator(), item.id, { title: 'x', notes: '' }, await portal.receivedFile('a.jpg', await photoBytes())),
     );
     expect(byAdmin.status).toBe(403);
     const { record } = await service().createNote(owner, note);
     const onNote = await refusal(
-      service().update(
-        owner,
-        record.id,
-        { title: "x", notes: "" },
-        await portal.receivedFile("b.jpg", await photoBytes()),
-      ),
+      service().update(owner, record.id, { title: 'x', notes: '' }, await portal.receivedFile('b.jpg', await photoBytes())),
     );
     expect(onNote).toMatchObject({
       status: 400,
-      message: "A note has no file to replace",
+      message: 'A note has no file to replace',
     });
-    expect(
-      (await portal.stores.evidence.findById(item.id))?.media_revision,
-    ).toBe(1);
+    expect((await portal.stores.evidence.findById(item.id))?.media_revision).toBe(1);
   });
 
-  it("refuses a photo over the limit for photos", async () => {
+  it('refuses a photo over the limit for photos', async () => {
     const small = await startEmbeddedEvidence({ imageLimit: 64 });
     try {
       const refused = await refusal(
-        small.handle.evidence.createFromFile(
-          participant("big"),
-          await small.receivedFile("big.jpg", await photoBytes()),
-          { title: "Big", notes: "", location: null },
-        ),
+        small.handle.evidence.createFromFile(participant('big'), await small.receivedFile('big.jpg', await photoBytes()), {
+          title: 'Big',
+          notes: '',
+          location: null,
+        }),
       );
       expect(refused.status).toBe(413);
       expect(refused.message).toMatch(/^Photos can be at most/);
@@ -379,30 +276,16 @@ describe("replacing the file", () => {
   });
 });
 
-describe("deleting", () => {
+describe('deleting', () => {
   it("removes the item and every blob of it, and the owner's deletion is not audited as an administrator's", async () => {
-    const owner = participant("deleter");
+    const owner = participant('deleter');
     const item = await addPhoto(owner);
     await service().delete(owner, item.id);
     expect(await portal.stores.evidence.findById(item.id)).toBeNull();
-    expect(
-      (await portal.blobKeys()).filter((key) =>
-        key.startsWith(`evidence/${item.id}/`),
-      ),
-    ).toEqual([]);
-    await waitFor(
-      () =>
-        portal.events.find(
-          (event) => event.type === "evidence.deleted" && event.key === item.id,
-        ),
-      { what: "the deletion event" },
-    );
-    expect(
-      portal.events.some(
-        (event) =>
-          event.type === "audit.recorded" &&
-          JSON.stringify(event.data).includes(item.id),
-      ),
-    ).toBe(false);
+    expect((await portal.blobKeys()).filter((key) => key.startsWith(`evidence/${item.id}/`))).toEqual([]);
+    await waitFor(() => portal.events.find((event) => event.type === 'evidence.deleted' && event.key === item.id), {
+      what: 'the deletion event',
+    });
+    expect(portal.events.some((event) => event.type === 'audit.recorded' && JSON.stringify(event.data).includes(item.id))).toBe(false);
   });
 });

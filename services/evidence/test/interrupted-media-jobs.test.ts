@@ -20,7 +20,9 @@ import { sampleEvidence } from './contracts/evidence-store-contracts.js';
 const dir = mkdtempSync(join(tmpdir(), 'interrupted-media-'));
 const db = openDatabase(join(dir, 'evidence.sqlite'), EVIDENCE_MIGRATIONS);
 const logger = pino({ level: 'silent' });
-const mediaQueues = openMediaQueues((queue) => new SqliteJobQueue<MediaJob>({ file: join(dir, 'jobs.sqlite'), queue, logger, pollIntervalMs: 50 }));
+const mediaQueues = openMediaQueues(
+  (queue) => new SqliteJobQueue<MediaJob>({ file: join(dir, 'jobs.sqlite'), queue, logger, pollIntervalMs: 50 }),
+);
 afterAll(async () => {
   for (const queue of mediaQueueList(mediaQueues)) await queue.close();
   db.close();
@@ -41,7 +43,12 @@ const service = new EvidenceService({
 
 describe('a media job that every worker is stopped in the middle of', () => {
   it('ends failed after its free hand-backs and its tries, and the item says it was interrupted too many times', async () => {
-    const item = sampleEvidence({ media_type: MEDIA_TYPES.video, media_status: 'processing', media_revision: 1, original_key: 'evidence/x/r1/original' });
+    const item = sampleEvidence({
+      media_type: MEDIA_TYPES.video,
+      media_status: 'processing',
+      media_revision: 1,
+      original_key: 'evidence/x/r1/original',
+    });
     await repository.create(item, []);
     await service.reconcile(); // queues the item's job
     const jobId = jobIdFor(item.id, 1);
@@ -57,7 +64,8 @@ describe('a media job that every worker is stopped in the middle of', () => {
       handBacks++;
       // Still processing in between: the next worker starts it again.
       await service.reconcile();
-      if ((await mediaQueues.av.getJob(jobId))?.state !== 'failed') expect((await repository.findById(item.id))?.media_status).toBe('processing');
+      if ((await mediaQueues.av.getJob(jobId))?.state !== 'failed')
+        expect((await repository.findById(item.id))?.media_status).toBe('processing');
     }
     expect(handBacks).toBe(freeHandBacks + 3);
     expect(await mediaQueues.av.getJob(jobId)).toMatchObject({ state: 'failed', attemptsMade: 3 });

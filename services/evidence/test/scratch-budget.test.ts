@@ -25,6 +25,8 @@ describe('the scratch budget of finished uploads', () => {
     expect(evidenceSettingsFromEnv({ ...SECRET, UPLOAD_SCRATCH_BYTES: '2gb' }).uploadScratchBytes).toBe(2 * 1024 ** 3);
     expect(evidenceSettingsFromEnv({ ...SECRET, EVIDENCE_VIDEO_MAX_BYTES: '5gb' }).uploadScratchBytes).toBe(5 * 1024 ** 3);
     expect(() => evidenceSettingsFromEnv({ ...SECRET, UPLOAD_SCRATCH_BYTES: '100mb' })).toThrow(ConfigError);
-    expect(() => evidenceSettingsFromEnv({ ...SECRET, UPLOAD_SCRATCH_BYTES: '100mb' })).toThrow(/UPLOAD_SCRATCH_BYTES: must be at least the largest file/);
+    expect(() => evidenceSettingsFromEnv({ ...SECRET, UPLOAD_SCRATCH_BYTES: '100mb' })).toThrow(
+      /UPLOAD_SCRATCH_BYTES: must be at least the largest file/,
+    );
   });
 });

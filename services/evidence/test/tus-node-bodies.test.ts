@@ -18,7 +18,12 @@ let http: HttpServer;
 let url: string;
 const written: Upload[] = [];
 
-function send(method: string, path: string, headers: Record<string, string>, body?: Buffer): Promise<{ status: number; headers: Record<string, unknown> }> {
+function send(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: Buffer,
+): Promise<{ status: number; headers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const req = request(new URL(path, url), { method, headers }, (res) => {
       res.resume();
@@ -72,7 +77,12 @@ describe('@tus/server as the evidence service patches it', () => {
   it('refuses a PATCH body over the upload length as tus does (the replacement keeps its size limit)', async () => {
     const created = await send('POST', '/uploads', { 'tus-resumable': '1.0.0', 'upload-length': '4' });
     const location = String(created.headers.location);
-    const answer = await send('PATCH', location, { 'tus-resumable': '1.0.0', 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' }, Buffer.from('too long'));
+    const answer = await send(
+      'PATCH',
+      location,
+      { 'tus-resumable': '1.0.0', 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' },
+      Buffer.from('too long'),
+    );
     expect(answer.status).toBe(413);
   });
 });

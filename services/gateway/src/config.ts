@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { DEFAULT_LIBRARY_ENTRYWAY, DEFAULT_PUBLIC_LOCATION_DECIMALS, DEFAULT_STREET_CORNER, DEFAULT_TERMS_TEXT, DEFAULT_TERMS_VERSION, type PublicConfig } from '@portal/contracts';
+import {
+  DEFAULT_LIBRARY_ENTRYWAY,
+  DEFAULT_PUBLIC_LOCATION_DECIMALS,
+  DEFAULT_STREET_CORNER,
+  DEFAULT_TERMS_TEXT,
+  DEFAULT_TERMS_VERSION,
+  type PublicConfig,
+} from '@portal/contracts';
 import { envBoolean, envBytes, envPort, parseEnv, sharedSecretEnv, sharedSecretOf, type SharedSecret } from '@portal/platform';
 import type { UploadLimits } from './http/plugins/upload-guard.js';
 
@@ -22,10 +29,16 @@ export const envTrustProxy = z
     if (['', 'false', '0', 'no'].includes(lower)) return false;
     if (['true', 'yes'].includes(lower)) return 1;
     if (/^\d+$/.test(lower)) return Math.min(Number(lower), 32);
-    const networks = value.split(',').map((part) => part.trim()).filter(Boolean);
+    const networks = value
+      .split(',')
+      .map((part) => part.trim())
+      .filter(Boolean);
     const invalid = networks.find((network) => !PROXY_NETWORK.test(network));
     if (invalid !== undefined) {
-      context.addIssue({ code: 'custom', message: `must be false, true (one proxy), a number of proxies, or addresses/networks such as 10.0.0.0/8 (not "${invalid}")` });
+      context.addIssue({
+        code: 'custom',
+        message: `must be false, true (one proxy), a number of proxies, or addresses/networks such as 10.0.0.0/8 (not "${invalid}")`,
+      });
       return z.NEVER;
     }
     return networks;
@@ -73,7 +86,10 @@ const gatewayEnvSchema = z.object({
   EVIDENCE_URL: z.url({ error: 'must be a URL such as http://evidence:4002' }).default('http://127.0.0.1:4002'),
   WEB_DIST: z.string().default('web/dist'),
   ...sharedSecretEnv,
-  SESSION_COOKIE_NAME: z.string().regex(/^[A-Za-z0-9_-]+$/).default('portal_session'),
+  SESSION_COOKIE_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default('portal_session'),
   SESSION_CACHE_TTL_MS: z.coerce.number().int().min(0).default(10_000),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(3000),
   PUBLIC_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(2000),

@@ -21,5 +21,15 @@ const gateway = await createGateway(settings, {
 });
 await gateway.start();
 // Metrics on a port of their own (METRICS_PORT, default 9464), for Prometheus inside the cluster only.
-const metricsServer = await serveProcessHealth(logger, { portVariable: 'METRICS_PORT', hostVariable: 'METRICS_HOST', defaultPort: 9464 }, [], metrics);
-onShutdownSignal(logger, [() => gateway.stop(), async () => void metricsServer.server.close(), () => bus.close(), async () => redis?.disconnect()]);
+const metricsServer = await serveProcessHealth(
+  logger,
+  { portVariable: 'METRICS_PORT', hostVariable: 'METRICS_HOST', defaultPort: 9464 },
+  [],
+  metrics,
+);
+onShutdownSignal(logger, [
+  () => gateway.stop(),
+  async () => void metricsServer.server.close(),
+  () => bus.close(),
+  async () => redis?.disconnect(),
+]);

@@ -68,7 +68,12 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
   const tokens = new IdentityTokens(settings.internalSecret);
   const resolver = new SessionResolver(settings.identityUrl, tokens, settings.sessionCacheTtlMs);
   const trust = trustFunction(settings.trustProxy);
-  const policy = new ResponsePolicy({ publicConfig: settings.publicConfig, trust, logger: deps.logger, ...(deps.metrics ? { metrics: deps.metrics } : {}) });
+  const policy = new ResponsePolicy({
+    publicConfig: settings.publicConfig,
+    trust,
+    logger: deps.logger,
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
+  });
   const cache = settings.publicCacheTtlMs > 0 ? new PublicCache({ ttlMs: settings.publicCacheTtlMs }) : null;
   // One participant's running uploads: counted in Redis when the gateways share one, else here.
   const slots = deps.redis ? new RedisUploadSlots(deps.redis) : new MemoryUploadSlots();
@@ -120,7 +125,11 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
     });
   });
   await app.register(health, { services: upstreams, ...(deps.metrics ? { metrics: deps.metrics } : {}) });
-  await app.register(webApp, { webDist: settings.webDist, productName: settings.publicConfig.productName, productShortName: settings.productShortName });
+  await app.register(webApp, {
+    webDist: settings.webDist,
+    productName: settings.publicConfig.productName,
+    productShortName: settings.productShortName,
+  });
 
   if (cache) front.fromMemory = answerFromMemory({ cache, policy, trust, hit: () => cacheOutcome('hit') });
   let fastProxy: ReturnType<typeof proxyFastPath> | null = null;

@@ -38,7 +38,10 @@ export const identityEnvSchema = z.object({
   DATA_DIR: z.string().default('./data'),
   ...sharedSecretEnv,
   SESSION_IDLE_DAYS: z.coerce.number().positive().default(14),
-  SESSION_COOKIE_NAME: z.string().regex(/^[A-Za-z0-9_-]+$/).default('portal_session'),
+  SESSION_COOKIE_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default('portal_session'),
   COOKIE_SECURE: z.enum(['auto', 'true', 'false']).default('auto'),
   PHOTO_MAX_BYTES: envBytes.default(15 * 1024 * 1024),
   RESET_CODE_TTL_MINUTES: z.coerce.number().positive().default(15),
@@ -46,11 +49,12 @@ export const identityEnvSchema = z.object({
   REGISTER_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(30),
   EVIDENCE_URL: z.url({ error: 'must be a URL such as http://evidence:4002' }).default('http://127.0.0.1:4002'),
   TERMS_VERSION: z.string().max(100).default(DEFAULT_TERMS_VERSION),
-  MODERATION_DIGEST_MINUTES: z.coerce.number({ error: 'must be a number of minutes (0 = off)' }).min(0).max(7 * 24 * 60).default(60),
-  EVENT_TIMEZONE: z
-    .string()
-    .default('UTC')
-    .refine(isTimeZone, 'must be an IANA time zone name, e.g. Europe/Berlin or America/New_York'),
+  MODERATION_DIGEST_MINUTES: z.coerce
+    .number({ error: 'must be a number of minutes (0 = off)' })
+    .min(0)
+    .max(7 * 24 * 60)
+    .default(60),
+  EVENT_TIMEZONE: z.string().default('UTC').refine(isTimeZone, 'must be an IANA time zone name, e.g. Europe/Berlin or America/New_York'),
   SMS_DEFAULT_REGION: z
     .string()
     .regex(/^[A-Z]{2}$/, 'must be a two-letter country code, e.g. US or DE')
@@ -66,7 +70,12 @@ export const identityEnvSchema = z.object({
         return false;
       }
     }, 'must be offsets such as 24h,2h or 10m (minutes m, hours h, days d)'),
-  APPOINTMENT_MINUTES: z.coerce.number().int().min(1).max(24 * 60).default(30),
+  APPOINTMENT_MINUTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 60)
+    .default(30),
   STREET_CORNER: z.string().default(DEFAULT_STREET_CORNER),
   LIBRARY_ENTRYWAY: z.string().default(DEFAULT_LIBRARY_ENTRYWAY),
   PRODUCT_NAME: z.string().default('The Investigation'),

@@ -99,7 +99,9 @@ export interface IdentityStores {
 export async function openIdentityStores(infrastructure: InfrastructureSettings, logger?: Logger): Promise<IdentityStores> {
   if (infrastructure.mongoUrl) {
     if (!infrastructure.redisUrl) throw new ConfigError('MONGO_URL needs REDIS_URL too: sessions and reset codes live in Redis');
-    const connection = await connectMongo(infrastructure.mongoUrl, `${infrastructure.namespace}_identity`, { serialWrites: infrastructure.mongoSerialWrites ?? 'auto' });
+    const connection = await connectMongo(infrastructure.mongoUrl, `${infrastructure.namespace}_identity`, {
+      serialWrites: infrastructure.mongoSerialWrites ?? 'auto',
+    });
     logger?.info({ serialWrites: serialWritesOf(connection) }, 'mongodb: serial writes decided');
     const appointments = new MongoAppointmentStore(connection);
     await appointments.ensureIndexes();
@@ -211,7 +213,14 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
     termsVersion: settings.termsVersion,
     onEventsCommitted: () => relay.kick(),
   });
-  const resets = buildPasswordResetService({ stores, sessions, settings, clock: runtime.clock ?? Date.now, logger, onEventsCommitted: () => relay.kick() });
+  const resets = buildPasswordResetService({
+    stores,
+    sessions,
+    settings,
+    clock: runtime.clock ?? Date.now,
+    logger,
+    onEventsCommitted: () => relay.kick(),
+  });
   const tokens = new IdentityTokens(settings.internalSecret);
   const evidenceSource = new HttpEvidenceSource(settings.evidenceUrl, tokens);
   const digest =
@@ -290,7 +299,9 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
       await users.sweepPictureIntents(intentsSettledBefore(shared));
       if (shared) {
         timer = setInterval(() => {
-          users.sweepPictureIntents(intentsSettledBefore(true)).catch((error: unknown) => logger.warn({ err: error }, 'settling interrupted picture writes failed'));
+          users
+            .sweepPictureIntents(intentsSettledBefore(true))
+            .catch((error: unknown) => logger.warn({ err: error }, 'settling interrupted picture writes failed'));
         }, SWEEP_EVERY_MS);
         timer.unref();
       }

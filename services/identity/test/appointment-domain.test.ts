@@ -16,19 +16,24 @@ describe('start times', () => {
   });
 
   it('refuses what is no date and time, and a wall time the spring change skips', () => {
-    for (const bad of ['2026-13-01T10:00', '2026-07-01', 'tomorrow', '2026-07-01T25:00', '01/07/2026 18:30']) expect(parseStart(bad, 'Europe/Berlin'), bad).toBeNull();
+    for (const bad of ['2026-13-01T10:00', '2026-07-01', 'tomorrow', '2026-07-01T25:00', '01/07/2026 18:30'])
+      expect(parseStart(bad, 'Europe/Berlin'), bad).toBeNull();
     expect(parseStart('2026-03-29T02:30', 'Europe/Berlin')).toBeNull();
   });
 
   it("answers a day's bounds in the zone", () => {
     expect(dayBounds('2026-07-01', 'Europe/Berlin')).toEqual({ from: '2026-06-30T22:00:00.000Z', to: '2026-07-01T22:00:00.000Z' });
-    expect(dayBounds('2026-07-01', 'Europe/Berlin', '18:00', '20:00')).toEqual({ from: '2026-07-01T16:00:00.000Z', to: '2026-07-01T18:00:00.000Z' });
+    expect(dayBounds('2026-07-01', 'Europe/Berlin', '18:00', '20:00')).toEqual({
+      from: '2026-07-01T16:00:00.000Z',
+      to: '2026-07-01T18:00:00.000Z',
+    });
   });
 });
 
 describe('the CSV import', () => {
   it('reads columns by name in any order and case, quoted fields included, and numbers lines from the header', () => {
-    const csv = '\ufeffStart,EMAIL,note\r\n2026-07-01T18:30,A@Example.org,"two\nlines, and a ""quote"""\r\n\r\n2026-07-01T19:00,b@example.org,\r\n';
+    const csv =
+      '\ufeffStart,EMAIL,note\r\n2026-07-01T18:30,A@Example.org,"two\nlines, and a ""quote"""\r\n\r\n2026-07-01T19:00,b@example.org,\r\n';
     const { rows, refused } = readAppointmentCsv(csv, 'Europe/Berlin', NOW);
     expect(refused).toEqual([]);
     expect(rows).toEqual([
@@ -38,7 +43,15 @@ describe('the CSV import', () => {
   });
 
   it('refuses lines with their reasons: bad date, duplicate, a value in no column, a bad address, a past start', () => {
-    const csv = ['email,start', 'a@example.org,2026-07-01T18:30', 'b@example.org,soon', 'A@example.org,2026-07-02T18:30', 'c@example.org,2026-07-01T18:30,extra', 'not-an-address,2026-07-01T18:30', 'd@example.org,2026-01-01T10:00'].join('\n');
+    const csv = [
+      'email,start',
+      'a@example.org,2026-07-01T18:30',
+      'b@example.org,soon',
+      'A@example.org,2026-07-02T18:30',
+      'c@example.org,2026-07-01T18:30,extra',
+      'not-an-address,2026-07-01T18:30',
+      'd@example.org,2026-01-01T10:00',
+    ].join('\n');
     const { rows, refused } = readAppointmentCsv(csv, 'UTC', NOW);
     expect(rows.map((row) => row.line)).toEqual([2]);
     expect(refused.map(({ line, reason }) => [line, reason])).toEqual([
@@ -52,8 +65,12 @@ describe('the CSV import', () => {
   });
 
   it('refuses the whole file at line 1 for an unknown or missing column', () => {
-    expect(readAppointmentCsv('email,start,seat\na@example.org,2026-07-01T18:30,4', 'UTC', NOW).refused).toEqual([{ line: 1, reason: 'unknown-column', message: expect.stringContaining('"seat"') }]);
-    expect(readAppointmentCsv('email,phone\na@example.org,1', 'UTC', NOW).refused).toEqual([{ line: 1, reason: 'missing-field', message: expect.stringContaining('start') }]);
+    expect(readAppointmentCsv('email,start,seat\na@example.org,2026-07-01T18:30,4', 'UTC', NOW).refused).toEqual([
+      { line: 1, reason: 'unknown-column', message: expect.stringContaining('"seat"') },
+    ]);
+    expect(readAppointmentCsv('email,phone\na@example.org,1', 'UTC', NOW).refused).toEqual([
+      { line: 1, reason: 'missing-field', message: expect.stringContaining('start') },
+    ]);
     expect(readAppointmentCsv('', 'UTC', NOW).refused[0]!.reason).toBe('missing-field');
   });
 });
@@ -73,9 +90,24 @@ describe('iCalendar', () => {
     expect(escapeText('a;b,c\\d\ne')).toBe('a\\;b\\,c\\\\d\\ne');
     const folded = foldLine(`DESCRIPTION:${'é'.repeat(100)}`);
     for (const line of folded.split('\r\n')) expect(Buffer.byteLength(line)).toBeLessThanOrEqual(75);
-    expect(folded.split('\r\n').map((line, index) => (index === 0 ? line : line.slice(1))).join('')).toBe(`DESCRIPTION:${'é'.repeat(100)}`);
+    expect(
+      folded
+        .split('\r\n')
+        .map((line, index) => (index === 0 ? line : line.slice(1)))
+        .join(''),
+    ).toBe(`DESCRIPTION:${'é'.repeat(100)}`);
     const file = calendarFile(
-      { uid: 'x@portal', sequence: 1, start: '2026-07-01T16:30:00.000Z', minutes: 30, summary: 'S', location: 'Main St, 1st Ave', description: 'D', alarmMinutesBefore: 120, stamp: '2026-06-01T00:00:00.000Z' },
+      {
+        uid: 'x@portal',
+        sequence: 1,
+        start: '2026-07-01T16:30:00.000Z',
+        minutes: 30,
+        summary: 'S',
+        location: 'Main St, 1st Ave',
+        description: 'D',
+        alarmMinutesBefore: 120,
+        stamp: '2026-06-01T00:00:00.000Z',
+      },
       '-//Test//EN',
     );
     expect(file).toMatch(/^BEGIN:VCALENDAR\r\n/);

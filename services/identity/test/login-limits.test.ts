@@ -13,7 +13,12 @@ let close: () => void = () => undefined;
 beforeAll(async () => {
   // The real limiter chain in front of a login that accepts one password.
   // 'admin' and its address name one account, as the user repository would say.
-  const ACCOUNTS: Record<string, string> = { admin: 'user-1', 'admin@example.org': 'user-1', owner: 'user-2', 'owner@example.org': 'user-2' };
+  const ACCOUNTS: Record<string, string> = {
+    admin: 'user-1',
+    'admin@example.org': 'user-1',
+    owner: 'user-2',
+    'owner@example.org': 'user-2',
+  };
   const limits = authRateLimits({
     enabled: true,
     registerPerMinute: 0,

@@ -36,7 +36,12 @@ describe('PhotoProcessor', () => {
   });
 
   it('shrinks large photos to 1600 px and makes square 512 px WebP avatars', async () => {
-    const big = await file('big.jpg', sharp({ create: { width: 4000, height: 3000, channels: 3, background: '#123' } }).jpeg().toBuffer());
+    const big = await file(
+      'big.jpg',
+      sharp({ create: { width: 4000, height: 3000, channels: 3, background: '#123' } })
+        .jpeg()
+        .toBuffer(),
+    );
     const photo = await sharp((await photos.verificationPhoto(big)).bytes).metadata();
     expect(Math.max(photo.width, photo.height)).toBe(1600);
     const avatar = await photos.avatar(big);
@@ -59,7 +64,16 @@ describe('PhotoProcessor', () => {
   it('refuses an image with more pixels than allowed (decompression bombs)', async () => {
     const small = new PhotoProcessor(1000);
     // Refused from its header alone, with a 413 that says why (not 'not an image').
-    await expect(small.avatar(await file('wide.png', sharp({ create: { width: 100, height: 100, channels: 3, background: '#000' } }).png().toBuffer()))).rejects.toMatchObject({
+    await expect(
+      small.avatar(
+        await file(
+          'wide.png',
+          sharp({ create: { width: 100, height: 100, channels: 3, background: '#000' } })
+            .png()
+            .toBuffer(),
+        ),
+      ),
+    ).rejects.toMatchObject({
       status: 413,
       message: expect.stringContaining('too many pixels'),
     });

@@ -29,25 +29,47 @@ const intents = stores.users.blobIntents;
 
 const put = (key: string) => blobs.put(key, Buffer.from(key), { contentType: 'image/jpeg' });
 const exists = async (key: string) => (await blobs.stat(key)) !== null;
-const notes = async () => (await intents.olderThan(new Date(Date.now() + 60_000).toISOString(), 10_000)).map((intent) => intent.prefix).sort();
+const notes = async () =>
+  (await intents.olderThan(new Date(Date.now() + 60_000).toISOString(), 10_000)).map((intent) => intent.prefix).sort();
 /** The keys stored under an account's folder (the file store keeps blobs/data/<key>). */
 const storedPictures = (userId: string) => {
   const folder = join(dir, 'blobs', 'data', 'users', userId);
-  return existsSync(folder) ? readdirSync(folder).map((name) => `users/${userId}/${name}`).sort() : [];
+  return existsSync(folder)
+    ? readdirSync(folder)
+        .map((name) => `users/${userId}/${name}`)
+        .sort()
+    : [];
 };
 /** A picture as a browser sends it: a temporary file, which the service removes once read. */
 async function upload(width: number, height: number): Promise<{ path: string }> {
   const path = join(dir, `upload-${randomUUID()}.jpg`);
-  writeFileSync(path, await sharp(randomBytes(width * height * 3), { raw: { width, height, channels: 3 } }).jpeg().toBuffer());
+  writeFileSync(
+    path,
+    await sharp(randomBytes(width * height * 3), { raw: { width, height, channels: 3 } })
+      .jpeg()
+      .toBuffer(),
+  );
   return { path };
 }
-const callerOf = (user: { id: string; username: string; role: number }): CallerIdentity => ({ userId: user.id, username: user.username, role: user.role, sessionId: 'test' });
+const callerOf = (user: { id: string; username: string; role: number }): CallerIdentity => ({
+  userId: user.id,
+  username: user.username,
+  role: user.role,
+  sessionId: 'test',
+});
 
 describe("a participant's pictures", () => {
   it('leave no note behind after a registration, new avatars and a deletion, and only the pictures the account refers to', async () => {
     const tag = randomUUID().slice(0, 8);
     const user = await users.register(
-      { username: `pic_${tag}`, password: 'password1', email: `pic_${tag}@example.org`, phone_number: '5551234567', full_name: 'Pic Person', pronouns: '' },
+      {
+        username: `pic_${tag}`,
+        password: 'password1',
+        email: `pic_${tag}@example.org`,
+        phone_number: '5551234567',
+        full_name: 'Pic Person',
+        pronouns: '',
+      },
       await upload(300, 200),
       'req-1',
     );
@@ -63,7 +85,11 @@ describe("a participant's pictures", () => {
 
     const other = sampleUser({ verification_photo_key: null });
     await stores.users.create(other, []);
-    const withPictures = await users.updateProfile(callerOf(other), { email: other.email, phone_number: other.phone_number, pronouns: '' }, await upload(200, 200));
+    const withPictures = await users.updateProfile(
+      callerOf(other),
+      { email: other.email, phone_number: other.phone_number, pronouns: '' },
+      await upload(200, 200),
+    );
     const admin = sampleUser({ role: ROLE_ADMIN });
     await stores.users.create(admin, []);
     await users.deleteUser(callerOf(admin), other.id);
@@ -95,10 +121,21 @@ describe("a participant's pictures", () => {
     const unnoted = key(randomUUID(), 'avatar-f1.webp');
 
     for (const user of [before, after, kept]) await stores.users.create(user, []);
-    for (const picture of [unsavedPhoto, before.verification_photo_key!, before.avatar_key!, beforeNew, afterOld, after.avatar_key!, ...deletedPictures, kept.avatar_key!, unnoted]) {
+    for (const picture of [
+      unsavedPhoto,
+      before.verification_photo_key!,
+      before.avatar_key!,
+      beforeNew,
+      afterOld,
+      after.avatar_key!,
+      ...deletedPictures,
+      kept.avatar_key!,
+      unnoted,
+    ]) {
       await put(picture);
     }
-    for (const note of [unsavedPhoto, beforeNew, before.avatar_key!, afterOld, after.avatar_key!, `users/${deleted}/`, `users/${kept.id}/`]) await intents.add(note);
+    for (const note of [unsavedPhoto, beforeNew, before.avatar_key!, afterOld, after.avatar_key!, `users/${deleted}/`, `users/${kept.id}/`])
+      await intents.add(note);
 
     // Notes made after the given time belong to work that may still be going on.
     expect(await users.sweepPictureIntents(new Date(Date.now() - 60_000))).toBe(0);
@@ -107,7 +144,8 @@ describe("a participant's pictures", () => {
 
     expect(await users.sweepPictureIntents(new Date(Date.now() + 1000))).toBe(5);
     for (const gone of [unsavedPhoto, beforeNew, afterOld, ...deletedPictures]) expect(await exists(gone), gone).toBe(false);
-    for (const stays of [before.verification_photo_key!, before.avatar_key!, after.avatar_key!, kept.avatar_key!, unnoted]) expect(await exists(stays), stays).toBe(true);
+    for (const stays of [before.verification_photo_key!, before.avatar_key!, after.avatar_key!, kept.avatar_key!, unnoted])
+      expect(await exists(stays), stays).toBe(true);
     expect(await stores.users.findById(kept.id)).not.toBeNull();
     expect(await notes()).toEqual([]);
     // Settled once: a second sweep finds nothing to do.

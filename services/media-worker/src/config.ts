@@ -45,10 +45,19 @@ const concurrency = z.coerce.number().int().min(1).max(16);
 
 const mediaQueuesSetting = z
   .string()
-  .transform((value) => value.split(',').map((part) => part.trim()).filter(Boolean))
+  .transform((value) =>
+    value
+      .split(',')
+      .map((part) => part.trim())
+      .filter(Boolean),
+  )
   .pipe(
     z
-      .array(z.enum(MEDIA_QUEUE_KINDS as [MediaQueueKind, ...MediaQueueKind[]], { message: `each queue must be one of ${MEDIA_QUEUE_KINDS.join(', ')}` }))
+      .array(
+        z.enum(MEDIA_QUEUE_KINDS as [MediaQueueKind, ...MediaQueueKind[]], {
+          message: `each queue must be one of ${MEDIA_QUEUE_KINDS.join(', ')}`,
+        }),
+      )
       .min(1, 'name at least one queue')
       .transform((kinds) => [...new Set(kinds)]),
   );
@@ -66,7 +75,9 @@ const mediaWorkerEnvSchema = z.object({
   MEDIA_AV_NICE: z.coerce.number().int().min(0).max(19).default(10),
   MEDIA_TRANSCODE_TIME_FACTOR: z.coerce.number().positive().default(DEFAULT_TRANSCODE_WATCHDOG.factor),
   MEDIA_TRANSCODE_SLACK_SECONDS: z.coerce.number().min(0).default(DEFAULT_TRANSCODE_WATCHDOG.slackSeconds),
-  MEDIA_TRANSCODE_POLICY: z.enum(TRANSCODE_POLICIES, { message: `MEDIA_TRANSCODE_POLICY must be ${TRANSCODE_POLICIES.join(' or ')}` }).default('playable-first'),
+  MEDIA_TRANSCODE_POLICY: z
+    .enum(TRANSCODE_POLICIES, { message: `MEDIA_TRANSCODE_POLICY must be ${TRANSCODE_POLICIES.join(' or ')}` })
+    .default('playable-first'),
 });
 
 export function mediaWorkerSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): MediaWorkerSettings {

@@ -1,7 +1,15 @@
 #!/usr/bin/env node
 import './tracing.js';
 import { mediaQueueList, openMediaQueues, type MediaJob } from '@portal/contracts';
-import { createBlobStore, createJobQueue, finishJobsWithinMs, onShutdownSignal, serveProcessHealth, shutdownGraceMsFromEnv, startServiceProcess } from '@portal/platform';
+import {
+  createBlobStore,
+  createJobQueue,
+  finishJobsWithinMs,
+  onShutdownSignal,
+  serveProcessHealth,
+  shutdownGraceMsFromEnv,
+  startServiceProcess,
+} from '@portal/platform';
 import { mediaWorkerSettingsFromEnv } from './config.js';
 import { createMediaWorker } from './service.js';
 
@@ -12,17 +20,26 @@ const mediaQueues = openMediaQueues((queue) => createJobQueue<MediaJob>(infrastr
 const blobs = createBlobStore(infrastructure);
 const worker = createMediaWorker(settings, { bus, mediaQueues, blobs, logger });
 await worker.start();
-const health = await serveProcessHealth(logger, { portVariable: 'HEALTH_PORT', hostVariable: 'HEALTH_HOST', defaultPort: 4003 }, [
-  { name: 'jobs', check: () => mediaQueues.stills.ping() },
-  { name: 'blobs', check: () => blobs.ping() },
-  { name: 'bus', check: () => bus.ping() },
-], worker.metrics);
+const health = await serveProcessHealth(
+  logger,
+  { portVariable: 'HEALTH_PORT', hostVariable: 'HEALTH_HOST', defaultPort: 4003 },
+  [
+    { name: 'jobs', check: () => mediaQueues.stills.ping() },
+    { name: 'blobs', check: () => blobs.ping() },
+    { name: 'bus', check: () => bus.ping() },
+  ],
+  worker.metrics,
+);
 const graceMs = shutdownGraceMsFromEnv();
-onShutdownSignal(logger, [
-  // Finish the running jobs before anything closes; those still running near the end of the grace
-  // period (SHUTDOWN_GRACE_MS) go back to the queue for another worker, no try counted.
-  () => worker.stop({ handBackAfterMs: finishJobsWithinMs(graceMs) }),
-  async () => void health.server.close(),
-  () => Promise.all(mediaQueueList(mediaQueues).map((queue) => queue.close())).then(() => undefined),
-  () => bus.close(),
-], graceMs);
+onShutdownSignal(
+  logger,
+  [
+    // Finish the running jobs before anything closes; those still running near the end of the grace
+    // period (SHUTDOWN_GRACE_MS) go back to the queue for another worker, no try counted.
+    () => worker.stop({ handBackAfterMs: finishJobsWithinMs(graceMs) }),
+    async () => void health.server.close(),
+    () => Promise.all(mediaQueueList(mediaQueues).map((queue) => queue.close())).then(() => undefined),
+    () => bus.close(),
+  ],
+  graceMs,
+);

@@ -2,14 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import {
-  MEDIA_TYPES,
-  NO_DERIVATIVES,
-  REMUXED_DISPLAY_NAME,
-  TOPICS,
-  type MediaJob,
-  type MediaProcessedData,
-} from '@portal/contracts';
+import { MEDIA_TYPES, NO_DERIVATIVES, REMUXED_DISPLAY_NAME, TOPICS, type MediaJob, type MediaProcessedData } from '@portal/contracts';
 import {
   MEDIA_DEMUXERS,
   capBreach,
@@ -55,7 +48,10 @@ export interface MediaJobDeps {
   transcodeQueue?: JobQueue<MediaJob>;
 }
 
-type Derivatives = Pick<MediaProcessedData, 'display' | 'thumbnail' | 'poster' | 'placeholder' | 'width' | 'height' | 'duration' | 'display_copy'> & {
+type Derivatives = Pick<
+  MediaProcessedData,
+  'display' | 'thumbnail' | 'poster' | 'placeholder' | 'width' | 'height' | 'duration' | 'display_copy'
+> & {
   /** The job that makes the 720p copy of a video made ready with a remux. */
   followUp?: MediaJob;
 };
@@ -72,7 +68,8 @@ export function transcodeJobIdFor(data: Pick<MediaJob, 'evidenceId' | 'revision'
  * a "failed" report with the reason; anything else (storage, bus) is thrown so the job is retried.
  */
 export function mediaJobHandler(deps: MediaJobDeps) {
-  if (deps.transcodePolicy === 'playable-first' && !deps.transcodeQueue) throw new Error('the playable-first policy needs the queue of the 720p jobs');
+  if (deps.transcodePolicy === 'playable-first' && !deps.transcodeQueue)
+    throw new Error('the playable-first policy needs the queue of the 720p jobs');
   return async (job: ActiveJob<MediaJob>): Promise<MediaProcessedData> => {
     const data = job.data;
     const workDir = join(deps.workRoot, job.id.replace(/[^A-Za-z0-9._-]/g, '_'));
@@ -85,7 +82,14 @@ export function mediaJobHandler(deps: MediaJobDeps) {
       if (!object && data.step === 'transcode') {
         // The item was deleted or its file replaced since its first copy: nothing to make.
         deps.logger.info({ jobId: job.id }, 'the original is gone; no 720p copy to make');
-        return { evidenceId: data.evidenceId, revision: data.revision, status: 'failed', media_type: data.media_type, error: 'The uploaded file is missing', ...NO_DERIVATIVES };
+        return {
+          evidenceId: data.evidenceId,
+          revision: data.revision,
+          status: 'failed',
+          media_type: data.media_type,
+          error: 'The uploaded file is missing',
+          ...NO_DERIVATIVES,
+        };
       }
       if (!object) throw new UnprocessableMediaError('The uploaded file is missing');
       await pipeline(object.body, createWriteStream(original));
@@ -93,16 +97,39 @@ export function mediaJobHandler(deps: MediaJobDeps) {
       let result: MediaProcessedData;
       let followUp: MediaJob | undefined;
       try {
-        const { followUp: next, ...derivatives } = await process(deps, data, original, workDir, (percent) => void job.updateProgress(Math.round(percent)));
+        const { followUp: next, ...derivatives } = await process(
+          deps,
+          data,
+          original,
+          workDir,
+          (percent) => void job.updateProgress(Math.round(percent)),
+        );
         followUp = next;
-        result = { evidenceId: data.evidenceId, revision: data.revision, status: 'ready', media_type: data.media_type, error: null, ...derivatives };
+        result = {
+          evidenceId: data.evidenceId,
+          revision: data.revision,
+          status: 'ready',
+          media_type: data.media_type,
+          error: null,
+          ...derivatives,
+        };
       } catch (error) {
         if (!(error instanceof UnprocessableMediaError)) throw error;
         if (data.step === 'transcode') {
           // The item is ready with its remuxed copy and keeps it: a 720p copy that cannot be made
           // (or an item deleted meanwhile: its original is gone) changes nothing the participant sees.
-          deps.logger.warn({ jobId: job.id, reason: error.message, detail: error.detail }, 'the 720p copy could not be made; the remuxed copy stays');
-          return { evidenceId: data.evidenceId, revision: data.revision, status: 'failed', media_type: data.media_type, error: error.message, ...NO_DERIVATIVES };
+          deps.logger.warn(
+            { jobId: job.id, reason: error.message, detail: error.detail },
+            'the 720p copy could not be made; the remuxed copy stays',
+          );
+          return {
+            evidenceId: data.evidenceId,
+            revision: data.revision,
+            status: 'failed',
+            media_type: data.media_type,
+            error: error.message,
+            ...NO_DERIVATIVES,
+          };
         }
         // The participant is told the reason; ffmpeg's words (paths included) go to the log only.
         deps.logger.warn({ jobId: job.id, reason: error.message, detail: error.detail }, 'media could not be processed');
@@ -121,7 +148,11 @@ export function mediaJobHandler(deps: MediaJobDeps) {
       // Added after the first copy is announced, before this job completes: a worker that dies in
       // between runs this job again, which adds it then (the job id makes a second add a no-op).
       if (followUp) {
-        await deps.transcodeQueue!.add('transcode-video', followUp, { jobId: transcodeJobIdFor(followUp), attempts: 3, backoff: { type: 'exponential', delay: 5000 } });
+        await deps.transcodeQueue!.add('transcode-video', followUp, {
+          jobId: transcodeJobIdFor(followUp),
+          attempts: 3,
+          backoff: { type: 'exponential', delay: 5000 },
+        });
       }
       deps.logger.info({ jobId: job.id, status: result.status, display: result.display_copy, ms: Date.now() - started }, 'media job done');
       return result;
@@ -155,7 +186,10 @@ async function process(
   if (job.media_type === MEDIA_TYPES.image) {
     const images = await stillImages(original).catch((error: unknown) => {
       const detail = (error as Error).message;
-      throw new UnprocessableMediaError(/pixel limit/i.test(detail) ? 'the picture is over the pixel limit' : 'the image could not be decoded', detail);
+      throw new UnprocessableMediaError(
+        /pixel limit/i.test(detail) ? 'the picture is over the pixel limit' : 'the image could not be decoded',
+        detail,
+      );
     });
     return {
       display: await put('display.webp', images.display, 'image/webp'),
@@ -192,7 +226,15 @@ async function process(
     if (playable?.playable) {
       // Poster first: the poster and thumbnail are stored before the display copy is made.
       const stream = chosenStreams(probe).video;
-      const poster = await stillImages(await posterFrame(original, probedSeconds(probe.format.duration), workDir, { demuxer, stream, niceness: options.niceness, watchdog: options.watchdog }), 1280);
+      const poster = await stillImages(
+        await posterFrame(original, probedSeconds(probe.format.duration), workDir, {
+          demuxer,
+          stream,
+          niceness: options.niceness,
+          watchdog: options.watchdog,
+        }),
+        1280,
+      );
       const thumbnail = await put('thumb.webp', poster.thumbnail, 'image/webp');
       const posterKey = await put('poster.webp', poster.display, 'image/webp');
       const remuxed = await remuxVideo(original, probe, workDir, onProgress, options);

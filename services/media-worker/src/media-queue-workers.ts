@@ -40,7 +40,9 @@ export async function workMediaQueues(
   };
   try {
     for (const { queue, concurrency } of mediaQueuePlan(queues, options)) {
-      workers.push(await queue.work(handlerFor(queue), { concurrency, lockDurationMs: options.lockDurationMs, freeHandBacks: options.freeHandBacks }));
+      workers.push(
+        await queue.work(handlerFor(queue), { concurrency, lockDurationMs: options.lockDurationMs, freeHandBacks: options.freeHandBacks }),
+      );
     }
   } catch (error) {
     await combined.close();

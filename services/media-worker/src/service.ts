@@ -1,5 +1,14 @@
 import type { MediaJob, MediaQueueSet } from '@portal/contracts';
-import { ServiceMetrics, drainJobWorker, locateFfmpeg, type BlobStore, type EventBus, type JobQueue, type JobWorker, type Logger } from '@portal/platform';
+import {
+  ServiceMetrics,
+  drainJobWorker,
+  locateFfmpeg,
+  type BlobStore,
+  type EventBus,
+  type JobQueue,
+  type JobWorker,
+  type Logger,
+} from '@portal/platform';
 import type { MediaWorkerSettings } from './config.js';
 import { mediaJobHandler } from './media-job-handler.js';
 import { mediaQueuePlan, workMediaQueues } from './media-queue-workers.js';

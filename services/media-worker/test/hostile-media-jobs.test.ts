@@ -42,7 +42,15 @@ describe.each(ffmpegBuilds())('the media worker given hostile media, $name', ({ 
       bus,
       logger: pino({ level: 'silent' }),
       workRoot: join(root, 'work'),
-      caps: { maxVideoSeconds: 60, maxAudioSeconds: 60, maxStreams: 8, maxVideoSide: 8192, maxVideoPixels: 33_177_600, maxVideoFps: 240, maxVideoPixelBudget: 150e9 },
+      caps: {
+        maxVideoSeconds: 60,
+        maxAudioSeconds: 60,
+        maxStreams: 8,
+        maxVideoSide: 8192,
+        maxVideoPixels: 33_177_600,
+        maxVideoFps: 240,
+        maxVideoPixelBudget: 150e9,
+      },
     });
   }, 120_000);
   afterAll(async () => {
@@ -59,25 +67,39 @@ describe.each(ffmpegBuilds())('the media worker given hostile media, $name', ({ 
       id: `${id}.r1`,
       name: 'process-media',
       attemptsMade: 0,
-      data: { evidenceId: id, revision: 1, media_type, originalKey: `evidence/${id}/r1/original`, outputPrefix: `evidence/${id}/r1/`, ...(demuxer ? { demuxer } : {}) },
+      data: {
+        evidenceId: id,
+        revision: 1,
+        media_type,
+        originalKey: `evidence/${id}/r1/original`,
+        outputPrefix: `evidence/${id}/r1/`,
+        ...(demuxer ? { demuxer } : {}),
+      },
       updateProgress: async () => undefined,
     };
     return handle(job);
   }
 
   const CORPUS = hostileMediaCorpus('/x').map((file) => file.name);
-  it.each(CORPUS)('ends %s failed, as a video or a recording, whatever demuxer the job names', async (name) => {
-    const file = hostileMediaCorpus(ONBOARDING_VIDEO).find((candidate) => candidate.name === name)!;
-    for (const media_type of [3, 4] as const) {
-      // No demuxer (a job queued again after a crash), the one the upload check would choose
-      // from the signature, and a playlist demuxer smuggled into the job.
-      for (const demuxer of [undefined, media_type === 3 ? 'flv' : 'flac', 'hls']) {
-        const result = await runJob(file.bytes, media_type, demuxer);
-        expect({ status: result.status, display: result.display }, `${media_type} with ${demuxer ?? 'no demuxer'}`).toEqual({ status: 'failed', display: null });
-        expectParticipantSafe(result.error);
+  it.each(CORPUS)(
+    'ends %s failed, as a video or a recording, whatever demuxer the job names',
+    async (name) => {
+      const file = hostileMediaCorpus(ONBOARDING_VIDEO).find((candidate) => candidate.name === name)!;
+      for (const media_type of [3, 4] as const) {
+        // No demuxer (a job queued again after a crash), the one the upload check would choose
+        // from the signature, and a playlist demuxer smuggled into the job.
+        for (const demuxer of [undefined, media_type === 3 ? 'flv' : 'flac', 'hls']) {
+          const result = await runJob(file.bytes, media_type, demuxer);
+          expect({ status: result.status, display: result.display }, `${media_type} with ${demuxer ?? 'no demuxer'}`).toEqual({
+            status: 'failed',
+            display: null,
+          });
+          expectParticipantSafe(result.error);
+        }
       }
-    }
-  }, 120_000);
+    },
+    120_000,
+  );
 
   it('still processes good files afterwards', async () => {
     expect(await runJob(readFileSync(fixtures.phoneMp4), 3, 'mov')).toMatchObject({ status: 'ready' });

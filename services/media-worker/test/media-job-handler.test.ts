@@ -42,7 +42,14 @@ async function runJob(file: string, media_type: MediaType, demuxer?: string): Pr
     id: `${id}.r1`,
     name: 'process-media',
     attemptsMade: 0,
-    data: { evidenceId: id, revision: 1, media_type, originalKey: `evidence/${id}/r1/original`, outputPrefix: `evidence/${id}/r1/`, ...(demuxer ? { demuxer } : {}) },
+    data: {
+      evidenceId: id,
+      revision: 1,
+      media_type,
+      originalKey: `evidence/${id}/r1/original`,
+      outputPrefix: `evidence/${id}/r1/`,
+      ...(demuxer ? { demuxer } : {}),
+    },
     updateProgress: async (value) => void progress.push(value),
   };
   return { result: await handle(job), progress };
@@ -161,7 +168,22 @@ describe('media worker', () => {
 
   it('reports a recording without a sound track as failed, with that reason', async () => {
     const silent = join(root, 'silent.mp4');
-    await promisify(execFile)(locateFfmpeg().ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10:duration=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', silent]);
+    await promisify(execFile)(locateFfmpeg().ffmpeg, [
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc=size=160x120:rate=10:duration=1',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      silent,
+    ]);
     const { result } = await runJob(silent, 4, 'mov');
     expect(result).toMatchObject({ status: 'failed', media_type: 4, display: null, duration: null });
     expect(result.error).toBe('The file could not be processed: The file has no sound track');

@@ -14,7 +14,15 @@ import {
   type MediaQueueSet,
   type MediaType,
 } from '@portal/contracts';
-import { ConfigError, DEFAULT_FREE_HAND_BACKS, SqliteJobQueue, isHandedBackTooOften, type ActiveJob, type JobQueue, type JobWorker } from '@portal/platform';
+import {
+  ConfigError,
+  DEFAULT_FREE_HAND_BACKS,
+  SqliteJobQueue,
+  isHandedBackTooOften,
+  type ActiveJob,
+  type JobQueue,
+  type JobWorker,
+} from '@portal/platform';
 import { waitFor } from '@portal/platform/testing';
 import { mediaWorkerSettingsFromEnv } from '../src/config.js';
 import { workMediaQueues } from '../src/media-queue-workers.js';
@@ -62,7 +70,12 @@ function timedHandler(finished: Map<string, number>) {
 
 describe('media queues: a photo waits only for other photos', () => {
   it('before the split: in one shared queue worked one at a time, a photo posted after two videos waits for both', async () => {
-    const shared = new SqliteJobQueue<MediaJob>({ file: join(root, `jobs-${++files}.sqlite`), queue: LEGACY_MEDIA_QUEUE, logger, pollIntervalMs: 50 });
+    const shared = new SqliteJobQueue<MediaJob>({
+      file: join(root, `jobs-${++files}.sqlite`),
+      queue: LEGACY_MEDIA_QUEUE,
+      logger,
+      pollIntervalMs: 50,
+    });
     open.push(shared);
     const finished = new Map<string, number>();
     running.push(await shared.work(timedHandler(finished), { concurrency: 1 }));
@@ -81,7 +94,8 @@ describe('media queues: a photo waits only for other photos', () => {
     const finished = new Map<string, number>();
     running.push(await workMediaQueues(queues, settings, () => timedHandler(finished)));
     // Enqueued as the evidence service does: by media type.
-    const enqueue = (id: string, mediaType: MediaType) => queues[mediaQueueKindFor(mediaType)].add('process-media', job(id, mediaType), { jobId: id });
+    const enqueue = (id: string, mediaType: MediaType) =>
+      queues[mediaQueueKindFor(mediaType)].add('process-media', job(id, mediaType), { jobId: id });
     await enqueue('video-1', MEDIA_TYPES.video);
     await enqueue('video-2', MEDIA_TYPES.video);
     await waitFor(async () => (await queues.av.counts()).active === 1, { timeoutMs: 5000, what: 'the first video to start' });
@@ -122,7 +136,11 @@ describe('media queues: a photo waits only for other photos', () => {
     open.push(...mediaQueueList(stillsSide));
     const seenByStills: string[] = [];
     running.push(
-      await workMediaQueues(stillsSide, mediaWorkerSettingsFromEnv({ MEDIA_QUEUES: 'stills' }), () => async (active) => void seenByStills.push(active.data.evidenceId)),
+      await workMediaQueues(
+        stillsSide,
+        mediaWorkerSettingsFromEnv({ MEDIA_QUEUES: 'stills' }),
+        () => async (active) => void seenByStills.push(active.data.evidenceId),
+      ),
     );
     await queues.av.add('process-media', job('video', MEDIA_TYPES.video), { jobId: 'video' });
     await queues.legacy.add('process-media', job('old', MEDIA_TYPES.video), { jobId: 'old' });
@@ -134,7 +152,13 @@ describe('media queues: a photo waits only for other photos', () => {
     expect((await queues.legacy.getJob('old'))!.state).toBe('waiting');
 
     const seenByAv: string[] = [];
-    running.push(await workMediaQueues(queues, mediaWorkerSettingsFromEnv({ MEDIA_QUEUES: ' av ' }), () => async (active) => void seenByAv.push(active.data.evidenceId)));
+    running.push(
+      await workMediaQueues(
+        queues,
+        mediaWorkerSettingsFromEnv({ MEDIA_QUEUES: ' av ' }),
+        () => async (active) => void seenByAv.push(active.data.evidenceId),
+      ),
+    );
     await waitFor(() => seenByAv.length === 2, { timeoutMs: 5000, what: 'the audio/video worker' });
     expect(seenByAv.sort()).toEqual(['old', 'video']);
   });
@@ -168,20 +192,31 @@ describe('media queues: a photo waits only for other photos', () => {
     await queues.legacy.add('process-media', job('old', MEDIA_TYPES.video), { jobId: 'old' });
     await waitFor(() => started === 3, { timeoutMs: 5000, what: 'a job of each queue to start' });
     expect((await worker.handBack()).sort()).toEqual(['old', 'photo', 'video']);
-    for (const [queue, id] of [[queues.stills, 'photo'], [queues.av, 'video'], [queues.legacy, 'old']] as const) {
+    for (const [queue, id] of [
+      [queues.stills, 'photo'],
+      [queues.av, 'video'],
+      [queues.legacy, 'old'],
+    ] as const) {
       expect(await queue.getJob(id), id).toMatchObject({ state: 'waiting', attemptsMade: 0 });
     }
   });
 
   it('fails a job that every shutdown interrupts once its tries are used up, with the hand-back reason (MEDIA_FREE_HAND_BACKS)', async () => {
     const { queues } = queuesInNewStore();
-    await queues.av.add('process-media', job('endless', MEDIA_TYPES.video), { jobId: 'endless', attempts: 2, backoff: { type: 'fixed', delay: 10 } });
+    await queues.av.add('process-media', job('endless', MEDIA_TYPES.video), {
+      jobId: 'endless',
+      attempts: 2,
+      backoff: { type: 'fixed', delay: 10 },
+    });
     const settings = mediaWorkerSettingsFromEnv({ MEDIA_QUEUES: 'av', MEDIA_FREE_HAND_BACKS: '1' });
     expect(settings.freeHandBacks).toBe(1);
     // One free hand-back, then two counted ones use up the two tries.
     for (let handBack = 1; handBack <= 3; handBack++) {
       const worker = await workMediaQueues(queues, settings, () => () => new Promise(() => undefined));
-      await waitFor(async () => (await queues.av.getJob('endless'))?.state === 'active', { timeoutMs: 5000, what: `the video to start (${handBack})` });
+      await waitFor(async () => (await queues.av.getJob('endless'))?.state === 'active', {
+        timeoutMs: 5000,
+        what: `the video to start (${handBack})`,
+      });
       expect(await worker.handBack()).toEqual(['endless']);
     }
     const failed = (await queues.av.getJob('endless'))!;
@@ -193,7 +228,10 @@ describe('media queues: a photo waits only for other photos', () => {
 
   it('reads its queues and concurrencies from the environment, and says what is wrong', () => {
     expect(mediaWorkerSettingsFromEnv({})).toMatchObject({ queues: ['stills', 'av'], concurrency: { stills: 2, av: 1 } });
-    expect(mediaWorkerSettingsFromEnv({ MEDIA_QUEUES: 'av,av', MEDIA_AV_CONCURRENCY: '2' })).toMatchObject({ queues: ['av'], concurrency: { av: 2 } });
+    expect(mediaWorkerSettingsFromEnv({ MEDIA_QUEUES: 'av,av', MEDIA_AV_CONCURRENCY: '2' })).toMatchObject({
+      queues: ['av'],
+      concurrency: { av: 2 },
+    });
     // The setting from before the split still sets the audio/video concurrency.
     expect(mediaWorkerSettingsFromEnv({ MEDIA_WORKER_CONCURRENCY: '3' }).concurrency.av).toBe(3);
     expect(mediaWorkerSettingsFromEnv({ MEDIA_WORKER_CONCURRENCY: '3', MEDIA_AV_CONCURRENCY: '1' }).concurrency.av).toBe(1);

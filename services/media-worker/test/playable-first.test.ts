@@ -35,22 +35,70 @@ beforeAll(async () => {
   mkdirSync(dir);
   const upright = join(dir, 'upright.mp4');
   await ffmpeg([
-    '-f', 'lavfi', '-i', 'testsrc2=size=1920x1080:rate=30:duration=3',
-    '-f', 'lavfi', '-i', 'sine=frequency=440:duration=3:sample_rate=48000',
-    '-c:v', 'libx264', '-preset', 'veryfast', '-profile:v', 'high', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-ac', '2', '-shortest', upright,
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=size=1920x1080:rate=30:duration=3',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=440:duration=3:sample_rate=48000',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-profile:v',
+    'high',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-ac',
+    '2',
+    '-shortest',
+    upright,
   ]);
   // Rotation is set on a stream copy: ffmpeg 5.1 writes the `rotate` tag as the track's display matrix.
   phoneMov = join(dir, 'phone.mov');
   await ffmpeg(['-i', upright, '-c', 'copy', '-metadata', `location=${LOCATION}`, '-metadata:s:v:0', 'rotate=90', phoneMov]);
   phoneMp4 = join(dir, 'phone.mp4');
   await ffmpeg([
-    '-i', upright, '-c', 'copy', '-metadata', `location=${LOCATION}`, '-metadata', `com.apple.quicktime.location.ISO6709=${LOCATION}`,
-    '-metadata:s:v:0', 'rotate=90', '-movflags', 'use_metadata_tags', phoneMp4,
+    '-i',
+    upright,
+    '-c',
+    'copy',
+    '-metadata',
+    `location=${LOCATION}`,
+    '-metadata',
+    `com.apple.quicktime.location.ISO6709=${LOCATION}`,
+    '-metadata:s:v:0',
+    'rotate=90',
+    '-movflags',
+    'use_metadata_tags',
+    phoneMp4,
   ]);
   hevcMp4 = join(dir, 'hevc.mp4');
   await ffmpeg([
-    '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=30:duration=2', '-f', 'lavfi', '-i', 'sine=duration=2',
-    '-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'log-level=error', '-tag:v', 'hvc1', '-c:a', 'aac', '-shortest', hevcMp4,
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=size=640x360:rate=30:duration=2',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=duration=2',
+    '-c:v',
+    'libx265',
+    '-preset',
+    'ultrafast',
+    '-x265-params',
+    'log-level=error',
+    '-tag:v',
+    'hvc1',
+    '-c:a',
+    'aac',
+    '-shortest',
+    hevcMp4,
   ]);
   blobs = new FsBlobStore(join(root, 'blobs'));
   bus = new SqliteEventBus({ file: join(root, 'bus.sqlite'), logger: pino({ level: 'silent' }), pruneAfterMs: 3600_000 });
@@ -101,7 +149,8 @@ function expectNoLocation({ bytes, probe }: { bytes: Buffer; probe: ProbeResult 
   }
 }
 
-const rotation = (probe: ProbeResult) => probe.streams.find((s) => s.codec_type === 'video')?.side_data_list?.find((d) => typeof d.rotation === 'number')?.rotation ?? 0;
+const rotation = (probe: ProbeResult) =>
+  probe.streams.find((s) => s.codec_type === 'video')?.side_data_list?.find((d) => typeof d.rotation === 'number')?.rotation ?? 0;
 
 describe('playable-first: a phone video is ready with a remux of its streams, then its 720p copy', () => {
   it('decides from the streams what every browser plays', async () => {
@@ -158,12 +207,23 @@ describe('playable-first: a phone video is ready with a remux of its streams, th
       // The 720p job is queued (once, whatever happens to the first job), with the first job's stills.
       const evidenceId = first.evidenceId;
       const queued = await queue.getJob(transcodeJobIdFor({ evidenceId, revision: 1 }));
-      expect(queued).toMatchObject({ name: 'transcode-video', state: 'waiting', data: { step: 'transcode', stills: { placeholder: first.placeholder } } });
+      expect(queued).toMatchObject({
+        name: 'transcode-video',
+        state: 'waiting',
+        data: { step: 'transcode', stills: { placeholder: first.placeholder } },
+      });
       expect(await runJob(file(), { evidenceId })).toMatchObject({ display_copy: 'remuxed' });
       expect(await queue.getJob(transcodeJobIdFor({ evidenceId, revision: 1 }))).toMatchObject({ state: 'waiting', data: queued!.data });
 
       const final = await runJob(file(), queued!.data);
-      expect(final).toMatchObject({ status: 'ready', display_copy: 'transcoded', width: 720, height: 1280, thumbnail: first.thumbnail, poster: first.poster });
+      expect(final).toMatchObject({
+        status: 'ready',
+        display_copy: 'transcoded',
+        width: 720,
+        height: 1280,
+        thumbnail: first.thumbnail,
+        poster: first.poster,
+      });
       expect(final.display!.key).toBe(`evidence/${evidenceId}/r1/display.mp4`);
       const transcoded = await saved(final.display!.key, `${counter}-720p.mp4`);
       expect(rotation(transcoded.probe)).toBe(0);
@@ -181,14 +241,27 @@ describe('playable-first: a phone video is ready with a remux of its streams, th
   }, 60_000);
 
   it('with the always policy, a playable video is transcoded before it is ready', async () => {
-    const always = mediaJobHandler({ blobs, bus, logger: pino({ level: 'silent' }), workRoot: join(root, 'work-always'), transcodePolicy: 'always' });
+    const always = mediaJobHandler({
+      blobs,
+      bus,
+      logger: pino({ level: 'silent' }),
+      workRoot: join(root, 'work-always'),
+      transcodePolicy: 'always',
+    });
     const id = `clip-${++counter}`;
     await blobs.put(`evidence/${id}/r1/original`, readFileSync(phoneMov), { contentType: 'video/quicktime' });
     const result = await always({
       id: `${id}.r1`,
       name: 'process-media',
       attemptsMade: 0,
-      data: { evidenceId: id, revision: 1, media_type: 3, originalKey: `evidence/${id}/r1/original`, outputPrefix: `evidence/${id}/r1/`, demuxer: 'mov' },
+      data: {
+        evidenceId: id,
+        revision: 1,
+        media_type: 3,
+        originalKey: `evidence/${id}/r1/original`,
+        outputPrefix: `evidence/${id}/r1/`,
+        demuxer: 'mov',
+      },
       updateProgress: async () => {},
     });
     expect(result).toMatchObject({ status: 'ready', width: 720, height: 1280 });
@@ -199,7 +272,12 @@ describe('playable-first: a phone video is ready with a remux of its streams, th
 
   it('a 720p job whose original is gone (the item was deleted) reports nothing and leaves the first copy', async () => {
     const published: string[] = [];
-    const before = await bus.subscribe({ groupId: `probe-${Date.now()}`, topics: ['media.results'], fromBeginning: false, handler: async (m) => void published.push(m.value.type) });
+    const before = await bus.subscribe({
+      groupId: `probe-${Date.now()}`,
+      topics: ['media.results'],
+      fromBeginning: false,
+      handler: async (m) => void published.push(m.value.type),
+    });
     const result = await runJob(phoneMov, { evidenceId: 'gone-item', originalKey: 'evidence/gone-item/r1/missing', step: 'transcode' });
     expect(result.status).toBe('failed');
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -220,12 +298,25 @@ describe('playable-first: a phone video is ready with a remux of its streams, th
     const id = `clip-${++counter}`;
     await blobs.put(`evidence/${id}/r1/original`, readFileSync(phoneMov), { contentType: 'video/quicktime' });
     const published: string[] = [];
-    const watching = await bus.subscribe({ groupId: `slow-${Date.now()}`, topics: ['media.results'], fromBeginning: false, handler: async (m) => void published.push(m.value.type) });
+    const watching = await bus.subscribe({
+      groupId: `slow-${Date.now()}`,
+      topics: ['media.results'],
+      fromBeginning: false,
+      handler: async (m) => void published.push(m.value.type),
+    });
     const result = await slow({
       id: transcodeJobIdFor({ evidenceId: id, revision: 1 }),
       name: 'transcode-video',
       attemptsMade: 0,
-      data: { evidenceId: id, revision: 1, media_type: 3, originalKey: `evidence/${id}/r1/original`, outputPrefix: `evidence/${id}/r1/`, demuxer: 'mov', step: 'transcode' },
+      data: {
+        evidenceId: id,
+        revision: 1,
+        media_type: 3,
+        originalKey: `evidence/${id}/r1/original`,
+        outputPrefix: `evidence/${id}/r1/`,
+        demuxer: 'mov',
+        step: 'transcode',
+      },
       updateProgress: async () => {},
     });
     expect(result).toMatchObject({ status: 'failed', display: null, error: expect.stringMatching(/far longer/) });

@@ -23,18 +23,34 @@ export interface NotifierSettings {
 const notifierEnvSchema = z.object({
   DATA_DIR: z.string().default('./data'),
   ...sharedSecretEnv,
-  SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional(),
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
+    .optional(),
   MAIL_FROM: z.string().optional(),
   PRODUCT_NAME: z.string().default('The Investigation'),
   PUBLIC_URL: z.url({ error: 'must be the portal address, e.g. https://portal.example.org' }).optional(),
   /** The port the portal (its gateway) listens on: without PUBLIC_URL, links point at it on localhost. */
-  PORT: z.string().regex(/^\d{1,5}$/).optional().catch(undefined),
+  PORT: z
+    .string()
+    .regex(/^\d{1,5}$/)
+    .optional()
+    .catch(undefined),
   IDENTITY_URL: z.url({ error: 'must be a URL such as http://identity:4001' }).default('http://127.0.0.1:4001'),
   APPOINTMENT_REMINDERS: z.string().default('24h,2h'),
-  TWILIO_ACCOUNT_SID: z.string().regex(/^AC[0-9a-fA-F]{32}$/, 'must be an account SID (AC followed by 32 hex digits)').optional(),
+  TWILIO_ACCOUNT_SID: z
+    .string()
+    .regex(/^AC[0-9a-fA-F]{32}$/, 'must be an account SID (AC followed by 32 hex digits)')
+    .optional(),
   TWILIO_AUTH_TOKEN: z.string().min(1).optional(),
-  TWILIO_FROM: z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be the sending number in E.164, e.g. +12025550100').optional(),
-  TWILIO_MESSAGING_SERVICE_SID: z.string().regex(/^MG[0-9a-fA-F]{32}$/, 'must be a Messaging Service SID (MG followed by 32 hex digits)').optional(),
+  TWILIO_FROM: z
+    .string()
+    .regex(/^\+[1-9]\d{6,14}$/, 'must be the sending number in E.164, e.g. +12025550100')
+    .optional(),
+  TWILIO_MESSAGING_SERVICE_SID: z
+    .string()
+    .regex(/^MG[0-9a-fA-F]{32}$/, 'must be a Messaging Service SID (MG followed by 32 hex digits)')
+    .optional(),
   TWILIO_API_BASE_URL: z.url().optional(),
 });
 
@@ -51,7 +67,8 @@ export function notifierSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): N
     dataDir: parsed.DATA_DIR,
     internalSecret: sharedSecretOf(parsed),
     smtpUrl: parsed.SMTP_URL ?? null,
-    from: parsed.MAIL_FROM ?? `"${parsed.PRODUCT_NAME.replace(/"/g, '')}" <no-reply@${host.includes('.') ? host : 'localhost.localdomain'}>`,
+    from:
+      parsed.MAIL_FROM ?? `"${parsed.PRODUCT_NAME.replace(/"/g, '')}" <no-reply@${host.includes('.') ? host : 'localhost.localdomain'}>`,
     productName: parsed.PRODUCT_NAME,
     publicUrl: publicUrl.replace(/\/+$/, ''),
     identityUrl: parsed.IDENTITY_URL,
@@ -71,7 +88,8 @@ function reminderOffsets(value: string): { label: string; ms: number }[] {
 function twilioSettings(parsed: z.infer<typeof notifierEnvSchema>): TwilioSettings | null {
   if (!parsed.TWILIO_ACCOUNT_SID) return null;
   if (!parsed.TWILIO_AUTH_TOKEN) throw new ConfigError('TWILIO_ACCOUNT_SID needs TWILIO_AUTH_TOKEN');
-  if (!parsed.TWILIO_FROM && !parsed.TWILIO_MESSAGING_SERVICE_SID) throw new ConfigError('TWILIO_ACCOUNT_SID needs TWILIO_FROM or TWILIO_MESSAGING_SERVICE_SID');
+  if (!parsed.TWILIO_FROM && !parsed.TWILIO_MESSAGING_SERVICE_SID)
+    throw new ConfigError('TWILIO_ACCOUNT_SID needs TWILIO_FROM or TWILIO_MESSAGING_SERVICE_SID');
   return {
     accountSid: parsed.TWILIO_ACCOUNT_SID,
     authToken: parsed.TWILIO_AUTH_TOKEN,

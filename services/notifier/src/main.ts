@@ -13,10 +13,21 @@ const mail = createJobQueue<MailJob>(infrastructure, 'mail', logger, { keepCompl
 const appointments = createJobQueue<AppointmentJob>(infrastructure, 'appointment-messages', logger, { keepCompletedMs: MAIL_KEEP_SENT_MS });
 const notifier = createNotifier(settings, { bus, mail, appointments, logger });
 await notifier.start();
-const health = await serveProcessHealth(logger, { portVariable: 'HEALTH_PORT', hostVariable: 'HEALTH_HOST', defaultPort: 4004 }, [
-  { name: 'mail queue', check: () => mail.ping() },
-  { name: 'appointment queue', check: () => appointments.ping() },
-  { name: 'mailer', check: () => notifier.mailer.ping() },
-  { name: 'bus', check: () => bus.ping() },
-], notifier.metrics);
-onShutdownSignal(logger, [() => notifier.stop(), async () => void health.server.close(), () => mail.close(), () => appointments.close(), () => bus.close()]);
+const health = await serveProcessHealth(
+  logger,
+  { portVariable: 'HEALTH_PORT', hostVariable: 'HEALTH_HOST', defaultPort: 4004 },
+  [
+    { name: 'mail queue', check: () => mail.ping() },
+    { name: 'appointment queue', check: () => appointments.ping() },
+    { name: 'mailer', check: () => notifier.mailer.ping() },
+    { name: 'bus', check: () => bus.ping() },
+  ],
+  notifier.metrics,
+);
+onShutdownSignal(logger, [
+  () => notifier.stop(),
+  async () => void health.server.close(),
+  () => mail.close(),
+  () => appointments.close(),
+  () => bus.close(),
+]);

@@ -101,20 +101,31 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
     sent.inc({ kind }, 0);
     failed.inc({ kind }, 0);
   }
-  const appointmentOutcomes = metrics.counter('portal_appointment_messages_total', 'Appointment messages by channel and outcome (sent, skipped, not_sent, failed)', ['channel', 'outcome']);
+  const appointmentOutcomes = metrics.counter(
+    'portal_appointment_messages_total',
+    'Appointment messages by channel and outcome (sent, skipped, not_sent, failed)',
+    ['channel', 'outcome'],
+  );
   return {
     mailer,
     sms,
     metrics,
     async start() {
       worker = await runtime.mail.work(
-        metrics.timeJobs('mail', countOutcomes(sent, failed, mailSender({
-          mailer,
-          sealer: new SealedBox(settings.internalSecret),
-          branding: { productName: settings.productName, publicUrl: settings.publicUrl },
-          logger: runtime.logger,
-          clock: runtime.clock ?? Date.now,
-        }))),
+        metrics.timeJobs(
+          'mail',
+          countOutcomes(
+            sent,
+            failed,
+            mailSender({
+              mailer,
+              sealer: new SealedBox(settings.internalSecret),
+              branding: { productName: settings.productName, publicUrl: settings.publicUrl },
+              logger: runtime.logger,
+              clock: runtime.clock ?? Date.now,
+            }),
+          ),
+        ),
         { concurrency: 2, lockDurationMs: 60_000 },
       );
       subscription = await subscribeIdentityEvents(runtime.bus, runtime.mail, mailer, runtime.logger);
@@ -152,7 +163,10 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
           clock,
         });
       }
-      runtime.logger.info({ transport: settings.smtpUrl ? 'smtp' : 'outbox', sms: settings.twilio ? 'twilio' : 'outbox' }, 'notifier started');
+      runtime.logger.info(
+        { transport: settings.smtpUrl ? 'smtp' : 'outbox', sms: settings.twilio ? 'twilio' : 'outbox' },
+        'notifier started',
+      );
     },
     async stop() {
       await subscription?.close();

@@ -33,7 +33,8 @@ beforeAll(async () => {
     req.on('data', (chunk: Buffer) => (body += chunk.toString()));
     req.on('end', () => {
       const to = new URLSearchParams(body).get('To');
-      const answer = (status: number, json: object) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(json));
+      const answer = (status: number, json: object) =>
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(json));
       if (to === '+12025550199') return answer(500, { code: 20500, message: 'Internal Server Error', status: 500 });
       if (to === '+12025550198') return answer(400, { code: 21211, message: 'Invalid To number', status: 400 });
       texts.push(to ?? '');
@@ -84,7 +85,12 @@ function recipient(id: string, overrides: Partial<AppointmentRecipient> = {}): A
 
 async function harness(name: string) {
   const directory = new DirectoryStandIn();
-  const queue = new SqliteJobQueue<AppointmentJob>({ file: join(root, `${name}.sqlite`), queue: 'appointment-messages', logger, pollIntervalMs: 50 });
+  const queue = new SqliteJobQueue<AppointmentJob>({
+    file: join(root, `${name}.sqlite`),
+    queue: 'appointment-messages',
+    logger,
+    pollIntervalMs: 50,
+  });
   const outbox = join(root, `${name}-outbox`);
   const send = appointmentSender({
     directory,
@@ -96,7 +102,8 @@ async function harness(name: string) {
     attempts: 3,
   });
   const worker = await queue.work(send, { concurrency: 2 });
-  const add = (job: AppointmentJob) => queue.add(job.kind, job, { jobId: appointmentJobId(job), attempts: 3, backoff: { type: 'fixed', delay: 50 } });
+  const add = (job: AppointmentJob) =>
+    queue.add(job.kind, job, { jobId: appointmentJobId(job), attempts: 3, backoff: { type: 'fixed', delay: 50 } });
   const mails = () => {
     try {
       return readdirSync(outbox).filter((file) => file.endsWith('.eml'));
@@ -107,16 +114,27 @@ async function harness(name: string) {
   return { directory, queue, add, mails, close: async () => (await worker.close(), await queue.close()) };
 }
 
-const reminder = (appointmentId: string, channel: 'email' | 'sms', version = 1): AppointmentJob => ({ kind: 'reminder', appointmentId, version, channel, offset: '2h', offsetMs: 7200_000 });
+const reminder = (appointmentId: string, channel: 'email' | 'sms', version = 1): AppointmentJob => ({
+  kind: 'reminder',
+  appointmentId,
+  version,
+  channel,
+  offset: '2h',
+  offsetMs: 7200_000,
+});
 
 describe('sending appointment messages', () => {
   it('retries a failing text with backoff and, when the tries are used up, records it failed for administrators', async () => {
     const h = await harness('failing');
     h.directory.appointments.set('a1', recipient('a1', { phone: '+12025550199' }));
     const job = await h.add(reminder('a1', 'sms'));
-    const failed = await waitFor(async () => ((await h.queue.getJob(job.id))?.state === 'failed' ? h.queue.getJob(job.id) : null), { what: 'the job to fail for good' });
+    const failed = await waitFor(async () => ((await h.queue.getJob(job.id))?.state === 'failed' ? h.queue.getJob(job.id) : null), {
+      what: 'the job to fail for good',
+    });
     expect(failed.attemptsMade).toBe(3);
-    expect(h.directory.reports).toEqual([expect.objectContaining({ appointmentId: 'a1', key: '2h:sms', state: 'failed', reason: expect.stringContaining('500') })]);
+    expect(h.directory.reports).toEqual([
+      expect.objectContaining({ appointmentId: 'a1', key: '2h:sms', state: 'failed', reason: expect.stringContaining('500') }),
+    ]);
     await h.close();
   });
 
@@ -142,13 +160,19 @@ describe('sending appointment messages', () => {
       h.add(reminder('due', 'email')),
       h.add(reminder('due', 'sms')),
     ]);
-    await waitFor(async () => {
-      const states = await Promise.all(jobs.map(async (job) => (await h.queue.getJob(job.id))?.state));
-      return states.every((state) => state === 'completed') || null;
-    }, { what: 'every job to end' });
+    await waitFor(
+      async () => {
+        const states = await Promise.all(jobs.map(async (job) => (await h.queue.getJob(job.id))?.state));
+        return states.every((state) => state === 'completed') || null;
+      },
+      { what: 'every job to end' },
+    );
     expect((await h.queue.getJob(jobs[0].id))!.returnValue).toEqual({ skipped: 'the appointment was moved' });
     expect((await h.queue.getJob(jobs[1].id))!.returnValue).toEqual({ skipped: 'the appointment is cancelled' });
-    expect(h.directory.reports.find((report) => report.appointmentId === 'started')).toMatchObject({ state: 'not-sent', reason: 'the appointment had started' });
+    expect(h.directory.reports.find((report) => report.appointmentId === 'started')).toMatchObject({
+      state: 'not-sent',
+      reason: 'the appointment had started',
+    });
     expect(h.mails()).toHaveLength(1);
     expect(texts.filter((to) => to === '+12025550123')).toHaveLength(1);
     // The same message run again (a job id that expired and was queued anew): already sent, skipped.

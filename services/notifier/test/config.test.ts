@@ -12,6 +12,8 @@ describe('PUBLIC_URL', () => {
   });
 
   it('is taken as given when set, without a trailing slash', () => {
-    expect(notifierSettingsFromEnv({ INTERNAL_SECRET: SECRET, PORT: '9090', PUBLIC_URL: 'https://portal.example.org/' }).publicUrl).toBe('https://portal.example.org');
+    expect(notifierSettingsFromEnv({ INTERNAL_SECRET: SECRET, PORT: '9090', PUBLIC_URL: 'https://portal.example.org/' }).publicUrl).toBe(
+      'https://portal.example.org',
+    );
   });
 });

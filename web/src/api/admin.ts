@@ -1,4 +1,13 @@
-import type { AdminUserUpdate, AuditEntry, Evidence, EvidenceCounts, MarkReviewed, MediaType, SelectedVisibility, User } from '@portal/contracts';
+import type {
+  AdminUserUpdate,
+  AuditEntry,
+  Evidence,
+  EvidenceCounts,
+  MarkReviewed,
+  MediaType,
+  SelectedVisibility,
+  User,
+} from '@portal/contracts';
 import { EXPORT_MAX_IDS, MAX_SELECTED_IDS } from '@portal/contracts';
 import { fetchListPage, firstPageUrl, type ListFilters, type ListPage } from './evidence';
 import { apiRequest } from './http';
@@ -58,7 +67,10 @@ export function markItemReviewed(id: string): Promise<Evidence> {
 export async function setSelectedVisibility(ids: readonly string[], isPublic: boolean): Promise<SelectedVisibility> {
   const total: SelectedVisibility = { ok: true, is_public: isPublic, changed: [], unchanged: [], not_found: [] };
   for (const part of chunks(ids)) {
-    const result = await apiRequest<SelectedVisibility>('/api/evidence/visibility', { method: 'PUT', json: { ids: part, is_public: isPublic } });
+    const result = await apiRequest<SelectedVisibility>('/api/evidence/visibility', {
+      method: 'PUT',
+      json: { ids: part, is_public: isPublic },
+    });
     total.changed.push(...result.changed);
     total.unchanged.push(...result.unchanged);
     total.not_found.push(...result.not_found);
@@ -94,7 +106,10 @@ export async function fetchMatchingIds(type: MediaType | null, filters: ListFilt
  * GET /api/evidence/export: the investigator's zip of the chosen items (at most EXPORT_MAX_IDS
  * ids), or of every item the filters match; null when too many items are ticked one by one.
  */
-export function evidenceExportUrl(choice: { ids: readonly string[] } | { type: MediaType | null; filters: ListFilters }, originals: boolean): string | null {
+export function evidenceExportUrl(
+  choice: { ids: readonly string[] } | { type: MediaType | null; filters: ListFilters },
+  originals: boolean,
+): string | null {
   const query = new URLSearchParams();
   if ('ids' in choice) {
     if (choice.ids.length === 0 || choice.ids.length > EXPORT_MAX_IDS) return null;

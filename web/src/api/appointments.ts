@@ -1,4 +1,11 @@
-import type { AdminAppointment, AppointmentCreate, AppointmentStatus, AppointmentUpdate, CallSheet, MyAppointment } from '@portal/contracts';
+import type {
+  AdminAppointment,
+  AppointmentCreate,
+  AppointmentStatus,
+  AppointmentUpdate,
+  CallSheet,
+  MyAppointment,
+} from '@portal/contracts';
 import { apiRequest } from './http';
 
 /** The participant's calendar file (an <a href>: the browser downloads it with the session cookie). */
@@ -16,7 +23,10 @@ export function fetchCallSheet(date: string, signal?: AbortSignal): Promise<Call
 
 /** GET /api/appointments/user/{id}: an account's appointment (administrators). */
 export function fetchUserAppointment(userId: string, signal?: AbortSignal): Promise<{ appointment: AdminAppointment | null }> {
-  return apiRequest<{ appointment: AdminAppointment | null }>(`/api/appointments/user/${encodeURIComponent(userId)}`, signal ? { signal } : {});
+  return apiRequest<{ appointment: AdminAppointment | null }>(
+    `/api/appointments/user/${encodeURIComponent(userId)}`,
+    signal ? { signal } : {},
+  );
 }
 
 /** POST /api/appointments: sets one (an address that has one has it moved). */
@@ -43,7 +53,17 @@ export function appointmentTime(iso: string, timeZone: string, style: 'long' | '
   const options: Intl.DateTimeFormatOptions =
     style === 'time'
       ? { timeZone, hour: '2-digit', minute: '2-digit', hour12: false }
-      : { timeZone, weekday: 'long', day: 'numeric', month: 'long', year: 'numeric', hour: '2-digit', minute: '2-digit', hour12: false, timeZoneName: 'short' };
+      : {
+          timeZone,
+          weekday: 'long',
+          day: 'numeric',
+          month: 'long',
+          year: 'numeric',
+          hour: '2-digit',
+          minute: '2-digit',
+          hour12: false,
+          timeZoneName: 'short',
+        };
   return new Intl.DateTimeFormat('en-GB', options).format(new Date(iso));
 }
 

@@ -20,7 +20,13 @@ const NewVersionPrompt = lazy(() => import('./NewVersionPrompt'));
  * `Router` is the browser's history in the app; the build renders the first screens with a
  * static router instead (first-screen/first-screen-styles.tsx).
  */
-export function App({ queryClient, Router = BrowserRouter }: { queryClient: QueryClient; Router?: ComponentType<{ children: ReactNode }> }) {
+export function App({
+  queryClient,
+  Router = BrowserRouter,
+}: {
+  queryClient: QueryClient;
+  Router?: ComponentType<{ children: ReactNode }>;
+}) {
   const [update, setUpdate] = useState<(() => void) | null>(null);
   useEffect(() => registerServiceWorker((apply) => setUpdate(() => apply)), []);
   return (

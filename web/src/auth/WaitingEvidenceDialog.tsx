@@ -6,7 +6,15 @@ export function waitingEvidenceText(count: number): string {
   return `${what} not been uploaded yet. It stays on this phone and is uploaded only when you log in here again with a connection. Log out anyway?`;
 }
 
-export default function WaitingEvidenceDialog({ count, onCancel, onLogOut }: { count: number; onCancel: () => void; onLogOut: () => void }) {
+export default function WaitingEvidenceDialog({
+  count,
+  onCancel,
+  onLogOut,
+}: {
+  count: number;
+  onCancel: () => void;
+  onLogOut: () => void;
+}) {
   return (
     <ConfirmDialog open title="Evidence still waiting" confirmLabel="Log Out" onCancel={onCancel} onConfirm={onLogOut}>
       {waitingEvidenceText(count)}

@@ -20,7 +20,16 @@ interface ConfirmDialogProps {
 }
 
 /** A question with Cancel and Confirm. */
-export function ConfirmDialog({ open, title, children, busy = false, confirmLabel = 'Confirm', danger = false, onCancel, onConfirm }: ConfirmDialogProps) {
+export function ConfirmDialog({
+  open,
+  title,
+  children,
+  busy = false,
+  confirmLabel = 'Confirm',
+  danger = false,
+  onCancel,
+  onConfirm,
+}: ConfirmDialogProps) {
   const titleId = useId();
   const textId = useId();
   return (

@@ -32,7 +32,13 @@ export function EvidenceMedia({ item }: { item: Evidence }) {
     );
   }
   // '8px', not 8: in sx a number is a multiple of the theme's radius (80 px, which cropped photos).
-  const mediaStyle = { display: 'block', maxWidth: '100%', maxHeight: DETAIL_MEDIA_MAX_HEIGHT, margin: '0 auto', borderRadius: '8px' } as const;
+  const mediaStyle = {
+    display: 'block',
+    maxWidth: '100%',
+    maxHeight: DETAIL_MEDIA_MAX_HEIGHT,
+    margin: '0 auto',
+    borderRadius: '8px',
+  } as const;
   if (item.media_type === 3) {
     return (
       <video
@@ -47,7 +53,15 @@ export function EvidenceMedia({ item }: { item: Evidence }) {
     );
   }
   if (item.media_type === 4) {
-    return <audio src={item.aws_url} controls preload="metadata" aria-label={`Audio: ${item.title}`} style={{ display: 'block', width: '100%' }} />;
+    return (
+      <audio
+        src={item.aws_url}
+        controls
+        preload="metadata"
+        aria-label={`Audio: ${item.title}`}
+        style={{ display: 'block', width: '100%' }}
+      />
+    );
   }
   const placeholder = placeholderUrl(item.placeholder);
   const ratio = item.width && item.height ? `${item.width} / ${item.height}` : undefined;

@@ -62,7 +62,13 @@ export function EvidencePreview({ item, width, height, errorLines = 3 }: Evidenc
         {item.media_error && !compact ? (
           <Typography
             variant="caption"
-            sx={{ display: '-webkit-box', WebkitLineClamp: errorLines, WebkitBoxOrient: 'vertical', overflow: 'hidden', overflowWrap: 'anywhere' }}
+            sx={{
+              display: '-webkit-box',
+              WebkitLineClamp: errorLines,
+              WebkitBoxOrient: 'vertical',
+              overflow: 'hidden',
+              overflowWrap: 'anywhere',
+            }}
           >
             {item.media_error}
           </Typography>
@@ -98,8 +104,13 @@ export function EvidencePreview({ item, width, height, errorLines = 3 }: Evidenc
         />
       ) : null}
       {item.media_type === 3 ? (
-        <Box sx={{ position: 'absolute', inset: 0, display: 'flex', alignItems: 'center', justifyContent: 'center', pointerEvents: 'none' }}>
-          <PlayCircleOutlineIcon sx={{ fontSize: compact ? 28 : 48, color: 'white', filter: 'drop-shadow(0 0 3px rgba(0,0,0,0.7))' }} aria-hidden="true" />
+        <Box
+          sx={{ position: 'absolute', inset: 0, display: 'flex', alignItems: 'center', justifyContent: 'center', pointerEvents: 'none' }}
+        >
+          <PlayCircleOutlineIcon
+            sx={{ fontSize: compact ? 28 : 48, color: 'white', filter: 'drop-shadow(0 0 3px rgba(0,0,0,0.7))' }}
+            aria-hidden="true"
+          />
         </Box>
       ) : null}
     </Box>

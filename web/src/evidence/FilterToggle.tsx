@@ -51,7 +51,10 @@ export const groupSx = {
     '&:not(:first-of-type)': { marginLeft: '-1px', borderLeftColor: 'transparent' },
     '&:first-of-type': { borderTopLeftRadius: radius(theme), borderBottomLeftRadius: radius(theme) },
     '&:last-of-type': { borderTopRightRadius: radius(theme), borderBottomRightRadius: radius(theme) },
-    '&[aria-pressed="true"]': { color: theme.palette.primary.main, backgroundColor: alpha(theme.palette.primary.main, theme.palette.action.selectedOpacity) },
+    '&[aria-pressed="true"]': {
+      color: theme.palette.primary.main,
+      backgroundColor: alpha(theme.palette.primary.main, theme.palette.action.selectedOpacity),
+    },
     '&.Mui-focusVisible': { outline: `2px solid ${theme.palette.primary.main}`, outlineOffset: -2, zIndex: 1 },
     // Hover colours only where there is a pointer that hovers (a touch leaves :hover stuck).
     '@media (hover: hover)': {

@@ -1,7 +1,15 @@
 import { queryOptions, useInfiniteQuery, useQueries, useQueryClient, type InfiniteData, type QueryClient } from '@tanstack/react-query';
 import { useEffect, useMemo } from 'react';
 import type { Evidence, MediaType } from '@portal/contracts';
-import { fetchEvidenceItem, fetchListPage, firstPageUrl, EVIDENCE_PAGE_SIZE, type EvidenceScope, type ListFilters, type ListPage } from '../api/evidence';
+import {
+  fetchEvidenceItem,
+  fetchListPage,
+  firstPageUrl,
+  EVIDENCE_PAGE_SIZE,
+  type EvidenceScope,
+  type ListFilters,
+  type ListPage,
+} from '../api/evidence';
 
 /** Every evidence query starts with this key: invalidating it refreshes every list. */
 export const EVIDENCE_KEY = ['evidence'] as const;
@@ -18,7 +26,12 @@ export function evidenceItemKey(id: string) {
 
 export function evidenceListKey(scope: EvidenceScope, type: MediaType | null, filters: ListFilters = {}) {
   const { q, review_status, visibility } = filters;
-  return [...LIST_KEY, scopeKey(scope), type ?? 'all', { q: q?.trim() || null, review_status: review_status ?? null, visibility: visibility ?? null }] as const;
+  return [
+    ...LIST_KEY,
+    scopeKey(scope),
+    type ?? 'all',
+    { q: q?.trim() || null, review_status: review_status ?? null, visibility: visibility ?? null },
+  ] as const;
 }
 
 type EvidencePages = InfiniteData<ListPage<Evidence>, string>;

@@ -123,7 +123,7 @@ export function startUpload(file: File, fields: UploadFields, callbacks: UploadC
       removeFingerprintOnSuccess: true,
       ...(outbox?.uploadUrl ? { uploadUrl: outbox.uploadUrl } : {}),
       onUploadUrlAvailable: () => {
-        const url = (upload)?.url;
+        const url = upload?.url;
         if (url) callbacks.onUploadUrl?.(url);
       },
       onChunkComplete: (_chunkSize, bytesAccepted) => callbacks.onChunkStored?.(bytesAccepted),
@@ -174,7 +174,7 @@ export function startUpload(file: File, fields: UploadFields, callbacks: UploadC
     abort: () => {
       stopped = true;
       if (onOnline) window.removeEventListener('online', onOnline);
-      void (upload)?.abort();
+      void upload?.abort();
     },
   };
 }

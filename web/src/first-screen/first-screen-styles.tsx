@@ -121,7 +121,11 @@ function clientFor(viewer: FirstScreenViewer, evidence: FirstScreenEvidence): Qu
  * the order emotion made them. Global styles (CssBaseline) are left out: emotion's Global
  * component keeps its own sheet and does not look in the cache.
  */
-export async function firstScreenStyles(route: string, viewer: FirstScreenViewer, evidence: FirstScreenEvidence): Promise<Map<string, string>> {
+export async function firstScreenStyles(
+  route: string,
+  viewer: FirstScreenViewer,
+  evidence: FirstScreenEvidence,
+): Promise<Map<string, string>> {
   const cache = createCache({ key: EMOTION_KEY });
   // Compat mode (what @emotion/server uses): the cache keeps each style's CSS under its name
   // instead of writing it into the rendered HTML.
@@ -149,7 +153,9 @@ export async function firstScreenStyles(route: string, viewer: FirstScreenViewer
     console.warn = warn;
   }
   if (errors.length > 0) {
-    throw new Error(`rendering ${route} for a ${viewer} (evidence: ${evidence}) failed: ${errors.map((error) => (error instanceof Error ? error.stack : String(error))).join('\n')}`);
+    throw new Error(
+      `rendering ${route} for a ${viewer} (evidence: ${evidence}) failed: ${errors.map((error) => (error instanceof Error ? error.stack : String(error))).join('\n')}`,
+    );
   }
   const styles = new Map<string, string>();
   for (const [name, css] of Object.entries(cache.inserted)) {

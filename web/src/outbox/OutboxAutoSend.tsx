@@ -13,7 +13,9 @@ export function OutboxAutoSend() {
   useEffect(() => {
     if (!userId || typeof indexedDB === 'undefined') return;
     const flush = () => {
-      void import('./runner').then(({ flushOutbox }) => flushOutbox(userId)).catch((error: unknown) => console.warn('outbox: not sent', error));
+      void import('./runner')
+        .then(({ flushOutbox }) => flushOutbox(userId))
+        .catch((error: unknown) => console.warn('outbox: not sent', error));
     };
     const onMessage = (event: MessageEvent) => {
       if ((event.data as { type?: unknown } | null)?.type === SW_MESSAGES.outboxSync) flush();

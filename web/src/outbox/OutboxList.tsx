@@ -61,18 +61,29 @@ export function OutboxList({ entries: all, userId }: { entries: ShownEntry[]; us
       </Typography>
       {pending && persistenceAnswer() === 'refused' ? (
         <Alert severity="warning" sx={{ mb: 1.5 }}>
-          This browser did not promise to keep the evidence below if the phone runs low on space. Keep the app open with a connection until it
-          is uploaded.
+          This browser did not promise to keep the evidence below if the phone runs low on space. Keep the app open with a connection until
+          it is uploaded.
         </Alert>
       ) : null}
       <Stack component="ul" spacing={1} sx={{ p: 0, m: 0, listStyle: 'none' }} aria-label="Evidence waiting to upload">
         {entries.map((entry) => {
           const text = stateText(entry, online);
-          const Icon = entry.state === 'done' ? CloudDoneIcon : entry.state === 'failed' ? ErrorOutlineIcon : entry.state === 'uploading' ? CloudUploadIcon : CloudOffIcon;
+          const Icon =
+            entry.state === 'done'
+              ? CloudDoneIcon
+              : entry.state === 'failed'
+                ? ErrorOutlineIcon
+                : entry.state === 'uploading'
+                  ? CloudUploadIcon
+                  : CloudOffIcon;
           return (
             <Paper component="li" key={entry.id} variant="outlined" data-outbox-state={entry.state} sx={{ p: 1.5 }}>
               <Box sx={{ display: 'flex', alignItems: 'flex-start', gap: 1 }}>
-                <Icon aria-hidden="true" color={entry.state === 'failed' ? 'error' : entry.state === 'done' ? 'success' : 'action'} sx={{ mt: 0.25 }} />
+                <Icon
+                  aria-hidden="true"
+                  color={entry.state === 'failed' ? 'error' : entry.state === 'done' ? 'success' : 'action'}
+                  sx={{ mt: 0.25 }}
+                />
                 <Box sx={{ flexGrow: 1, minWidth: 0 }}>
                   <Typography sx={{ fontWeight: 600, overflowWrap: 'anywhere' }}>{`${kindOf(entry)}: ${entry.title}`}</Typography>
                   <Typography variant="body2" role="status" color={entry.state === 'failed' ? 'error' : 'text.secondary'}>
@@ -81,11 +92,22 @@ export function OutboxList({ entries: all, userId }: { entries: ShownEntry[]; us
                 </Box>
               </Box>
               {entry.state === 'uploading' && entry.size > 0 ? (
-                <LinearProgress variant="determinate" value={percentOf(entry)} aria-label={`Upload of ${entry.title}`} aria-valuetext={`${percentOf(entry)}%`} sx={{ mt: 1 }} />
+                <LinearProgress
+                  variant="determinate"
+                  value={percentOf(entry)}
+                  aria-label={`Upload of ${entry.title}`}
+                  aria-valuetext={`${percentOf(entry)}%`}
+                  sx={{ mt: 1 }}
+                />
               ) : null}
               {entry.state === 'failed' ? (
                 <Stack direction="row" spacing={1} sx={{ mt: 1 }}>
-                  <Button size="small" variant="outlined" onClick={() => void retryEntry(userId, entry.id)} aria-label={`Retry ${entry.title}`}>
+                  <Button
+                    size="small"
+                    variant="outlined"
+                    onClick={() => void retryEntry(userId, entry.id)}
+                    aria-label={`Retry ${entry.title}`}
+                  >
                     Retry
                   </Button>
                   <Button size="small" color="error" onClick={() => setDeleting(entry)} aria-label={`Delete ${entry.title}`}>

@@ -98,7 +98,9 @@ export async function sendWithFetch(entry: OutboxEntry, hooks: FetchSendHooks): 
       headers: {
         ...TUS,
         'Upload-Length': String(file.size),
-        'Upload-Metadata': Object.entries(metadata).map(([key, value]) => `${key} ${base64(value)}`).join(','),
+        'Upload-Metadata': Object.entries(metadata)
+          .map(([key, value]) => `${key} ${base64(value)}`)
+          .join(','),
       },
     });
     if (created.status !== 201) throw await refusal(created);

@@ -83,7 +83,10 @@ export async function sendEntry(id: string, callbacks: SendCallbacks = {}): Prom
           const item = await createNote({ title: entry.title, notes: entry.notes, location: entry.location }, entry.id);
           itemId = item.id;
         } else {
-          const file = entry.file instanceof File ? entry.file : new File([entry.file], entry.fileName ?? 'evidence', { type: entry.fileType ?? entry.file.type });
+          const file =
+            entry.file instanceof File
+              ? entry.file
+              : new File([entry.file], entry.fileName ?? 'evidence', { type: entry.fileType ?? entry.file.type });
           let aborted: () => void = () => undefined;
           const stopped = new Promise<null>((resolve) => (aborted = () => resolve(null)));
           const running = startUpload(

@@ -64,10 +64,17 @@ cleanupOutdatedCaches();
 // The app's page addresses are the app (exactly those: any other address goes to the gateway,
 // which answers the app with a 404 status, as without a service worker).
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-registerRoute(new NavigationRoute(createHandlerBoundToURL('/index.html'), { allowlist: CLIENT_ROUTES.map((route) => new RegExp(`^${escape(route)}(?:\\?.*)?$`)) }));
+registerRoute(
+  new NavigationRoute(createHandlerBoundToURL('/index.html'), {
+    allowlist: CLIENT_ROUTES.map((route) => new RegExp(`^${escape(route)}(?:\\?.*)?$`)),
+  }),
+);
 
 // The event's words and links: the last answer while offline.
-registerRoute(({ url }) => url.origin === self.location.origin && url.pathname === '/api/config', new StaleWhileRevalidate({ cacheName: 'portal-config' }));
+registerRoute(
+  ({ url }) => url.origin === self.location.origin && url.pathname === '/api/config',
+  new StaleWhileRevalidate({ cacheName: 'portal-config' }),
+);
 
 self.addEventListener('message', (event) => {
   const type = (event.data as { type?: unknown } | null)?.type;
@@ -120,7 +127,11 @@ async function sendOutbox(): Promise<void> {
         await updateEntry(entry.id, { state: 'done', file: null, sent: entry.size, itemId, error: null });
       } catch (error) {
         const refused = error instanceof SendError && error.refused;
-        await updateEntry(entry.id, { state: refused ? 'failed' : 'waiting', refused, error: error instanceof Error ? error.message : String(error) });
+        await updateEntry(entry.id, {
+          state: refused ? 'failed' : 'waiting',
+          refused,
+          error: error instanceof Error ? error.message : String(error),
+        });
         if (!refused) failed = error;
       }
     });

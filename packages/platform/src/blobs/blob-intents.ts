@@ -45,7 +45,9 @@ export class SqliteBlobIntents implements BlobIntents {
   constructor(private readonly db: SqliteDatabase) {}
 
   async add(prefix: string): Promise<void> {
-    this.db.prepare('INSERT INTO blob_intents (prefix, created_at) VALUES (?, ?) ON CONFLICT (prefix) DO NOTHING').run(prefix, new Date().toISOString());
+    this.db
+      .prepare('INSERT INTO blob_intents (prefix, created_at) VALUES (?, ?) ON CONFLICT (prefix) DO NOTHING')
+      .run(prefix, new Date().toISOString());
   }
 
   async remove(prefix: string): Promise<void> {
@@ -53,7 +55,9 @@ export class SqliteBlobIntents implements BlobIntents {
   }
 
   async olderThan(before: string, limit: number): Promise<BlobIntent[]> {
-    return this.db.prepare('SELECT prefix, created_at FROM blob_intents WHERE created_at < ? ORDER BY created_at, prefix LIMIT ?').all(before, limit) as BlobIntent[];
+    return this.db
+      .prepare('SELECT prefix, created_at FROM blob_intents WHERE created_at < ? ORDER BY created_at, prefix LIMIT ?')
+      .all(before, limit) as BlobIntent[];
   }
 }
 
@@ -83,7 +87,11 @@ export interface BlobIntentSweep {
  * with replicas sharing a database, only notes old enough that no request can still be working on
  * them. An error in `settle` stops the sweep with the note kept, to be tried again later.
  */
-export async function sweepBlobIntents(intents: BlobIntents, before: Date, settle: (prefix: string) => Promise<number>): Promise<BlobIntentSweep> {
+export async function sweepBlobIntents(
+  intents: BlobIntents,
+  before: Date,
+  settle: (prefix: string) => Promise<number>,
+): Promise<BlobIntentSweep> {
   const swept: BlobIntentSweep = { notes: 0, blobs: 0 };
   for (;;) {
     const batch = await intents.olderThan(before.toISOString(), 100);

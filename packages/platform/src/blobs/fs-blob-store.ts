@@ -193,7 +193,11 @@ async function removeAbandonedWrites(tmpRoot: string): Promise<void> {
     const path = join(tmpRoot, name);
     const stats = await stat(path).catch(() => null);
     if (!stats) continue;
-    const abandoned = Number.isInteger(pid) ? (pid === process.pid ? stats.mtimeMs < started : !isAlive(pid)) : Date.now() - stats.mtimeMs > 24 * 3600_000;
+    const abandoned = Number.isInteger(pid)
+      ? pid === process.pid
+        ? stats.mtimeMs < started
+        : !isAlive(pid)
+      : Date.now() - stats.mtimeMs > 24 * 3600_000;
     if (abandoned) await rm(path, { force: true });
   }
 }
@@ -218,5 +222,7 @@ async function listFiles(folder: string): Promise<string[]> {
 }
 
 function isNotFound(error: unknown): boolean {
-  return (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT' || (error as NodeJS.ErrnoException | undefined)?.code === 'ENOTDIR';
+  return (
+    (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT' || (error as NodeJS.ErrnoException | undefined)?.code === 'ENOTDIR'
+  );
 }

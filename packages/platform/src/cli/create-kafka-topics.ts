@@ -12,7 +12,13 @@ try {
   const infrastructure = infrastructureFromEnv();
   if (!infrastructure.kafkaBrokers) throw new Error('KAFKA_BROKERS is not set');
   const topics = kafkaTopicsFromEnv();
-  const { created, existing } = await createKafkaTopics({ brokers: infrastructure.kafkaBrokers, namespace: infrastructure.namespace, ...infrastructure.kafka, ...topics, logger });
+  const { created, existing } = await createKafkaTopics({
+    brokers: infrastructure.kafkaBrokers,
+    namespace: infrastructure.namespace,
+    ...infrastructure.kafka,
+    ...topics,
+    logger,
+  });
   logger.info({ created, existing, ...topics }, created.length ? 'kafka topics created' : 'kafka topics already exist');
   process.exit(0);
 } catch (error) {

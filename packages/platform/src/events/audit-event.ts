@@ -25,7 +25,8 @@ export interface AuditDraft {
  */
 export function auditEvent(draft: AuditDraft): { topic: string; event: EventEnvelope<AuditRecordedData> } {
   const data: AuditRecordedData = {
-    actor: draft.actor === 'ops-command' ? { id: null, username: 'ops command' } : { id: draft.actor.userId, username: draft.actor.username },
+    actor:
+      draft.actor === 'ops-command' ? { id: null, username: 'ops command' } : { id: draft.actor.userId, username: draft.actor.username },
     action: draft.action,
     target: draft.target,
     subjectUserId: draft.subjectUserId ?? null,

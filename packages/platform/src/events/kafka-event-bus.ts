@@ -64,11 +64,13 @@ export class KafkaEventBus implements EventBus {
       ...(options.sasl ? { sasl: options.sasl } : {}),
       retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 10_000 },
       logLevel: logLevel.WARN,
-      logCreator: () => ({ level, log: entry }) => {
-        const { message, ...rest } = entry;
-        if (level <= logLevel.ERROR) log.error(rest, `kafka: ${message}`);
-        else log.warn(rest, `kafka: ${message}`);
-      },
+      logCreator:
+        () =>
+        ({ level, log: entry }) => {
+          const { message, ...rest } = entry;
+          if (level <= logLevel.ERROR) log.error(rest, `kafka: ${message}`);
+          else log.warn(rest, `kafka: ${message}`);
+        },
     });
     // Idempotent producer with one request in flight: no duplicates from retries, order kept.
     this.producer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
@@ -129,8 +131,11 @@ export class KafkaEventBus implements EventBus {
         };
         for (let attempt = 1; ; attempt++) {
           try {
-            await inTraceOf(busMessage.headers.traceparent ?? busMessage.value?.trace?.traceparent, `${topic} process`, { 'messaging.consumer.group.name': options.groupId }, () =>
-              options.handler(busMessage),
+            await inTraceOf(
+              busMessage.headers.traceparent ?? busMessage.value?.trace?.traceparent,
+              `${topic} process`,
+              { 'messaging.consumer.group.name': options.groupId },
+              () => options.handler(busMessage),
             );
             return;
           } catch (error) {
@@ -154,7 +159,10 @@ export class KafkaEventBus implements EventBus {
               ]);
               return;
             }
-            this.options.logger.warn({ err: error, groupId: options.groupId, topic, offset: message.offset, attempt }, 'event handler failed; retrying');
+            this.options.logger.warn(
+              { err: error, groupId: options.groupId, topic, offset: message.offset, attempt },
+              'event handler failed; retrying',
+            );
             await delay(baseDelay * 2 ** (attempt - 1));
             await heartbeat();
           }
@@ -170,7 +178,10 @@ export class KafkaEventBus implements EventBus {
         // removes such a group itself at its next offsets clean-up if this one fails, after a crash say).
         if (options.broadcast) {
           await this.admin.deleteGroups([this.qualify(options.groupId)]).catch((error: unknown) => {
-            this.options.logger.info({ err: error, groupId: options.groupId }, 'broadcast consumer group not removed; Kafka removes it once expired');
+            this.options.logger.info(
+              { err: error, groupId: options.groupId },
+              'broadcast consumer group not removed; Kafka removes it once expired',
+            );
           });
         }
       },

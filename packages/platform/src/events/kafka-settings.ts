@@ -23,19 +23,33 @@ const kafkaEnvSchema = z
     KAFKA_SSL: envBoolean.default(false),
     KAFKA_SSL_CA_FILE: z.string().optional(),
     KAFKA_SSL_REJECT_UNAUTHORIZED: envBoolean.default(true),
-    KAFKA_SASL_MECHANISM: z.enum(['plain', 'scram-sha-256', 'scram-sha-512'], { error: 'must be plain, scram-sha-256 or scram-sha-512' }).optional(),
+    KAFKA_SASL_MECHANISM: z
+      .enum(['plain', 'scram-sha-256', 'scram-sha-512'], { error: 'must be plain, scram-sha-256 or scram-sha-512' })
+      .optional(),
     KAFKA_SASL_USERNAME: z.string().optional(),
     KAFKA_SASL_PASSWORD: z.string().optional(),
     KAFKA_TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(1000).default(3),
     KAFKA_REPLICATION_FACTOR: z.coerce.number().int().min(1).max(10).default(1),
-    KAFKA_TOPIC_RETENTION_MS: z.coerce.number().int().min(60_000).default(3 * 24 * 3_600_000),
+    KAFKA_TOPIC_RETENTION_MS: z.coerce
+      .number()
+      .int()
+      .min(60_000)
+      .default(3 * 24 * 3_600_000),
   })
   .superRefine((env, context) => {
     if (env.KAFKA_SASL_MECHANISM && (!env.KAFKA_SASL_USERNAME || !env.KAFKA_SASL_PASSWORD)) {
-      context.addIssue({ code: 'custom', path: ['KAFKA_SASL_USERNAME'], message: `KAFKA_SASL_MECHANISM=${env.KAFKA_SASL_MECHANISM} needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD` });
+      context.addIssue({
+        code: 'custom',
+        path: ['KAFKA_SASL_USERNAME'],
+        message: `KAFKA_SASL_MECHANISM=${env.KAFKA_SASL_MECHANISM} needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD`,
+      });
     }
     if (!env.KAFKA_SASL_MECHANISM && (env.KAFKA_SASL_USERNAME || env.KAFKA_SASL_PASSWORD)) {
-      context.addIssue({ code: 'custom', path: ['KAFKA_SASL_MECHANISM'], message: 'KAFKA_SASL_USERNAME is set: say which mechanism (plain, scram-sha-256 or scram-sha-512)' });
+      context.addIssue({
+        code: 'custom',
+        path: ['KAFKA_SASL_MECHANISM'],
+        message: 'KAFKA_SASL_USERNAME is set: say which mechanism (plain, scram-sha-256 or scram-sha-512)',
+      });
     }
   });
 
@@ -52,14 +66,22 @@ export function kafkaConnectionFromEnv(env: NodeJS.ProcessEnv = process.env): Ka
       : true;
   }
   if (parsed.KAFKA_SASL_MECHANISM) {
-    settings.sasl = { mechanism: parsed.KAFKA_SASL_MECHANISM, username: parsed.KAFKA_SASL_USERNAME!, password: parsed.KAFKA_SASL_PASSWORD! };
+    settings.sasl = {
+      mechanism: parsed.KAFKA_SASL_MECHANISM,
+      username: parsed.KAFKA_SASL_USERNAME!,
+      password: parsed.KAFKA_SASL_PASSWORD!,
+    };
   }
   return settings;
 }
 
 export function kafkaTopicsFromEnv(env: NodeJS.ProcessEnv = process.env): KafkaTopicSettings {
   const parsed = parseEnv(kafkaEnvSchema, env);
-  return { partitions: parsed.KAFKA_TOPIC_PARTITIONS, replicationFactor: parsed.KAFKA_REPLICATION_FACTOR, retentionMs: parsed.KAFKA_TOPIC_RETENTION_MS };
+  return {
+    partitions: parsed.KAFKA_TOPIC_PARTITIONS,
+    replicationFactor: parsed.KAFKA_REPLICATION_FACTOR,
+    retentionMs: parsed.KAFKA_TOPIC_RETENTION_MS,
+  };
 }
 
 /** Names the connection for the start-up log line (never the credentials). */

@@ -21,7 +21,10 @@ export interface CreateTopicsOptions extends KafkaConnectionSettings, KafkaTopic
  * retention; leaves the existing ones as they are. Answers which were created and which existed.
  * Run once per deployment (the kafka-topics Job, a test's set-up): the services never create topics.
  */
-export async function createKafkaTopics(options: CreateTopicsOptions, topics: string[] = portalTopics()): Promise<{ created: string[]; existing: string[] }> {
+export async function createKafkaTopics(
+  options: CreateTopicsOptions,
+  topics: string[] = portalTopics(),
+): Promise<{ created: string[]; existing: string[] }> {
   const kafka = new Kafka({
     clientId: 'portal-topics',
     brokers: options.brokers,
@@ -29,10 +32,12 @@ export async function createKafkaTopics(options: CreateTopicsOptions, topics: st
     ...(options.sasl ? { sasl: options.sasl } : {}),
     retry: { retries: 8, initialRetryTime: 300, maxRetryTime: 5_000 },
     logLevel: logLevel.WARN,
-    logCreator: () => ({ log: entry }) => {
-      const { message, ...rest } = entry;
-      options.logger?.warn(rest, `kafka: ${message}`);
-    },
+    logCreator:
+      () =>
+      ({ log: entry }) => {
+        const { message, ...rest } = entry;
+        options.logger?.warn(rest, `kafka: ${message}`);
+      },
   });
   const admin = kafka.admin();
   await admin.connect();
@@ -43,13 +48,13 @@ export async function createKafkaTopics(options: CreateTopicsOptions, topics: st
     if (missing.length > 0) {
       await admin
         .createTopics({
-        waitForLeaders: true,
-        topics: missing.map((topic) => ({
-          topic,
-          numPartitions: options.partitions,
-          replicationFactor: options.replicationFactor,
-          configEntries: [{ name: 'retention.ms', value: String(options.retentionMs) }],
-        })),
+          waitForLeaders: true,
+          topics: missing.map((topic) => ({
+            topic,
+            numPartitions: options.partitions,
+            replicationFactor: options.replicationFactor,
+            configEntries: [{ name: 'retention.ms', value: String(options.retentionMs) }],
+          })),
         })
         .catch((error: unknown) => {
           // kafkajs says only "Topic creation errors"; the broker's reason per topic is inside.

@@ -91,9 +91,7 @@ export class SqliteEventBus implements EventBus {
   async publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
     this.assertOpen();
     if (messages.length === 0) return;
-    const insert = this.db.prepare(
-      'INSERT INTO messages (topic, key, value, headers, timestamp) VALUES (?, ?, ?, ?, ?)',
-    );
+    const insert = this.db.prepare('INSERT INTO messages (topic, key, value, headers, timestamp) VALUES (?, ?, ?, ?, ?)');
     const now = Date.now();
     this.db.transaction(() => {
       for (const message of messages) {
@@ -130,10 +128,14 @@ export class SqliteEventBus implements EventBus {
     this.assertOpen();
     const result: Record<string, number> = {};
     for (const topic of topics) {
-      const committed = (this.db.prepare('SELECT offset FROM consumer_offsets WHERE group_id = ? AND topic = ?').get(groupId, topic) as
-        | { offset: number }
-        | undefined)?.offset ?? 0;
-      result[topic] = (this.db.prepare('SELECT COUNT(*) AS n FROM messages WHERE topic = ? AND offset > ?').get(topic, committed) as { n: number }).n;
+      const committed =
+        (
+          this.db.prepare('SELECT offset FROM consumer_offsets WHERE group_id = ? AND topic = ?').get(groupId, topic) as
+            { offset: number } | undefined
+        )?.offset ?? 0;
+      result[topic] = (
+        this.db.prepare('SELECT COUNT(*) AS n FROM messages WHERE topic = ? AND offset > ?').get(topic, committed) as { n: number }
+      ).n;
     }
     return result;
   }
@@ -163,14 +165,12 @@ export class SqliteEventBus implements EventBus {
 
   /** @internal */
   committedOffset(groupId: string, topic: string, fromBeginning: boolean): number {
-    const row = this.db
-      .prepare('SELECT offset FROM consumer_offsets WHERE group_id = ? AND topic = ?')
-      .get(groupId, topic) as { offset: number } | undefined;
+    const row = this.db.prepare('SELECT offset FROM consumer_offsets WHERE group_id = ? AND topic = ?').get(groupId, topic) as
+      { offset: number } | undefined;
     if (row) return row.offset;
     const start = fromBeginning
       ? 0
-      : ((this.db.prepare('SELECT MAX(offset) AS max FROM messages WHERE topic = ?').get(topic) as { max: number | null })
-          .max ?? 0);
+      : ((this.db.prepare('SELECT MAX(offset) AS max FROM messages WHERE topic = ?').get(topic) as { max: number | null }).max ?? 0);
     this.commit(groupId, topic, start);
     return start;
   }
@@ -327,8 +327,11 @@ class GroupConsumer {
     const baseDelay = this.options.retryDelayMs ?? 200;
     for (let attempt = 1; ; attempt++) {
       try {
-        await inTraceOf(message.headers.traceparent ?? message.value.trace?.traceparent, `${message.topic} process`, { 'messaging.consumer.group.name': this.groupId }, () =>
-          this.options.handler(message),
+        await inTraceOf(
+          message.headers.traceparent ?? message.value.trace?.traceparent,
+          `${message.topic} process`,
+          { 'messaging.consumer.group.name': this.groupId },
+          () => this.options.handler(message),
         );
         return true;
       } catch (error) {

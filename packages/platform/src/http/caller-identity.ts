@@ -62,7 +62,12 @@ export class IdentityTokens {
   }
 
   async signCaller(identity: CallerIdentity, ttlSeconds = 60): Promise<string> {
-    return this.sign({ role: identity.role, username: identity.username, sid: identity.sessionId, vw: identity.videoWatched === true }, identity.userId, CALLER_AUDIENCE, ttlSeconds);
+    return this.sign(
+      { role: identity.role, username: identity.username, sid: identity.sessionId, vw: identity.videoWatched === true },
+      identity.userId,
+      CALLER_AUDIENCE,
+      ttlSeconds,
+    );
   }
 
   /**
@@ -86,7 +91,13 @@ export class IdentityTokens {
     ) {
       throw new Error('Identity token is missing claims');
     }
-    const identity = { userId: payload.sub, role: payload.role, username: payload.username, sessionId: payload.sid, videoWatched: payload.vw === true };
+    const identity = {
+      userId: payload.sub,
+      role: payload.role,
+      username: payload.username,
+      sessionId: payload.sid,
+      videoWatched: payload.vw === true,
+    };
     // Kept until the token's own expiry (verifyHs256 has just checked that it is in the future).
     const ttl = typeof payload.exp === 'number' ? payload.exp * 1000 - Date.now() : 0;
     if (ttl > 0) this.verified.set(token, identity, { ttl });

@@ -2,20 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { ErrorRequestHandler, Request, RequestHandler, Router } from 'express';
 import { MESSAGES } from '@portal/contracts';
 import type { Logger } from 'pino';
-import {
-  IDENTITY_HEADER,
-  SERVICE_TOKEN_HEADER,
-  isAdmin,
-  type CallerIdentity,
-  type IdentityTokens,
-} from './caller-identity.js';
+import { IDENTITY_HEADER, SERVICE_TOKEN_HEADER, isAdmin, type CallerIdentity, type IdentityTokens } from './caller-identity.js';
 import { HttpError, forbidden, unauthenticated } from './http-error.js';
 import type { ServiceMetrics } from '../observability/metrics.js';
 import { runReadinessChecks, type HealthCheck } from '../runtime/health-server.js';
 import { redactUrl } from '../logging/logger.js';
 
 declare global {
-   
   namespace Express {
     interface Request {
       /** Who is calling, as vouched for by the gateway; undefined for visitors. */
@@ -50,7 +43,11 @@ export function logRequest(
   const level = requestLogLevel(statusCode, error);
   // Most answers are 2xx at debug, which production does not write: nothing is built for them.
   if (!logger.isLevelEnabled(level)) return;
-  const line = { req: { id: req.id, method: req.method, url: redactUrl(req.url) }, res: { statusCode }, responseTime: Date.now() - startedAt };
+  const line = {
+    req: { id: req.id, method: req.method, url: redactUrl(req.url) },
+    res: { statusCode },
+    responseTime: Date.now() - startedAt,
+  };
   if (error || statusCode >= 500) {
     logger[level]({ ...line, err: error ?? new Error(`failed with status code ${statusCode}`) }, 'request errored');
   } else {

@@ -8,7 +8,14 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  * jwtVerify makes, with an expiry required.
  */
 
-export type JwtPayload = Record<string, unknown> & { sub?: string; iss?: string; aud?: string | string[]; iat?: number; exp?: number; nbf?: number };
+export type JwtPayload = Record<string, unknown> & {
+  sub?: string;
+  iss?: string;
+  aud?: string | string[];
+  iat?: number;
+  exp?: number;
+  nbf?: number;
+};
 
 /** The one protected header written, base64url ({"alg":"HS256"}, as jose's SignJWT writes it). */
 const HEADER = Buffer.from(JSON.stringify({ alg: 'HS256' })).toString('base64url');
@@ -57,7 +64,11 @@ export interface Hs256Expectations {
  * The payload of a token that verifies and meets the expectations; a JwtError otherwise. With
  * several keys (a shared secret being rotated), a signature made with any of them verifies.
  */
-export function verifyHs256(token: string, key: Uint8Array | readonly Uint8Array[], { issuer, audience, now = Math.floor(Date.now() / 1000) }: Hs256Expectations): JwtPayload {
+export function verifyHs256(
+  token: string,
+  key: Uint8Array | readonly Uint8Array[],
+  { issuer, audience, now = Math.floor(Date.now() / 1000) }: Hs256Expectations,
+): JwtPayload {
   const parts = token.split('.');
   if (parts.length !== 3) throw new JwtError('Invalid Compact JWS');
   const [encodedHeader, encodedPayload, encodedSignature] = parts as [string, string, string];
@@ -77,7 +88,8 @@ export function verifyHs256(token: string, key: Uint8Array | readonly Uint8Array
   const audiences = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
   if (!audiences.includes(audience)) throw new JwtError('unexpected "aud" claim value');
   if (payload.iat !== undefined && typeof payload.iat !== 'number') throw new JwtError('"iat" claim must be a number');
-  if (payload.nbf !== undefined && (typeof payload.nbf !== 'number' || payload.nbf > now)) throw new JwtError('"nbf" claim timestamp check failed');
+  if (payload.nbf !== undefined && (typeof payload.nbf !== 'number' || payload.nbf > now))
+    throw new JwtError('"nbf" claim timestamp check failed');
   if (typeof payload.exp !== 'number') throw new JwtError('missing required "exp" claim');
   if (payload.exp <= now) throw new JwtError('"exp" claim timestamp check failed');
   return payload;

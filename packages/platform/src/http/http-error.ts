@@ -18,8 +18,7 @@ export class HttpError extends Error {
   }
 }
 
-export const badRequest = (message: string, fields?: Record<string, string>) =>
-  new HttpError(400, 'validation_failed', message, fields);
+export const badRequest = (message: string, fields?: Record<string, string>) => new HttpError(400, 'validation_failed', message, fields);
 export const unauthenticated = (message: string = MESSAGES.notSignedIn) => new HttpError(401, 'unauthenticated', message);
 export const forbidden = (message: string = MESSAGES.forbidden) => new HttpError(403, 'forbidden', message);
 export const notFound = (message: string = MESSAGES.notFound) => new HttpError(404, 'not_found', message);

@@ -1,7 +1,18 @@
 import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { currentTraceparent, inTraceOf } from '../observability/trace-context.js';
-import { DEFAULT_FREE_HAND_BACKS, handedBackTooOftenReason, type ActiveJob, type JobHandler, type JobInfo, type JobOptions, type JobQueue, type JobState, type JobWorker, type WorkOptions } from './job-queue.js';
+import {
+  DEFAULT_FREE_HAND_BACKS,
+  handedBackTooOftenReason,
+  type ActiveJob,
+  type JobHandler,
+  type JobInfo,
+  type JobOptions,
+  type JobQueue,
+  type JobState,
+  type JobWorker,
+  type WorkOptions,
+} from './job-queue.js';
 
 export interface BullMqJobQueueOptions {
   queue: string;
@@ -39,8 +50,7 @@ const HAND_BACKS_FIELD = 'portalHandBacks';
  */
 async function toInfo<T>(job: Job<T>, state: string): Promise<JobInfo<T>> {
   const { [TRACE_KEY]: _trace, ...data } = (job.data ?? {}) as Record<string, unknown>;
-  const mapped: JobState =
-    state === 'completed' || state === 'failed' || state === 'active' || state === 'delayed' ? state : 'waiting';
+  const mapped: JobState = state === 'completed' || state === 'failed' || state === 'active' || state === 'delayed' ? state : 'waiting';
   return {
     id: job.id!,
     name: job.name,
@@ -117,7 +127,12 @@ export class BullMqJobQueue<T = unknown> implements JobQueue<T> {
           updateProgress: (progress) => job.updateProgress(progress),
         };
         try {
-          return await inTraceOf(typeof traceparent === 'string' ? traceparent : undefined, `${this.name} job`, { 'job.id': job.id ?? '' }, () => handler(active));
+          return await inTraceOf(
+            typeof traceparent === 'string' ? traceparent : undefined,
+            `${this.name} job`,
+            { 'job.id': job.id ?? '' },
+            () => handler(active),
+          );
         } finally {
           running.delete(job.id!);
         }
@@ -157,7 +172,10 @@ export class BullMqJobQueue<T = unknown> implements JobQueue<T> {
             // waiting again at once: the job did nothing wrong, its worker went away.
             await job.moveToFailed(new Error(handedBackTooOftenReason(handBacks)), token ?? '');
             if ((await job.getState()) === 'delayed') await job.promote();
-            this.options.logger.warn({ jobId: job.id, queue: this.name, handBacks }, 'job handed back too often: the hand-back counts as a try');
+            this.options.logger.warn(
+              { jobId: job.id, queue: this.name, handBacks },
+              'job handed back too often: the hand-back counts as a try',
+            );
           } else {
             // Back to the waiting list, its lock released; attemptsMade is not increased.
             await job.moveToWait(token);
@@ -179,7 +197,10 @@ export class BullMqJobQueue<T = unknown> implements JobQueue<T> {
         if (!job?.id) continue;
         if (!match(await toInfo(job as Job<T>, state))) continue;
         // A job a worker took in the meantime is locked and cannot be removed; it is left alone.
-        removed += await job.remove().then(() => 1, () => 0);
+        removed += await job.remove().then(
+          () => 1,
+          () => 0,
+        );
       }
     }
     return removed;

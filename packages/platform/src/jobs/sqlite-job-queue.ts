@@ -2,7 +2,18 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { openDatabase, type SqliteDatabase } from '../sqlite/open-database.js';
 import { currentTraceparent, inTraceOf } from '../observability/trace-context.js';
-import { DEFAULT_FREE_HAND_BACKS, handedBackTooOftenReason, type ActiveJob, type JobHandler, type JobInfo, type JobOptions, type JobQueue, type JobState, type JobWorker, type WorkOptions } from './job-queue.js';
+import {
+  DEFAULT_FREE_HAND_BACKS,
+  handedBackTooOftenReason,
+  type ActiveJob,
+  type JobHandler,
+  type JobInfo,
+  type JobOptions,
+  type JobQueue,
+  type JobState,
+  type JobWorker,
+  type WorkOptions,
+} from './job-queue.js';
 
 const MIGRATIONS = [
   `CREATE TABLE jobs (
@@ -167,23 +178,27 @@ export class SqliteJobQueue<T = unknown> implements JobQueue<T> {
     if (this.closed) return null;
     const now = Date.now();
     const token = randomUUID();
-    return this.db.transaction(() => {
-      // Jobs whose worker stopped renewing its lock are given back (BullMQ's stalled jobs).
-      this.db
-        .prepare(`UPDATE jobs SET state = 'waiting', lock_token = NULL, locked_until = NULL WHERE queue = ? AND state = 'active' AND locked_until < ?`)
-        .run(this.name, now);
-      const row = this.db
-        .prepare(
-          `SELECT * FROM jobs WHERE queue = ? AND state IN ('waiting', 'delayed') AND run_at <= ?
+    return this.db
+      .transaction(() => {
+        // Jobs whose worker stopped renewing its lock are given back (BullMQ's stalled jobs).
+        this.db
+          .prepare(
+            `UPDATE jobs SET state = 'waiting', lock_token = NULL, locked_until = NULL WHERE queue = ? AND state = 'active' AND locked_until < ?`,
+          )
+          .run(this.name, now);
+        const row = this.db
+          .prepare(
+            `SELECT * FROM jobs WHERE queue = ? AND state IN ('waiting', 'delayed') AND run_at <= ?
            ORDER BY run_at, created_at LIMIT 1`,
-        )
-        .get(this.name, now) as JobRow | undefined;
-      if (!row) return null;
-      this.db
-        .prepare(`UPDATE jobs SET state = 'active', lock_token = ?, locked_until = ? WHERE queue = ? AND id = ?`)
-        .run(token, now + lockDurationMs, this.name, row.id);
-      return { row, token };
-    }).immediate();
+          )
+          .get(this.name, now) as JobRow | undefined;
+        if (!row) return null;
+        this.db
+          .prepare(`UPDATE jobs SET state = 'active', lock_token = ?, locked_until = ? WHERE queue = ? AND id = ?`)
+          .run(token, now + lockDurationMs, this.name, row.id);
+        return { row, token };
+      })
+      .immediate();
   }
 
   /** @internal */
@@ -202,24 +217,29 @@ export class SqliteJobQueue<T = unknown> implements JobQueue<T> {
    */
   release(id: string, token: string, freeHandBacks: number): boolean {
     if (this.closed) return false;
-    return this.db.transaction(() => {
-      const row = this.db
-        .prepare(`SELECT * FROM jobs WHERE queue = ? AND id = ? AND lock_token = ? AND state = 'active'`)
-        .get(this.name, id, token) as JobRow | undefined;
-      if (!row) return false;
-      const handBacks = row.hand_backs + 1;
-      this.db.prepare('UPDATE jobs SET hand_backs = ? WHERE queue = ? AND id = ?').run(handBacks, this.name, id);
-      if (handBacks > freeHandBacks) {
-        // No backoff: the job did nothing wrong, its worker went away.
-        const outcome = this.fail(row, token, handedBackTooOftenReason(handBacks), { backoff: false });
-        this.options.logger.warn({ jobId: id, queue: this.name, handBacks, outcome }, 'job handed back too often: the hand-back counts as a try');
+    return this.db
+      .transaction(() => {
+        const row = this.db
+          .prepare(`SELECT * FROM jobs WHERE queue = ? AND id = ? AND lock_token = ? AND state = 'active'`)
+          .get(this.name, id, token) as JobRow | undefined;
+        if (!row) return false;
+        const handBacks = row.hand_backs + 1;
+        this.db.prepare('UPDATE jobs SET hand_backs = ? WHERE queue = ? AND id = ?').run(handBacks, this.name, id);
+        if (handBacks > freeHandBacks) {
+          // No backoff: the job did nothing wrong, its worker went away.
+          const outcome = this.fail(row, token, handedBackTooOftenReason(handBacks), { backoff: false });
+          this.options.logger.warn(
+            { jobId: id, queue: this.name, handBacks, outcome },
+            'job handed back too often: the hand-back counts as a try',
+          );
+          return true;
+        }
+        this.db
+          .prepare(`UPDATE jobs SET state = 'waiting', run_at = ?, lock_token = NULL, locked_until = NULL WHERE queue = ? AND id = ?`)
+          .run(Date.now(), this.name, id);
         return true;
-      }
-      this.db
-        .prepare(`UPDATE jobs SET state = 'waiting', run_at = ?, lock_token = NULL, locked_until = NULL WHERE queue = ? AND id = ?`)
-        .run(Date.now(), this.name, id);
-      return true;
-    }).immediate();
+      })
+      .immediate();
   }
 
   /** @internal */
@@ -257,7 +277,8 @@ export class SqliteJobQueue<T = unknown> implements JobQueue<T> {
         .run(attemptsMade, reason, Date.now(), this.name, row.id, token);
       return 'failed';
     }
-    const wait = options.backoff === false ? 0 : row.backoff_type === 'fixed' ? row.backoff_delay : row.backoff_delay * 2 ** (attemptsMade - 1);
+    const wait =
+      options.backoff === false ? 0 : row.backoff_type === 'fixed' ? row.backoff_delay : row.backoff_delay * 2 ** (attemptsMade - 1);
     this.db
       .prepare(
         `UPDATE jobs SET state = ${wait === 0 ? "'waiting'" : "'delayed'"}, attempts_made = ?, failed_reason = ?, run_at = ?, lock_token = NULL, locked_until = NULL
@@ -337,7 +358,9 @@ class QueueWorker<T> {
     this.running = false;
     this.wake();
     await this.loop;
-    const released = [...this.holding].filter(([id, token]) => this.queue.release(id, token, this.settings.freeHandBacks)).map(([id]) => id);
+    const released = [...this.holding]
+      .filter(([id, token]) => this.queue.release(id, token, this.settings.freeHandBacks))
+      .map(([id]) => id);
     this.holding.clear();
     return released;
   }
@@ -355,7 +378,10 @@ class QueueWorker<T> {
       }
       if (!this.running) break;
       const next = this.queue.nextRunIn();
-      const wait = this.active.size >= this.settings.concurrency ? this.settings.pollIntervalMs : Math.min(next ?? this.settings.pollIntervalMs, this.settings.pollIntervalMs);
+      const wait =
+        this.active.size >= this.settings.concurrency
+          ? this.settings.pollIntervalMs
+          : Math.min(next ?? this.settings.pollIntervalMs, this.settings.pollIntervalMs);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, wait);
         const self = this;

@@ -37,7 +37,12 @@ export const mediaCapsEnvSchema = z.object({
   MEDIA_MAX_AUDIO_SECONDS: z.coerce.number().positive().default(14_400),
   MEDIA_MAX_STREAMS: z.coerce.number().int().min(2).max(1000).default(16),
   MEDIA_MAX_VIDEO_SIDE: z.coerce.number().int().min(64).max(16_384).default(8192),
-  MEDIA_MAX_VIDEO_PIXELS: z.coerce.number().int().min(4096).max(268_435_456).default(7680 * 4320),
+  MEDIA_MAX_VIDEO_PIXELS: z.coerce
+    .number()
+    .int()
+    .min(4096)
+    .max(268_435_456)
+    .default(7680 * 4320),
   MEDIA_MAX_VIDEO_FPS: z.coerce.number().positive().max(10_000).default(240),
   MEDIA_MAX_VIDEO_PIXEL_BUDGET: z.coerce.number().positive().default(150e9),
 });
@@ -93,7 +98,12 @@ export function tooManyPixelsMessage(caps: MediaCaps): string {
  */
 export function overPixelBudgetMessage(width: number, height: number, fps: number, caps: MediaCaps): string {
   const seconds = caps.maxVideoPixelBudget / (width * height * fps);
-  const most = seconds < 1 ? 'less than a second' : seconds < 120 ? `${Math.floor(seconds)} second${Math.floor(seconds) === 1 ? '' : 's'}` : `${Math.floor(seconds / 60)} minutes`;
+  const most =
+    seconds < 1
+      ? 'less than a second'
+      : seconds < 120
+        ? `${Math.floor(seconds)} second${Math.floor(seconds) === 1 ? '' : 's'}`
+        : `${Math.floor(seconds / 60)} minutes`;
   return `At ${width}×${height} pixels and ${+fps.toFixed(2)} frames a second, a video can be at most ${most} long: this one is longer`;
 }
 

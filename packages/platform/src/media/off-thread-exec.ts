@@ -30,7 +30,9 @@ interface Pending {
   reject: (error: Error) => void;
 }
 
-type Reply = { id: number; stdout: string } | { id: number; error: { message: string; code: string | number | null; signal: string | null; killed: boolean; stderr: string } };
+type Reply =
+  | { id: number; stdout: string }
+  | { id: number; error: { message: string; code: string | number | null; signal: string | null; killed: boolean; stderr: string } };
 
 let worker: Worker | undefined;
 let nextId = 0;
@@ -64,7 +66,11 @@ function theWorker(): Worker {
 }
 
 /** Like execFile (utf8 output), run from a worker thread. Rejects as execFile does (code, signal, killed, stderr). */
-export function execFileOffThread(file: string, args: readonly string[], options: { timeout?: number; maxBuffer?: number } = {}): Promise<string> {
+export function execFileOffThread(
+  file: string,
+  args: readonly string[],
+  options: { timeout?: number; maxBuffer?: number } = {},
+): Promise<string> {
   return new Promise((resolve, reject) => {
     const id = nextId++;
     const runner = theWorker();

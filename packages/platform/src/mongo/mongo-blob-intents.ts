@@ -19,7 +19,9 @@ export class MongoBlobIntents implements BlobIntents {
   private readonly intents: Model<BlobIntentDocument>;
 
   constructor(connection: Connection) {
-    this.intents = (connection.models.BlobIntent as Model<BlobIntentDocument> | undefined) ?? connection.model<BlobIntentDocument>('BlobIntent', blobIntentSchema, 'blob_intents');
+    this.intents =
+      (connection.models.BlobIntent as Model<BlobIntentDocument> | undefined) ??
+      connection.model<BlobIntentDocument>('BlobIntent', blobIntentSchema, 'blob_intents');
   }
 
   async ensureIndexes(): Promise<void> {
@@ -43,7 +45,11 @@ export class MongoBlobIntents implements BlobIntents {
   }
 
   async olderThan(before: string, limit: number): Promise<BlobIntent[]> {
-    const documents = await this.intents.find({ created_at: { $lt: before } }).sort({ created_at: 1, _id: 1 }).limit(limit).lean<BlobIntentDocument[]>();
+    const documents = await this.intents
+      .find({ created_at: { $lt: before } })
+      .sort({ created_at: 1, _id: 1 })
+      .limit(limit)
+      .lean<BlobIntentDocument[]>();
     return documents.map((document) => ({ prefix: document._id, created_at: document.created_at }));
   }
 }

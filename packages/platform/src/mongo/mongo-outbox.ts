@@ -59,7 +59,10 @@ export class MongoOutboxStore implements OutboxStore {
   async pending(limit: number): Promise<OutboxEntry[]> {
     const entries: OutboxEntry[] = [];
     for (const model of this.aggregates) {
-      const documents = await model.find({ '_outbox.0': { $exists: true } }, { _outbox: 1 }).limit(limit).lean();
+      const documents = await model
+        .find({ '_outbox.0': { $exists: true } }, { _outbox: 1 })
+        .limit(limit)
+        .lean();
       for (const document of documents as unknown as { _outbox: EmbeddedEvent[] }[]) {
         for (const pending of document._outbox) entries.push({ id: pending.id, topic: pending.topic, event: pending.event });
       }
@@ -93,9 +96,10 @@ export class MongoOutboxStore implements OutboxStore {
     const pulled = await model.updateOne({ _id: id }, { $pull: { _outbox: { id: { $in: [...published] } } } });
     if (pulled.modifiedCount === 1) return;
     for (let attempt = 0; attempt < 10; attempt++) {
-      const document = (await model.findOne({ _id: id }, { _outbox: 1, _outboxVersion: 1 }).lean()) as
-        | { _outbox: EmbeddedEvent[]; _outboxVersion?: number }
-        | null;
+      const document = (await model.findOne({ _id: id }, { _outbox: 1, _outboxVersion: 1 }).lean()) as {
+        _outbox: EmbeddedEvent[];
+        _outboxVersion?: number;
+      } | null;
       if (!document) return;
       const remaining = document._outbox.filter((entry) => !published.has(entry.id));
       if (remaining.length === document._outbox.length) return;

@@ -82,6 +82,9 @@ export function serialWrite<T>(collection: WritableCollection, write: () => Prom
   if (!serialWritesOf(connectionOf(collection)).on) return write();
   const previous = queues.get(collection) ?? Promise.resolve();
   const run = previous.then(write);
-  queues.set(collection, run.catch(() => undefined));
+  queues.set(
+    collection,
+    run.catch(() => undefined),
+  );
   return run;
 }

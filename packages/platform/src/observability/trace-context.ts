@@ -18,7 +18,12 @@ function contextFrom(traceparent: string | undefined): Context {
  * so one trace follows a request from the gateway through a service, the bus and the worker.
  * Without a tracer provider (tracing off) this costs next to nothing.
  */
-export function inTraceOf<T>(traceparent: string | undefined, name: string, attributes: Record<string, string>, work: () => Promise<T>): Promise<T> {
+export function inTraceOf<T>(
+  traceparent: string | undefined,
+  name: string,
+  attributes: Record<string, string>,
+  work: () => Promise<T>,
+): Promise<T> {
   return tracer.startActiveSpan(name, { kind: SpanKind.CONSUMER, attributes }, contextFrom(traceparent), async (span) => {
     try {
       return await work();

@@ -46,14 +46,22 @@ export async function runReadinessChecks(checks: HealthCheck[], stopping = isShu
     }),
   );
   const healthy = results.every(([, state]) => state === 'ok');
-  return { ready: !stopping, body: { status: stopping ? 'stopping' : healthy ? 'ready' : 'degraded', checks: Object.fromEntries(results) } };
+  return {
+    ready: !stopping,
+    body: { status: stopping ? 'stopping' : healthy ? 'ready' : 'degraded', checks: Object.fromEntries(results) },
+  };
 }
 
 /**
  * GET /healthz (the process answers) and GET /readyz (it serves; its dependencies' states in the body), for services
  * that serve no HTTP otherwise (the media worker, the notifier), so Kubernetes can probe them.
  */
-export async function startHealthServer(port: number, host: string, checks: HealthCheck[], extra?: (path: string) => Promise<{ type: string; body: string } | null>): Promise<{ server: Server; url: string }> {
+export async function startHealthServer(
+  port: number,
+  host: string,
+  checks: HealthCheck[],
+  extra?: (path: string) => Promise<{ type: string; body: string } | null>,
+): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') {
@@ -90,5 +98,7 @@ export function serveHealthAndMetrics(
   checks: HealthCheck[],
   metrics: { contentType(): string; text(): Promise<string> },
 ): Promise<{ server: Server; url: string }> {
-  return startHealthServer(port, host, checks, async (path) => (path === '/metrics' ? { type: metrics.contentType(), body: await metrics.text() } : null));
+  return startHealthServer(port, host, checks, async (path) =>
+    path === '/metrics' ? { type: metrics.contentType(), body: await metrics.text() } : null,
+  );
 }

@@ -39,9 +39,18 @@ export interface InfrastructureSettings {
 
 const infrastructureEnvSchema = z.object({
   DATA_DIR: z.string().default('./data'),
-  KAFKA_BROKERS: z.string().regex(/^[^,\s]+(,[^,\s]+)*$/, 'must be host:port[,host:port...]').optional(),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
-  MONGO_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// URL').optional(),
+  KAFKA_BROKERS: z
+    .string()
+    .regex(/^[^,\s]+(,[^,\s]+)*$/, 'must be host:port[,host:port...]')
+    .optional(),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .optional(),
+  MONGO_URL: z
+    .string()
+    .regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// URL')
+    .optional(),
   MONGO_SERIAL_WRITES: z.enum(SERIAL_WRITES_SETTINGS).default('auto'),
   S3_ENDPOINT: z.string().optional(),
   S3_BUCKET: z.string().optional(),
@@ -50,7 +59,10 @@ const infrastructureEnvSchema = z.object({
   S3_SECRET_ACCESS_KEY: z.string().optional(),
   S3_FORCE_PATH_STYLE: envBoolean.default(true),
   S3_PREFIX: z.string().optional(),
-  DEPLOYMENT_NAMESPACE: z.string().regex(/^[a-z0-9-]+$/).default('portal'),
+  DEPLOYMENT_NAMESPACE: z
+    .string()
+    .regex(/^[a-z0-9-]+$/)
+    .default('portal'),
   INSTANCE_ID: z.string().optional(),
   BUS_PRUNE_AFTER_MS: z.coerce.number().int().min(0).default(60_000),
 });
@@ -84,7 +96,11 @@ export function infrastructureFromEnv(env: NodeJS.ProcessEnv = process.env): Inf
 export function createEventBus(settings: InfrastructureSettings, clientId: string, logger: Logger): EventBus {
   return settings.kafkaBrokers
     ? new KafkaEventBus({ brokers: settings.kafkaBrokers, clientId, logger, namespace: settings.namespace, ...settings.kafka })
-    : new SqliteEventBus({ file: join(settings.dataDir, 'bus.sqlite'), logger, ...(settings.busPruneAfterMs !== undefined ? { pruneAfterMs: settings.busPruneAfterMs } : {}) });
+    : new SqliteEventBus({
+        file: join(settings.dataDir, 'bus.sqlite'),
+        logger,
+        ...(settings.busPruneAfterMs !== undefined ? { pruneAfterMs: settings.busPruneAfterMs } : {}),
+      });
 }
 
 export function createBlobStore(settings: InfrastructureSettings): BlobStore {
@@ -105,7 +121,9 @@ export function createJobQueue<T>(
 /** Names the adapters in use, for the start-up log line. */
 export function describeInfrastructure(settings: InfrastructureSettings): Record<string, string> {
   return {
-    bus: settings.kafkaBrokers ? `kafka ${settings.kafkaBrokers.join(',')} (${describeKafkaConnection(settings.kafka)})` : 'embedded (SQLite log)',
+    bus: settings.kafkaBrokers
+      ? `kafka ${settings.kafkaBrokers.join(',')} (${describeKafkaConnection(settings.kafka)})`
+      : 'embedded (SQLite log)',
     jobs: settings.redisUrl ? 'bullmq (redis)' : 'embedded (SQLite)',
     blobs: settings.s3 ? `s3 ${settings.s3.endpoint ?? 'aws'}/${settings.s3.bucket}` : 'files',
     documents: settings.mongoUrl ? `mongodb (serial writes: ${settings.mongoSerialWrites ?? 'auto'})` : 'embedded (SQLite)',

@@ -43,7 +43,9 @@ export class TwilioSmsSender implements SmsSender {
       if (status !== undefined && status >= 400 && status < 500 && status !== 429 && code !== undefined && PERMANENT.has(code)) {
         throw new SmsRefusedError(`Twilio refused the message (${code}): ${text ?? ''}`);
       }
-      throw new Error(`Twilio did not take the message${status ? ` (HTTP ${status}${code ? `, ${code}` : ''})` : ''}: ${text ?? String(error)}`);
+      throw new Error(
+        `Twilio did not take the message${status ? ` (HTTP ${status}${code ? `, ${code}` : ''})` : ''}: ${text ?? String(error)}`,
+      );
     }
   }
 

@@ -16,7 +16,8 @@ export function blobIntentsContract(name: string, options: BlobIntentsContractOp
       const intents = await options.create();
       const id = randomUUID();
       const [revision, whole] = [`contract/${id}/r1/`, `contract/${id}/`];
-      const mine = async (before: Date) => (await intents.olderThan(before.toISOString(), 10_000)).filter((intent) => intent.prefix.includes(id));
+      const mine = async (before: Date) =>
+        (await intents.olderThan(before.toISOString(), 10_000)).filter((intent) => intent.prefix.includes(id));
       await intents.add(revision);
       const [first] = await mine(later());
       expect(first).toEqual({ prefix: revision, created_at: expect.any(String) });

@@ -72,7 +72,11 @@ export function blobStoreContract(name: string, options: BlobStoreContractOption
         // The caller removes its file; the object stays whole.
         await rm(first);
         const object = await store.get(key('file.bin'));
-        expect(createHash('sha256').update(await buffer(object!.body)).digest('hex')).toBe(createHash('sha256').update(bytes).digest('hex'));
+        expect(
+          createHash('sha256')
+            .update(await buffer(object!.body))
+            .digest('hex'),
+        ).toBe(createHash('sha256').update(bytes).digest('hex'));
         const replaced = await store.putFile(key('file.bin'), second, { contentType: 'text/plain' });
         expect(replaced.etag).not.toBe(info.etag);
         expect((await buffer((await store.get(key('file.bin')))!.body)).toString()).toBe('a second version');

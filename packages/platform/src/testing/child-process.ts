@@ -38,7 +38,10 @@ export function runTypeScript(file: string, args: string[] = [], env: NodeJS.Pro
       const seen = lines.find((line) => pattern.test(line));
       if (seen) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms; stderr: ${stderr.slice(-2000)}`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms; stderr: ${stderr.slice(-2000)}`)),
+          timeoutMs,
+        );
         waiters.push({ pattern, resolve: (line) => (clearTimeout(timer), resolve(line)) });
         child.once('exit', (code) => {
           clearTimeout(timer);

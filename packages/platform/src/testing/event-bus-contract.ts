@@ -48,7 +48,10 @@ export function eventBusContract(name: string, options: EventBusContractOptions)
         { key: 'a', value: event('a', 1), headers: { traceparent: '00-abc-def-01' } },
         { key: 'b', value: event('b', 1) },
       ]);
-      await bus.publish(topic, [{ key: 'a', value: event('a', 2) }, { key: 'a', value: event('a', 3) }]);
+      await bus.publish(topic, [
+        { key: 'a', value: event('a', 2) },
+        { key: 'a', value: event('a', 3) },
+      ]);
       const received = await collect(bus, topic, unique('group'));
       await waitFor(() => received.length === 4, { timeoutMs, what: '4 messages' });
       const ofA = received.filter((message) => message.key === 'a').map((message) => (message.value.data as { n: number }).n);
@@ -65,7 +68,10 @@ export function eventBusContract(name: string, options: EventBusContractOptions)
       const topic = unique('fanout');
       const one = await collect(bus, topic, unique('group-one'));
       const two = await collect(bus, topic, unique('group-two'));
-      await bus.publish(topic, [{ key: 'k', value: event('k', 1) }, { key: 'k', value: event('k', 2) }]);
+      await bus.publish(topic, [
+        { key: 'k', value: event('k', 1) },
+        { key: 'k', value: event('k', 2) },
+      ]);
       await waitFor(() => one.length === 2 && two.length === 2, { timeoutMs, what: 'both groups' });
     });
 
@@ -110,7 +116,10 @@ export function eventBusContract(name: string, options: EventBusContractOptions)
         }),
       );
       const deadLetters = await collect(bus, deadLetterTopic(topic), unique('dlq-reader'));
-      await bus.publish(topic, [{ key: 'k', value: event('k', 1) }, { key: 'k', value: event('k', 2) }]);
+      await bus.publish(topic, [
+        { key: 'k', value: event('k', 1) },
+        { key: 'k', value: event('k', 2) },
+      ]);
       await waitFor(() => handled.includes(2), { timeoutMs, what: 'the message after the poison one' });
       await waitFor(() => deadLetters.length === 1, { timeoutMs, what: 'the dead letter' });
       expect((deadLetters[0]!.value.data as { n: number }).n).toBe(1);
@@ -127,7 +136,10 @@ export function eventBusContract(name: string, options: EventBusContractOptions)
         topics: [topic],
         handler: async (message) => void seen.push((message.value.data as { n: number }).n),
       });
-      await first.publish(topic, [{ key: 'k', value: event('k', 1) }, { key: 'k', value: event('k', 2) }]);
+      await first.publish(topic, [
+        { key: 'k', value: event('k', 1) },
+        { key: 'k', value: event('k', 2) },
+      ]);
       await waitFor(() => seen.length === 2, { timeoutMs, what: 'first two messages' });
       await subscription.close();
       await first.publish(topic, [{ key: 'k', value: event('k', 3) }]);
@@ -162,7 +174,10 @@ export function eventBusContract(name: string, options: EventBusContractOptions)
       const bus = await connect();
       const topic = unique('lag');
       const groupId = unique('group');
-      await bus.publish(topic, [{ key: 'k', value: event('k', 1) }, { key: 'k', value: event('k', 2) }]);
+      await bus.publish(topic, [
+        { key: 'k', value: event('k', 1) },
+        { key: 'k', value: event('k', 2) },
+      ]);
       const before = await bus.lag(groupId, [topic]);
       expect(before[topic]).toBe(2);
       const received = await collect(bus, topic, groupId);

@@ -36,10 +36,13 @@ export function jobQueueContract(name: string, options: JobQueueContractOptions)
       workers.push(await queue.work(async (job) => ({ doubled: job.data.n * 2 })));
       const added = await queue.add('double', { n: 21 }, { jobId: 'job-1' });
       expect(added.id).toBe('job-1');
-      const done = await waitFor(async () => {
-        const job = await queue.getJob('job-1');
-        return job?.state === 'completed' ? job : null;
-      }, { timeoutMs, what: 'completion' });
+      const done = await waitFor(
+        async () => {
+          const job = await queue.getJob('job-1');
+          return job?.state === 'completed' ? job : null;
+        },
+        { timeoutMs, what: 'completion' },
+      );
       expect(done.returnValue).toEqual({ doubled: 42 });
       expect(done.attemptsMade).toBe(1);
     });
@@ -82,24 +85,32 @@ export function jobQueueContract(name: string, options: JobQueueContractOptions)
         }),
       );
       await queue.add('flaky', { n: 1 }, { jobId: 'flaky', attempts: 3, backoff: { type: 'fixed', delay: 150 } });
-      const done = await waitFor(async () => {
-        const job = await queue.getJob('flaky');
-        return job?.state === 'completed' ? job : null;
-      }, { timeoutMs, what: 'completion after retries' });
+      const done = await waitFor(
+        async () => {
+          const job = await queue.getJob('flaky');
+          return job?.state === 'completed' ? job : null;
+        },
+        { timeoutMs, what: 'completion after retries' },
+      );
       expect(done.attemptsMade).toBe(3);
       expect(tries[1]! - tries[0]!).toBeGreaterThanOrEqual(140);
     });
 
     it('keeps a job that used up its tries as failed, with the reason', async () => {
       const queue = await connect();
-      workers.push(await queue.work(async () => {
-        throw new Error('the file is broken');
-      }));
+      workers.push(
+        await queue.work(async () => {
+          throw new Error('the file is broken');
+        }),
+      );
       await queue.add('doomed', { n: 1 }, { jobId: 'doomed', attempts: 2, backoff: { type: 'fixed', delay: 10 } });
-      const failed = await waitFor(async () => {
-        const job = await queue.getJob('doomed');
-        return job?.state === 'failed' ? job : null;
-      }, { timeoutMs, what: 'failure' });
+      const failed = await waitFor(
+        async () => {
+          const job = await queue.getJob('doomed');
+          return job?.state === 'failed' ? job : null;
+        },
+        { timeoutMs, what: 'failure' },
+      );
       expect(failed.attemptsMade).toBe(2);
       expect(failed.failedReason).toBe('the file is broken');
       expect((await queue.counts()).failed).toBe(1);
@@ -241,7 +252,11 @@ export function jobQueueContract(name: string, options: JobQueueContractOptions)
         );
       }
       const ids = Array.from({ length: 12 }, (_, index) => `reminder-${index}`);
-      await Promise.all(ids.flatMap((id, index) => [one, two].map((queue) => queue.add('remind', { n: index }, { jobId: id, delay: 200 + (index % 3) * 50 }))));
+      await Promise.all(
+        ids.flatMap((id, index) =>
+          [one, two].map((queue) => queue.add('remind', { n: index }, { jobId: id, delay: 200 + (index % 3) * 50 })),
+        ),
+      );
       await waitFor(() => runs.length >= ids.length, { timeoutMs, what: 'every delayed job' });
       await delay(600);
       expect([...runs].sort()).toEqual([...ids].sort());
@@ -255,10 +270,13 @@ export function jobQueueContract(name: string, options: JobQueueContractOptions)
       expect(await stuck.handBack()).toEqual(['long']);
       expect(await queue.getJob('long')).toMatchObject({ state: 'waiting', attemptsMade: 0 });
       workers.push(await queue.work(async (job) => ({ n: job.data.n })));
-      const done = await waitFor(async () => {
-        const job = await queue.getJob('long');
-        return job?.state === 'completed' ? job : null;
-      }, { timeoutMs, what: 'the job done by the next worker' });
+      const done = await waitFor(
+        async () => {
+          const job = await queue.getJob('long');
+          return job?.state === 'completed' ? job : null;
+        },
+        { timeoutMs, what: 'the job done by the next worker' },
+      );
       expect(done).toMatchObject({ returnValue: { n: 5 }, attemptsMade: 1 });
     });
 
@@ -272,7 +290,10 @@ export function jobQueueContract(name: string, options: JobQueueContractOptions)
       const seen: { state: string; attemptsMade: number }[] = [];
       for (let handBack = 1; handBack <= 4; handBack++) {
         const interrupted = await queue.work(() => new Promise(() => undefined), { freeHandBacks: 2 });
-        await waitFor(async () => (await queue.getJob('endless'))?.state === 'active', { timeoutMs, what: `the job to start (${handBack})` });
+        await waitFor(async () => (await queue.getJob('endless'))?.state === 'active', {
+          timeoutMs,
+          what: `the job to start (${handBack})`,
+        });
         expect(await interrupted.handBack()).toEqual(['endless']);
         const job = (await queue.getJob('endless'))!;
         seen.push({ state: job.state, attemptsMade: job.attemptsMade });
@@ -307,4 +328,3 @@ export function jobQueueContract(name: string, options: JobQueueContractOptions)
     });
   });
 }
-

@@ -17,7 +17,9 @@ export function smsSenderContract(name: string, options: SmsContractOptions): vo
       const body = `Reminder ${randomUUID().slice(0, 8)}: today 18:30 at Main St & 1st Ave — “bring headphones”; ünïcode ok`;
       const sent = await sender.send({ to: '+12025550123', body, messageId: `test.${randomUUID()}` });
       expect(sent.providerId).toBeTruthy();
-      const message = await waitFor(async () => (await options.delivered()).find((candidate) => candidate.body === body) ?? null, { what: 'the delivered message' });
+      const message = await waitFor(async () => (await options.delivered()).find((candidate) => candidate.body === body) ?? null, {
+        what: 'the delivered message',
+      });
       expect(message.to).toBe('+12025550123');
       await sender.close();
     });

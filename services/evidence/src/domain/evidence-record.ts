@@ -47,7 +47,12 @@ export const NO_PROCESSED_MEDIA = {
 } as const satisfies Partial<EvidenceRecord>;
 
 /** The media fields of an item without a file (a note, or an item before its file is stored). */
-export const NO_MEDIA = { original_key: null, original_type: null, original_size: null, ...NO_PROCESSED_MEDIA } as const satisfies Partial<EvidenceRecord>;
+export const NO_MEDIA = {
+  original_key: null,
+  original_type: null,
+  original_size: null,
+  ...NO_PROCESSED_MEDIA,
+} as const satisfies Partial<EvidenceRecord>;
 
 export type EvidenceChanges = Partial<Omit<EvidenceRecord, 'id' | 'user_id' | 'date_posted'>>;
 

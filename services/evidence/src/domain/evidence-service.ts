@@ -45,7 +45,13 @@ import {
 } from './evidence-record.js';
 import { classifyMediaFile, type ClassifiedFile } from './media-classifier.js';
 import type { AuthorDirectory } from '../repositories/author-directory.js';
-import type { EvidenceFilter, EvidencePage, EvidenceRepository, PendingEvent, SelectedChange } from '../repositories/evidence-repository.js';
+import type {
+  EvidenceFilter,
+  EvidencePage,
+  EvidenceRepository,
+  PendingEvent,
+  SelectedChange,
+} from '../repositories/evidence-repository.js';
 import { wordsOf } from './search-words.js';
 
 /** The lists' filters as the HTTP layer reads them; `q` is the search text as typed. */
@@ -118,7 +124,12 @@ export class EvidenceService {
    * A note. With an idempotency key, a note the owner already made with that key is answered
    * instead of a second one (a phone that sent it again after a lost answer makes one item).
    */
-  async createNote(caller: CallerIdentity, input: EvidenceInput, requestId?: string, idempotencyKey?: string): Promise<{ record: EvidenceRecord; created: boolean }> {
+  async createNote(
+    caller: CallerIdentity,
+    input: EvidenceInput,
+    requestId?: string,
+    idempotencyKey?: string,
+  ): Promise<{ record: EvidenceRecord; created: boolean }> {
     this.assertMayAddEvidence(caller);
     if (idempotencyKey) {
       const existing = await this.deps.evidence.findByIdempotencyKey(caller.userId, idempotencyKey);
@@ -175,7 +186,9 @@ export class EvidenceService {
           async (error: unknown) => {
             await this.removeBlobs(revisionPrefix(record.id, 1));
             // Two uploads of the same capture finished at once: the other one made the item.
-            const raced = options.idempotencyKey ? await this.deps.evidence.findByIdempotencyKey(caller.userId, options.idempotencyKey) : null;
+            const raced = options.idempotencyKey
+              ? await this.deps.evidence.findByIdempotencyKey(caller.userId, options.idempotencyKey)
+              : null;
             if (raced) return raced;
             throw error;
           },
@@ -228,7 +241,8 @@ export class EvidenceService {
       let replaced: { revision: number; demuxer: string | null } | undefined;
       if (file) {
         if (current.user_id !== caller.userId) throw forbidden('Only the participant who uploaded it can replace the file');
-        if (current.media_type === MEDIA_TYPES.note) throw badRequest('A note has no file to replace', { file: 'A note has no file to replace' });
+        if (current.media_type === MEDIA_TYPES.note)
+          throw badRequest('A note has no file to replace', { file: 'A note has no file to replace' });
         const { size, classified } = await this.inspect(file);
         if (classified.media_type !== current.media_type) {
           const message = `The new file must be ${KIND_NAMES[current.media_type as 2 | 3 | 4].noun}, like the one it replaces`;
@@ -333,7 +347,10 @@ export class EvidenceService {
       });
     const changed = await this.deps.evidence.setAllVisibility(is_public, (count) => {
       const data: EvidenceVisibilityData = { evidenceId: null, is_public, changed: count };
-      return [{ topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: 'all', data, requestId }) }, audit(count)];
+      return [
+        { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: 'all', data, requestId }) },
+        audit(count),
+      ];
     });
     // Nothing to change is still an act an administrator did.
     if (changed === 0) await this.deps.evidence.appendEvents([audit(0)]);
@@ -461,7 +478,10 @@ export class EvidenceService {
       if (result.status === 'ready' && result.display_copy === 'transcoded') {
         await this.deps.evidence.blobIntents.add(remuxedDisplayKey(result.evidenceId, result.revision));
       }
-      this.deps.logger.info({ evidenceId: result.evidenceId, revision: result.revision, status: result.status, display: result.display_copy }, 'media result applied');
+      this.deps.logger.info(
+        { evidenceId: result.evidenceId, revision: result.revision, status: result.status, display: result.display_copy },
+        'media result applied',
+      );
       return;
     }
     // The item was deleted, or its file replaced, while the worker made these: nobody refers to
@@ -547,7 +567,8 @@ export class EvidenceService {
       const referred = item !== null && (match[2] === undefined || item.media_revision === Number(match[2]));
       return referred ? 0 : this.deps.blobs.deletePrefix(prefix);
     });
-    if (swept.notes > 0) this.deps.logger.info({ prefixes: swept.notes, blobs: swept.blobs }, 'settled blobs left by an interrupted write or deletion');
+    if (swept.notes > 0)
+      this.deps.logger.info({ prefixes: swept.notes, blobs: swept.blobs }, 'settled blobs left by an interrupted write or deletion');
     return swept.blobs;
   }
 
@@ -576,7 +597,13 @@ export class EvidenceService {
     return { size, classified };
   }
 
-  private async storeOriginal(id: string, revision: number, file: ReceivedFile, classified: ClassifiedFile, size: number): Promise<EvidenceChanges> {
+  private async storeOriginal(
+    id: string,
+    revision: number,
+    file: ReceivedFile,
+    classified: ClassifiedFile,
+    size: number,
+  ): Promise<EvidenceChanges> {
     const key = `${revisionPrefix(id, revision)}original`;
     // Noted before the write: if the process dies before the item is filed, the blob is found.
     await this.deps.evidence.blobIntents.add(revisionPrefix(id, revision));

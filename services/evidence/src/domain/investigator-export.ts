@@ -1,13 +1,6 @@
 import type { Writable } from 'node:stream';
 import type { InvestigatorExportQuery, ManifestItem } from '@portal/contracts';
-import {
-  auditEvent,
-  csvLine,
-  streamZip,
-  type BlobStore,
-  type CallerIdentity,
-  type Logger,
-} from '@portal/platform';
+import { auditEvent, csvLine, streamZip, type BlobStore, type CallerIdentity, type Logger } from '@portal/platform';
 import type { EvidenceRecord } from './evidence-record.js';
 import { exportFileName } from './evidence-export.js';
 import type { EvidenceFilter, EvidenceRepository } from '../repositories/evidence-repository.js';
@@ -28,7 +21,18 @@ export interface PreparedInvestigatorExport {
 
 const PAGE = 200;
 const TYPE_NAMES = { 1: 'note', 2: 'photo', 3: 'video', 4: 'audio' } as const;
-export const MANIFEST_COLUMNS = ['id', 'title', 'notes', 'location', 'type', 'posted', 'author', 'public', 'review_status', 'files'] as const;
+export const MANIFEST_COLUMNS = [
+  'id',
+  'title',
+  'notes',
+  'location',
+  'type',
+  'posted',
+  'author',
+  'public',
+  'review_status',
+  'files',
+] as const;
 
 /**
  * What an administrator hands the investigator: one zip archive with manifest.csv and
@@ -52,7 +56,11 @@ export class InvestigatorExporter {
       auditEvent({
         actor: caller,
         action: 'evidence.export',
-        target: { type: 'archive', id: null, label: query.ids ? `${query.ids.length} chosen ${query.ids.length === 1 ? 'item' : 'items'}` : 'Evidence matching the filters' },
+        target: {
+          type: 'archive',
+          id: null,
+          label: query.ids ? `${query.ids.length} chosen ${query.ids.length === 1 ? 'item' : 'items'}` : 'Evidence matching the filters',
+        },
         details: {
           ...(query.ids
             ? { ids: query.ids }
@@ -83,10 +91,15 @@ export class InvestigatorExporter {
           };
           if (!first.done) await write(first.value);
           for await (const records of pages) await write(records);
-          const csv = csvLine(MANIFEST_COLUMNS) + manifest.map((item) => csvLine(MANIFEST_COLUMNS.map((column) => csvValue(item, column)))).join('');
+          const csv =
+            csvLine(MANIFEST_COLUMNS) + manifest.map((item) => csvLine(MANIFEST_COLUMNS.map((column) => csvValue(item, column)))).join('');
           await add(csv, 'manifest.csv', false);
           const missing = query.ids ? query.ids.filter((id) => !manifest.some((item) => item.id === id)) : [];
-          await add(JSON.stringify({ exported_at: now.toISOString(), exported_by: caller.username, query, missing, items: manifest }, null, 2), 'manifest.json', false);
+          await add(
+            JSON.stringify({ exported_at: now.toISOString(), exported_by: caller.username, query, missing, items: manifest }, null, 2),
+            'manifest.json',
+            false,
+          );
         }).catch((error: unknown) => {
           this.deps.logger.warn({ err: error }, 'evidence export stopped');
           throw error;

@@ -25,7 +25,25 @@ export interface ClassifiedFile {
 const IMAGES = new Set(['jpg', 'png', 'webp', 'gif', 'avif', 'tif', 'bmp']);
 const HEIF = new Set(['heic', 'heif', 'heics', 'heifs']);
 // Containers that may hold a picture track, a sound track or both: ffprobe decides.
-const AUDIO_OR_VIDEO = new Set(['mp4', 'mov', 'm4v', 'webm', 'mkv', '3gp', '3g2', 'avi', 'mpg', 'mts', 'ogg', 'ogv', 'm4a', 'f4v', 'flv', 'wmv', 'asf']);
+const AUDIO_OR_VIDEO = new Set([
+  'mp4',
+  'mov',
+  'm4v',
+  'webm',
+  'mkv',
+  '3gp',
+  '3g2',
+  'avi',
+  'mpg',
+  'mts',
+  'ogg',
+  'ogv',
+  'm4a',
+  'f4v',
+  'flv',
+  'wmv',
+  'asf',
+]);
 const AUDIO = new Set(['mp3', 'm4a', 'aac', 'wav', 'opus', 'oga', 'flac', 'amr', 'wma', 'aiff', 'caf', 'mka']);
 
 const unsupported = () => unsupportedMediaType(MESSAGES.unsupportedEvidenceFile, { file: MESSAGES.unsupportedEvidenceFile });

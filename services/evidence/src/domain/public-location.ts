@@ -3,7 +3,6 @@ import { publicLocationMetres } from '@portal/contracts';
 /** A position as "Add my location" writes it: "40.71280, -74.00600 (±15 m)" (accuracy optional). */
 const DEVICE_POSITION = /^\s*(-?\d{1,3}\.\d+)\s*,\s*(-?\d{1,3}\.\d+)\s*(?:\(\s*±\s*(\d+(?:\.\d+)?)\s*m\s*\))?\s*$/;
 
-
 /**
  * A participant's device position as the public may see it: rounded to `decimals` places (3 is
  * about 100 m), with an accuracy no better than that rounding. Free text ("the north gate") is

@@ -10,7 +10,10 @@ export const MAX_SEARCH_WORDS = 12;
  * `unicode61 remove_diacritics 2` splits and folds text the same way).
  */
 export function searchWords(text: string): string[] {
-  const folded = text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
+  const folded = text
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase();
   return [...new Set(folded.split(/[^\p{L}\p{N}]+/u).filter((word) => word.length > 0))];
 }
 

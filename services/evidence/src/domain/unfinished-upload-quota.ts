@@ -47,7 +47,11 @@ export class UnfinishedUploadQuota {
     });
   }
 
-  private async check(ownerId: string, uploadId: string, size: number): Promise<{ admitted: true } | { admitted: false; reserved: number }> {
+  private async check(
+    ownerId: string,
+    uploadId: string,
+    size: number,
+  ): Promise<{ admitted: true } | { admitted: false; reserved: number }> {
     const stored = await this.storage.reservations(ownerId, this.unknownAs);
     const pending = await this.ledger.pending(ownerId);
     let reserved = 0;

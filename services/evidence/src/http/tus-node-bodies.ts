@@ -20,7 +20,11 @@ export function tusError(status: number, code: string, message: string): { statu
 
 /** The parts of @tus/server's PATCH handler that streamPatchBodiesFromNode replaces. */
 export interface PatchHandlerInternals {
-  send(req: Request & { runtime?: { node?: { req?: IncomingMessage } } }, context: CancellationContext, headers?: Headers): Promise<Response>;
+  send(
+    req: Request & { runtime?: { node?: { req?: IncomingMessage } } },
+    context: CancellationContext,
+    headers?: Headers,
+  ): Promise<Response>;
   writeToStore(body: ReadableStream | null, upload: Upload, maxFileSize: number, context: CancellationContext): Promise<number>;
   store: { write(stream: NodeJS.ReadableStream, id: string, offset: number): Promise<number> };
 }
@@ -73,7 +77,9 @@ export function streamPatchBodiesFromNode(tus: Server, afterWrite: (upload: Uplo
     context.signal.addEventListener('abort', onAbort, { once: true });
     try {
       input.pipe(limiter);
-      const offset = await pipeline(limiter, async (source: AsyncIterable<Buffer>) => patch.store.write(source as unknown as NodeJS.ReadableStream, upload.id, upload.offset));
+      const offset = await pipeline(limiter, async (source: AsyncIterable<Buffer>) =>
+        patch.store.write(source as unknown as NodeJS.ReadableStream, upload.id, upload.offset),
+      );
       afterWrite(upload);
       return offset;
     } catch (error) {
@@ -87,4 +93,3 @@ export function streamPatchBodiesFromNode(tus: Server, afterWrite: (upload: Uplo
     }
   };
 }
-

@@ -80,7 +80,12 @@ export interface EvidenceRepository {
    * `onlyIfDisplayIn`, only if its display key is one of those: a video's first, remuxed copy
    * never replaces the 720p copy that followed it); answers the updated item.
    */
-  applyMediaResult(id: string, revision: number, changes: EvidenceChanges, onlyIfDisplayIn?: (string | null)[]): Promise<EvidenceRecord | null>;
+  applyMediaResult(
+    id: string,
+    revision: number,
+    changes: EvidenceChanges,
+    onlyIfDisplayIn?: (string | null)[],
+  ): Promise<EvidenceRecord | null>;
   updateAuthor(userId: string, username: string, avatarUrl: string | null): Promise<number>;
   /** Deletes every item of a participant; answers what was deleted (for the blobs). */
   deleteByOwner(userId: string, events: (records: EvidenceRecord[]) => PendingEvent[]): Promise<EvidenceRecord[]>;

@@ -37,6 +37,8 @@ export class ScratchFull extends Error {
   readonly retryAfterSeconds = 5;
 
   constructor() {
-    super('Many uploads are being finished at this moment. Your file is safely stored: it will be added in a few seconds when your device tries again.');
+    super(
+      'Many uploads are being finished at this moment. Your file is safely stored: it will be added in a few seconds when your device tries again.',
+    );
   }
 }

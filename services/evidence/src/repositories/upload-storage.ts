@@ -101,7 +101,9 @@ export function fileUploadStorage(directory: string, expireAfterMs: number): Upl
     },
     async reservations(ownerId, unknownAs) {
       const prefix = `${ownerId}.`;
-      const names = (await readdir(directory).catch(() => [] as string[])).filter((name) => name.startsWith(prefix) && name.endsWith('.json'));
+      const names = (await readdir(directory).catch(() => [] as string[])).filter(
+        (name) => name.startsWith(prefix) && name.endsWith('.json'),
+      );
       const found = new Map<string, number>();
       for (const name of names) {
         const json = await readFile(join(directory, name), 'utf8').catch(() => null);
@@ -148,7 +150,13 @@ export function s3UploadStorage(s3: S3BlobStoreOptions, tmpDir: string, expireAf
   // Upload infos are cached in memory (as S3Store does by default), here under our hand so that a
   // discarded upload is forgotten there too.
   const infos = new MemoryKvStore<S3UploadInfo>();
-  const datastore = new S3Store({ partSize: 8 * 1024 * 1024, useTags: false, expirationPeriodInMilliseconds: expireAfterMs, cache: infos, s3ClientConfig: { ...clientConfig, bucket: s3.bucket } });
+  const datastore = new S3Store({
+    partSize: 8 * 1024 * 1024,
+    useTags: false,
+    expirationPeriodInMilliseconds: expireAfterMs,
+    cache: infos,
+    s3ClientConfig: { ...clientConfig, bucket: s3.bucket },
+  });
   return {
     datastore,
     // S3Store.remove aborts the multipart upload first and gives up when there is none, which is
@@ -170,7 +178,9 @@ export function s3UploadStorage(s3: S3BlobStoreOptions, tmpDir: string, expireAf
       const found = new Map<string, number>();
       let token: string | undefined;
       do {
-        const listed = await client.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: `${ownerId}.`, ...(token ? { ContinuationToken: token } : {}) }));
+        const listed = await client.send(
+          new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: `${ownerId}.`, ...(token ? { ContinuationToken: token } : {}) }),
+        );
         for (const object of listed.Contents ?? []) {
           if (!object.Key?.endsWith('.info')) continue;
           const info = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: object.Key })).catch(() => null);

@@ -29,14 +29,24 @@ export function sampleEvidence(overrides: Partial<EvidenceRecord> = {}): Evidenc
   };
 }
 
-const event = (key: string, type = 'evidence.updated') => ({ topic: 'evidence.items', event: createEvent({ type, key, data: { evidenceId: key } }) });
+const event = (key: string, type = 'evidence.updated') => ({
+  topic: 'evidence.items',
+  event: createEvent({ type, key, data: { evidenceId: key } }),
+});
 
 /** The contract of the evidence repository, for every adapter (SQLite, MongoDB). */
 export function evidenceRepositoryContract(name: string, create: () => Promise<EvidenceRepository>): void {
   describe(`EvidenceRepository contract: ${name}`, () => {
     it('stores and finds an item exactly as given', async () => {
       const repo = await create();
-      const item = sampleEvidence({ media_type: 3, media_status: 'processing', media_revision: 1, original_key: 'evidence/x/r1/original', location: '1, 2', duration: null });
+      const item = sampleEvidence({
+        media_type: 3,
+        media_status: 'processing',
+        media_revision: 1,
+        original_key: 'evidence/x/r1/original',
+        location: '1, 2',
+        duration: null,
+      });
       await repo.create(item, [event(item.id, 'evidence.created')]);
       expect(await repo.findById(item.id)).toEqual(item);
       expect(await repo.findById(randomUUID())).toBeNull();
@@ -46,7 +56,11 @@ export function evidenceRepositoryContract(name: string, create: () => Promise<E
       const repo = await create();
       const item = sampleEvidence();
       await repo.create(item, []);
-      expect(await repo.update(item.id, { title: 'Renamed', is_public: true }, [event(item.id)])).toEqual({ ...item, title: 'Renamed', is_public: true });
+      expect(await repo.update(item.id, { title: 'Renamed', is_public: true }, [event(item.id)])).toEqual({
+        ...item,
+        title: 'Renamed',
+        is_public: true,
+      });
       expect(await repo.update(randomUUID(), { title: 'x' }, [])).toBeNull();
       expect((await repo.delete(item.id, [event(item.id, 'evidence.deleted')]))?.id).toBe(item.id);
       expect(await repo.delete(item.id, [])).toBeNull();
@@ -85,7 +99,12 @@ export function evidenceRepositoryContract(name: string, create: () => Promise<E
       await repo.create(sampleEvidence({ is_public: false }), []);
       await repo.setAllVisibility(true, () => []);
       expect(await repo.setAllVisibility(true, () => [])).toBe(0);
-      const changed = await repo.setAllVisibility(false, (count) => [{ ...event('all', 'evidence.visibility-changed'), event: createEvent({ type: 'evidence.visibility-changed', key: 'all', data: { changed: count } }) }]);
+      const changed = await repo.setAllVisibility(false, (count) => [
+        {
+          ...event('all', 'evidence.visibility-changed'),
+          event: createEvent({ type: 'evidence.visibility-changed', key: 'all', data: { changed: count } }),
+        },
+      ]);
       expect(changed).toBeGreaterThanOrEqual(1);
       expect((await repo.list({ publicOnly: true }, 100)).items).toEqual([]);
     });
@@ -164,7 +183,8 @@ export function evidenceRepositoryContract(name: string, create: () => Promise<E
       const music = sampleEvidence({ user_id: owner, title: 'MUSIC stage', notes: '' });
       for (const item of [cafe, bridge, music]) await repo.create(item, []);
       // The service hands the repository the words of what was typed (searchWords).
-      const found = async (q: string) => (await repo.list({ ownerId: owner, words: searchWords(q) }, 100)).items.map((item) => item.id).sort();
+      const found = async (q: string) =>
+        (await repo.list({ ownerId: owner, words: searchWords(q) }, 100)).items.map((item) => item.id).sort();
       expect(await found('cafe')).toEqual([cafe.id]);
       expect(await found('CAFÉ')).toEqual([cafe.id]);
       expect(await found('mus')).toEqual([cafe.id, music.id].sort());
@@ -188,7 +208,12 @@ export function evidenceRepositoryContract(name: string, create: () => Promise<E
       // With the other filters and a page at a time.
       const base = Date.parse('2031-01-01T00:00:00Z') + Math.floor(Math.random() * 1e9);
       const many = Array.from({ length: 5 }, (_, i) =>
-        sampleEvidence({ user_id: owner, title: `Lantern ${i}`, date_posted: new Date(base + i * 1000).toISOString(), is_public: i % 2 === 0 }),
+        sampleEvidence({
+          user_id: owner,
+          title: `Lantern ${i}`,
+          date_posted: new Date(base + i * 1000).toISOString(),
+          is_public: i % 2 === 0,
+        }),
       );
       for (const item of many) await repo.create(item, []);
       const pages: string[] = [];

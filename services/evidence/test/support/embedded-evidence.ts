@@ -1,8 +1,8 @@
-import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { pino } from "pino";
-import sharp from "sharp";
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import sharp from 'sharp';
 import {
   ROLE_ADMIN,
   ROLE_USER,
@@ -12,7 +12,7 @@ import {
   type EventEnvelope,
   type MediaJob,
   type MediaQueueSet,
-} from "@portal/contracts";
+} from '@portal/contracts';
 import {
   createBlobStore,
   createEventBus,
@@ -23,14 +23,9 @@ import {
   type EventBus,
   type JobQueue,
   type Subscription,
-} from "@portal/platform";
-import { evidenceSettingsFromEnv } from "../../src/config.js";
-import {
-  createEvidenceService,
-  openEvidenceStores,
-  type EvidenceServiceHandle,
-  type EvidenceStores,
-} from "../../src/service.js";
+} from '@portal/platform';
+import { evidenceSettingsFromEnv } from '../../src/config.js';
+import { createEvidenceService, openEvidenceStores, type EvidenceServiceHandle, type EvidenceStores } from '../../src/service.js';
 
 /**
  * The evidence service as its composition root wires it on the embedded adapters (service.ts,
@@ -58,7 +53,7 @@ export interface EmbeddedEvidence {
 }
 
 /** The services' shared secret in these tests (signs the caller tokens a gateway would send). */
-export const TEST_SECRET = "a-test-secret-of-at-least-32-characters";
+export const TEST_SECRET = 'a-test-secret-of-at-least-32-characters';
 
 export interface EmbeddedEvidenceOptions {
   /** EVIDENCE_IMAGE_MAX_BYTES. */
@@ -67,25 +62,19 @@ export interface EmbeddedEvidenceOptions {
   listen?: boolean;
 }
 
-export async function startEmbeddedEvidence(
-  options: EmbeddedEvidenceOptions = {},
-): Promise<EmbeddedEvidence> {
-  const dir = await mkdtemp(join(tmpdir(), "evidence-domain-"));
+export async function startEmbeddedEvidence(options: EmbeddedEvidenceOptions = {}): Promise<EmbeddedEvidence> {
+  const dir = await mkdtemp(join(tmpdir(), 'evidence-domain-'));
   const env = {
     DATA_DIR: dir,
     INTERNAL_SECRET: TEST_SECRET,
-    EVIDENCE_PORT: "0",
-    ...(options.imageLimit
-      ? { EVIDENCE_IMAGE_MAX_BYTES: String(options.imageLimit) }
-      : {}),
+    EVIDENCE_PORT: '0',
+    ...(options.imageLimit ? { EVIDENCE_IMAGE_MAX_BYTES: String(options.imageLimit) } : {}),
   };
-  const logger = pino({ level: "silent" });
+  const logger = pino({ level: 'silent' });
   const infrastructure = infrastructureFromEnv(env);
   const settings = evidenceSettingsFromEnv(env);
-  const bus = createEventBus(infrastructure, "evidence-test", logger);
-  const mediaQueues = openMediaQueues((queue) =>
-    createJobQueue<MediaJob>(infrastructure, queue, logger),
-  );
+  const bus = createEventBus(infrastructure, 'evidence-test', logger);
+  const mediaQueues = openMediaQueues((queue) => createJobQueue<MediaJob>(infrastructure, queue, logger));
   const blobs = createBlobStore(infrastructure);
   const handle = await createEvidenceService(settings, {
     bus,
@@ -99,7 +88,7 @@ export async function startEmbeddedEvidence(
   const baseUrl = options.listen ? await handle.start() : null;
   if (!options.listen) handle.relay.start();
   const subscription: Subscription = await bus.subscribe({
-    groupId: "evidence-domain-test",
+    groupId: 'evidence-domain-test',
     topics: [TOPICS.evidence, TOPICS.audit],
     handler: async (message) => {
       events.push(message.value);
@@ -116,7 +105,7 @@ export async function startEmbeddedEvidence(
     mediaQueues,
     events,
     async blobKeys() {
-      const root = join(dir, "blobs", "data");
+      const root = join(dir, 'blobs', 'data');
       const entries = await readdir(root, {
         recursive: true,
         withFileTypes: true,
@@ -126,8 +115,8 @@ export async function startEmbeddedEvidence(
         .map((entry) =>
           join(entry.parentPath, entry.name)
             .slice(root.length + 1)
-            .split("\\")
-            .join("/"),
+            .split('\\')
+            .join('/'),
         )
         .sort();
     },
@@ -147,10 +136,7 @@ export async function startEmbeddedEvidence(
   };
 }
 
-export const participant = (
-  userId: string,
-  overrides: Partial<CallerIdentity> = {},
-): CallerIdentity => ({
+export const participant = (userId: string, overrides: Partial<CallerIdentity> = {}): CallerIdentity => ({
   userId,
   username: `user-${userId}`,
   role: ROLE_USER,
@@ -159,13 +145,12 @@ export const participant = (
   ...overrides,
 });
 
-export const administrator = (userId = "admin-1"): CallerIdentity =>
-  participant(userId, { role: ROLE_ADMIN, username: "admin" });
+export const administrator = (userId = 'admin-1'): CallerIdentity => participant(userId, { role: ROLE_ADMIN, username: 'admin' });
 
 /** A small real picture (sharp encodes it). */
 export function photoBytes(
   colour: { r: number; g: number; b: number } = { r: 200, g: 30, b: 30 },
-  format: "jpeg" | "png" = "jpeg",
+  format: 'jpeg' | 'png' = 'jpeg',
 ): Promise<Buffer> {
   return sharp({
     create: { width: 16, height: 16, channels: 3, background: colour },
@@ -179,10 +164,10 @@ export function wavBytes(seconds = 0.2): Buffer {
   const rate = 8000;
   const samples = Math.round(rate * seconds);
   const header = Buffer.alloc(44);
-  header.write("RIFF", 0);
+  header.write('RIFF', 0);
   header.writeUInt32LE(36 + samples * 2, 4);
-  header.write("WAVE", 8);
-  header.write("fmt ", 12);
+  header.write('WAVE', 8);
+  header.write('fmt ', 12);
   header.writeUInt32LE(16, 16);
   header.writeUInt16LE(1, 20); // PCM
   header.writeUInt16LE(1, 22); // mono
@@ -190,7 +175,7 @@ export function wavBytes(seconds = 0.2): Buffer {
   header.writeUInt32LE(rate * 2, 28);
   header.writeUInt16LE(2, 32);
   header.writeUInt16LE(16, 34);
-  header.write("data", 36);
+  header.write('data', 36);
   header.writeUInt32LE(samples * 2, 40);
   return Buffer.concat([header, Buffer.alloc(samples * 2)]);
 }

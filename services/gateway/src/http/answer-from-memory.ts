@@ -14,7 +14,16 @@ export interface AnswerFromMemoryOptions {
 }
 
 /** A request whose answer depends on more than the URL, or that carries a body, is the full path's. */
-const FULL_PATH_HEADERS = ['content-length', 'transfer-encoding', 'expect', 'range', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range'] as const;
+const FULL_PATH_HEADERS = [
+  'content-length',
+  'transfer-encoding',
+  'expect',
+  'range',
+  'if-modified-since',
+  'if-match',
+  'if-unmodified-since',
+  'if-range',
+] as const;
 /** Headers an answer without a body (304) leaves out, as the services' own 304 does. */
 const NOT_ON_304 = new Set(['content-type', 'content-length', 'transfer-encoding']);
 
@@ -104,7 +113,8 @@ export function answerFromMemory(options: AnswerFromMemoryOptions): (req: Incomi
     const ifNoneMatch = headers['if-none-match'];
     const notModified = ifNoneMatch !== undefined && matchesIfNoneMatch(ifNoneMatch, entry.etag);
     let head: PreparedHead;
-    if (notModified) head = https ? (entry.notModifiedHttps ??= prepare(answer, true, true)) : (entry.notModified ??= prepare(answer, false, true));
+    if (notModified)
+      head = https ? (entry.notModifiedHttps ??= prepare(answer, true, true)) : (entry.notModified ??= prepare(answer, false, true));
     else head = https ? (entry.okHttps ??= prepare(answer, true, false)) : (entry.ok ??= prepare(answer, false, false));
 
     const id = policy.requestId(req);

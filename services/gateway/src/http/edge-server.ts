@@ -6,7 +6,9 @@ export interface FrontAnswers {
   /** A public page the gateway has in memory (answer-from-memory.ts). */
   fromMemory: ((req: IncomingMessage, res: ServerResponse) => boolean) | null;
   /** A signed-in read proxied in front of fastify (proxy-fast-path.ts); it may hand the request back to fastify later. */
-  fastProxy: { take(req: IncomingMessage, res: ServerResponse, fullPath: (req: IncomingMessage, res: ServerResponse) => void): boolean } | null;
+  fastProxy: {
+    take(req: IncomingMessage, res: ServerResponse, fullPath: (req: IncomingMessage, res: ServerResponse) => void): boolean;
+  } | null;
   /** While closing, every request goes to fastify, which answers 503 (return503OnClosing). */
   closing: boolean;
 }
@@ -18,7 +20,13 @@ export interface FrontAnswers {
 export function edgeServerFactory(front: FrontAnswers) {
   return (handler: (req: IncomingMessage, res: ServerResponse) => void, factoryOptions: unknown): Server => {
     // fastify hands its processed options (defaults applied) to the factory.
-    const options = factoryOptions as { http?: object; keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number; maxRequestsPerSocket: number };
+    const options = factoryOptions as {
+      http?: object;
+      keepAliveTimeout: number;
+      requestTimeout: number;
+      connectionTimeout: number;
+      maxRequestsPerSocket: number;
+    };
     const server = createServer(options.http ?? {}, (req, res) => {
       if (front.closing) handler(req, res);
       else if (front.fromMemory?.(req, res)) return;

@@ -21,7 +21,16 @@ export const HOP_BY_HOP: ReadonlySet<string> = new Set([
 ]);
 
 /** A client's request headers that describe its connection, not the request (as @fastify/reply-from drops them). */
-export const CONNECTION_REQUEST_HEADERS: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host']);
+export const CONNECTION_REQUEST_HEADERS: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+]);
 
 /** Request headers never passed on to a service as the client sent them (the gateway sets its own). */
 const DROPPED_INWARD_HEADERS: ReadonlySet<string> = new Set<string>([
@@ -38,14 +47,22 @@ const DROPPED_INWARD_HEADERS: ReadonlySet<string> = new Set<string>([
 
 /** The header names a Connection header lists, lower case (null without one). */
 export function namedInConnection(connection: string | string[] | number | undefined): string[] | null {
-  return connection === undefined ? null : String(connection).toLowerCase().split(',').map((name) => name.trim());
+  return connection === undefined
+    ? null
+    : String(connection)
+        .toLowerCase()
+        .split(',')
+        .map((name) => name.trim());
 }
 
 /**
  * Visits each of an answer's headers but those of its connection (and those its Connection
  * header names).
  */
-export function forEachEndToEnd<T extends string | string[] | number | undefined>(headers: Record<string, T>, visit: (name: string, value: T) => void): void {
+export function forEachEndToEnd<T extends string | string[] | number | undefined>(
+  headers: Record<string, T>,
+  visit: (name: string, value: T) => void,
+): void {
   const named = namedInConnection(headers.connection);
   for (const name in headers) {
     if (!HOP_BY_HOP.has(name) && (named === null || !named.includes(name))) visit(name, headers[name]!);
@@ -84,7 +101,10 @@ export interface InwardRequest {
  * The headers a service gets for a request: whatever a client claims about identity is dropped;
  * only the gateway's signed token counts, with the gateway's request id and X-Forwarded-*.
  */
-export function inwardHeaders(request: InwardRequest, headers: Record<string, string | string[] | undefined>): Record<string, string | string[] | undefined> {
+export function inwardHeaders(
+  request: InwardRequest,
+  headers: Record<string, string | string[] | undefined>,
+): Record<string, string | string[] | undefined> {
   // A plain loop: rest destructuring with computed keys takes a slow path in V8 (it showed in
   // the gateway's CPU profile). `headers` is reply-from's own plain copy of the request headers.
   const inward: Record<string, string | string[] | undefined> = {};

@@ -33,7 +33,12 @@ export function isUploadChunk(method: string, url: string): boolean {
  * The gateway's onResponse hooks (log line, metrics, the upload count) still run when the answer
  * has gone; its onSend hooks do not (none applies to an upload chunk).
  */
-export function handOver(request: FastifyRequest, reply: FastifyReply, headers: Record<string, string | string[] | undefined>, handler: InProcessHandler): void {
+export function handOver(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  headers: Record<string, string | string[] | undefined>,
+  handler: InProcessHandler,
+): void {
   const raw = request.raw;
   const plain: IncomingHttpHeaders = {};
   const rawHeaders: string[] = [];

@@ -22,7 +22,7 @@ export interface ProxyFastPathOptions {
   /** The public cache, whose keys that are not known to be private go the full way. */
   publicCache: PublicCache | null;
   /** The general API limit, counted on the same counters as the full path's; null when off. */
-  limit: (() => ((request: { ip: string; url: string; routeOptions: { config: object } }) => Promise<LimitDecision>) | null);
+  limit: () => ((request: { ip: string; url: string; routeOptions: { config: object } }) => Promise<LimitDecision>) | null;
   /**
    * Marks a request the fast path has counted on the limiter and hands back to the full path
    * because the service was not reached: the full path's limiter lets it through uncounted.
@@ -49,7 +49,18 @@ export interface ProxyFastPath {
  */
 const PLAIN_PATH = /^\/api\/[a-z]+(?:\/[A-Za-z0-9_-]+)*\/?$/;
 /** A request with a body, or one whose answer depends on more than the URL, goes the full way. */
-const FULL_PATH_HEADERS = ['content-length', 'transfer-encoding', 'expect', 'range', 'if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'upgrade'] as const;
+const FULL_PATH_HEADERS = [
+  'content-length',
+  'transfer-encoding',
+  'expect',
+  'range',
+  'if-none-match',
+  'if-modified-since',
+  'if-match',
+  'if-unmodified-since',
+  'if-range',
+  'upgrade',
+] as const;
 
 /**
  * Proxies a signed-in participant's everyday reads (`GET /api/user`, their evidence list, …) in
@@ -70,7 +81,14 @@ export function proxyFastPath(options: ProxyFastPathOptions): ProxyFastPath {
   const { trust, publicCache, policy } = options;
   // As @fastify/http-proxy's own pool for the same service.
   const services = Object.fromEntries(
-    Object.entries(options.upstreams).map(([name, url]) => [name, { origin: new URL(url).origin, host: new URL(url).host, pool: new Pool(url, { connections: 64, pipelining: 1, keepAliveTimeout: 30_000 }) }]),
+    Object.entries(options.upstreams).map(([name, url]) => [
+      name,
+      {
+        origin: new URL(url).origin,
+        host: new URL(url).host,
+        pool: new Pool(url, { connections: 64, pipelining: 1, keepAliveTimeout: 30_000 }),
+      },
+    ]),
   ) as Record<Exclude<Upstream, 'gateway'>, { origin: string; host: string; pool: Pool }>;
 
   /**
@@ -180,7 +198,10 @@ export function proxyFastPath(options: ProxyFastPathOptions): ProxyFastPath {
         headSent = true;
         const length = upstreamHeaders['content-length'];
         if (typeof length === 'string' && request.method !== 'HEAD' && statusCode !== 204 && statusCode !== 304) left = Number(length);
-        res.writeHead(statusCode, policy.proxiedHead(request.protocol === 'https', request.id, request.decision, statusCode, upstreamHeaders));
+        res.writeHead(
+          statusCode,
+          policy.proxiedHead(request.protocol === 'https', request.id, request.decision, statusCode, upstreamHeaders),
+        );
       },
       onResponseData(controller, chunk) {
         if (left !== -1) {

@@ -40,7 +40,10 @@ export class ResponsePolicy {
   private readonly ownNames: ReadonlySet<string>;
 
   constructor(private readonly options: ResponsePolicyOptions) {
-    this.securityHeaders = { http: securityHeaderPairs(options.publicConfig, false), https: securityHeaderPairs(options.publicConfig, true) };
+    this.securityHeaders = {
+      http: securityHeaderPairs(options.publicConfig, false),
+      https: securityHeaderPairs(options.publicConfig, true),
+    };
     const own = new Set<string>(['x-request-id', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']);
     for (const [name] of [...this.securityHeaders.http, ...this.securityHeaders.https]) own.add(name.toLowerCase());
     this.ownNames = own;
@@ -64,7 +67,14 @@ export class ResponsePolicy {
     head.push('x-request-id', id);
     // As @fastify/rate-limit sets them on a request it counted and let through.
     if (decision && !decision.isAllowed) {
-      head.push('x-ratelimit-limit', String(decision.max), 'x-ratelimit-remaining', String(decision.remaining), 'x-ratelimit-reset', String(decision.ttlInSeconds));
+      head.push(
+        'x-ratelimit-limit',
+        String(decision.max),
+        'x-ratelimit-remaining',
+        String(decision.remaining),
+        'x-ratelimit-reset',
+        String(decision.ttlInSeconds),
+      );
     }
     return head;
   }
@@ -100,14 +110,23 @@ export class ResponsePolicy {
 
   /** An answer that broke off after its head was sent (the service's body failed). */
   brokenOff(req: IncomingMessage, id: string, error: Error): void {
-    this.options.logger.warn({ reqId: id, err: error, req: { id, method: req.method, url: redactUrl(req.url ?? '') } }, 'the service answer broke off');
+    this.options.logger.warn(
+      { reqId: id, err: error, req: { id, method: req.method, url: redactUrl(req.url ?? '') } },
+      'the service answer broke off',
+    );
   }
 
   /** The portal's error shape for a failed request: the status it answers with and its body. */
   errorAnswer(error: { statusCode?: number; code?: string; message: string }): { status: number; body: { code: string; message: string } } {
     const status = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500;
     const message =
-      status === 429 ? MESSAGES.tooManyRequests : status === 502 || status === 503 || status === 504 ? UNAVAILABLE : status >= 500 ? MESSAGES.internal : error.message;
+      status === 429
+        ? MESSAGES.tooManyRequests
+        : status === 502 || status === 503 || status === 504
+          ? UNAVAILABLE
+          : status >= 500
+            ? MESSAGES.internal
+            : error.message;
     const code = status === 429 ? 'rate_limited' : status >= 500 ? 'internal' : (error.code ?? 'validation_failed');
     return { status, body: { code, message } };
   }

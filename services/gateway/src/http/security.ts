@@ -5,7 +5,12 @@ import type { PublicConfig } from '@portal/contracts';
 /** Origins (other than our own) that configured videos are loaded from. */
 function mediaOrigins(config: PublicConfig): string[] {
   const origins = new Set<string>();
-  for (const url of [config.onboardingVideo.url, config.onboardingVideo.captionsUrl, config.tutorialVideo.url, config.tutorialVideo.captionsUrl]) {
+  for (const url of [
+    config.onboardingVideo.url,
+    config.onboardingVideo.captionsUrl,
+    config.tutorialVideo.url,
+    config.tutorialVideo.captionsUrl,
+  ]) {
     if (!url) continue;
     try {
       const parsed = new URL(url);

@@ -159,7 +159,12 @@ export function countsAsUpload(rule: Pick<RequestRule, 'upload'>, hasBody: boole
 }
 
 /** The proxied prefixes of a service, as @fastify/http-proxy is registered with them. */
-export function proxiedPrefixes(): { prefix: string; upstream: Exclude<Upstream, 'gateway'>; methods: readonly string[]; route: GatewayRoute }[] {
+export function proxiedPrefixes(): {
+  prefix: string;
+  upstream: Exclude<Upstream, 'gateway'>;
+  methods: readonly string[];
+  route: GatewayRoute;
+}[] {
   return GATEWAY_ROUTES.filter((route) => route.proxy && route.upstream !== 'gateway').map((route) => ({
     prefix: route.path,
     upstream: route.upstream as Exclude<Upstream, 'gateway'>,

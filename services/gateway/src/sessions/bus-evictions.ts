@@ -31,7 +31,10 @@ export function evictOnEvent(resolver: SessionResolver, publicCache: PublicCache
       return;
     }
     const user = userEventSchema.safeParse(message.value);
-    if (user.success && (user.data.type === 'user.deleted' || user.data.type === 'user.updated' || user.data.type === 'user.video-watched')) {
+    if (
+      user.success &&
+      (user.data.type === 'user.deleted' || user.data.type === 'user.updated' || user.data.type === 'user.video-watched')
+    ) {
       resolver.evictUser(user.data.data.userId);
     }
   };

@@ -1,12 +1,7 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { Pool } from 'undici';
-import {
-  SERVICE_TOKEN_HEADER,
-  ServiceTokenSource,
-  type CallerIdentity,
-  type IdentityTokens,
-} from '@portal/platform';
+import { SERVICE_TOKEN_HEADER, ServiceTokenSource, type CallerIdentity, type IdentityTokens } from '@portal/platform';
 
 export interface ResolvedCaller {
   identity: CallerIdentity;
@@ -115,13 +110,23 @@ export class SessionResolver {
     } catch (error) {
       throw new IdentityUnavailableError(`identity service unreachable: ${(error as Error).message}`);
     }
-    const body = (await response.body.json().catch(() => null)) as
-      | { userId: string; role: number; username: string; sessionId: string; videoWatched?: boolean }
-      | null;
+    const body = (await response.body.json().catch(() => null)) as {
+      userId: string;
+      role: number;
+      username: string;
+      sessionId: string;
+      videoWatched?: boolean;
+    } | null;
     if (response.statusCode === 404 || response.statusCode === 400) return null;
     if (response.statusCode !== 200 || !body) {
       throw new IdentityUnavailableError(`identity service answered ${response.statusCode}`);
     }
-    return { userId: body.userId, role: body.role, username: body.username, sessionId: body.sessionId, videoWatched: body.videoWatched === true };
+    return {
+      userId: body.userId,
+      role: body.role,
+      username: body.username,
+      sessionId: body.sessionId,
+      videoWatched: body.videoWatched === true,
+    };
   }
 }

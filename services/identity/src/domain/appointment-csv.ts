@@ -34,22 +34,46 @@ export function readAppointmentCsv(text: string, zone: string, now: number): { r
     return { rows: [], refused: [{ line, reason: 'bad-value', message: `The file is not readable CSV: ${(error as Error).message}` }] };
   }
   const [header, ...body] = records;
-  if (!header) return { rows: [], refused: [{ line: 1, reason: 'missing-field', message: 'The file is empty: it needs a header line naming the columns, e.g. email,start' }] };
+  if (!header)
+    return {
+      rows: [],
+      refused: [
+        { line: 1, reason: 'missing-field', message: 'The file is empty: it needs a header line naming the columns, e.g. email,start' },
+      ],
+    };
   const names = header.record.map((name) => name.trim().toLowerCase());
   const unknown = names.filter((name) => !(CSV_COLUMNS as readonly string[]).includes(name));
   if (unknown.length > 0) {
     return {
       rows: [],
-      refused: [{ line: header.info.lines, reason: 'unknown-column', message: `Unknown column ${unknown.map((name) => `"${name}"`).join(', ')}: the columns are ${CSV_COLUMNS.join(', ')}` }],
+      refused: [
+        {
+          line: header.info.lines,
+          reason: 'unknown-column',
+          message: `Unknown column ${unknown.map((name) => `"${name}"`).join(', ')}: the columns are ${CSV_COLUMNS.join(', ')}`,
+        },
+      ],
     };
   }
   const missing = REQUIRED.filter((name) => !names.includes(name));
   if (missing.length > 0) {
-    return { rows: [], refused: [{ line: header.info.lines, reason: 'missing-field', message: `The header needs the column${missing.length > 1 ? 's' : ''} ${missing.join(' and ')}` }] };
+    return {
+      rows: [],
+      refused: [
+        {
+          line: header.info.lines,
+          reason: 'missing-field',
+          message: `The header needs the column${missing.length > 1 ? 's' : ''} ${missing.join(' and ')}`,
+        },
+      ],
+    };
   }
   const repeated = names.filter((name, index) => names.indexOf(name) !== index);
   if (repeated.length > 0) {
-    return { rows: [], refused: [{ line: header.info.lines, reason: 'duplicate', message: `The column "${repeated[0]}" is named twice in the header` }] };
+    return {
+      rows: [],
+      refused: [{ line: header.info.lines, reason: 'duplicate', message: `The column "${repeated[0]}" is named twice in the header` }],
+    };
   }
 
   const rows: CsvAppointment[] = [];
@@ -59,7 +83,11 @@ export function readAppointmentCsv(text: string, zone: string, now: number): { r
     // csv-parse counts the line a record ends on; a record spanning lines starts earlier.
     const line = info.lines;
     if (record.length > names.length && record.slice(names.length).some((cell) => cell !== '')) {
-      refused.push({ line, reason: 'unknown-column', message: `This line has ${record.length} values but the header names ${names.length} columns` });
+      refused.push({
+        line,
+        reason: 'unknown-column',
+        message: `This line has ${record.length} values but the header names ${names.length} columns`,
+      });
       continue;
     }
     const cell = (name: Column) => {
@@ -78,7 +106,11 @@ export function readAppointmentCsv(text: string, zone: string, now: number): { r
     }
     const start = parseStart(startText, zone);
     if (!start) {
-      refused.push({ line, reason: 'bad-date', message: `"${startText}" is not a date and time such as 2026-07-01T18:30 (times without an offset are read in ${zone})` });
+      refused.push({
+        line,
+        reason: 'bad-date',
+        message: `"${startText}" is not a date and time such as 2026-07-01T18:30 (times without an offset are read in ${zone})`,
+      });
       continue;
     }
     if (Date.parse(start) <= now) {
@@ -90,7 +122,9 @@ export function readAppointmentCsv(text: string, zone: string, now: number): { r
       refused.push({ line, reason: 'duplicate', message: `${email.data} already has an appointment on line ${first} of this file` });
       continue;
     }
-    const long = (['place', 'note', 'phone'] as const).find((name) => (cell(name)?.length ?? 0) > (name === 'note' ? 500 : name === 'place' ? 200 : 40));
+    const long = (['place', 'note', 'phone'] as const).find(
+      (name) => (cell(name)?.length ?? 0) > (name === 'note' ? 500 : name === 'place' ? 200 : 40),
+    );
     if (long) {
       refused.push({ line, reason: 'bad-value', message: `The ${long} is too long` });
       continue;

@@ -13,7 +13,16 @@ import {
   type DeliveryReport,
   type MyAppointment,
 } from '@portal/contracts';
-import { auditEvent, badRequest, conflict, createEvent, notFound, unauthenticated, type CallerIdentity, type Logger } from '@portal/platform';
+import {
+  auditEvent,
+  badRequest,
+  conflict,
+  createEvent,
+  notFound,
+  unauthenticated,
+  type CallerIdentity,
+  type Logger,
+} from '@portal/platform';
 import { DuplicateAppointmentError, type AppointmentRecord, type AppointmentStore } from '../repositories/appointment-store.js';
 import type { PendingEvent, UserRepository } from '../repositories/user-repository.js';
 import { readAppointmentCsv, type CsvAppointment } from './appointment-csv.js';
@@ -85,7 +94,11 @@ export class AppointmentService {
         throw error;
       });
       if (outcome === 'duplicate') {
-        result.refused.push({ line: row.line, reason: 'duplicate', message: `${row.email} was given an appointment by someone else meanwhile; import the file again` });
+        result.refused.push({
+          line: row.line,
+          reason: 'duplicate',
+          message: `${row.email} was given an appointment by someone else meanwhile; import the file again`,
+        });
         continue;
       }
       result[outcome.kind].push({ line: row.line, email: row.email, id: outcome.id });
@@ -96,12 +109,20 @@ export class AppointmentService {
         actor: caller,
         action: 'appointment.import',
         target: { type: 'appointment', id: null, label: fileName.slice(0, 200) || 'appointments.csv' },
-        details: { created: result.created.length, updated: result.updated.length, unchanged: result.unchanged.length, refused: result.refused.length },
+        details: {
+          created: result.created.length,
+          updated: result.updated.length,
+          unchanged: result.unchanged.length,
+          refused: result.refused.length,
+        },
         requestId,
       }),
     ]);
     this.deps.onEventsCommitted();
-    this.deps.logger.info({ created: result.created.length, updated: result.updated.length, refused: result.refused.length }, 'appointments imported');
+    this.deps.logger.info(
+      { created: result.created.length, updated: result.updated.length, refused: result.refused.length },
+      'appointments imported',
+    );
     return result;
   }
 
@@ -115,14 +136,24 @@ export class AppointmentService {
     }
     // Set by an administrator for an address that has an account (the user dialog): it is that account's.
     const account = await this.deps.users.findByEmail(input.email);
-    const record = { ...this.newRecord({ email: input.email, start, phone: input.phone, place: input.place, note: input.note }), user_id: account?.id ?? null };
+    const record = {
+      ...this.newRecord({ email: input.email, start, phone: input.phone, place: input.place, note: input.note }),
+      user_id: account?.id ?? null,
+    };
     try {
       await this.deps.store.create(record, [
         this.scheduledEvent(record, 'set', requestId),
-        auditEvent({ actor: caller, action: 'appointment.create', ...(await this.auditAbout(record)), after: auditSnapshot(record), requestId }),
+        auditEvent({
+          actor: caller,
+          action: 'appointment.create',
+          ...(await this.auditAbout(record)),
+          after: auditSnapshot(record),
+          requestId,
+        }),
       ]);
     } catch (error) {
-      if (error instanceof DuplicateAppointmentError) throw conflict('This address was given an appointment meanwhile: reload and move that one');
+      if (error instanceof DuplicateAppointmentError)
+        throw conflict('This address was given an appointment meanwhile: reload and move that one');
       throw error;
     }
     this.deps.onEventsCommitted();
@@ -149,7 +180,12 @@ export class AppointmentService {
     }
     const { status: _status, ...rest } = input;
     if (Object.values(rest).some((value) => value !== undefined)) {
-      record = await this.change(caller, record, { ...rest, ...(rest.start !== undefined ? { start: this.startOf(rest.start) } : {}) }, requestId);
+      record = await this.change(
+        caller,
+        record,
+        { ...rest, ...(rest.start !== undefined ? { start: this.startOf(rest.start) } : {}) },
+        requestId,
+      );
     }
     return this.adminView(record);
   }
@@ -158,7 +194,13 @@ export class AppointmentService {
     const record = await this.require(id);
     const deleted = await this.deps.store.delete(id, [
       this.cancelledEvent(record, false, requestId),
-      auditEvent({ actor: caller, action: 'appointment.cancel', ...(await this.auditAbout(record)), before: auditSnapshot(record), requestId }),
+      auditEvent({
+        actor: caller,
+        action: 'appointment.cancel',
+        ...(await this.auditAbout(record)),
+        before: auditSnapshot(record),
+        requestId,
+      }),
     ]);
     if (!deleted) throw notFound('No such appointment');
     this.deps.onEventsCommitted();
@@ -179,12 +221,17 @@ export class AppointmentService {
   async callSheet(date: string): Promise<CallSheet> {
     const { from, to } = dayBounds(date, this.deps.settings.timeZone);
     const records = await this.deps.store.listBetween(from, to);
-    return { date, time_zone: this.deps.settings.timeZone, appointments: await Promise.all(records.map((record) => this.adminView(record))) };
+    return {
+      date,
+      time_zone: this.deps.settings.timeZone,
+      appointments: await Promise.all(records.map((record) => this.adminView(record))),
+    };
   }
 
   async announce(caller: Actor, request: AnnounceRequest, requestId?: string): Promise<AnnounceResult> {
     const message = request.message ?? readyText(request.text!, this.deps.settings);
-    if (request.from && request.to && request.from >= request.to) throw badRequest('from must be before to', { from: 'from must be before to' });
+    if (request.from && request.to && request.from >= request.to)
+      throw badRequest('from must be before to', { from: 'from must be before to' });
     const { from, to } = dayBounds(request.date, this.deps.settings.timeZone, request.from, request.to);
     const records = await this.deps.store.listBetween(from, to);
     const id = randomUUID();
@@ -194,15 +241,30 @@ export class AppointmentService {
         event: createEvent({
           type: 'appointment.announced',
           key: id,
-          data: { announcementId: id, message, appointments: records.map((record) => ({ appointmentId: record.id, version: record.version })) },
+          data: {
+            announcementId: id,
+            message,
+            appointments: records.map((record) => ({ appointmentId: record.id, version: record.version })),
+          },
           requestId,
         }),
       },
       auditEvent({
         actor: caller,
         action: 'appointment.announce',
-        target: { type: 'appointment', id: null, label: `${request.date}${request.from ? ` from ${request.from}` : ''}${request.to ? ` to ${request.to}` : ''}` },
-        details: { date: request.date, from: request.from ?? null, to: request.to ?? null, text: request.text ?? null, message, recipients: records.length },
+        target: {
+          type: 'appointment',
+          id: null,
+          label: `${request.date}${request.from ? ` from ${request.from}` : ''}${request.to ? ` to ${request.to}` : ''}`,
+        },
+        details: {
+          date: request.date,
+          from: request.from ?? null,
+          to: request.to ?? null,
+          text: request.text ?? null,
+          message,
+          recipients: records.length,
+        },
         requestId,
       }),
     ]);
@@ -234,7 +296,11 @@ export class AppointmentService {
         minutes: settings.durationMinutes,
         summary: `${settings.productName}: your appointment`,
         location: record.place,
-        description: [`Stand at ${record.place} and await a phone call on ${user.phone_number}.`, `In bad weather wait in ${settings.libraryEntryway}.`, record.note]
+        description: [
+          `Stand at ${record.place} and await a phone call on ${user.phone_number}.`,
+          `In bad weather wait in ${settings.libraryEntryway}.`,
+          record.note,
+        ]
           .filter((line) => line)
           .join('\n'),
         alarmMinutesBefore: settings.alarmMinutesBefore,
@@ -313,7 +379,13 @@ export class AppointmentService {
     }
     const next = this.withChanges(existing, row);
     if (!next) return { kind: 'unchanged', id: existing.id };
-    if (!(await this.deps.store.replace(next, existing.version, next.version !== existing.version ? [this.scheduledEvent(next, 'moved')] : []))) {
+    if (
+      !(await this.deps.store.replace(
+        next,
+        existing.version,
+        next.version !== existing.version ? [this.scheduledEvent(next, 'moved')] : [],
+      ))
+    ) {
       // Moved by an administrator meanwhile: the file's time wins, applied to the fresh record.
       return this.applyRow(row);
     }
@@ -321,7 +393,12 @@ export class AppointmentService {
   }
 
   /** Applies a change (a move, or place, note, phone); the version grows only with the start. */
-  private async change(caller: Actor, record: AppointmentRecord, input: { start?: string; phone?: string | undefined; place?: string | undefined; note?: string | undefined }, requestId?: string): Promise<AppointmentRecord> {
+  private async change(
+    caller: Actor,
+    record: AppointmentRecord,
+    input: { start?: string; phone?: string | undefined; place?: string | undefined; note?: string | undefined },
+    requestId?: string,
+  ): Promise<AppointmentRecord> {
     if (input.start !== undefined && input.start !== record.start && Date.parse(input.start) <= this.clock()) {
       throw badRequest('The new start has passed', { start: 'The new start has passed' });
     }
@@ -338,12 +415,16 @@ export class AppointmentService {
       }),
     ];
     if (next.version !== record.version) events.push(this.scheduledEvent(next, 'moved', requestId));
-    if (!(await this.deps.store.replace(next, record.version, events))) throw conflict('The appointment was changed by someone else meanwhile: reload it and try again');
+    if (!(await this.deps.store.replace(next, record.version, events)))
+      throw conflict('The appointment was changed by someone else meanwhile: reload it and try again');
     this.deps.onEventsCommitted();
     return next;
   }
 
-  private withChanges(record: AppointmentRecord, input: { start?: string; phone?: string | undefined; place?: string | undefined; note?: string | undefined }): AppointmentRecord | null {
+  private withChanges(
+    record: AppointmentRecord,
+    input: { start?: string; phone?: string | undefined; place?: string | undefined; note?: string | undefined },
+  ): AppointmentRecord | null {
     const next: AppointmentRecord = {
       ...record,
       start: input.start ?? record.start,
@@ -359,13 +440,23 @@ export class AppointmentService {
       // A moved appointment starts afresh: its status and its messages' records were for the old
       // time (the new version's confirmation and reminders are recorded anew; announcements stay).
       ...(moved
-        ? { status: 'waiting' as const, status_updated_at: null, deliveries: record.deliveries.filter((delivery) => delivery.kind === 'announcement') }
+        ? {
+            status: 'waiting' as const,
+            status_updated_at: null,
+            deliveries: record.deliveries.filter((delivery) => delivery.kind === 'announcement'),
+          }
         : {}),
       updated_at: new Date(this.clock()).toISOString(),
     };
   }
 
-  private newRecord(input: { email: string; start: string; phone?: string | undefined; place?: string | undefined; note?: string | undefined }): AppointmentRecord {
+  private newRecord(input: {
+    email: string;
+    start: string;
+    phone?: string | undefined;
+    place?: string | undefined;
+    note?: string | undefined;
+  }): AppointmentRecord {
     const now = new Date(this.clock()).toISOString();
     return {
       id: randomUUID(),
@@ -432,7 +523,14 @@ export class AppointmentService {
   }
 
   private participantView(record: AppointmentRecord): Appointment {
-    return { id: record.id, start: inZone(record.start, record.time_zone), time_zone: record.time_zone, place: record.place, note: record.note, version: record.version };
+    return {
+      id: record.id,
+      start: inZone(record.start, record.time_zone),
+      time_zone: record.time_zone,
+      place: record.place,
+      note: record.note,
+      version: record.version,
+    };
   }
 
   private async adminView(record: AppointmentRecord, known?: UserRecord): Promise<AdminAppointment> {
@@ -459,7 +557,9 @@ export class AppointmentService {
    * their deletion erases it from the log), named by username; a ticket holder without an account
    * is not named (the log keeps no address).
    */
-  private async auditAbout(record: AppointmentRecord): Promise<{ target: { type: 'appointment'; id: string; label: string | null }; subjectUserId: string | null }> {
+  private async auditAbout(
+    record: AppointmentRecord,
+  ): Promise<{ target: { type: 'appointment'; id: string; label: string | null }; subjectUserId: string | null }> {
     const user = await this.userOf(record);
     return { target: { type: 'appointment', id: record.id, label: user?.username ?? null }, subjectUserId: user?.id ?? null };
   }
@@ -467,14 +567,24 @@ export class AppointmentService {
   private scheduledEvent(record: AppointmentRecord, reason: 'set' | 'moved', requestId?: string): PendingEvent {
     return {
       topic: TOPICS.appointments,
-      event: createEvent({ type: 'appointment.scheduled', key: record.id, data: { appointmentId: record.id, version: record.version, start: record.start, reason }, requestId }),
+      event: createEvent({
+        type: 'appointment.scheduled',
+        key: record.id,
+        data: { appointmentId: record.id, version: record.version, start: record.start, reason },
+        requestId,
+      }),
     };
   }
 
   private cancelledEvent(record: AppointmentRecord, erased: boolean, requestId?: string): PendingEvent {
     return {
       topic: TOPICS.appointments,
-      event: createEvent({ type: 'appointment.cancelled', key: record.id, data: { appointmentId: record.id, version: record.version, erased }, requestId }),
+      event: createEvent({
+        type: 'appointment.cancelled',
+        key: record.id,
+        data: { appointmentId: record.id, version: record.version, erased },
+        requestId,
+      }),
     };
   }
 }

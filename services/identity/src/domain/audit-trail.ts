@@ -70,7 +70,8 @@ export class AuditTrail {
    * the first page (read before anything is sent, so a store outage is still a clean error).
    */
   async *csv(filter: AuditFilter): AsyncGenerator<string> {
-    const toLines = (page: AuditPage) => page.items.map((entry) => csvLine(AUDIT_CSV_COLUMNS.map((column) => csvValue(entry, column)))).join('');
+    const toLines = (page: AuditPage) =>
+      page.items.map((entry) => csvLine(AUDIT_CSV_COLUMNS.map((column) => csvValue(entry, column)))).join('');
     let page = await this.deps.store.list(normalise(filter), 500);
     yield csvLine(AUDIT_CSV_COLUMNS) + toLines(page);
     while (page.nextCursor) {

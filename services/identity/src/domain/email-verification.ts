@@ -12,7 +12,10 @@ export class EmailVerificationTokens {
   private readonly key: Uint8Array;
   private readonly keys: Uint8Array[];
 
-  constructor(secret: string | SharedSecret, private readonly validDays = 7) {
+  constructor(
+    secret: string | SharedSecret,
+    private readonly validDays = 7,
+  ) {
     const derive = (text: string) => new Uint8Array(hkdfSync('sha256', text, Buffer.alloc(0), 'portal-email-verification', 32));
     this.key = derive(signingSecret(secret));
     this.keys = checkingSecrets(secret).map(derive);

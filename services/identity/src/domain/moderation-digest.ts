@@ -35,7 +35,9 @@ export class ModerationDigest {
     const checkEveryMs = Math.min(60_000, Math.max(1000, Math.floor(this.deps.everyMs / 4)));
     this.timer = setInterval(() => {
       this.running ??= this.tick()
-        .catch((error: unknown) => this.deps.logger.warn({ err: error }, 'moderator digest failed; the next run counts from the previous one'))
+        .catch((error: unknown) =>
+          this.deps.logger.warn({ err: error }, 'moderator digest failed; the next run counts from the previous one'),
+        )
         .finally(() => {
           this.running = undefined;
         });

@@ -72,8 +72,16 @@ export class ParticipantExporter {
             const object = await this.deps.blobs.get(picture.key);
             if (object) await add(object.body, picture.name, true);
           }
-          await add(JSON.stringify({ exported_at: profile.exported_at, user_id: user.id, items: evidence }, null, 2), 'evidence.json', false);
-          await add(JSON.stringify({ exported_at: profile.exported_at, user_id: user.id, appointment }, null, 2), 'appointment.json', false);
+          await add(
+            JSON.stringify({ exported_at: profile.exported_at, user_id: user.id, items: evidence }, null, 2),
+            'evidence.json',
+            false,
+          );
+          await add(
+            JSON.stringify({ exported_at: profile.exported_at, user_id: user.id, appointment }, null, 2),
+            'appointment.json',
+            false,
+          );
           for (const item of evidence) {
             for (const file of item.files) await add(await this.deps.evidence.openFile(item.id, file.variant), file.path, true);
           }

@@ -8,7 +8,16 @@ import {
   type PasswordResetRequestedData,
   type SessionsRevokedData,
 } from '@portal/contracts';
-import { badRequest, checkingSecrets, createEvent, notFound, signingSecret, type Logger, type SealedBox, type SharedSecret } from '@portal/platform';
+import {
+  badRequest,
+  checkingSecrets,
+  createEvent,
+  notFound,
+  signingSecret,
+  type Logger,
+  type SealedBox,
+  type SharedSecret,
+} from '@portal/platform';
 import type { PasswordHasher } from './passwords.js';
 import type { SessionService } from './session-service.js';
 import type { ResetCodeStore, UserRepository } from '../repositories/user-repository.js';
@@ -88,10 +97,14 @@ export class PasswordResetService {
     const revoked: SessionsRevokedData = { userId: user.id, sessionIds: null, reason: 'password-changed' };
     // The owner hears of it at the account's address, whoever changed it.
     const notice: AccountNoticeData = { notice: 'password-changed', userId: user.id, email: user.email, full_name: user.full_name };
-    await this.deps.users.update(user.id, { password_hash: await this.deps.passwords.hash(password), updated_at: new Date().toISOString() }, [
-      { topic: TOPICS.sessions, event: createEvent({ type: 'sessions.revoked', key: user.id, data: revoked, requestId }) },
-      { topic: TOPICS.users, event: createEvent({ type: 'account.notice', key: user.id, data: notice, requestId }) },
-    ]);
+    await this.deps.users.update(
+      user.id,
+      { password_hash: await this.deps.passwords.hash(password), updated_at: new Date().toISOString() },
+      [
+        { topic: TOPICS.sessions, event: createEvent({ type: 'sessions.revoked', key: user.id, data: revoked, requestId }) },
+        { topic: TOPICS.users, event: createEvent({ type: 'account.notice', key: user.id, data: notice, requestId }) },
+      ],
+    );
     const ended = await this.deps.sessions.endAllFor(user.id);
     this.deps.onEventsCommitted();
     this.deps.logger.info({ userId: user.id, sessionsEnded: ended.length }, 'password changed by reset code');

@@ -39,7 +39,13 @@ import { avatarUrl, pictureVersion, type UserChanges, type UserRecord } from './
 import type { PasswordHasher } from './passwords.js';
 import type { SessionService } from './session-service.js';
 import { NotAnImageError, type PhotoProcessor, type ProcessedImage } from './photo-processor.js';
-import { DuplicateUserError, type PendingEvent, type ResetCodeStore, type UserPage, type UserRepository } from '../repositories/user-repository.js';
+import {
+  DuplicateUserError,
+  type PendingEvent,
+  type ResetCodeStore,
+  type UserPage,
+  type UserRepository,
+} from '../repositories/user-repository.js';
 
 export interface UserServiceDeps {
   users: UserRepository;
@@ -159,16 +165,18 @@ export class UserService {
 
   async login(login: string, password: string, previousSessionId?: string): Promise<LoginResult> {
     const user = await this.findByLogin(login);
-    const valid = user
-      ? await this.deps.passwords.verify(user.password_hash, password)
-      : await this.deps.passwords.verifyNothing(password);
+    const valid = user ? await this.deps.passwords.verify(user.password_hash, password) : await this.deps.passwords.verifyNothing(password);
     if (!user || !valid) throw new HttpError(401, 'invalid_credentials', MESSAGES.loginMismatch);
     // A fresh session id at every login: a session id planted before login is worth nothing after.
     if (previousSessionId) await this.endSession(previousSessionId, user.id, 'logout');
     const { rawId } = await this.deps.sessions.start(user.id);
     if (isAdminRole(user.role)) {
       await this.deps.users.appendEvents([
-        auditEvent({ actor: { userId: user.id, username: user.username }, action: 'admin.login', target: { type: 'user', id: user.id, label: user.username } }),
+        auditEvent({
+          actor: { userId: user.id, username: user.username },
+          action: 'admin.login',
+          target: { type: 'user', id: user.id, label: user.username },
+        }),
       ]);
       this.deps.onEventsCommitted();
     }
@@ -240,11 +248,9 @@ export class UserService {
     const user = await this.deps.users.findById(userId);
     if (!user) throw notFound(MESSAGES.userNotFound);
     if (user.video_watched) return user;
-    const updated = await this.deps.users.update(
-      userId,
-      { video_watched: true, updated_at: new Date().toISOString() },
-      [{ topic: TOPICS.users, event: createEvent({ type: 'user.video-watched', key: userId, data: { userId }, requestId }) }],
-    );
+    const updated = await this.deps.users.update(userId, { video_watched: true, updated_at: new Date().toISOString() }, [
+      { topic: TOPICS.users, event: createEvent({ type: 'user.video-watched', key: userId, data: { userId }, requestId }) },
+    ]);
     if (!updated) throw notFound(MESSAGES.userNotFound);
     this.deps.onEventsCommitted();
     return updated;
@@ -266,7 +272,15 @@ export class UserService {
     if (update.email.toLowerCase() !== current.email.toLowerCase()) changes.email_verified = false;
     const { before, after } = changedFields(current, changes, ['username', 'email', 'phone_number', 'full_name']);
     return this.applyUpdate(userId, changes, requestId, [
-      auditEvent({ actor: caller, action: 'user.edit', target: { type: 'user', id: userId, label: update.username }, subjectUserId: userId, before, after, requestId }),
+      auditEvent({
+        actor: caller,
+        action: 'user.edit',
+        target: { type: 'user', id: userId, label: update.username },
+        subjectUserId: userId,
+        before,
+        after,
+        requestId,
+      }),
     ]);
   }
 
@@ -287,7 +301,14 @@ export class UserService {
         { topic: TOPICS.users, event: createEvent({ type: 'user.deleted', key: userId, data: deleted, requestId }) },
         { topic: TOPICS.sessions, event: createEvent({ type: 'sessions.revoked', key: userId, data: revoked, requestId }) },
         // Stored without what identifies the account (it is gone by the time the log has it).
-        auditEvent({ actor: caller, action: 'user.delete', target: { type: 'user', id: userId, label: user.username }, subjectUserId: userId, before: { role: user.role }, requestId }),
+        auditEvent({
+          actor: caller,
+          action: 'user.delete',
+          target: { type: 'user', id: userId, label: user.username },
+          subjectUserId: userId,
+          before: { role: user.role },
+          requestId,
+        }),
       ])
       .catch(async (error: unknown) => {
         await this.deps.users.blobIntents.remove(pictures);
@@ -338,7 +359,8 @@ export class UserService {
       await this.deps.blobs.delete(noted);
       return existed ? 1 : 0;
     });
-    if (swept.notes > 0) this.deps.logger.info({ notes: swept.notes, pictures: swept.blobs }, 'settled pictures left by an interrupted write or deletion');
+    if (swept.notes > 0)
+      this.deps.logger.info({ notes: swept.notes, pictures: swept.blobs }, 'settled pictures left by an interrupted write or deletion');
     return swept.blobs;
   }
 
@@ -407,12 +429,23 @@ export class UserService {
   /** Records an administrator's export of a participant's data (the export itself reads only). */
   async recordExport(caller: CallerIdentity, user: Pick<UserRecord, 'id' | 'username'>, requestId?: string): Promise<void> {
     await this.deps.users.appendEvents([
-      auditEvent({ actor: caller, action: 'user.export', target: { type: 'user', id: user.id, label: user.username }, subjectUserId: user.id, requestId }),
+      auditEvent({
+        actor: caller,
+        action: 'user.export',
+        target: { type: 'user', id: user.id, label: user.username },
+        subjectUserId: user.id,
+        requestId,
+      }),
     ]);
     this.deps.onEventsCommitted();
   }
 
-  private async applyUpdate(userId: string, changes: UserChanges, requestId?: string, alsoRecord: PendingEvent[] = []): Promise<UserRecord> {
+  private async applyUpdate(
+    userId: string,
+    changes: UserChanges,
+    requestId?: string,
+    alsoRecord: PendingEvent[] = [],
+  ): Promise<UserRecord> {
     const current = await this.deps.users.findById(userId);
     if (!current) throw notFound(MESSAGES.userNotFound);
     const next = { ...current, ...changes };
@@ -429,7 +462,9 @@ export class UserService {
     try {
       updated = await this.deps.users.update(userId, { ...changes, updated_at: new Date().toISOString() }, [
         { topic: TOPICS.users, event: createEvent({ type: 'user.updated', key: userId, data, requestId }) },
-        ...(emailChanged ? [await this.verificationEvent(next, 'email-changed', requestId), this.emailChangedNotice(current, next.email, requestId)] : []),
+        ...(emailChanged
+          ? [await this.verificationEvent(next, 'email-changed', requestId), this.emailChangedNotice(current, next.email, requestId)]
+          : []),
         ...alsoRecord,
       ]);
     } catch (error) {
@@ -497,7 +532,13 @@ export class UserService {
 
   /** The old address is told where the account's mail goes now (if it was not its owner, they can act). */
   private emailChangedNotice(before: UserRecord, newEmail: string, requestId?: string): PendingEvent {
-    const data: AccountNoticeData = { notice: 'email-changed', userId: before.id, email: before.email, full_name: before.full_name, newEmail };
+    const data: AccountNoticeData = {
+      notice: 'email-changed',
+      userId: before.id,
+      email: before.email,
+      full_name: before.full_name,
+      newEmail,
+    };
     return { topic: TOPICS.users, event: createEvent({ type: 'account.notice', key: before.id, data, requestId }) };
   }
 

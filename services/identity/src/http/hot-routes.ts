@@ -76,18 +76,31 @@ export function withHotRoutes(app: RequestListener, deps: HotRouteDeps): Request
   };
 }
 
-function answer(req: IncomingMessage, res: ServerResponse, path: string, body: string, startedAt: number, started: bigint, deps: HotRouteDeps): void {
+function answer(
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  body: string,
+  startedAt: number,
+  started: bigint,
+  deps: HotRouteDeps,
+): void {
   const id = requestIdFor(req.headers['x-request-id']);
   const bytes = Buffer.from(body, 'utf8');
   // In express's order: the request id (request logging), the route's Cache-Control, then res.json's.
   // One writeHead with every header, and the body as a string: Node sends the head and the body in
   // one write (a Buffer body would go out as a second chunk of a writev).
   res.writeHead(200, [
-    'x-request-id', id,
-    'Cache-Control', 'no-store',
-    'Content-Type', 'application/json; charset=utf-8',
-    'Content-Length', String(bytes.length),
-    'ETag', weakEtag(bytes),
+    'x-request-id',
+    id,
+    'Cache-Control',
+    'no-store',
+    'Content-Type',
+    'application/json; charset=utf-8',
+    'Content-Length',
+    String(bytes.length),
+    'ETag',
+    weakEtag(bytes),
   ]);
   res.end(body);
   deps.metrics.observeRequest('GET', path, 200, Number(process.hrtime.bigint() - started) / 1e9);

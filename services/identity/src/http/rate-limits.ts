@@ -62,7 +62,9 @@ export function parsedBody(schema: z.ZodType): RequestHandler {
 export const resetAccountKey = (req: Request): string => String((req.body as { email?: unknown } | undefined)?.email ?? '');
 /** The login (username or address) a request names, in lower case. */
 const loginName = (req: Request): string =>
-  String((req.body as { username?: unknown } | undefined)?.username ?? '').trim().toLowerCase();
+  String((req.body as { username?: unknown } | undefined)?.username ?? '')
+    .trim()
+    .toLowerCase();
 /**
  * The key of a login's account: the account's id when the login names one (set by the chain's
  * first step, `resolveLoginAccount`), else the name itself, so that unknown names are counted too.
@@ -105,7 +107,13 @@ export function authRateLimits(settings: AuthRateLimitSettings): AuthRateLimits 
     };
   }
   const store = settings.store;
-  const limiter = (name: string, windowMs: number, limit: number, key: (req: Request, res: Response) => string, options: { onlyFailures?: boolean; message?: string } = {}) =>
+  const limiter = (
+    name: string,
+    windowMs: number,
+    limit: number,
+    key: (req: Request, res: Response) => string,
+    options: { onlyFailures?: boolean; message?: string } = {},
+  ) =>
     rateLimit({
       windowMs,
       limit,
@@ -134,13 +142,10 @@ export function authRateLimits(settings: AuthRateLimitSettings): AuthRateLimits 
   const resolveLoginAccount: RequestHandler = (req, res, next) => {
     const name = loginName(req);
     if (!accountOfLogin || !name) return next();
-    accountOfLogin(name).then(
-      (id) => {
-        if (id) (res.locals as { loginAccount?: string }).loginAccount = `user:${id}`;
-        next();
-      },
-      next,
-    );
+    accountOfLogin(name).then((id) => {
+      if (id) (res.locals as { loginAccount?: string }).loginAccount = `user:${id}`;
+      next();
+    }, next);
   };
   const step = settings.loginDelayStepMs ?? 500;
   const slowDown: RequestHandler = (req, _res, next) => {
@@ -178,7 +183,9 @@ export function authRateLimits(settings: AuthRateLimitSettings): AuthRateLimits 
       resolveLoginAccount,
       // Keyed by a hash of the login: a deleted account's counters here cannot be listed to be
       // dropped, so they name no one, and expire within 15 minutes.
-      limiter('login-account-address', 15 * MINUTE, 10, (req, res) => `${hashed(loginAccountKey(req, res))}:${addressKey(req)}`, { onlyFailures: true }),
+      limiter('login-account-address', 15 * MINUTE, 10, (req, res) => `${hashed(loginAccountKey(req, res))}:${addressKey(req)}`, {
+        onlyFailures: true,
+      }),
       loginFailures,
       slowDown,
     ],

@@ -41,10 +41,7 @@ export function photoUpload(settings: PhotoUploadSettings, fields: string[], lab
 }
 
 /** The first file sent under any of the given field names. */
-export function uploadedFile(
-  files: Express.Request['files'],
-  names: string[],
-): { path: string } | undefined {
+export function uploadedFile(files: Express.Request['files'], names: string[]): { path: string } | undefined {
   if (!files || Array.isArray(files)) return undefined;
   for (const name of names) {
     const file = files[name]?.[0];

@@ -35,7 +35,9 @@ export function appointmentStoreContract(name: string, create: () => Promise<App
       await store.create(record, [event(record.id)]);
       expect(await store.findById(record.id)).toEqual(record);
       expect(await store.findByEmail(record.email.toUpperCase())).toEqual(record);
-      await expect(store.create(sampleAppointment({ email: record.email.toUpperCase() }), [])).rejects.toBeInstanceOf(DuplicateAppointmentError);
+      await expect(store.create(sampleAppointment({ email: record.email.toUpperCase() }), [])).rejects.toBeInstanceOf(
+        DuplicateAppointmentError,
+      );
     });
 
     it("finds a participant's appointment linked to the account, or kept under their address until then", async () => {
@@ -82,11 +84,23 @@ export function appointmentStoreContract(name: string, create: () => Promise<App
       const at = new Date().toISOString();
       expect((await store.setStatus(record.id, 'called', at, []))?.status).toBe('called');
       expect(await store.setStatus(randomUUID(), 'called', at, [])).toBeNull();
-      const delivery = { key: '2h:sms', kind: 'reminder' as const, offset: '2h', channel: 'sms' as const, state: 'failed' as const, at, reason: 'provider down' };
+      const delivery = {
+        key: '2h:sms',
+        kind: 'reminder' as const,
+        offset: '2h',
+        channel: 'sms' as const,
+        state: 'failed' as const,
+        at,
+        reason: 'provider down',
+      };
       expect(await store.recordDelivery(record.id, 1, delivery)).toBe(true);
       expect(await store.recordDelivery(record.id, 1, { ...delivery, state: 'sent', reason: null })).toBe(true);
       expect(await store.recordDelivery(record.id, 2, { ...delivery, key: '24h:sms' })).toBe(false);
-      await Promise.all(['a', 'b', 'c'].map((key) => store.recordDelivery(record.id, 1, { ...delivery, key: `${key}:email`, channel: 'email', state: 'sent', reason: null })));
+      await Promise.all(
+        ['a', 'b', 'c'].map((key) =>
+          store.recordDelivery(record.id, 1, { ...delivery, key: `${key}:email`, channel: 'email', state: 'sent', reason: null }),
+        ),
+      );
       const stored = await store.findById(record.id);
       expect(stored?.deliveries.find((entry) => entry.key === '2h:sms')?.state).toBe('sent');
       expect(stored?.deliveries.map((entry) => entry.key).sort()).toEqual(['2h:sms', 'a:email', 'b:email', 'c:email']);

@@ -58,9 +58,11 @@ export function auditLogContract(name: string, create: () => Promise<AuditLogSto
       expect((await store.list({ actor: username.toUpperCase() }, 50)).items.map((e) => e.id)).toEqual(entries.map((e) => e.id).reverse());
       expect((await store.list({ actor, action: 'evidence.delete' }, 50)).items.map((e) => e.id)).toEqual([entries[1]!.id]);
       expect((await store.list({ target }, 50)).items.map((e) => e.id)).toEqual([entries[3]!.id, entries[1]!.id]);
-      expect((await store.list({ actor, from: entries[1]!.at, to: entries[3]!.at }, 50)).items.map((e) => e.id)).toEqual(
-        [entries[3]!.id, entries[2]!.id, entries[1]!.id],
-      );
+      expect((await store.list({ actor, from: entries[1]!.at, to: entries[3]!.at }, 50)).items.map((e) => e.id)).toEqual([
+        entries[3]!.id,
+        entries[2]!.id,
+        entries[1]!.id,
+      ]);
       const seen: string[] = [];
       let cursor: string | undefined;
       do {
@@ -77,7 +79,12 @@ export function auditLogContract(name: string, create: () => Promise<AuditLogSto
       const store = await create();
       const person = randomUUID();
       const admin = randomUUID();
-      const about = sampleEntry({ actor_id: admin, subject_user_id: person, target_label: 'their title', before: { notes: 'their words' } });
+      const about = sampleEntry({
+        actor_id: admin,
+        subject_user_id: person,
+        target_label: 'their title',
+        before: { notes: 'their words' },
+      });
       const account = sampleEntry({
         actor_id: admin,
         action: 'user.edit',
@@ -93,7 +100,14 @@ export function auditLogContract(name: string, create: () => Promise<AuditLogSto
       expect(await store.erasePerson(person)).toBe(3);
       const byId = new Map((await store.list({}, 200)).items.map((entry) => [entry.id, entry]));
       expect(byId.get(about.id)).toEqual({ ...served(about), target_label: null, before: null, after: null, details: null, erased: true });
-      expect(byId.get(account.id)).toEqual({ ...served(account), target_id: null, target_label: null, before: null, after: null, erased: true });
+      expect(byId.get(account.id)).toEqual({
+        ...served(account),
+        target_id: null,
+        target_label: null,
+        before: null,
+        after: null,
+        erased: true,
+      });
       expect(byId.get(by.id)).toEqual({ ...served(by), actor_id: null, actor_username: null, erased: true });
       expect(byId.get(unrelated.id)).toEqual(served(unrelated));
       expect((await store.list({ actor: person }, 10)).items).toEqual([]);

@@ -6,12 +6,7 @@ import { PasswordResetService } from '../../src/domain/password-reset-service.js
 import { PasswordHasher } from '../../src/domain/passwords.js';
 import { SessionService } from '../../src/domain/session-service.js';
 import type { UserRecord } from '../../src/domain/user-record.js';
-import {
-  DuplicateUserError,
-  type ResetCodeStore,
-  type SessionStore,
-  type UserRepository,
-} from '../../src/repositories/user-repository.js';
+import { DuplicateUserError, type ResetCodeStore, type SessionStore, type UserRepository } from '../../src/repositories/user-repository.js';
 
 export function sampleUser(overrides: Partial<UserRecord> = {}): UserRecord {
   const tag = randomUUID().slice(0, 8);
@@ -38,7 +33,10 @@ export function sampleUser(overrides: Partial<UserRecord> = {}): UserRecord {
   };
 }
 
-const event = (key: string, type = 'user.updated') => ({ topic: 'identity.users', event: createEvent({ type, key, data: { userId: key } }) });
+const event = (key: string, type = 'user.updated') => ({
+  topic: 'identity.users',
+  event: createEvent({ type, key, data: { userId: key } }),
+});
 
 /** The contract of the user repository, for every adapter (SQLite, MongoDB). */
 export function userRepositoryContract(name: string, create: () => Promise<UserRepository>): void {
@@ -84,7 +82,9 @@ export function userRepositoryContract(name: string, create: () => Promise<UserR
       // Latin 'paypal' and the Cyrillic look-alike; capital I and small l.
       const paypal = sampleUser({ username: `paypal_${tag}` });
       await users.create(paypal, []);
-      await expect(users.create(sampleUser({ username: `\u0440\u0430\u0443\u0440\u0430l_${tag}` }), [])).rejects.toEqual(new DuplicateUserError('username'));
+      await expect(users.create(sampleUser({ username: `\u0440\u0430\u0443\u0440\u0430l_${tag}` }), [])).rejects.toEqual(
+        new DuplicateUserError('username'),
+      );
       const owl = sampleUser({ username: `nightowl_${tag}` });
       await users.create(owl, []);
       await expect(users.create(sampleUser({ username: `nightowI_${tag}` }), [])).rejects.toEqual(new DuplicateUserError('username'));
@@ -164,7 +164,12 @@ export function userRepositoryContract(name: string, create: () => Promise<UserR
 /** The contract of the session store, for every adapter (SQLite, Redis). */
 export function sessionStoreContract(name: string, create: () => Promise<SessionStore>): void {
   describe(`SessionStore contract: ${name}`, () => {
-    const session = (userId: string, expiresIn = 60_000) => ({ id: randomUUID(), userId, createdAt: Date.now(), expiresAt: Date.now() + expiresIn });
+    const session = (userId: string, expiresIn = 60_000) => ({
+      id: randomUUID(),
+      userId,
+      createdAt: Date.now(),
+      expiresAt: Date.now() + expiresIn,
+    });
 
     it('finds a live session, extends it, and ends it', async () => {
       const sessions = await create();
@@ -204,7 +209,10 @@ export function sessionStoreContract(name: string, create: () => Promise<Session
  * The contract of the reset-code store (SQLite, Redis). `withUser` answers the id of a user the
  * store may refer to (the SQLite table references the users table).
  */
-export function resetCodeStoreContract(name: string, create: () => Promise<{ codes: ResetCodeStore; withUser: () => Promise<string> }>): void {
+export function resetCodeStoreContract(
+  name: string,
+  create: () => Promise<{ codes: ResetCodeStore; withUser: () => Promise<string> }>,
+): void {
   describe(`ResetCodeStore contract: ${name}`, () => {
     it('keeps one code per user, replaced by the next, and counts attempts down', async () => {
       const { codes, withUser } = await create();
@@ -244,7 +252,10 @@ export function resetCodeStoreContract(name: string, create: () => Promise<{ cod
  * before a guess is compared, so that concurrent guesses, as many identity replicas or one
  * impatient script send them, still get the code compared at most maxAttempts times.
  */
-export function resetGuessingContract(name: string, create: () => Promise<{ users: UserRepository; codes: ResetCodeStore; sessions: SessionStore }>): void {
+export function resetGuessingContract(
+  name: string,
+  create: () => Promise<{ users: UserRepository; codes: ResetCodeStore; sessions: SessionStore }>,
+): void {
   describe(`Reset-code guessing: ${name}`, () => {
     it('compares at most five of twenty concurrent wrong guesses, then the code is dead', async () => {
       const { users, codes, sessions } = await create();

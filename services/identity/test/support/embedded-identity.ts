@@ -1,15 +1,9 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { pino } from "pino";
-import sharp from "sharp";
-import {
-  ROLE_ADMIN,
-  ROLE_USER,
-  TOPICS,
-  type EventEnvelope,
-  type RegisterRequest,
-} from "@portal/contracts";
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import sharp from 'sharp';
+import { ROLE_ADMIN, ROLE_USER, TOPICS, type EventEnvelope, type RegisterRequest } from '@portal/contracts';
 import {
   OutboxRelay,
   SealedBox,
@@ -19,17 +13,12 @@ import {
   type BlobStore,
   type CallerIdentity,
   type Subscription,
-} from "@portal/platform";
-import { identitySettingsFromEnv } from "../../src/config.js";
-import type { PasswordResetService } from "../../src/domain/password-reset-service.js";
-import type { SessionService } from "../../src/domain/session-service.js";
-import type { UserService } from "../../src/domain/user-service.js";
-import {
-  buildPasswordResetService,
-  buildUserService,
-  openIdentityStores,
-  type IdentityStores,
-} from "../../src/service.js";
+} from '@portal/platform';
+import { identitySettingsFromEnv } from '../../src/config.js';
+import type { PasswordResetService } from '../../src/domain/password-reset-service.js';
+import type { SessionService } from '../../src/domain/session-service.js';
+import type { UserService } from '../../src/domain/user-service.js';
+import { buildPasswordResetService, buildUserService, openIdentityStores, type IdentityStores } from '../../src/service.js';
 
 /**
  * The identity use cases over the embedded adapters, wired by the composition root's own helpers
@@ -59,16 +48,16 @@ export interface EmbeddedIdentity {
 export const MAX_RESET_ATTEMPTS = 5;
 
 export async function startEmbeddedIdentity(): Promise<EmbeddedIdentity> {
-  const dir = await mkdtemp(join(tmpdir(), "identity-domain-"));
+  const dir = await mkdtemp(join(tmpdir(), 'identity-domain-'));
   const env = {
     DATA_DIR: dir,
-    INTERNAL_SECRET: "a-test-secret-of-at-least-32-characters",
-    MODERATION_DIGEST_MINUTES: "0",
+    INTERNAL_SECRET: 'a-test-secret-of-at-least-32-characters',
+    MODERATION_DIGEST_MINUTES: '0',
   };
-  const logger = pino({ level: "silent" });
+  const logger = pino({ level: 'silent' });
   const infrastructure = infrastructureFromEnv(env);
   const settings = identitySettingsFromEnv(env);
-  const bus = createEventBus(infrastructure, "identity-test", logger);
+  const bus = createEventBus(infrastructure, 'identity-test', logger);
   const stores = await openIdentityStores(infrastructure, logger);
   const blobs = createBlobStore(infrastructure);
   const relay = new OutboxRelay({ store: stores.users.outbox, bus, logger });
@@ -82,17 +71,19 @@ export async function startEmbeddedIdentity(): Promise<EmbeddedIdentity> {
     onEventsCommitted: () => relay.kick(),
   });
   let offset = 0;
-  const resets = buildPasswordResetService({ stores, sessions, settings, clock: () => Date.now() + offset, logger, onEventsCommitted: () => relay.kick() });
+  const resets = buildPasswordResetService({
+    stores,
+    sessions,
+    settings,
+    clock: () => Date.now() + offset,
+    logger,
+    onEventsCommitted: () => relay.kick(),
+  });
   const events: EventEnvelope[] = [];
   relay.start();
   const subscription: Subscription = await bus.subscribe({
-    groupId: "identity-domain-test",
-    topics: [
-      TOPICS.users,
-      TOPICS.sessions,
-      TOPICS.passwordResets,
-      TOPICS.audit,
-    ],
+    groupId: 'identity-domain-test',
+    topics: [TOPICS.users, TOPICS.sessions, TOPICS.passwordResets, TOPICS.audit],
     handler: async (message) => {
       events.push(message.value);
     },
@@ -139,25 +130,19 @@ export async function startEmbeddedIdentity(): Promise<EmbeddedIdentity> {
   };
 }
 
-export function registration(
-  name: string,
-  overrides: Partial<RegisterRequest> = {},
-): RegisterRequest {
+export function registration(name: string, overrides: Partial<RegisterRequest> = {}): RegisterRequest {
   return {
     username: name,
-    password: "correct horse battery",
+    password: 'correct horse battery',
     email: `${name}@example.org`,
-    phone_number: "0123456789",
+    phone_number: '0123456789',
     full_name: `Person ${name}`,
-    pronouns: "",
+    pronouns: '',
     ...overrides,
   };
 }
 
-export const callerOf = (
-  user: { id: string; username: string; role: number },
-  sessionId = "session",
-): CallerIdentity => ({
+export const callerOf = (user: { id: string; username: string; role: number }, sessionId = 'session'): CallerIdentity => ({
   userId: user.id,
   username: user.username,
   role: user.role,
@@ -168,9 +153,7 @@ export const callerOf = (
 export { ROLE_ADMIN, ROLE_USER };
 
 /** The first thrown error of a call that must fail, with its status (fails the test when it succeeds). */
-export async function refusalOf(
-  call: Promise<unknown>,
-): Promise<{
+export async function refusalOf(call: Promise<unknown>): Promise<{
   status: number;
   message: string;
   fields?: Record<string, string>;
@@ -179,7 +162,7 @@ export async function refusalOf(
     () => null,
     (thrown: unknown) => thrown,
   );
-  if (!error) throw new Error("the call should have been refused");
+  if (!error) throw new Error('the call should have been refused');
   return error as {
     status: number;
     message: string;

@@ -34,14 +34,20 @@ export async function transcodeAudio(
   const output = join(workDir, 'display.m4a');
   const command = ffmpegCommand(input, demuxer, niceness)
     .outputOptions([
-      '-map', '0:a:0',
+      '-map',
+      '0:a:0',
       '-vn',
-      '-map_metadata', '-1',
-      '-map_chapters', '-1',
+      '-map_metadata',
+      '-1',
+      '-map_chapters',
+      '-1',
       ...outputLimit(maxSeconds),
-      '-c:a', 'aac',
-      '-b:a', '128k',
-      '-movflags', '+faststart',
+      '-c:a',
+      'aac',
+      '-b:a',
+      '128k',
+      '-movflags',
+      '+faststart',
     ])
     .format('ipod')
     .output(output);

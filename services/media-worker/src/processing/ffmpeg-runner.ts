@@ -88,10 +88,13 @@ export function runFfmpeg(
     if (length === null) return;
     if (deadline) clearTimeout(deadline);
     const allowedMs = (watchdog.factor * length + watchdog.slackSeconds) * 1000;
-    deadline = setTimeout(() => {
-      stopped = `stopped after ${Date.now() - started} ms: ${length} s of input allow ${Math.round(allowedMs)} ms (${watchdog.factor} × length + ${watchdog.slackSeconds} s)`;
-      command.kill('SIGKILL');
-    }, Math.max(0, allowedMs - (Date.now() - started)));
+    deadline = setTimeout(
+      () => {
+        stopped = `stopped after ${Date.now() - started} ms: ${length} s of input allow ${Math.round(allowedMs)} ms (${watchdog.factor} × length + ${watchdog.slackSeconds} s)`;
+        command.kill('SIGKILL');
+      },
+      Math.max(0, allowedMs - (Date.now() - started)),
+    );
     deadline.unref();
   };
   const disarm = () => {

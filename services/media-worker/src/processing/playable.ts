@@ -42,9 +42,11 @@ export function playability(probe: ProbeResult, demuxer: string): Playability {
   if (video.codec_name !== 'h264') return no(`video codec ${video.codec_name ?? 'unknown'}`);
   if (video.codec_tag_string !== 'avc1') return no(`H.264 sample entry ${video.codec_tag_string ?? 'unknown'}`);
   if (!H264_PROFILES.has(video.profile ?? '')) return no(`H.264 profile ${video.profile ?? 'unknown'}`);
-  if (typeof video.level !== 'number' || video.level <= 0 || video.level > MAX_H264_LEVEL) return no(`H.264 level ${video.level ?? 'unknown'}`);
+  if (typeof video.level !== 'number' || video.level <= 0 || video.level > MAX_H264_LEVEL)
+    return no(`H.264 level ${video.level ?? 'unknown'}`);
   if (!PIXEL_FORMATS.has(video.pix_fmt ?? '')) return no(`pixel format ${video.pix_fmt ?? 'unknown'}`);
-  if (video.field_order !== undefined && video.field_order !== 'progressive' && video.field_order !== 'unknown') return no(`interlaced (${video.field_order})`);
+  if (video.field_order !== undefined && video.field_order !== 'progressive' && video.field_order !== 'unknown')
+    return no(`interlaced (${video.field_order})`);
   const width = video.width ?? 0;
   const height = video.height ?? 0;
   if (width <= 0 || height <= 0) return no('picture size unknown');
@@ -52,7 +54,8 @@ export function playability(probe: ProbeResult, demuxer: string): Playability {
   const fps = frameRateOf(video.avg_frame_rate);
   if (fps !== null && fps > MAX_FPS + 0.01) return no(`${fps.toFixed(2)} frames a second`);
   if (audio) {
-    if (audio.codec_name !== 'aac' || audio.profile !== 'LC') return no(`audio ${audio.codec_name ?? 'unknown'} ${audio.profile ?? ''}`.trim());
+    if (audio.codec_name !== 'aac' || audio.profile !== 'LC')
+      return no(`audio ${audio.codec_name ?? 'unknown'} ${audio.profile ?? ''}`.trim());
     if (!audio.channels || audio.channels > MAX_AUDIO_CHANNELS) return no(`${audio.channels ?? 'unknown'} audio channels`);
     const rate = Number(audio.sample_rate);
     if (!Number.isFinite(rate) || rate <= 0 || rate > MAX_SAMPLE_RATE) return no(`audio at ${audio.sample_rate ?? 'unknown'} Hz`);

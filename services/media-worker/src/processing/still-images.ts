@@ -22,7 +22,10 @@ export async function stillImages(input: string | Buffer, displaySize = 1600): P
     .resize({ width: displaySize, height: displaySize, fit: 'inside', withoutEnlargement: true })
     .webp({ quality: 80 })
     .toBuffer({ resolveWithObject: true });
-  const thumbnail = await base().resize({ width: 480, height: 480, fit: 'inside', withoutEnlargement: true }).webp({ quality: 70 }).toBuffer();
+  const thumbnail = await base()
+    .resize({ width: 480, height: 480, fit: 'inside', withoutEnlargement: true })
+    .webp({ quality: 70 })
+    .toBuffer();
   // The placeholder is a blur of a few dozen pixels: it comes from the thumbnail just made (a
   // small WebP, already upright) rather than from a third decode of the whole original, which
   // for a 12-megapixel JPEG cost about a fifth of the photo's processing (bench/image).

@@ -46,18 +46,28 @@ export async function transcodeVideo(
     .outputOptions([
       ...mapOf(video, 'v'),
       ...(audio ? mapOf(audio, 'a') : []),
-      '-map_metadata', '-1',
-      '-map_chapters', '-1',
+      '-map_metadata',
+      '-1',
+      '-map_chapters',
+      '-1',
       ...outputLimit(maxSeconds),
-      '-vf', "scale='if(gte(iw,ih),-2,min(720,iw))':'if(gte(iw,ih),min(720,ih),-2)',format=yuv420p",
-      '-c:v', 'libx264',
-      '-preset', 'veryfast',
-      '-crf', '23',
-      '-profile:v', 'high',
-      '-level', '4.0',
+      '-vf',
+      "scale='if(gte(iw,ih),-2,min(720,iw))':'if(gte(iw,ih),min(720,ih),-2)',format=yuv420p",
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+      '-crf',
+      '23',
+      '-profile:v',
+      'high',
+      '-level',
+      '4.0',
       ...(audio ? ['-c:a', 'aac', '-b:a', '128k', '-ac', '2'] : ['-an']),
-      '-movflags', '+faststart',
-      '-threads', '2',
+      '-movflags',
+      '+faststart',
+      '-threads',
+      '2',
     ])
     .output(output);
   return runVideoCommand(command, output, probe, onProgress, { maxSeconds, tooLong, watchdog });
@@ -86,16 +96,23 @@ export async function remuxVideo(
     .outputOptions([
       ...mapOf(video, 'v'),
       ...(audio ? mapOf(audio, 'a') : []),
-      '-map_metadata', '-1',
-      '-map_metadata:s:0', '-1',
+      '-map_metadata',
+      '-1',
+      '-map_metadata:s:0',
+      '-1',
       ...(audio ? ['-map_metadata:s:1', '-1'] : []),
-      '-map_chapters', '-1',
+      '-map_chapters',
+      '-1',
       ...outputLimit(maxSeconds),
-      '-c', 'copy',
+      '-c',
+      'copy',
       ...(audio ? [] : ['-an']),
-      '-sn', '-dn',
-      '-f', 'mp4',
-      '-movflags', '+faststart',
+      '-sn',
+      '-dn',
+      '-f',
+      'mp4',
+      '-movflags',
+      '+faststart',
     ])
     .output(output);
   return runVideoCommand(command, output, probe, onProgress, { maxSeconds, tooLong, watchdog });
@@ -128,14 +145,25 @@ export async function posterFrame(
   video: string,
   durationSeconds: number | null,
   workDir: string,
-  { demuxer = 'mov', stream, niceness = 0, watchdog }: { demuxer?: string | null; stream?: ProbedStream; niceness?: number; watchdog?: TranscodeWatchdog } = {},
+  {
+    demuxer = 'mov',
+    stream,
+    niceness = 0,
+    watchdog,
+  }: { demuxer?: string | null; stream?: ProbedStream; niceness?: number; watchdog?: TranscodeWatchdog } = {},
 ): Promise<string> {
   const output = join(workDir, 'poster.png');
   const at = durationSeconds && durationSeconds > 2 ? 1 : 0;
-  await runFfmpeg(ffmpegCommand(video, demuxer, niceness).seekInput(at).outputOptions([...(stream ? mapOf(stream, 'v') : ['-map', '0:v:0']), '-frames:v', '1', '-map_metadata', '-1']).output(output), {
-    reason: 'no picture could be taken from the video',
-    // One frame: the slack alone is its allowance.
-    ...(watchdog ? { durationSeconds: 0, watchdog } : {}),
-  });
+  await runFfmpeg(
+    ffmpegCommand(video, demuxer, niceness)
+      .seekInput(at)
+      .outputOptions([...(stream ? mapOf(stream, 'v') : ['-map', '0:v:0']), '-frames:v', '1', '-map_metadata', '-1'])
+      .output(output),
+    {
+      reason: 'no picture could be taken from the video',
+      // One frame: the slack alone is its allowance.
+      ...(watchdog ? { durationSeconds: 0, watchdog } : {}),
+    },
+  );
   return output;
 }

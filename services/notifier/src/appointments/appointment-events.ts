@@ -1,10 +1,4 @@
-import {
-  TOPICS,
-  appointmentAnnouncedData,
-  appointmentCancelledData,
-  appointmentScheduledData,
-  MESSAGE_CHANNELS,
-} from '@portal/contracts';
+import { TOPICS, appointmentAnnouncedData, appointmentCancelledData, appointmentScheduledData, MESSAGE_CHANNELS } from '@portal/contracts';
 import type { EventBus, JobOptions, JobQueue, Logger, Mailer, SmsSender, Subscription } from '@portal/platform';
 import { appointmentJobId, type AppointmentJob } from './appointment-job.js';
 
@@ -30,7 +24,8 @@ export interface AppointmentEventDeps {
  */
 export function subscribeAppointmentEvents(deps: AppointmentEventDeps): Promise<Subscription> {
   const { queue } = deps;
-  const add = (job: AppointmentJob, delay: number) => queue.add(job.kind, job, { jobId: appointmentJobId(job), ...deps.jobOptions, ...(delay > 0 ? { delay } : {}) });
+  const add = (job: AppointmentJob, delay: number) =>
+    queue.add(job.kind, job, { jobId: appointmentJobId(job), ...deps.jobOptions, ...(delay > 0 ? { delay } : {}) });
   return deps.bus.subscribe({
     groupId: 'notifier-appointments',
     topics: [TOPICS.appointments],
@@ -41,7 +36,12 @@ export function subscribeAppointmentEvents(deps: AppointmentEventDeps): Promise<
         const start = Date.parse(scheduled.start);
         const now = deps.clock();
         if (scheduled.reason === 'moved') {
-          await queue.removeJobs((job) => job.data.appointmentId === scheduled.appointmentId && job.data.kind !== 'announcement' && job.data.version < scheduled.version);
+          await queue.removeJobs(
+            (job) =>
+              job.data.appointmentId === scheduled.appointmentId &&
+              job.data.kind !== 'announcement' &&
+              job.data.version < scheduled.version,
+          );
         }
         if (start <= now) return;
         for (const channel of MESSAGE_CHANNELS) {
@@ -69,7 +69,19 @@ export function subscribeAppointmentEvents(deps: AppointmentEventDeps): Promise<
         const announced = appointmentAnnouncedData.parse(data);
         for (const { appointmentId, version } of announced.appointments) {
           for (const channel of MESSAGE_CHANNELS) {
-            await add({ kind: 'announcement', appointmentId, version, channel, offset: null, offsetMs: null, announcementId: announced.announcementId, message: announced.message }, 0);
+            await add(
+              {
+                kind: 'announcement',
+                appointmentId,
+                version,
+                channel,
+                offset: null,
+                offsetMs: null,
+                announcementId: announced.announcementId,
+                message: announced.message,
+              },
+              0,
+            );
           }
         }
         return;

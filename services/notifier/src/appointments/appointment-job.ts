@@ -27,7 +27,9 @@ export function deliveryKey(job: Pick<AppointmentJob, 'kind' | 'offset' | 'chann
 }
 
 /** The job id: deterministic per (appointment, version, message, channel), so a message is queued once whoever queues it. */
-export function appointmentJobId(job: Pick<AppointmentJob, 'kind' | 'offset' | 'channel' | 'announcementId' | 'appointmentId' | 'version'>): string {
+export function appointmentJobId(
+  job: Pick<AppointmentJob, 'kind' | 'offset' | 'channel' | 'announcementId' | 'appointmentId' | 'version'>,
+): string {
   return job.kind === 'announcement'
     ? `appointment.${job.appointmentId}.${deliveryKey(job).replace(':', '.')}`
     : `appointment.${job.appointmentId}.v${job.version}.${deliveryKey(job).replace(':', '.')}`;

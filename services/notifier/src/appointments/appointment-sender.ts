@@ -36,13 +36,25 @@ export function appointmentSender(deps: AppointmentSenderDeps) {
     const version = recipient.version;
     if (recipient.sent.includes(key)) return { skipped: 'already sent' };
     const report = (state: DeliveryState, reason: string | null) =>
-      deps.directory.report(data.appointmentId, { version, key, kind: data.kind, offset: data.offset, channel: data.channel, state, reason });
+      deps.directory.report(data.appointmentId, {
+        version,
+        key,
+        kind: data.kind,
+        offset: data.offset,
+        channel: data.channel,
+        state,
+        reason,
+      });
     if (data.kind !== 'announcement' && deps.clock() >= Date.parse(recipient.start)) {
       await report('not-sent', 'the appointment had started');
       return { notSent: 'the appointment had started' };
     }
     if (data.channel === 'sms') {
-      const reason = !recipient.sms_reminders ? 'the participant turned text reminders off' : !recipient.phone ? (recipient.phone_problem ?? 'no number that can be texted') : null;
+      const reason = !recipient.sms_reminders
+        ? 'the participant turned text reminders off'
+        : !recipient.phone
+          ? (recipient.phone_problem ?? 'no number that can be texted')
+          : null;
       if (reason) {
         await report('not-sent', reason);
         return { notSent: reason };
@@ -51,9 +63,19 @@ export function appointmentSender(deps: AppointmentSenderDeps) {
     const messageId = `${job.id}@portal.invalid`;
     try {
       if (data.channel === 'email') {
-        await deps.mailer.send({ to: recipient.email, ...appointmentEmail(deps.branding, data, recipient), messageId, recipientId: recipient.appointmentId });
+        await deps.mailer.send({
+          to: recipient.email,
+          ...appointmentEmail(deps.branding, data, recipient),
+          messageId,
+          recipientId: recipient.appointmentId,
+        });
       } else {
-        await deps.sms.send({ to: recipient.phone!, body: appointmentSms(deps.branding, data, recipient), messageId: job.id, recipientId: recipient.appointmentId });
+        await deps.sms.send({
+          to: recipient.phone!,
+          body: appointmentSms(deps.branding, data, recipient),
+          messageId: job.id,
+          recipientId: recipient.appointmentId,
+        });
       }
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);

@@ -40,11 +40,21 @@ export function appointmentEmail(branding: Branding, job: AppointmentJob, recipi
   }
   const when = spokenTime(recipient.start, recipient.time_zone);
   const first = opening(job, when, recipient.place);
-  const call = 'Stand there and await a phone call on the number you gave at registration. Fully charge your phone and bring wired headphones.';
+  const call =
+    'Stand there and await a phone call on the number you gave at registration. Fully charge your phone and bring wired headphones.';
   const link = `${branding.publicUrl}/api/appointments/mine.ics`;
   return {
-    subject: job.kind === 'confirmation' ? `${branding.productName}: your appointment on ${when}` : `${branding.productName}: reminder — ${when}`,
-    text: [greeting, '', first, call, ...(recipient.note ? ['', recipient.note] : []), '', `Add it to your calendar (signed in): ${link}`].join('\n'),
+    subject:
+      job.kind === 'confirmation' ? `${branding.productName}: your appointment on ${when}` : `${branding.productName}: reminder — ${when}`,
+    text: [
+      greeting,
+      '',
+      first,
+      call,
+      ...(recipient.note ? ['', recipient.note] : []),
+      '',
+      `Add it to your calendar (signed in): ${link}`,
+    ].join('\n'),
     html: layout(
       branding,
       `<p>${escapeHtml(greeting)}</p>

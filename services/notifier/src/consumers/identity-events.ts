@@ -25,7 +25,16 @@ export function subscribeIdentityEvents(bus: EventBus, mail: JobQueue<MailJob>, 
         const { data } = digest;
         await mail.add(
           'moderation-digest',
-          { kind: 'moderation-digest', eventId: message.value.id, userId: data.userId, to: data.email, fullName: data.full_name, counts: data.counts, since: data.since, until: data.until },
+          {
+            kind: 'moderation-digest',
+            eventId: message.value.id,
+            userId: data.userId,
+            to: data.email,
+            fullName: data.full_name,
+            counts: data.counts,
+            since: data.since,
+            until: data.until,
+          },
           { jobId: mailJobId(message.value.id), ...MAIL_JOB_OPTIONS },
         );
         return;
@@ -35,7 +44,15 @@ export function subscribeIdentityEvents(bus: EventBus, mail: JobQueue<MailJob>, 
         const { data, id } = reset.data;
         await mail.add(
           'reset-code',
-          { kind: 'reset-code', eventId: id, userId: data.userId, to: data.email, fullName: data.full_name, sealedCode: data.sealedCode, expiresAt: data.expiresAt },
+          {
+            kind: 'reset-code',
+            eventId: id,
+            userId: data.userId,
+            to: data.email,
+            fullName: data.full_name,
+            sealedCode: data.sealedCode,
+            expiresAt: data.expiresAt,
+          },
           { jobId: mailJobId(id), ...MAIL_JOB_OPTIONS },
         );
         return;
@@ -45,7 +62,15 @@ export function subscribeIdentityEvents(bus: EventBus, mail: JobQueue<MailJob>, 
         const { data, id } = user.data;
         await mail.add(
           'verify-email',
-          { kind: 'verify-email', eventId: id, userId: data.userId, to: data.email, fullName: data.full_name, sealedToken: data.sealedToken, reason: data.reason },
+          {
+            kind: 'verify-email',
+            eventId: id,
+            userId: data.userId,
+            to: data.email,
+            fullName: data.full_name,
+            sealedToken: data.sealedToken,
+            reason: data.reason,
+          },
           { jobId: mailJobId(id), ...MAIL_JOB_OPTIONS },
         );
         return;

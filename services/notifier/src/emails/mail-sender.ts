@@ -1,6 +1,13 @@
 import type { ActiveJob, Logger, Mailer, SealedBox } from '@portal/platform';
 import type { MailJob } from './mail-job.js';
-import { accountNoticeEmail, moderationDigestEmail, resetCodeEmail, verificationEmail, type Branding, type EmailContent } from './templates.js';
+import {
+  accountNoticeEmail,
+  moderationDigestEmail,
+  resetCodeEmail,
+  verificationEmail,
+  type Branding,
+  type EmailContent,
+} from './templates.js';
 
 export interface MailSenderDeps {
   mailer: Mailer;

@@ -26,7 +26,10 @@ export function layout(branding: Branding, bodyHtml: string): string {
 </html>`;
 }
 
-export function resetCodeEmail(branding: Branding, input: { fullName: string; email: string; code: string; minutes: number }): EmailContent {
+export function resetCodeEmail(
+  branding: Branding,
+  input: { fullName: string; email: string; code: string; minutes: number },
+): EmailContent {
   const minutes = `${input.minutes} minute${input.minutes === 1 ? '' : 's'}`;
   // The code stays out of the subject: subjects show on locked phone screens.
   const link = `${branding.publicUrl}/reset-password-code?email=${encodeURIComponent(input.email)}`;
@@ -52,7 +55,10 @@ export function resetCodeEmail(branding: Branding, input: { fullName: string; em
   };
 }
 
-export function verificationEmail(branding: Branding, input: { fullName: string; link: string; reason: 'registered' | 'email-changed' }): EmailContent {
+export function verificationEmail(
+  branding: Branding,
+  input: { fullName: string; link: string; reason: 'registered' | 'email-changed' },
+): EmailContent {
   const opening =
     input.reason === 'registered'
       ? `Thank you for registering as an informant with ${branding.productName}.`
@@ -134,7 +140,10 @@ export function accountNoticeEmail(
       ? 'If this was not you, tell the festival staff at once: someone else may be using your account.'
       : `If this was not you, reset your password now (${resetLink}) and tell the festival staff.`;
   return {
-    subject: input.notice === 'email-changed' ? `Your ${branding.productName} e-mail address was changed` : `Your ${branding.productName} password was changed`,
+    subject:
+      input.notice === 'email-changed'
+        ? `Your ${branding.productName} e-mail address was changed`
+        : `Your ${branding.productName} password was changed`,
     text: [`Hello ${input.fullName},`, '', what, '', ifNotYou].join('\n'),
     html: layout(
       branding,

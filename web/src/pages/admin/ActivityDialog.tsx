@@ -127,8 +127,22 @@ export default function ActivityDialog({ open, onClose }: { open: boolean; onClo
             <TextField label="Item or user id" size="small" fullWidth {...field('target')} />
           </Stack>
           <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1.5} sx={{ alignItems: { sm: 'center' } }}>
-            <TextField label="From" type="datetime-local" size="small" fullWidth slotProps={{ inputLabel: { shrink: true } }} {...field('from')} />
-            <TextField label="To" type="datetime-local" size="small" fullWidth slotProps={{ inputLabel: { shrink: true } }} {...field('to')} />
+            <TextField
+              label="From"
+              type="datetime-local"
+              size="small"
+              fullWidth
+              slotProps={{ inputLabel: { shrink: true } }}
+              {...field('from')}
+            />
+            <TextField
+              label="To"
+              type="datetime-local"
+              size="small"
+              fullWidth
+              slotProps={{ inputLabel: { shrink: true } }}
+              {...field('to')}
+            />
             <Stack direction="row" spacing={1} sx={{ flexShrink: 0 }}>
               <Button type="submit" variant="contained">
                 Apply

@@ -78,7 +78,15 @@ export default function AdminPage() {
   return (
     <Page title="Administration" maxWidth="md">
       {/* On a phone the two views share a row, so the queue starts higher up the screen. */}
-      <Box sx={{ display: { xs: 'grid', sm: 'flex' }, gridTemplateColumns: 'repeat(2, minmax(0, 1fr))', gap: 1.5, mb: 3, '@media print': { display: 'none' } }}>
+      <Box
+        sx={{
+          display: { xs: 'grid', sm: 'flex' },
+          gridTemplateColumns: 'repeat(2, minmax(0, 1fr))',
+          gap: 1.5,
+          mb: 3,
+          '@media print': { display: 'none' },
+        }}
+      >
         {/* The bulk actions are outlined: the riskiest act on the page is not its loudest button. */}
         <Button variant="outlined" startIcon={<PublicIcon />} onClick={() => setBulk('public')} sx={{ gridColumn: 'span 2' }}>
           Make All Public
@@ -92,7 +100,12 @@ export default function AdminPage() {
         <Button variant="outlined" color="secondary" onClick={() => setShowActivity(true)} aria-haspopup="dialog">
           Activity
         </Button>
-        <Button variant={view === 'today' ? 'contained' : 'outlined'} onClick={() => setView(view === 'today' ? 'evidence' : 'today')} aria-pressed={view === 'today'} sx={{ gridColumn: 'span 2' }}>
+        <Button
+          variant={view === 'today' ? 'contained' : 'outlined'}
+          onClick={() => setView(view === 'today' ? 'evidence' : 'today')}
+          aria-pressed={view === 'today'}
+          sx={{ gridColumn: 'span 2' }}
+        >
           Today
         </Button>
       </Box>

@@ -64,13 +64,28 @@ export default function AdminUserList() {
               </Typography>
             </Stack>
             <Stack direction="row" spacing={1} sx={{ flexWrap: 'wrap' }}>
-              <Button size="small" variant="outlined" onClick={() => setShown({ dialog: 'info', user })} aria-label={`Info about ${user.username}`}>
+              <Button
+                size="small"
+                variant="outlined"
+                onClick={() => setShown({ dialog: 'info', user })}
+                aria-label={`Info about ${user.username}`}
+              >
                 Info
               </Button>
-              <Button size="small" variant="outlined" onClick={() => setShown({ dialog: 'evidence', user })} aria-label={`Evidence of ${user.username}`}>
+              <Button
+                size="small"
+                variant="outlined"
+                onClick={() => setShown({ dialog: 'evidence', user })}
+                aria-label={`Evidence of ${user.username}`}
+              >
                 Evidence
               </Button>
-              <Button size="small" color="error" onClick={() => setShown({ dialog: 'delete', user })} aria-label={`Delete ${user.username}`}>
+              <Button
+                size="small"
+                color="error"
+                onClick={() => setShown({ dialog: 'delete', user })}
+                aria-label={`Delete ${user.username}`}
+              >
                 Delete
               </Button>
             </Stack>

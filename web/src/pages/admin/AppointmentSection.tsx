@@ -46,8 +46,13 @@ export function AppointmentSection({ user }: { user: User }) {
 
   const save = () =>
     act(
-      () => (appointment ? updateAppointment(appointment.id, { start, ...(place ? { place } : {}) }) : setAppointment({ email: user.email, start, ...(place ? { place } : {}) })),
-      appointment ? 'The appointment is saved; if its time changed, a new confirmation is on its way.' : 'The appointment is set; a confirmation is on its way.',
+      () =>
+        appointment
+          ? updateAppointment(appointment.id, { start, ...(place ? { place } : {}) })
+          : setAppointment({ email: user.email, start, ...(place ? { place } : {}) }),
+      appointment
+        ? 'The appointment is saved; if its time changed, a new confirmation is on its way.'
+        : 'The appointment is set; a confirmation is on its way.',
     );
 
   return (
@@ -78,14 +83,25 @@ export function AppointmentSection({ user }: { user: User }) {
               slotProps={{ inputLabel: { shrink: true } }}
               size="small"
             />
-            <TextField label="Place" value={place} onChange={(event) => setPlace(event.target.value)} size="small" helperText="Empty: the street corner" />
+            <TextField
+              label="Place"
+              value={place}
+              onChange={(event) => setPlace(event.target.value)}
+              size="small"
+              helperText="Empty: the street corner"
+            />
           </Stack>
           <Stack direction="row" spacing={1} sx={{ mt: 1 }}>
             <Button type="button" variant="outlined" disabled={busy || !start} onClick={() => void save()}>
               {appointment ? 'Save appointment' : 'Set appointment'}
             </Button>
             {appointment ? (
-              <Button type="button" color="error" disabled={busy} onClick={() => void act(() => cancelAppointment(appointment.id), 'The appointment and its reminders are cancelled.')}>
+              <Button
+                type="button"
+                color="error"
+                disabled={busy}
+                onClick={() => void act(() => cancelAppointment(appointment.id), 'The appointment and its reminders are cancelled.')}
+              >
                 Cancel appointment
               </Button>
             ) : null}

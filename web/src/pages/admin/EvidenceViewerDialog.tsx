@@ -121,7 +121,14 @@ export function EvidenceViewerDialog({ item, onChanged, onClose }: EvidenceViewe
 
   return (
     <>
-      <Dialog open={confirm === null} onClose={saving ? undefined : onClose} fullScreen={fullScreen} fullWidth maxWidth="md" aria-labelledby={titleId}>
+      <Dialog
+        open={confirm === null}
+        onClose={saving ? undefined : onClose}
+        fullScreen={fullScreen}
+        fullWidth
+        maxWidth="md"
+        aria-labelledby={titleId}
+      >
         <DialogTitle id={titleId} sx={{ overflowWrap: 'anywhere', pb: 1 }}>
           {editing ? 'Edit Evidence' : item.title}
         </DialogTitle>
@@ -131,7 +138,12 @@ export function EvidenceViewerDialog({ item, onChanged, onClose }: EvidenceViewe
             {problem ? <Alert severity="error">{problem}</Alert> : null}
             {editing ? (
               <>
-                <TextField label="Title" required value={draft.title} onChange={(event) => setDraft({ ...draft, title: event.target.value })} />
+                <TextField
+                  label="Title"
+                  required
+                  value={draft.title}
+                  onChange={(event) => setDraft({ ...draft, title: event.target.value })}
+                />
                 <TextField
                   label="Notes"
                   multiline
@@ -190,7 +202,14 @@ export function EvidenceViewerDialog({ item, onChanged, onClose }: EvidenceViewe
                   }}
                 />
               )}
-              <Chip icon={<DeleteIcon />} label="Delete" color="error" variant="outlined" onClick={() => setConfirm('delete')} disabled={saving} />
+              <Chip
+                icon={<DeleteIcon />}
+                label="Delete"
+                color="error"
+                variant="outlined"
+                onClick={() => setConfirm('delete')}
+                disabled={saving}
+              />
             </Stack>
           </Stack>
         </DialogContent>
@@ -211,7 +230,14 @@ export function EvidenceViewerDialog({ item, onChanged, onClose }: EvidenceViewe
           ? 'Make this evidence private? It will no longer be shown in the public archive.'
           : 'Make this evidence public? Anyone will see it in the public archive.'}
       </ConfirmDialog>
-      <ConfirmDialog open={confirm === 'delete'} title="Confirm Delete" danger busy={busy} onCancel={() => setConfirm(null)} onConfirm={() => void remove()}>
+      <ConfirmDialog
+        open={confirm === 'delete'}
+        title="Confirm Delete"
+        danger
+        busy={busy}
+        onCancel={() => setConfirm(null)}
+        onConfirm={() => void remove()}
+      >
         Are you sure you want to delete this evidence?
       </ConfirmDialog>
     </>

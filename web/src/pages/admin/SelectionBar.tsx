@@ -68,7 +68,17 @@ type Action = 'publish' | 'unpublish' | 'review';
 const plural = (count: number) => `${count} ${count === 1 ? 'item' : 'items'}`;
 
 /** Select all shown, everything matching, and what to do with the chosen items. */
-export function SelectionBar({ selection, type, filters, hasMore }: { selection: Selection; type: MediaType | null; filters: ListFilters; hasMore: boolean }) {
+export function SelectionBar({
+  selection,
+  type,
+  filters,
+  hasMore,
+}: {
+  selection: Selection;
+  type: MediaType | null;
+  filters: ListFilters;
+  hasMore: boolean;
+}) {
   const client = useQueryClient();
   const notify = useNotify();
   const [confirm, setConfirm] = useState<Action | null>(null);

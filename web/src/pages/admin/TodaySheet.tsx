@@ -34,7 +34,17 @@ function reminderSummary(entry: AdminAppointment): { label: string; problem: boo
     }));
 }
 
-function CallSheetRow({ entry, timeZone, onStatus, busy }: { entry: AdminAppointment; timeZone: string; onStatus: (status: AppointmentStatus) => void; busy: boolean }) {
+function CallSheetRow({
+  entry,
+  timeZone,
+  onStatus,
+  busy,
+}: {
+  entry: AdminAppointment;
+  timeZone: string;
+  onStatus: (status: AppointmentStatus) => void;
+  busy: boolean;
+}) {
   const name = entry.full_name ?? entry.email;
   const time = appointmentTime(entry.start, timeZone, 'time');
   return (
@@ -58,7 +68,14 @@ function CallSheetRow({ entry, timeZone, onStatus, busy }: { entry: AdminAppoint
             {entry.note ? ` — ${entry.note}` : ''}
           </Typography>
           {entry.phone ? (
-            <Button component="a" href={`tel:${entry.phone}`} variant="contained" startIcon={<PhoneIcon />} sx={{ mt: 1 }} aria-label={`Call ${name} at ${entry.phone}`}>
+            <Button
+              component="a"
+              href={`tel:${entry.phone}`}
+              variant="contained"
+              startIcon={<PhoneIcon />}
+              sx={{ mt: 1 }}
+              aria-label={`Call ${name} at ${entry.phone}`}
+            >
               {entry.phone}
             </Button>
           ) : (
@@ -94,7 +111,12 @@ function CallSheetRow({ entry, timeZone, onStatus, busy }: { entry: AdminAppoint
             label={item.label}
             variant="outlined"
             // Long reasons wrap; a problem is marked by its border and weight, the text stays dark enough to read.
-            sx={{ height: 'auto', py: 0.25, '& .MuiChip-label': { whiteSpace: 'normal' }, ...(item.problem ? { borderColor: 'warning.main', borderWidth: 2, fontWeight: 600 } : {}) }}
+            sx={{
+              height: 'auto',
+              py: 0.25,
+              '& .MuiChip-label': { whiteSpace: 'normal' },
+              ...(item.problem ? { borderColor: 'warning.main', borderWidth: 2, fontWeight: 600 } : {}),
+            }}
           />
         ))}
       </Stack>
@@ -125,7 +147,10 @@ export default function TodaySheet() {
     setBusy(entry.id);
     try {
       const updated = await setAppointmentStatus(entry.id, status);
-      client.setQueryData<CallSheet>(key, (sheet) => sheet && { ...sheet, appointments: sheet.appointments.map((row) => (row.id === updated.id ? updated : row)) });
+      client.setQueryData<CallSheet>(
+        key,
+        (sheet) => sheet && { ...sheet, appointments: sheet.appointments.map((row) => (row.id === updated.id ? updated : row)) },
+      );
     } catch (failure) {
       notify({ message: messageOf(failure, 'The status could not be saved. Please try again.'), severity: 'error' });
     } finally {
@@ -136,12 +161,21 @@ export default function TodaySheet() {
   return (
     <Box>
       <Stack direction="row" spacing={1.5} alignItems="center" sx={{ mb: 2, '@media print': { display: 'none' } }}>
-        <TextField label="Day" type="date" size="small" value={date} onChange={(event) => setDate(event.target.value)} slotProps={{ inputLabel: { shrink: true } }} />
+        <TextField
+          label="Day"
+          type="date"
+          size="small"
+          value={date}
+          onChange={(event) => setDate(event.target.value)}
+          slotProps={{ inputLabel: { shrink: true } }}
+        />
         <Button variant="outlined" startIcon={<PrintIcon />} onClick={() => window.print()}>
           Print
         </Button>
       </Stack>
-      {error ? <Alert severity="error">{messageOf(error, 'The call sheet could not be loaded. It is tried again in a few seconds.')}</Alert> : null}
+      {error ? (
+        <Alert severity="error">{messageOf(error, 'The call sheet could not be loaded. It is tried again in a few seconds.')}</Alert>
+      ) : null}
       {isPending && !error ? <Typography role="status">Loading…</Typography> : null}
       {data ? (
         <>
@@ -152,7 +186,13 @@ export default function TodaySheet() {
           </Typography>
           <Stack component="ol" spacing={1.5} sx={{ p: 0, m: 0 }}>
             {data.appointments.map((entry) => (
-              <CallSheetRow key={entry.id} entry={entry} timeZone={data.time_zone} busy={busy === entry.id} onStatus={(status) => void changeStatus(entry, status)} />
+              <CallSheetRow
+                key={entry.id}
+                entry={entry}
+                timeZone={data.time_zone}
+                busy={busy === entry.id}
+                onStatus={(status) => void changeStatus(entry, status)}
+              />
             ))}
           </Stack>
         </>

@@ -104,7 +104,11 @@ export function UserInfoDialog({ user, onClose, onSaved }: { user: User; onClose
           ) : null}
           <Stack direction="row" spacing={2} alignItems="flex-start" sx={{ mb: 2 }}>
             <Stack alignItems="center" spacing={0.5}>
-              <Avatar src={user.avatar_AWS_URL ?? DEFAULT_AVATAR_URL} alt={`Avatar of ${user.username}`} sx={{ width: 72, height: 72, bgcolor: 'grey.300' }} />
+              <Avatar
+                src={user.avatar_AWS_URL ?? DEFAULT_AVATAR_URL}
+                alt={`Avatar of ${user.username}`}
+                sx={{ width: 72, height: 72, bgcolor: 'grey.300' }}
+              />
               <Typography variant="caption">Avatar</Typography>
             </Stack>
             <Stack alignItems="center" spacing={0.5}>
@@ -116,7 +120,19 @@ export function UserInfoDialog({ user, onClose, onSaved }: { user: User; onClose
                   sx={{ width: 120, height: 120, objectFit: 'cover', borderRadius: 1, bgcolor: 'grey.200' }}
                 />
               ) : (
-                <Box sx={{ width: 120, height: 120, borderRadius: 1, bgcolor: 'grey.200', display: 'flex', alignItems: 'center', justifyContent: 'center', p: 1, textAlign: 'center' }}>
+                <Box
+                  sx={{
+                    width: 120,
+                    height: 120,
+                    borderRadius: 1,
+                    bgcolor: 'grey.200',
+                    display: 'flex',
+                    alignItems: 'center',
+                    justifyContent: 'center',
+                    p: 1,
+                    textAlign: 'center',
+                  }}
+                >
                   <Typography variant="caption">No verification photo</Typography>
                 </Box>
               )}
@@ -135,7 +151,12 @@ export function UserInfoDialog({ user, onClose, onSaved }: { user: User; onClose
                 slotProps={{ htmlInput: { inputMode: 'numeric', minLength: 10, maxLength: 10 } }}
               />
               <TextField label="Full Name" required {...field('full_name')} />
-              <TextField label="Role" value={roleName(user.role)} slotProps={{ input: { readOnly: true } }} helperText="The role cannot be changed here." />
+              <TextField
+                label="Role"
+                value={roleName(user.role)}
+                slotProps={{ input: { readOnly: true } }}
+                helperText="The role cannot be changed here."
+              />
               <TextField label="Video Watched" value={user.video_watched ? 'Yes' : 'No'} slotProps={{ input: { readOnly: true } }} />
             </>
           ) : (

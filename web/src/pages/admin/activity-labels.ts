@@ -29,7 +29,9 @@ export function changesOf(entry: AuditEntry): string[] {
   const after = entry.after ?? {};
   const fields = [...new Set([...Object.keys(before), ...Object.keys(after)])];
   const show = (value: unknown) => (value === undefined ? '—' : typeof value === 'string' ? value : JSON.stringify(value));
-  return fields.map((field) => (field in after ? `${field}: ${show(before[field])} → ${show(after[field])}` : `${field}: ${show(before[field])}`));
+  return fields.map((field) =>
+    field in after ? `${field}: ${show(before[field])} → ${show(after[field])}` : `${field}: ${show(before[field])}`,
+  );
 }
 
 export function targetOf(entry: AuditEntry): string {

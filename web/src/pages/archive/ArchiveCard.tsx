@@ -16,14 +16,22 @@ const MEDIA_HEIGHT = 170;
 /** A public item in the archive grid: its thumbnail (never the display media), title and notes. */
 export function ArchiveCard({ item, onOpen }: { item: Evidence; onOpen: () => void }) {
   return (
-    <Card variant="outlined" component="li" data-evidence-id={item.id} sx={{ width: ARCHIVE_CARD_WIDTH, height: ARCHIVE_CARD_HEIGHT, listStyle: 'none' }}>
+    <Card
+      variant="outlined"
+      component="li"
+      data-evidence-id={item.id}
+      sx={{ width: ARCHIVE_CARD_WIDTH, height: ARCHIVE_CARD_HEIGHT, listStyle: 'none' }}
+    >
       <CardActionArea
         onClick={onOpen}
         sx={{ height: '100%', display: 'flex', flexDirection: 'column', alignItems: 'stretch', justifyContent: 'flex-start' }}
       >
         <EvidencePreview item={item} width="100%" height={MEDIA_HEIGHT} />
         <Box sx={{ p: 1.5, pt: 1, overflow: 'hidden' }}>
-          <Typography component="span" sx={{ display: 'block', fontWeight: 600, fontSize: '1rem', whiteSpace: 'nowrap', overflow: 'hidden', textOverflow: 'ellipsis' }}>
+          <Typography
+            component="span"
+            sx={{ display: 'block', fontWeight: 600, fontSize: '1rem', whiteSpace: 'nowrap', overflow: 'hidden', textOverflow: 'ellipsis' }}
+          >
             <VisuallyHidden>{`${kindName(item.media_type)}: `}</VisuallyHidden>
             {item.title}
           </Typography>

@@ -19,7 +19,7 @@ export function ArchiveDialog({ item, onClose }: { item: Evidence | null; onClos
             <Avatar
               src={shown.avatar_AWS_URL ?? DEFAULT_AVATAR_URL}
               alt=""
-              slotProps={{ img: { onError: (event) => ((event.currentTarget).src = DEFAULT_AVATAR_URL) } }}
+              slotProps={{ img: { onError: (event) => (event.currentTarget.src = DEFAULT_AVATAR_URL) } }}
               sx={{ width: 44, height: 44, bgcolor: 'grey.300' }}
             />
             <Stack>

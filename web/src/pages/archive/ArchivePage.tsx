@@ -42,7 +42,14 @@ export default function ArchivePage() {
       <Box
         component="ul"
         aria-label="Public evidence"
-        sx={{ display: 'grid', gridTemplateColumns: `repeat(auto-fill, ${ARCHIVE_CARD_WIDTH}px)`, gap: 2, justifyContent: 'center', p: 0, m: 0 }}
+        sx={{
+          display: 'grid',
+          gridTemplateColumns: `repeat(auto-fill, ${ARCHIVE_CARD_WIDTH}px)`,
+          gap: 2,
+          justifyContent: 'center',
+          p: 0,
+          m: 0,
+        }}
       >
         {list.items.map((item) => (
           <ArchiveCard

@@ -178,7 +178,11 @@ export function AudioRecorder({ onSave }: { onSave: (file: File) => void }) {
       <Box sx={{ display: 'flex', alignItems: 'center', gap: 1, mb: 2 }}>
         <FiberManualRecordIcon
           aria-hidden="true"
-          sx={{ color: state === 'recording' ? 'error.main' : 'grey.400', animation: state === 'recording' ? 'pulse 1.2s infinite' : 'none', '@keyframes pulse': { '50%': { opacity: 0.3 } } }}
+          sx={{
+            color: state === 'recording' ? 'error.main' : 'grey.400',
+            animation: state === 'recording' ? 'pulse 1.2s infinite' : 'none',
+            '@keyframes pulse': { '50%': { opacity: 0.3 } },
+          }}
         />
         <Typography
           component="span"
@@ -209,7 +213,14 @@ export function AudioRecorder({ onSave }: { onSave: (file: File) => void }) {
           </Button>
         </Stack>
       ) : (
-        <Button variant="contained" color="secondary" startIcon={<FiberManualRecordIcon />} onClick={() => void start()} disabled={state === 'starting'} fullWidth>
+        <Button
+          variant="contained"
+          color="secondary"
+          startIcon={<FiberManualRecordIcon />}
+          onClick={() => void start()}
+          disabled={state === 'starting'}
+          fullWidth
+        >
           Start Recording
         </Button>
       )}

@@ -34,7 +34,10 @@ export function EvidenceCard({ item, shown = truncateTitle(item.title), onOpen }
       >
         <EvidencePreview item={item} width={PREVIEW_SIZE} height={PREVIEW_SIZE} errorLines={2} />
         <Box sx={{ width: '100%', px: 0.5, pt: 0.75, display: 'flex', flexDirection: 'column', alignItems: 'flex-start', gap: 0.5 }}>
-          <Typography variant="body2" sx={{ fontWeight: 600, whiteSpace: 'nowrap', overflow: 'hidden', textOverflow: 'ellipsis', maxWidth: '100%' }}>
+          <Typography
+            variant="body2"
+            sx={{ fontWeight: 600, whiteSpace: 'nowrap', overflow: 'hidden', textOverflow: 'ellipsis', maxWidth: '100%' }}
+          >
             <VisuallyHidden>{`${kindName(item.media_type)}: `}</VisuallyHidden>
             {shown === item.title ? (
               shown

@@ -15,7 +15,14 @@ import { useEffect, useId, useRef, useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { useLocation, useNavigate } from 'react-router';
 import { z } from 'zod';
-import { DEFAULT_EVIDENCE_TITLE, DEFAULT_PUBLIC_LOCATION_DECIMALS, MESSAGES, notesField, publicLocationMetres, titleField } from '@portal/contracts';
+import {
+  DEFAULT_EVIDENCE_TITLE,
+  DEFAULT_PUBLIC_LOCATION_DECIMALS,
+  MESSAGES,
+  notesField,
+  publicLocationMetres,
+  titleField,
+} from '@portal/contracts';
 import { createNote } from '../../api/evidence';
 import { messageOf } from '../../api/http';
 import { FormError } from '../../components/FormParts';
@@ -46,7 +53,8 @@ export const KEPT_WHILE_SENDING = 'Saved on this phone: if you leave this screen
 /** Said when the upload call failed but the capture is kept on the phone (it is tried again by itself). */
 export const KEPT_AFTER_FAILURE = 'Saved on this phone. The upload did not go through this time; it will be tried again by itself.';
 /** Said on the form while the phone has no network, before anything is pressed. */
-export const OFFLINE_BEFORE_UPLOAD = 'You are offline. Upload Evidence saves it on this phone, and it uploads by itself when the network is back.';
+export const OFFLINE_BEFORE_UPLOAD =
+  'You are offline. Upload Evidence saves it on this phone, and it uploads by itself when the network is back.';
 /** Said when the phone has no room to keep a capture for later. */
 export const STORAGE_FULL =
   "This phone's storage is full, so this evidence cannot be kept for later: stay on this screen with a connection until it is uploaded, or free some space.";
@@ -162,7 +170,13 @@ export default function EvidenceDetailsPage() {
     if (existing) {
       const changed = existing.title !== fields.title || existing.notes !== fields.notes || existing.location !== fields.location;
       // New words make a new upload (the old one's metadata is fixed); the key stays, so still one item.
-      await updateEntry(existing.id, { ...fields, state: 'waiting', refused: false, error: null, ...(changed ? { uploadUrl: null, sent: 0 } : {}) });
+      await updateEntry(existing.id, {
+        ...fields,
+        state: 'waiting',
+        refused: false,
+        error: null,
+        ...(changed ? { uploadUrl: null, sent: 0 } : {}),
+      });
       return existing.id;
     }
     // The first capture asks the browser to keep this site's storage (the outbox) for good.
@@ -190,7 +204,9 @@ export default function EvidenceDetailsPage() {
       setPlace((current) => (current.wanted ? { wanted: true, value, finding: false, problem: null } : current));
     } catch (error) {
       setPlace((current) =>
-        current.wanted ? { wanted: true, value: null, finding: false, problem: error instanceof Error ? error.message : String(error) } : current,
+        current.wanted
+          ? { wanted: true, value: null, finding: false, problem: error instanceof Error ? error.message : String(error) }
+          : current,
       );
     }
   };
@@ -216,7 +232,10 @@ export default function EvidenceDetailsPage() {
           setSent(media);
           setProgress({ sent: 0, total: media.size });
         }
-        const outcome = await sendEntry(entryId, { onProgress: (sent, total) => setProgress({ sent, total }), onWaitingForNetwork: setOffline });
+        const outcome = await sendEntry(entryId, {
+          onProgress: (sent, total) => setProgress({ sent, total }),
+          onWaitingForNetwork: setOffline,
+        });
         if (!outcome) {
           // Sent from elsewhere meanwhile (another tab, the service worker): the Evidence page shows it.
           clearSelection();
@@ -239,7 +258,11 @@ export default function EvidenceDetailsPage() {
         kept.current = null;
         setKeptNow(false);
         await deleteEntry(entryId).catch(() => undefined);
-        setFailure(error instanceof UploadError ? error.message : messageOf(error, 'The evidence could not be saved. Check your connection and try again.'));
+        setFailure(
+          error instanceof UploadError
+            ? error.message
+            : messageOf(error, 'The evidence could not be saved. Check your connection and try again.'),
+        );
         setPhase({ name: 'editing' });
       }
       return;
@@ -268,7 +291,11 @@ export default function EvidenceDetailsPage() {
     } catch (error) {
       running.current = null;
       console.error('evidence entry failed', error);
-      setFailure(error instanceof UploadError ? error.message : messageOf(error, 'The evidence could not be saved. Check your connection and try again.'));
+      setFailure(
+        error instanceof UploadError
+          ? error.message
+          : messageOf(error, 'The evidence could not be saved. Check your connection and try again.'),
+      );
       setPhase({ name: 'editing' });
     }
   });
@@ -299,7 +326,9 @@ export default function EvidenceDetailsPage() {
         <FormError>{failure}</FormError>
         {!online && phase.name === 'editing' ? (
           <Alert severity="info" sx={{ my: 1 }}>
-            {user && typeof indexedDB !== 'undefined' ? OFFLINE_BEFORE_UPLOAD : 'You are offline. The upload starts when the network is back.'}
+            {user && typeof indexedDB !== 'undefined'
+              ? OFFLINE_BEFORE_UPLOAD
+              : 'You are offline. The upload starts when the network is back.'}
           </Alert>
         ) : null}
         {storageFull ? (
@@ -357,7 +386,9 @@ export default function EvidenceDetailsPage() {
               {keptNow ? null : <Typography sx={{ fontWeight: 700, color: 'error.main', mb: 1 }}>{MESSAGES.doNotClose}</Typography>}
               <Stack direction="row" spacing={1.5} alignItems="center">
                 <CircularProgress size={28} aria-hidden="true" />
-                <Typography>{offline ? 'Waiting for the connection… The upload will go on by itself.' : media ? `Uploading… ${percent}%` : 'Saving…'}</Typography>
+                <Typography>
+                  {offline ? 'Waiting for the connection… The upload will go on by itself.' : media ? `Uploading… ${percent}%` : 'Saving…'}
+                </Typography>
               </Stack>
               {keptNow ? (
                 <Typography variant="body2" color="text.secondary" sx={{ mt: 1 }}>

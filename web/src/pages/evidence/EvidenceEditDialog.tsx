@@ -81,14 +81,15 @@ export default function EvidenceEditDialog({ item, onClose }: { item: Evidence; 
               {PUBLIC_EDIT_NOTICE}
             </Alert>
           ) : null}
+          <TextField label="Title" required {...register('title')} error={Boolean(errors.title)} helperText={errors.title?.message} />
           <TextField
-            label="Title"
-            required
-            {...register('title')}
-            error={Boolean(errors.title)}
-            helperText={errors.title?.message}
+            label="Notes"
+            multiline
+            minRows={3}
+            {...register('notes')}
+            error={Boolean(errors.notes)}
+            helperText={errors.notes?.message}
           />
-          <TextField label="Notes" multiline minRows={3} {...register('notes')} error={Boolean(errors.notes)} helperText={errors.notes?.message} />
           {item.media_type !== 1 ? (
             <>
               <FilePickButton

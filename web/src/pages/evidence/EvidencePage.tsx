@@ -99,7 +99,14 @@ export default function EvidencePage() {
   } else if (list.isError && list.items.length === 0) {
     content = <LoadFailedAlert onRetry={() => void list.refetch()}>{MESSAGES.evidenceLoadFailed}</LoadFailedAlert>;
   } else if (list.items.length === 0) {
-    content = type === null ? (outbox.some((entry) => entry.state !== 'done') ? null : <Welcome />) : <Typography>No evidence of this kind yet.</Typography>;
+    content =
+      type === null ? (
+        outbox.some((entry) => entry.state !== 'done') ? null : (
+          <Welcome />
+        )
+      ) : (
+        <Typography>No evidence of this kind yet.</Typography>
+      );
   } else if (tab === 'table') {
     content = (
       <Suspense fallback={<PageLoading />}>
@@ -112,7 +119,15 @@ export default function EvidencePage() {
         component="ul"
         aria-label="Your evidence"
         // Two 170 px cards side by side from 360 px wide screens up (the page's side margins are borrowed).
-        sx={{ display: 'grid', gridTemplateColumns: 'repeat(auto-fill, 170px)', gap: { xs: 1, sm: 1.5 }, justifyContent: 'center', p: 0, my: 0, mx: { xs: -1.5, sm: 0 } }}
+        sx={{
+          display: 'grid',
+          gridTemplateColumns: 'repeat(auto-fill, 170px)',
+          gap: { xs: 1, sm: 1.5 },
+          justifyContent: 'center',
+          p: 0,
+          my: 0,
+          mx: { xs: -1.5, sm: 0 },
+        }}
       >
         {list.items.map((item, index) => (
           <EvidenceCard key={item.id} item={item} shown={shownTitles[index]} onOpen={() => setOpenId(item.id)} />

@@ -68,10 +68,26 @@ export default function EvidenceUploadPage() {
         <FilePickButton accept="image/*,video/*" variant="contained" size="large" startIcon={<UploadFileIcon />} onPick={pick} fullWidth>
           Upload File
         </FilePickButton>
-        <FilePickButton accept="image/*" capture="environment" variant="outlined" size="large" startIcon={<PhotoCameraIcon />} onPick={pick} fullWidth>
+        <FilePickButton
+          accept="image/*"
+          capture="environment"
+          variant="outlined"
+          size="large"
+          startIcon={<PhotoCameraIcon />}
+          onPick={pick}
+          fullWidth
+        >
           Take Picture
         </FilePickButton>
-        <FilePickButton accept="video/*" capture="environment" variant="outlined" size="large" startIcon={<VideocamIcon />} onPick={pick} fullWidth>
+        <FilePickButton
+          accept="video/*"
+          capture="environment"
+          variant="outlined"
+          size="large"
+          startIcon={<VideocamIcon />}
+          onPick={pick}
+          fullWidth
+        >
           Record Video
         </FilePickButton>
         <BackButton />

@@ -25,9 +25,18 @@ export function MediaPreview({ file }: { file: File }) {
     <Box component="figure" sx={{ m: 0, mb: 2 }}>
       {url && kind === 'image' ? <img src={url} alt="The chosen picture" style={style} /> : null}
       {url && kind === 'video' ? (
-        <video src={url} controls playsInline preload="metadata" aria-label="The chosen video" style={{ ...style, width: '100%', background: '#000' }} />
+        <video
+          src={url}
+          controls
+          playsInline
+          preload="metadata"
+          aria-label="The chosen video"
+          style={{ ...style, width: '100%', background: '#000' }}
+        />
       ) : null}
-      {url && kind === 'audio' ? <audio src={url} controls preload="metadata" aria-label="The recording" style={{ width: '100%' }} /> : null}
+      {url && kind === 'audio' ? (
+        <audio src={url} controls preload="metadata" aria-label="The recording" style={{ width: '100%' }} />
+      ) : null}
       {kind === 'other' ? (
         <Box sx={{ display: 'flex', alignItems: 'center', gap: 1, p: 2, bgcolor: 'grey.100', borderRadius: 1 }}>
           <AudioFileIcon aria-hidden="true" />

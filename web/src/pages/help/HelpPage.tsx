@@ -19,12 +19,7 @@ export default function HelpPage() {
       <Typography variant="h2" component="h2" gutterBottom>
         Training video
       </Typography>
-      <CaptionedVideo
-        src={config.tutorialVideo.url}
-        captionsUrl={config.tutorialVideo.captionsUrl}
-        label="Training video"
-        controls
-      />
+      <CaptionedVideo src={config.tutorialVideo.url} captionsUrl={config.tutorialVideo.captionsUrl} label="Training video" controls />
       <Box sx={{ mb: 4 }} />
       <Typography variant="h2" component="h2" gutterBottom>
         Frequently asked questions

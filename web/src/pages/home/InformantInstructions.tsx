@@ -17,15 +17,15 @@ export function InformantInstructions({ user, config }: { user: User; config: Pu
           Your instructions
         </Typography>
         <Typography sx={{ mb: 2 }}>
-          Thank you for agreeing to be an informant. You will receive a confirmation email, and text reminders will be sent to
-          you before your appointment.
+          Thank you for agreeing to be an informant. You will receive a confirmation email, and text reminders will be sent to you before
+          your appointment.
         </Typography>
         <Typography sx={{ mb: 2 }}>
           {`On your appointment date, stand at ${config.streetCorner} and await a phone call on the number you gave at registration. In bad weather, wait in ${config.libraryEntryway}. Please arrive ${config.arriveEarly}.`}
         </Typography>
         <Typography>
-          Before your appointment, review the training video under the HELP tab. Fully charge your phone and bring wired
-          headphones. Use the menu icon at the top right to navigate and to upload evidence.
+          Before your appointment, review the training video under the HELP tab. Fully charge your phone and bring wired headphones. Use the
+          menu icon at the top right to navigate and to upload evidence.
         </Typography>
       </Paper>
     </Page>

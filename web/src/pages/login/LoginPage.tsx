@@ -50,9 +50,7 @@ export default function LoginPage() {
         />
         <TextField label="Password" type="password" autoComplete="current-password" required {...register('password')} />
         <Stack spacing={1.5} sx={{ mt: 2 }}>
-          <SubmitButton submitting={isSubmitting}>
-            Login
-          </SubmitButton>
+          <SubmitButton submitting={isSubmitting}>Login</SubmitButton>
           <Button component={RouterLink} to="/reset-password-email" variant="text">
             Reset Password
           </Button>

@@ -126,7 +126,9 @@ export function OnboardingDialog({ user, config }: { user: User; config: PublicC
             </Alert>
           ) : null}
         </DialogContent>
-        <DialogActions sx={{ px: 3, pb: 3, flexDirection: 'column', alignItems: 'stretch', gap: 1, '& > :not(style) ~ :not(style)': { ml: 0 } }}>
+        <DialogActions
+          sx={{ px: 3, pb: 3, flexDirection: 'column', alignItems: 'stretch', gap: 1, '& > :not(style) ~ :not(style)': { ml: 0 } }}
+        >
           {/* Always there: a phone's player hides its own controls while playing until the video is tapped. */}
           <Button variant="contained" size="large" fullWidth startIcon={playing ? <PauseIcon /> : <PlayArrowIcon />} onClick={togglePlay}>
             {playing ? 'Pause' : 'Play'}
@@ -144,8 +146,7 @@ export function OnboardingDialog({ user, config }: { user: User; config: PublicC
         <DialogTitle id="acknowledgement-title">Video Instruction Acknowledgement</DialogTitle>
         <DialogContent>
           <DialogContentText id="acknowledgement-text">
-            Please confirm that you watched the video and understood the instructions. You can watch it again at any time under
-            Help.
+            Please confirm that you watched the video and understood the instructions. You can watch it again at any time under Help.
           </DialogContentText>
           {error ? (
             <Alert severity="error" sx={{ mt: 2 }}>

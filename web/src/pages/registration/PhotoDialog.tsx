@@ -65,8 +65,8 @@ export function PhotoDialog({ open, busy, error, onClose, onSubmit }: PhotoDialo
       <DialogTitle id="photo-dialog-title">Verification Photo</DialogTitle>
       <DialogContent>
         <DialogContentText id="photo-dialog-text" sx={{ mb: 2 }}>
-          Please add a clear photo of your face. It is required, but used for internal identification only; not shared publicly
-          or outside the team.
+          Please add a clear photo of your face. It is required, but used for internal identification only; not shared publicly or outside
+          the team.
         </DialogContentText>
         {shownError ? (
           <Alert severity="error" sx={{ mb: 2 }}>
@@ -101,7 +101,15 @@ export function PhotoDialog({ open, busy, error, onClose, onSubmit }: PhotoDialo
           </Stack>
         )}
       </DialogContent>
-      <DialogActions sx={{ px: 3, pb: 3, flexDirection: { xs: 'column-reverse', sm: 'row' }, gap: 1, '& > :not(style) ~ :not(style)': { ml: { xs: 0 } } }}>
+      <DialogActions
+        sx={{
+          px: 3,
+          pb: 3,
+          flexDirection: { xs: 'column-reverse', sm: 'row' },
+          gap: 1,
+          '& > :not(style) ~ :not(style)': { ml: { xs: 0 } },
+        }}
+      >
         <Button onClick={onClose} disabled={busy} fullWidth={fullScreen}>
           Cancel
         </Button>

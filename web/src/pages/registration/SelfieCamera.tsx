@@ -83,8 +83,7 @@ export function SelfieCamera({ onPhoto, onCancel, onRejectedFile }: SelfieCamera
     return (
       <Stack spacing={2}>
         <Alert severity="info">
-          The camera is not available here. Take a picture with your phone&apos;s camera instead, or choose a photo from your
-          files.
+          The camera is not available here. Take a picture with your phone&apos;s camera instead, or choose a photo from your files.
         </Alert>
         <FilePickButton
           accept="image/*"

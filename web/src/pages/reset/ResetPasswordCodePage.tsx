@@ -96,7 +96,9 @@ export default function ResetPasswordCodePage() {
       {error ? (
         <Alert severity="error" sx={{ my: 1 }}>
           {error}
-          {error === MESSAGES.incorrectCode && wrongTries >= TRIES_PER_CODE ? ' This code can no longer be used: please request another code.' : null}
+          {error === MESSAGES.incorrectCode && wrongTries >= TRIES_PER_CODE
+            ? ' This code can no longer be used: please request another code.'
+            : null}
         </Alert>
       ) : null}
       {notice ? (

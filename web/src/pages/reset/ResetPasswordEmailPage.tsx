@@ -55,9 +55,7 @@ export default function ResetPasswordEmailPage() {
       <form onSubmit={(event) => void send(event)} noValidate>
         <EmailField {...register('email')} error={Boolean(errors.email)} helperText={errors.email?.message} />
         <Stack spacing={1.5} sx={{ mt: 2 }}>
-          <SubmitButton submitting={isSubmitting}>
-            Send Code
-          </SubmitButton>
+          <SubmitButton submitting={isSubmitting}>Send Code</SubmitButton>
           <Button component={RouterLink} to="/reset-password-code" variant="text">
             I already have a code
           </Button>

@@ -85,7 +85,10 @@ export function evidenceRoutes({ evidence, tmpDir, publicLocationDecimals }: Evi
       const input = parseInput(createEvidenceSchema, req.body);
       const idempotencyKey = idempotencyKeyOf(req);
       if (req.file) {
-        const record = await evidence.createFromFile(caller, { path: req.file.path }, input, { requestId: requestId(req), ...(idempotencyKey ? { idempotencyKey } : {}) });
+        const record = await evidence.createFromFile(caller, { path: req.file.path }, input, {
+          requestId: requestId(req),
+          ...(idempotencyKey ? { idempotencyKey } : {}),
+        });
         res.status(201).json(toEvidenceResponse(record));
         return;
       }
@@ -117,7 +120,13 @@ export function evidenceRoutes({ evidence, tmpDir, publicLocationDecimals }: Evi
       requireAdmin(req);
       const { type, q, review_status, visibility, limit, cursor } = parseInput(adminEvidenceListQuerySchema, req.query);
       const isPublic = visibility === undefined ? undefined : visibility === 'public';
-      sendPage(req, res, limit, await evidence.listAll({ type, q, reviewStatus: review_status, isPublic }, limit, cursor), 'private, no-store');
+      sendPage(
+        req,
+        res,
+        limit,
+        await evidence.listAll({ type, q, reviewStatus: review_status, isPublic }, limit, cursor),
+        'private, no-store',
+      );
     }),
   );
 

@@ -42,7 +42,8 @@ export function internalRoutes(deps: { tokens: IdentityTokens; repository: Evide
   router.get(
     '/internal/evidence/posted-counts',
     route(async (req, res) => {
-      const since = typeof req.query.since === 'string' && !Number.isNaN(Date.parse(req.query.since)) ? new Date(req.query.since).toISOString() : null;
+      const since =
+        typeof req.query.since === 'string' && !Number.isNaN(Date.parse(req.query.since)) ? new Date(req.query.since).toISOString() : null;
       if (!since) throw badRequest('since must be a date and time');
       const counts: PostedCounts = { notes: 0, photos: 0, videos: 0, audio: 0 };
       const kinds = { 1: 'notes', 2: 'photos', 3: 'videos', 4: 'audio' } as const;
@@ -68,7 +69,9 @@ export function internalRoutes(deps: { tokens: IdentityTokens; repository: Evide
       if (!VARIANTS.has(variant)) throw notFound();
       const record = await deps.repository.findById(id);
       if (!record) throw notFound(MESSAGES.evidenceNotFound);
-      const key = { display: record.display_key, thumb: record.thumb_key, poster: record.poster_key, original: record.original_key }[variant];
+      const key = { display: record.display_key, thumb: record.thumb_key, poster: record.poster_key, original: record.original_key }[
+        variant
+      ];
       const object = key ? await deps.blobs.get(key) : null;
       if (!object) throw notFound('This item has no such file');
       res.set({ 'Content-Type': object.info.contentType, 'Content-Length': String(object.info.size), 'Cache-Control': 'no-store' });

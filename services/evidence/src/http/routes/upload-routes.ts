@@ -5,14 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Router } from 'express';
 import { ERRORS, Server, TUS_RESUMABLE, TUS_VERSION, type CancellationContext, type Upload } from '@tus/server';
 import { MESSAGES, createEvidenceSchema, idempotencyKeyField, isAdminRole } from '@portal/contracts';
-import {
-  IDENTITY_HEADER,
-  formatBytes,
-  toHttpError,
-  type CallerIdentity,
-  type IdentityTokens,
-  type Logger,
-} from '@portal/platform';
+import { IDENTITY_HEADER, formatBytes, toHttpError, type CallerIdentity, type IdentityTokens, type Logger } from '@portal/platform';
 import type { EvidenceService } from '../../domain/evidence-service.js';
 import { toEvidenceResponse } from '../../domain/evidence-record.js';
 import type { EvidenceRepository } from '../../repositories/evidence-repository.js';
@@ -102,7 +95,14 @@ export function uploadRoutes(deps: UploadRouteDeps): {
 } {
   const datastore = deps.storage.datastore;
   const owners = new UploadOwners();
-  const unfinished = new UnfinishedUploadQuota(deps.storage, deps.unfinishedBytesPerParticipant, deps.evidence.largestUpload, deps.admissions, Date.now, deps.logger);
+  const unfinished = new UnfinishedUploadQuota(
+    deps.storage,
+    deps.unfinishedBytesPerParticipant,
+    deps.evidence.largestUpload,
+    deps.admissions,
+    Date.now,
+    deps.logger,
+  );
   const callers = new WeakMap<Request, CallerIdentity>();
 
   async function callerOf(req: Request): Promise<CallerIdentity> {
@@ -133,7 +133,10 @@ export function uploadRoutes(deps: UploadRouteDeps): {
     try {
       copy = await deps.storage.localCopy(upload);
       const idempotencyKey = idempotencyKeyOf(upload);
-      return await deps.evidence.createFromFile(caller, { path: copy.path }, metadataInput(upload), { uploadId: upload.id, ...(idempotencyKey ? { idempotencyKey } : {}) });
+      return await deps.evidence.createFromFile(caller, { path: copy.path }, metadataInput(upload), {
+        uploadId: upload.id,
+        ...(idempotencyKey ? { idempotencyKey } : {}),
+      });
     } catch (error) {
       keep = error instanceof ScratchFull;
       throw error;
@@ -145,7 +148,9 @@ export function uploadRoutes(deps: UploadRouteDeps): {
       }
       if (!keep) {
         owners.delete(upload.id);
-        await deps.storage.discard(upload).catch((error: unknown) => deps.logger.warn({ err: error, uploadId: upload.id }, 'removing a finished upload failed'));
+        await deps.storage
+          .discard(upload)
+          .catch((error: unknown) => deps.logger.warn({ err: error, uploadId: upload.id }, 'removing a finished upload failed'));
       }
       filing.delete(upload.id);
     }
@@ -153,7 +158,10 @@ export function uploadRoutes(deps: UploadRouteDeps): {
 
   /** The answer to a finished upload this process has no scratch room to read back now: ask again shortly. */
   function scratchFullAnswer(error: ScratchFull) {
-    deps.logger.info({ retryAfterSeconds: error.retryAfterSeconds }, 'finishing an upload deferred: the scratch space is taken by others being finished');
+    deps.logger.info(
+      { retryAfterSeconds: error.retryAfterSeconds },
+      'finishing an upload deferred: the scratch space is taken by others being finished',
+    );
     return {
       status_code: 503,
       headers: { 'Content-Type': JSON_TYPE, 'Retry-After': String(error.retryAfterSeconds) },
@@ -270,7 +278,11 @@ export function uploadRoutes(deps: UploadRouteDeps): {
       if (status === 404 || status === 410) return tusError(status, 'not_found', MESSAGES.uploadNotFound);
       // tus answers 403 for a PATCH without Upload-Offset or the tus Content-Type: bad input, so a 400 here.
       if (error === ERRORS.MISSING_OFFSET || error === ERRORS.INVALID_CONTENT_TYPE) {
-        return tusError(400, 'validation_failed', `A PATCH of a resumable upload needs the headers Upload-Offset and Content-Type: application/offset+octet-stream`);
+        return tusError(
+          400,
+          'validation_failed',
+          `A PATCH of a resumable upload needs the headers Upload-Offset and Content-Type: application/offset+octet-stream`,
+        );
       }
       if (status >= 500) deps.logger.error({ err: error }, 'resumable upload failed');
       const body = 'body' in error && typeof error.body === 'string' ? error.body.trim() : (error as Error).message;
@@ -283,38 +295,45 @@ export function uploadRoutes(deps: UploadRouteDeps): {
   const router = Router();
   // A finished upload is answered from the item it became, so that a client that lost the last
   // response and asks again learns it is complete instead of starting over (no duplicate items).
-  router.head(
-    `${UPLOADS_PATH}/:uploadId`,
-    (req, res, next) => {
-      deps.repository
-        .findFinishedUpload(String(req.params.uploadId))
-        .then(async (known) => {
-          const finished = known ?? (await fileIfComplete(req.caller, String(req.params.uploadId)).then((filed) => filed && { evidenceId: filed.record.id, size: filed.size }));
-          if (!finished) return next();
-          const record = await deps.repository.findById(finished.evidenceId);
-          if (!record || record.user_id !== req.caller?.userId) return next();
-          res.set({
-            'Tus-Resumable': '1.0.0',
-            'Upload-Offset': String(finished.size),
-            'Upload-Length': String(finished.size),
-            'Cache-Control': 'no-store',
-            'X-Evidence-Id': record.id,
-          });
-          res.status(200).end();
-        })
-        .catch((error: unknown) => {
-          if (!(error instanceof ScratchFull)) return next(error);
-          const answer = scratchFullAnswer(error);
-          res.set({ ...answer.headers, 'Tus-Resumable': '1.0.0', 'Cache-Control': 'no-store' }).status(503).end();
+  router.head(`${UPLOADS_PATH}/:uploadId`, (req, res, next) => {
+    deps.repository
+      .findFinishedUpload(String(req.params.uploadId))
+      .then(async (known) => {
+        const finished =
+          known ??
+          (await fileIfComplete(req.caller, String(req.params.uploadId)).then(
+            (filed) => filed && { evidenceId: filed.record.id, size: filed.size },
+          ));
+        if (!finished) return next();
+        const record = await deps.repository.findById(finished.evidenceId);
+        if (!record || record.user_id !== req.caller?.userId) return next();
+        res.set({
+          'Tus-Resumable': '1.0.0',
+          'Upload-Offset': String(finished.size),
+          'Upload-Length': String(finished.size),
+          'Cache-Control': 'no-store',
+          'X-Evidence-Id': record.id,
         });
-    },
-  );
+        res.status(200).end();
+      })
+      .catch((error: unknown) => {
+        if (!(error instanceof ScratchFull)) return next(error);
+        const answer = scratchFullAnswer(error);
+        res
+          .set({ ...answer.headers, 'Tus-Resumable': '1.0.0', 'Cache-Control': 'no-store' })
+          .status(503)
+          .end();
+      });
+  });
   // Exactly the methods tus answers (POST, HEAD, PATCH, DELETE, OPTIONS, GET); any other method
   // falls through to the JSON 404 of the evidence routes.
   for (const method of Object.keys(tus.handlers)) {
-    router[method.toLowerCase() as 'get' | 'head' | 'options' | 'patch' | 'post' | 'delete']([UPLOADS_PATH, `${UPLOADS_PATH}/{*rest}`], (req, res) => {
-      void tus.handle(req, res);
-    });
+    router[method.toLowerCase() as 'get' | 'head' | 'options' | 'patch' | 'post' | 'delete'](
+      [UPLOADS_PATH, `${UPLOADS_PATH}/{*rest}`],
+      (req, res) => {
+        void tus.handle(req, res);
+      },
+    );
   }
   const cleanUp = async () => (await tus.cleanUpExpiredUploads()) + (await deps.storage.sweepOrphans());
   /**
@@ -330,7 +349,9 @@ export function uploadRoutes(deps: UploadRouteDeps): {
         res.destroy();
         return;
       }
-      res.writeHead(500, { 'Content-Type': JSON_TYPE, Connection: 'close' }).end(JSON.stringify({ code: 'internal', message: MESSAGES.internal }));
+      res
+        .writeHead(500, { 'Content-Type': JSON_TYPE, Connection: 'close' })
+        .end(JSON.stringify({ code: 'internal', message: MESSAGES.internal }));
     });
   };
   return { router, cleanUp, handleInProcess };

@@ -12,7 +12,14 @@ import {
   serialWrite,
 } from '@portal/platform';
 import type { EvidenceChanges, EvidenceRecord } from '../../domain/evidence-record.js';
-import type { EvidenceFilter, EvidencePage, EvidenceRepository, FinishedUpload, PendingEvent, SelectedChange } from '../evidence-repository.js';
+import type {
+  EvidenceFilter,
+  EvidencePage,
+  EvidenceRepository,
+  FinishedUpload,
+  PendingEvent,
+  SelectedChange,
+} from '../evidence-repository.js';
 import { searchWords } from '../../domain/search-words.js';
 
 interface EvidenceDocument extends Omit<EvidenceRecord, 'id'> {
@@ -103,7 +110,17 @@ const LIVE = { _deleted: { $ne: true } };
 
 function toRecord(document: EvidenceDocument | null): EvidenceRecord | null {
   if (!document || document._deleted) return null;
-  const { _id, upload_id: _upload, upload_size: _size, idempotency_key: _key, search_terms: _terms, _outbox, _outboxVersion, _deleted, ...rest } = document;
+  const {
+    _id,
+    upload_id: _upload,
+    upload_size: _size,
+    idempotency_key: _key,
+    search_terms: _terms,
+    _outbox,
+    _outboxVersion,
+    _deleted,
+    ...rest
+  } = document;
   // Documents written before the review queue existed: public ones were published by an administrator.
   const review_status = rest.review_status ?? (rest.is_public ? 'reviewed' : 'new');
   return { id: _id, ...rest, review_status, media_type: rest.media_type as MediaType } as EvidenceRecord;
@@ -123,7 +140,10 @@ export class MongoEvidenceRepository implements EvidenceRepository {
 
   async ensureIndexes(): Promise<void> {
     // Items stored before idempotency keys existed get their own id as the key (see the field).
-    for await (const document of this.items.find({ idempotency_key: { $exists: false } }, { _id: 1 }).lean<{ _id: string }>().cursor()) {
+    for await (const document of this.items
+      .find({ idempotency_key: { $exists: false } }, { _id: 1 })
+      .lean<{ _id: string }>()
+      .cursor()) {
       await this.items.updateOne({ _id: document._id, idempotency_key: { $exists: false } }, { $set: { idempotency_key: document._id } });
     }
     await this.items.createIndexes();
@@ -134,11 +154,17 @@ export class MongoEvidenceRepository implements EvidenceRepository {
   /** Documents from before the review queue and search: their review state and their words. */
   private async migrate(): Promise<void> {
     await serialWrite(this.items, async () => {
-      await this.items.collection.updateMany({ review_status: { $exists: false }, is_public: true }, { $set: { review_status: 'reviewed' } });
+      await this.items.collection.updateMany(
+        { review_status: { $exists: false }, is_public: true },
+        { $set: { review_status: 'reviewed' } },
+      );
       await this.items.collection.updateMany({ review_status: { $exists: false } }, { $set: { review_status: 'new' } });
     });
     for (;;) {
-      const batch = await this.items.collection.find({ search_terms: { $exists: false } }, { projection: { title: 1, notes: 1 } }).limit(500).toArray();
+      const batch = await this.items.collection
+        .find({ search_terms: { $exists: false } }, { projection: { title: 1, notes: 1 } })
+        .limit(500)
+        .toArray();
       if (batch.length === 0) return;
       for (const document of batch) {
         await serialWrite(this.items, () =>
@@ -172,7 +198,10 @@ export class MongoEvidenceRepository implements EvidenceRepository {
 
   async update(id: string, changes: EvidenceChanges, events: PendingEvent[]): Promise<EvidenceRecord | null> {
     const write = (guard: Record<string, unknown>, set: Record<string, unknown>) =>
-      this.items.findOneAndUpdate({ _id: id, ...LIVE, ...guard }, { $set: set, ...outboxPush(toEmbedded(events)) }, { new: true }).lean<EvidenceDocument>().exec();
+      this.items
+        .findOneAndUpdate({ _id: id, ...LIVE, ...guard }, { $set: set, ...outboxPush(toEmbedded(events)) }, { new: true })
+        .lean<EvidenceDocument>()
+        .exec();
     const updated = await serialWrite(this.items, async () => {
       const { title, notes } = changes;
       if (title === undefined && notes === undefined) return write({}, { ...changes });
@@ -195,7 +224,10 @@ export class MongoEvidenceRepository implements EvidenceRepository {
 
   async delete(id: string, events: PendingEvent[]): Promise<EvidenceRecord | null> {
     const before = await serialWrite(this.items, () =>
-      this.items.findOneAndUpdate({ _id: id, ...LIVE }, { $set: { _deleted: true, idempotency_key: id }, ...outboxPush(toEmbedded(events)) }).lean<EvidenceDocument>().exec(),
+      this.items
+        .findOneAndUpdate({ _id: id, ...LIVE }, { $set: { _deleted: true, idempotency_key: id }, ...outboxPush(toEmbedded(events)) })
+        .lean<EvidenceDocument>()
+        .exec(),
     );
     return toRecord(before);
   }
@@ -215,7 +247,11 @@ export class MongoEvidenceRepository implements EvidenceRepository {
     const after = cursor ? decodeCursor(cursor) : null;
     if (after) and.push({ $or: [{ date_posted: { $lt: after[0] } }, { date_posted: after[0], _id: { $lt: after[1] } }] });
     if (and.length > 0) query.$and = and;
-    const documents = await this.items.find(query).sort({ date_posted: -1, _id: -1 }).limit(limit + 1).lean<EvidenceDocument[]>();
+    const documents = await this.items
+      .find(query)
+      .sort({ date_posted: -1, _id: -1 })
+      .limit(limit + 1)
+      .lean<EvidenceDocument[]>();
     const items = documents.slice(0, limit).map((document) => toRecord(document)!);
     const last = items.at(-1);
     return { items, nextCursor: documents.length > limit && last ? encodeCursor([last.date_posted, last.id]) : null };
@@ -224,7 +260,10 @@ export class MongoEvidenceRepository implements EvidenceRepository {
   async setAllVisibility(isPublic: boolean, events: (changed: number) => PendingEvent[]): Promise<number> {
     const result = await serialWrite(this.items, async () => {
       const changed = await this.items
-        .updateMany({ is_public: { $ne: isPublic }, ...LIVE }, { $set: { is_public: isPublic, review_status: 'reviewed', updated_at: new Date().toISOString() } })
+        .updateMany(
+          { is_public: { $ne: isPublic }, ...LIVE },
+          { $set: { is_public: isPublic, review_status: 'reviewed', updated_at: new Date().toISOString() } },
+        )
         .exec();
       await this.items.updateMany({ review_status: { $ne: 'reviewed' }, ...LIVE }, { $set: { review_status: 'reviewed' } }).exec();
       return changed;
@@ -311,10 +350,18 @@ export class MongoEvidenceRepository implements EvidenceRepository {
     return { new: waiting, public: open, private: total - open, total };
   }
 
-  async applyMediaResult(id: string, revision: number, changes: EvidenceChanges, onlyIfDisplayIn?: (string | null)[]): Promise<EvidenceRecord | null> {
+  async applyMediaResult(
+    id: string,
+    revision: number,
+    changes: EvidenceChanges,
+    onlyIfDisplayIn?: (string | null)[],
+  ): Promise<EvidenceRecord | null> {
     const display = onlyIfDisplayIn ? { display_key: { $in: onlyIfDisplayIn } } : {};
     const updated = await serialWrite(this.items, () =>
-      this.items.findOneAndUpdate({ _id: id, media_revision: revision, ...LIVE, ...display }, { $set: changes }, { new: true }).lean<EvidenceDocument>().exec(),
+      this.items
+        .findOneAndUpdate({ _id: id, media_revision: revision, ...LIVE, ...display }, { $set: changes }, { new: true })
+        .lean<EvidenceDocument>()
+        .exec(),
     );
     return toRecord(updated);
   }
@@ -322,7 +369,10 @@ export class MongoEvidenceRepository implements EvidenceRepository {
   async updateAuthor(userId: string, username: string, avatarUrl: string | null): Promise<number> {
     const result = await serialWrite(this.items, () =>
       this.items
-        .updateMany({ user_id: userId, ...LIVE, $or: [{ username: { $ne: username } }, { avatar_url: { $ne: avatarUrl } }] }, { $set: { username, avatar_url: avatarUrl } })
+        .updateMany(
+          { user_id: userId, ...LIVE, $or: [{ username: { $ne: username } }, { avatar_url: { $ne: avatarUrl } }] },
+          { $set: { username, avatar_url: avatarUrl } },
+        )
         .exec(),
     );
     return result.modifiedCount;
@@ -341,7 +391,11 @@ export class MongoEvidenceRepository implements EvidenceRepository {
   }
 
   async findProcessing(limit: number): Promise<EvidenceRecord[]> {
-    const documents = await this.items.find({ media_status: 'processing', ...LIVE }).sort({ updated_at: 1 }).limit(limit).lean<EvidenceDocument[]>();
+    const documents = await this.items
+      .find({ media_status: 'processing', ...LIVE })
+      .sort({ updated_at: 1 })
+      .limit(limit)
+      .lean<EvidenceDocument[]>();
     return documents.map((document) => toRecord(document)!);
   }
 
@@ -381,7 +435,11 @@ export class MongoAuthorDirectory {
   }
 
   async upsert(author: { userId: string; username: string; avatarUrl: string | null }): Promise<void> {
-    await this.authors.updateOne({ _id: author.userId }, { $set: { username: author.username, avatar_url: author.avatarUrl } }, { upsert: true });
+    await this.authors.updateOne(
+      { _id: author.userId },
+      { $set: { username: author.username, avatar_url: author.avatarUrl } },
+      { upsert: true },
+    );
   }
 
   async remove(userId: string): Promise<void> {

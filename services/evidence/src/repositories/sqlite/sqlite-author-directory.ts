@@ -6,8 +6,7 @@ export class SqliteAuthorDirectory implements AuthorDirectory {
 
   async find(userId: string): Promise<Author | null> {
     const row = this.db.prepare('SELECT user_id, username, avatar_url FROM authors WHERE user_id = ?').get(userId) as
-      | { user_id: string; username: string; avatar_url: string | null }
-      | undefined;
+      { user_id: string; username: string; avatar_url: string | null } | undefined;
     return row ? { userId: row.user_id, username: row.username, avatarUrl: row.avatar_url } : null;
   }
 

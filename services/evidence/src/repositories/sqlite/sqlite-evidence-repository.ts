@@ -48,21 +48,25 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
   }
 
   async create(record: EvidenceRecord, events: PendingEvent[], finishedUpload?: FinishedUpload, idempotencyKey?: string): Promise<void> {
-    this.db.transaction(() => {
-      const columns = ['id', 'user_id', 'date_posted', ...WRITABLE];
-      this.db
-        .prepare(`INSERT INTO evidence (${columns.join(', ')}) VALUES (${columns.map((column) => `@${column}`).join(', ')})`)
-        .run(toRow(record));
-      if (finishedUpload) {
+    this.db
+      .transaction(() => {
+        const columns = ['id', 'user_id', 'date_posted', ...WRITABLE];
         this.db
-          .prepare('INSERT INTO finished_uploads (upload_id, evidence_id, size) VALUES (?, ?, ?)')
-          .run(finishedUpload.uploadId, finishedUpload.evidenceId, finishedUpload.size);
-      }
-      if (idempotencyKey !== undefined) {
-        this.db.prepare('INSERT INTO idempotency_keys (user_id, key, evidence_id) VALUES (?, ?, ?)').run(record.user_id, idempotencyKey, record.id);
-      }
-      this.append(events);
-    }).immediate();
+          .prepare(`INSERT INTO evidence (${columns.join(', ')}) VALUES (${columns.map((column) => `@${column}`).join(', ')})`)
+          .run(toRow(record));
+        if (finishedUpload) {
+          this.db
+            .prepare('INSERT INTO finished_uploads (upload_id, evidence_id, size) VALUES (?, ?, ?)')
+            .run(finishedUpload.uploadId, finishedUpload.evidenceId, finishedUpload.size);
+        }
+        if (idempotencyKey !== undefined) {
+          this.db
+            .prepare('INSERT INTO idempotency_keys (user_id, key, evidence_id) VALUES (?, ?, ?)')
+            .run(record.user_id, idempotencyKey, record.id);
+        }
+        this.append(events);
+      })
+      .immediate();
   }
 
   async findById(id: string): Promise<EvidenceRecord | null> {
@@ -70,21 +74,25 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
   }
 
   async update(id: string, changes: EvidenceChanges, events: PendingEvent[]): Promise<EvidenceRecord | null> {
-    return this.db.transaction(() => {
-      if (!this.updateRow(id, changes)) return null;
-      this.append(events);
-      return fromRow(this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row);
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        if (!this.updateRow(id, changes)) return null;
+        this.append(events);
+        return fromRow(this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row);
+      })
+      .immediate();
   }
 
   async delete(id: string, events: PendingEvent[]): Promise<EvidenceRecord | null> {
-    return this.db.transaction(() => {
-      const record = fromRow(this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row | undefined);
-      if (!record) return null;
-      this.db.prepare('DELETE FROM evidence WHERE id = ?').run(id);
-      this.append(events);
-      return record;
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const record = fromRow(this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row | undefined);
+        if (!record) return null;
+        this.db.prepare('DELETE FROM evidence WHERE id = ?').run(id);
+        this.append(events);
+        return record;
+      })
+      .immediate();
   }
 
   async list(filter: EvidenceFilter, limit: number, cursor?: string): Promise<EvidencePage> {
@@ -120,9 +128,7 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
       params.push(after[0], after[1]);
     }
     const rows = this.db
-      .prepare(
-        `SELECT * FROM evidence ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY date_posted DESC, id DESC LIMIT ?`,
-      )
+      .prepare(`SELECT * FROM evidence ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY date_posted DESC, id DESC LIMIT ?`)
       .all(...params, limit + 1) as Row[];
     const items = rows.slice(0, limit).map((row) => fromRow(row)!);
     const last = items.at(-1);
@@ -130,57 +136,63 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
   }
 
   async setAllVisibility(isPublic: boolean, events: (changed: number) => PendingEvent[]): Promise<number> {
-    return this.db.transaction(() => {
-      const now = new Date().toISOString();
-      const changed = this.db
-        .prepare(`UPDATE evidence SET is_public = ?, review_status = 'reviewed', updated_at = ? WHERE is_public <> ?`)
-        .run(isPublic ? 1 : 0, now, isPublic ? 1 : 0).changes;
-      this.db.prepare(`UPDATE evidence SET review_status = 'reviewed' WHERE review_status <> 'reviewed'`).run();
-      if (changed > 0) this.append(events(changed));
-      return changed;
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const now = new Date().toISOString();
+        const changed = this.db
+          .prepare(`UPDATE evidence SET is_public = ?, review_status = 'reviewed', updated_at = ? WHERE is_public <> ?`)
+          .run(isPublic ? 1 : 0, now, isPublic ? 1 : 0).changes;
+        this.db.prepare(`UPDATE evidence SET review_status = 'reviewed' WHERE review_status <> 'reviewed'`).run();
+        if (changed > 0) this.append(events(changed));
+        return changed;
+      })
+      .immediate();
   }
 
   async setVisibility(ids: string[], isPublic: boolean, eventsFor: (record: EvidenceRecord) => PendingEvent[]): Promise<SelectedChange> {
     // One transaction for the call: each item is still all or nothing, and 500 items cost one commit.
-    return this.db.transaction(() => {
-      const result: SelectedChange = { changed: [], unchanged: [], missing: [] };
-      const now = new Date().toISOString();
-      for (const id of ids) {
-        const row = this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row | undefined;
-        if (!row) {
-          result.missing.push(id);
-        } else if ((row.is_public === 1) === isPublic) {
-          result.unchanged.push(id);
-        } else {
-          this.updateRow(id, { is_public: isPublic, review_status: 'reviewed', updated_at: now });
-          const record = fromRow(this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row)!;
-          this.append(eventsFor(record));
-          result.changed.push(record);
+    return this.db
+      .transaction(() => {
+        const result: SelectedChange = { changed: [], unchanged: [], missing: [] };
+        const now = new Date().toISOString();
+        for (const id of ids) {
+          const row = this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row | undefined;
+          if (!row) {
+            result.missing.push(id);
+          } else if ((row.is_public === 1) === isPublic) {
+            result.unchanged.push(id);
+          } else {
+            this.updateRow(id, { is_public: isPublic, review_status: 'reviewed', updated_at: now });
+            const record = fromRow(this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row)!;
+            this.append(eventsFor(record));
+            result.changed.push(record);
+          }
         }
-      }
-      return result;
-    }).immediate();
+        return result;
+      })
+      .immediate();
   }
 
   async markReviewed(ids: string[], eventsFor: (record: EvidenceRecord) => PendingEvent[]): Promise<SelectedChange> {
-    return this.db.transaction(() => {
-      const result: SelectedChange = { changed: [], unchanged: [], missing: [] };
-      for (const id of ids) {
-        const row = this.db.prepare('SELECT review_status FROM evidence WHERE id = ?').get(id) as { review_status: string } | undefined;
-        if (!row) {
-          result.missing.push(id);
-        } else if (row.review_status === 'reviewed') {
-          result.unchanged.push(id);
-        } else {
-          this.db.prepare(`UPDATE evidence SET review_status = 'reviewed' WHERE id = ?`).run(id);
-          const record = fromRow(this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row)!;
-          this.append(eventsFor(record));
-          result.changed.push(record);
+    return this.db
+      .transaction(() => {
+        const result: SelectedChange = { changed: [], unchanged: [], missing: [] };
+        for (const id of ids) {
+          const row = this.db.prepare('SELECT review_status FROM evidence WHERE id = ?').get(id) as { review_status: string } | undefined;
+          if (!row) {
+            result.missing.push(id);
+          } else if (row.review_status === 'reviewed') {
+            result.unchanged.push(id);
+          } else {
+            this.db.prepare(`UPDATE evidence SET review_status = 'reviewed' WHERE id = ?`).run(id);
+            const record = fromRow(this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row)!;
+            this.append(eventsFor(record));
+            result.changed.push(record);
+          }
         }
-      }
-      return result;
-    }).immediate();
+        return result;
+      })
+      .immediate();
   }
 
   async counts(): Promise<EvidenceCounts> {
@@ -192,16 +204,22 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
     return { new: row.new, public: row.public, private: row.total - row.public, total: row.total };
   }
 
-  async applyMediaResult(id: string, revision: number, changes: EvidenceChanges, onlyIfDisplayIn?: (string | null)[]): Promise<EvidenceRecord | null> {
-    return this.db.transaction(() => {
-      const current = this.db.prepare('SELECT media_revision, display_key FROM evidence WHERE id = ?').get(id) as
-        | { media_revision: number; display_key: string | null }
-        | undefined;
-      if (!current || current.media_revision !== revision) return null;
-      if (onlyIfDisplayIn && !onlyIfDisplayIn.includes(current.display_key)) return null;
-      this.updateRow(id, changes);
-      return fromRow(this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row);
-    }).immediate();
+  async applyMediaResult(
+    id: string,
+    revision: number,
+    changes: EvidenceChanges,
+    onlyIfDisplayIn?: (string | null)[],
+  ): Promise<EvidenceRecord | null> {
+    return this.db
+      .transaction(() => {
+        const current = this.db.prepare('SELECT media_revision, display_key FROM evidence WHERE id = ?').get(id) as
+          { media_revision: number; display_key: string | null } | undefined;
+        if (!current || current.media_revision !== revision) return null;
+        if (onlyIfDisplayIn && !onlyIfDisplayIn.includes(current.display_key)) return null;
+        this.updateRow(id, changes);
+        return fromRow(this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row);
+      })
+      .immediate();
   }
 
   async updateAuthor(userId: string, username: string, avatarUrl: string | null): Promise<number> {
@@ -211,13 +229,15 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
   }
 
   async deleteByOwner(userId: string, events: (records: EvidenceRecord[]) => PendingEvent[]): Promise<EvidenceRecord[]> {
-    return this.db.transaction(() => {
-      const records = (this.db.prepare('SELECT * FROM evidence WHERE user_id = ?').all(userId) as Row[]).map((row) => fromRow(row)!);
-      if (records.length === 0) return [];
-      this.db.prepare('DELETE FROM evidence WHERE user_id = ?').run(userId);
-      this.append(events(records));
-      return records;
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const records = (this.db.prepare('SELECT * FROM evidence WHERE user_id = ?').all(userId) as Row[]).map((row) => fromRow(row)!);
+        if (records.length === 0) return [];
+        this.db.prepare('DELETE FROM evidence WHERE user_id = ?').run(userId);
+        this.append(events(records));
+        return records;
+      })
+      .immediate();
   }
 
   async findProcessing(limit: number): Promise<EvidenceRecord[]> {
@@ -228,15 +248,16 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
 
   async findFinishedUpload(uploadId: string): Promise<FinishedUpload | null> {
     const row = this.db.prepare('SELECT upload_id, evidence_id, size FROM finished_uploads WHERE upload_id = ?').get(uploadId) as
-      | { upload_id: string; evidence_id: string; size: number }
-      | undefined;
+      { upload_id: string; evidence_id: string; size: number } | undefined;
     return row ? { uploadId: row.upload_id, evidenceId: row.evidence_id, size: row.size } : null;
   }
 
   async findByIdempotencyKey(userId: string, key: string): Promise<EvidenceRecord | null> {
     return fromRow(
       this.db
-        .prepare('SELECT evidence.* FROM idempotency_keys JOIN evidence ON evidence.id = idempotency_keys.evidence_id WHERE idempotency_keys.user_id = ? AND idempotency_keys.key = ?')
+        .prepare(
+          'SELECT evidence.* FROM idempotency_keys JOIN evidence ON evidence.id = idempotency_keys.evidence_id WHERE idempotency_keys.user_id = ? AND idempotency_keys.key = ?',
+        )
         .get(userId, key) as Row | undefined,
     );
   }

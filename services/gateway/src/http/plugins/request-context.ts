@@ -52,7 +52,14 @@ export const requestContext = fp<RequestContextOptions>(
       done();
     });
     app.addHook('onResponse', (request, reply, done) => {
-      policy.answered(request.method, request.url, request.routeOptions.url ?? 'unmatched', reply.statusCode, request.id, reply.elapsedTime);
+      policy.answered(
+        request.method,
+        request.url,
+        request.routeOptions.url ?? 'unmatched',
+        reply.statusCode,
+        request.id,
+        reply.elapsedTime,
+      );
       done();
     });
   },

@@ -45,10 +45,18 @@ export function bodyRuleOf(method: string, url: string, limits: UploadLimits): B
       return { maxBytes: limits.evidenceMaxBytes, tooLarge: evidence(), rule };
     case 'photo': {
       const what = method === 'POST' ? 'photo' : 'avatar';
-      return { maxBytes: limits.photoMaxBytes + FORM_ALLOWANCE, tooLarge: `The ${what} is too large (at most ${formatBytes(limits.photoMaxBytes)})`, rule };
+      return {
+        maxBytes: limits.photoMaxBytes + FORM_ALLOWANCE,
+        tooLarge: `The ${what} is too large (at most ${formatBytes(limits.photoMaxBytes)})`,
+        rule,
+      };
     }
     case 'csv':
-      return { maxBytes: APPOINTMENT_CSV_MAX_BYTES + OTHER_BODY_MAX, tooLarge: `The CSV file is too large (at most ${formatBytes(APPOINTMENT_CSV_MAX_BYTES)})`, rule };
+      return {
+        maxBytes: APPOINTMENT_CSV_MAX_BYTES + OTHER_BODY_MAX,
+        tooLarge: `The CSV file is too large (at most ${formatBytes(APPOINTMENT_CSV_MAX_BYTES)})`,
+        rule,
+      };
     default:
       return { maxBytes: OTHER_BODY_MAX, tooLarge: OTHER_BODY_TOO_LARGE, rule };
   }
@@ -159,7 +167,12 @@ export const uploadShare = fp<{ limits: UploadLimits; slots: UploadSlots }>(
      */
     const countUploads = (request: FastifyRequest, reply: FastifyReply): boolean | Promise<boolean> => {
       const userId = request.caller?.identity.userId;
-      if (!userId || limits.concurrentPerParticipant === 0 || !countsAsUpload(ruleOf(request.method, pathOf(request.url)), hasBody(request.headers))) return true;
+      if (
+        !userId ||
+        limits.concurrentPerParticipant === 0 ||
+        !countsAsUpload(ruleOf(request.method, pathOf(request.url)), hasBody(request.headers))
+      )
+        return true;
       return slots.take(userId, limits.concurrentPerParticipant).then(
         (release) => {
           if (release === null) {

@@ -85,7 +85,9 @@ export const webApp = fp<WebAppOptions>(
         },
       });
       // The root is a folder to the static plugin; it is the app's entry like every client route.
-      app.get('/', { config: { gatewayRoute: routeAt('/') } }, async (_request, reply) => reply.header('cache-control', 'no-cache').sendFile(pageOfRoute('/')));
+      app.get('/', { config: { gatewayRoute: routeAt('/') } }, async (_request, reply) =>
+        reply.header('cache-control', 'no-cache').sendFile(pageOfRoute('/')),
+      );
       // The installable app's manifest, named after this run's product (PRODUCT_NAME), not the build.
       const manifest = JSON.stringify(webAppManifest(productName, productShortName ?? undefined));
       app.get('/manifest.webmanifest', { config: { gatewayRoute: routeAt('/manifest.webmanifest') } }, async (_request, reply) =>
@@ -98,7 +100,10 @@ export const webApp = fp<WebAppOptions>(
     app.setNotFoundHandler(async (request: FastifyRequest, reply: FastifyReply) => {
       const path = request.url.split('?')[0] ?? '/';
       const wantsPage =
-        (request.method === 'GET' || request.method === 'HEAD') && !path.startsWith('/api/') && !path.startsWith('/assets/') && !path.startsWith('/media/');
+        (request.method === 'GET' || request.method === 'HEAD') &&
+        !path.startsWith('/api/') &&
+        !path.startsWith('/assets/') &&
+        !path.startsWith('/media/');
       if (!wantsPage) return reply.status(404).send({ code: 'not_found', message: MESSAGES.notFound });
       if (!webBuilt) return reply.status(503).type('text/plain').send('The web app is not built yet. Run: npm run build');
       void reply.header('cache-control', 'no-cache');

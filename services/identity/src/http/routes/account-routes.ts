@@ -1,11 +1,5 @@
 import { Router } from 'express';
-import {
-  checkRequestSchema,
-  loginRequestSchema,
-  profileUpdateSchema,
-  registerRequestSchema,
-  MESSAGES,
-} from '@portal/contracts';
+import { checkRequestSchema, loginRequestSchema, profileUpdateSchema, registerRequestSchema, MESSAGES } from '@portal/contracts';
 import { HttpError, parseInput, requestId, requireCaller, route, signedInOnly } from '@portal/platform';
 import type { UserService } from '../../domain/user-service.js';
 import { toUserResponse } from '../../domain/user-record.js';
@@ -82,7 +76,11 @@ export function accountRoutes({ users, cookie, uploads, limits }: AccountRouteDe
     route(async (req, res) => {
       res.set('Cache-Control', 'no-store');
       // A session whose account is gone is nobody too.
-      const user = req.caller ? await users.me(req.caller).catch((error: unknown) => (error instanceof HttpError && error.status === 401 ? null : Promise.reject(error))) : null;
+      const user = req.caller
+        ? await users
+            .me(req.caller)
+            .catch((error: unknown) => (error instanceof HttpError && error.status === 401 ? null : Promise.reject(error)))
+        : null;
       res.json({ user: user ? toUserResponse(user) : null });
     }),
   );
@@ -99,7 +97,8 @@ export function accountRoutes({ users, cookie, uploads, limits }: AccountRouteDe
         .updateProfile(caller, update, uploadedFile(req.files, ['file', 'avatar']), requestId(req))
         .catch((error: unknown) => {
           // Counted by the current-password limiter: a wrong password, not any refused update.
-          if (error instanceof HttpError && error.fields?.current_password === MESSAGES.currentPasswordWrong) res.locals.currentPasswordRefused = true;
+          if (error instanceof HttpError && error.fields?.current_password === MESSAGES.currentPasswordWrong)
+            res.locals.currentPasswordRefused = true;
           throw error;
         });
       res.json(toUserResponse(user));

@@ -1,16 +1,38 @@
 import { Router, type RequestHandler } from 'express';
 import multer from 'multer';
-import { APPOINTMENT_CSV_MAX_BYTES, appointmentCreateSchema, appointmentUpdateSchema, announceRequestSchema, callSheetQuerySchema, deliveryReportSchema } from '@portal/contracts';
-import { badRequest, formatBytes, notFound, parseInput, payloadTooLarge, requestId, requireAdmin, requireCaller, requireServiceToken, route, uuidParam, type IdentityTokens } from '@portal/platform';
+import {
+  APPOINTMENT_CSV_MAX_BYTES,
+  appointmentCreateSchema,
+  appointmentUpdateSchema,
+  announceRequestSchema,
+  callSheetQuerySchema,
+  deliveryReportSchema,
+} from '@portal/contracts';
+import {
+  badRequest,
+  formatBytes,
+  notFound,
+  parseInput,
+  payloadTooLarge,
+  requestId,
+  requireAdmin,
+  requireCaller,
+  requireServiceToken,
+  route,
+  uuidParam,
+  type IdentityTokens,
+} from '@portal/platform';
 import type { AppointmentService } from '../../domain/appointment-service.js';
 import { userIdParam } from './admin-routes.js';
-
 
 const appointmentId = (value: unknown) => uuidParam(value, 'No such appointment');
 
 /** The CSV in the multipart field `file`, in memory (it is small and read whole). */
 function csvUpload(): RequestHandler {
-  const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: APPOINTMENT_CSV_MAX_BYTES, files: 1, fields: 5, parts: 6 } }).single('file');
+  const upload = multer({
+    storage: multer.memoryStorage(),
+    limits: { fileSize: APPOINTMENT_CSV_MAX_BYTES, files: 1, fields: 5, parts: 6 },
+  }).single('file');
   const tooLarge = `The CSV file is too large (at most ${formatBytes(APPOINTMENT_CSV_MAX_BYTES)})`;
   return (req, res, next) => {
     if (Number(req.headers['content-length']) > APPOINTMENT_CSV_MAX_BYTES + 64 * 1024) {
@@ -20,7 +42,8 @@ function csvUpload(): RequestHandler {
     upload(req, res, (error: unknown) => {
       const code = (error as { code?: string } | undefined)?.code;
       if (code === 'LIMIT_FILE_SIZE') return next(payloadTooLarge(tooLarge));
-      if (code === 'LIMIT_UNEXPECTED_FILE') return next(badRequest('Send the CSV in the form field "file"', { file: 'Send the CSV in the form field "file"' }));
+      if (code === 'LIMIT_UNEXPECTED_FILE')
+        return next(badRequest('Send the CSV in the form field "file"', { file: 'Send the CSV in the form field "file"' }));
       next(error);
     });
   };
@@ -129,7 +152,9 @@ export function appointmentRoutes({ appointments }: { appointments: AppointmentS
     '/api/appointments/:id',
     route(async (req, res) => {
       const caller = requireAdmin(req);
-      res.json(await appointments.update(caller, appointmentId(req.params.id), parseInput(appointmentUpdateSchema, req.body), requestId(req)));
+      res.json(
+        await appointments.update(caller, appointmentId(req.params.id), parseInput(appointmentUpdateSchema, req.body), requestId(req)),
+      );
     }),
   );
 

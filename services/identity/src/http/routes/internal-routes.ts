@@ -17,7 +17,14 @@ export function internalRoutes(deps: { tokens: IdentityTokens; sessions: Session
       const session = await deps.sessions.resolve(sessionId);
       const user = session ? await deps.users.findById(session.userId) : null;
       if (!session || !user) throw notFound('No such session');
-      res.json({ userId: user.id, role: user.role, username: user.username, sessionId: session.id, expiresAt: session.expiresAt, videoWatched: user.video_watched });
+      res.json({
+        userId: user.id,
+        role: user.role,
+        username: user.username,
+        sessionId: session.id,
+        expiresAt: session.expiresAt,
+        videoWatched: user.video_watched,
+      });
     }),
   );
   return router;

@@ -13,7 +13,15 @@ import type { UserService } from '../../domain/user-service.js';
 import { parsedBody, type AuthRateLimits } from '../rate-limits.js';
 
 /** The reset flow of SPEC section 7, with the code made and checked here, and the e-mail link. */
-export function passwordResetRoutes({ resets, users, limits }: { resets: PasswordResetService; users: UserService; limits: AuthRateLimits }): Router {
+export function passwordResetRoutes({
+  resets,
+  users,
+  limits,
+}: {
+  resets: PasswordResetService;
+  users: UserService;
+  limits: AuthRateLimits;
+}): Router {
   const router = Router();
 
   router.post(

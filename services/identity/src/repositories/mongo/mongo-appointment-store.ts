@@ -17,7 +17,15 @@ interface AppointmentDocument extends Omit<AppointmentRecord, 'id'> {
 }
 
 const deliverySchema = new Schema(
-  { key: String, kind: String, offset: { type: String, default: null }, channel: String, state: String, at: String, reason: { type: String, default: null } },
+  {
+    key: String,
+    kind: String,
+    offset: { type: String, default: null },
+    channel: String,
+    state: String,
+    at: String,
+    reason: { type: String, default: null },
+  },
   { _id: false },
 );
 
@@ -89,7 +97,10 @@ export class MongoAppointmentStore implements AppointmentStore {
   }
 
   async listBetween(from: string, to: string): Promise<AppointmentRecord[]> {
-    const documents = await this.model.find({ start: { $gte: from, $lt: to }, ...LIVE }).sort({ start: 1, _id: 1 }).lean<AppointmentDocument[]>();
+    const documents = await this.model
+      .find({ start: { $gte: from, $lt: to }, ...LIVE })
+      .sort({ start: 1, _id: 1 })
+      .lean<AppointmentDocument[]>();
     return documents.map((document) => toRecord(document)!);
   }
 
@@ -129,7 +140,11 @@ export class MongoAppointmentStore implements AppointmentStore {
   async setStatus(id: string, status: AppointmentStatus, at: string, events: PendingEvent[]): Promise<AppointmentRecord | null> {
     const updated = await serialWrite(this.model, () =>
       this.model
-        .findOneAndUpdate({ _id: id, ...LIVE }, { $set: { status, status_updated_at: at }, ...outboxPush(toEmbedded(events)) }, { new: true })
+        .findOneAndUpdate(
+          { _id: id, ...LIVE },
+          { $set: { status, status_updated_at: at }, ...outboxPush(toEmbedded(events)) },
+          { new: true },
+        )
         .lean<AppointmentDocument>()
         .exec(),
     );
@@ -140,7 +155,9 @@ export class MongoAppointmentStore implements AppointmentStore {
     // A read-modify-write guarded by _deliveriesVersion: a concurrent record makes the guarded
     // write miss, and it is tried again on fresh data.
     for (let attempt = 0; attempt < 10; attempt++) {
-      const document = await this.model.findOne({ _id: id, version, ...LIVE }, { deliveries: 1, _deliveriesVersion: 1 }).lean<AppointmentDocument>();
+      const document = await this.model
+        .findOne({ _id: id, version, ...LIVE }, { deliveries: 1, _deliveriesVersion: 1 })
+        .lean<AppointmentDocument>();
       if (!document) return false;
       const seen = document._deliveriesVersion ?? 0;
       const result = await serialWrite(this.model, () =>
@@ -157,7 +174,10 @@ export class MongoAppointmentStore implements AppointmentStore {
   async delete(id: string, events: PendingEvent[]): Promise<boolean> {
     const deleted = await serialWrite(this.model, () =>
       this.model
-        .findOneAndUpdate({ _id: id, ...LIVE }, { $set: { _deleted: true, email_key: `deleted:${id}`, user_id: null }, ...outboxPush(toEmbedded(events)) })
+        .findOneAndUpdate(
+          { _id: id, ...LIVE },
+          { $set: { _deleted: true, email_key: `deleted:${id}`, user_id: null }, ...outboxPush(toEmbedded(events)) },
+        )
         .exec(),
     );
     return deleted !== null;

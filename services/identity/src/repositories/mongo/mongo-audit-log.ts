@@ -47,11 +47,9 @@ export class MongoAuditLog implements AuditLogStore {
 
   async append(entry: StoredAuditEntry): Promise<void> {
     const { id, ...rest } = entry;
-    await this.entries
-      .create({ _id: id, ...rest, actor_key: entry.actor_username?.toLowerCase() ?? null })
-      .catch((error: unknown) => {
-        if (!isDuplicateKeyError(error)) throw error;
-      });
+    await this.entries.create({ _id: id, ...rest, actor_key: entry.actor_username?.toLowerCase() ?? null }).catch((error: unknown) => {
+      if (!isDuplicateKeyError(error)) throw error;
+    });
   }
 
   async list(filter: AuditStoreFilter, limit: number, cursor?: string): Promise<AuditPage> {
@@ -105,9 +103,9 @@ function toEntry(document: AuditDocument): AuditEntry {
     target_type: document.target_type,
     target_id: document.target_id ?? null,
     target_label: document.target_label ?? null,
-    before: (document.before) ?? null,
-    after: (document.after) ?? null,
-    details: (document.details) ?? null,
+    before: document.before ?? null,
+    after: document.after ?? null,
+    details: document.details ?? null,
     erased: document.erased === true,
   };
 }

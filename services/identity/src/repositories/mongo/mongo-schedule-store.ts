@@ -21,7 +21,11 @@ export class MongoScheduleStore implements ScheduleStore {
   async claim(name: string, now: Date, everyMs: number): Promise<{ previous: string } | null> {
     const cutoff = new Date(now.getTime() - everyMs).toISOString();
     return serialWrite(this.runs, async () => {
-      const before = await this.runs.findOneAndUpdate({ _id: name, last_at: { $lte: cutoff } }, { $set: { last_at: now.toISOString() } }, { returnDocument: 'before' });
+      const before = await this.runs.findOneAndUpdate(
+        { _id: name, last_at: { $lte: cutoff } },
+        { $set: { last_at: now.toISOString() } },
+        { returnDocument: 'before' },
+      );
       if (before) return { previous: before.last_at };
       try {
         await this.runs.insertOne({ _id: name, last_at: now.toISOString() });

@@ -70,11 +70,12 @@ function toRecord(document: UserDocument | null): UserRecord | null {
 
 function keysOf(changes: UserChanges): Partial<UserDocument> {
   return {
-    ...(changes.username !== undefined ? { username_key: usernameKey(changes.username), username_look: usernameLook(changes.username) } : {}),
+    ...(changes.username !== undefined
+      ? { username_key: usernameKey(changes.username), username_look: usernameLook(changes.username) }
+      : {}),
     ...(changes.email !== undefined ? { email_key: changes.email.toLowerCase() } : {}),
   };
 }
-
 
 /** Users in MongoDB (mongoose): one document per user with its pending events inside. */
 export class MongoUserRepository implements UserRepository {
@@ -124,7 +125,8 @@ export class MongoUserRepository implements UserRepository {
     };
     for (const document of documents) {
       if (document._deleted) {
-        if (!document.username_look) await this.users.updateOne({ _id: document._id }, { $set: { username_look: `deleted:${document._id}` } });
+        if (!document.username_look)
+          await this.users.updateOne({ _id: document._id }, { $set: { username_look: `deleted:${document._id}` } });
         continue;
       }
       await settle(document, 'username_key', usernameKey(document.username));
@@ -186,7 +188,10 @@ export class MongoUserRepository implements UserRepository {
       this.users
         .findOneAndUpdate(
           { _id: id, ...LIVE },
-          { $set: { _deleted: true, username_key: `deleted:${id}`, username_look: `deleted:${id}`, email_key: `deleted:${id}` }, ...outboxPush(toEmbedded(events)) },
+          {
+            $set: { _deleted: true, username_key: `deleted:${id}`, username_look: `deleted:${id}`, email_key: `deleted:${id}` },
+            ...outboxPush(toEmbedded(events)),
+          },
         )
         .exec(),
     );
@@ -199,10 +204,12 @@ export class MongoUserRepository implements UserRepository {
 
   async list(limit: number, cursor?: string): Promise<UserPage> {
     const after = cursor ? decodeCursor(cursor) : null;
-    const filter = after
-      ? { ...LIVE, $or: [{ created_at: { $gt: after[0] } }, { created_at: after[0], _id: { $gt: after[1] } }] }
-      : LIVE;
-    const documents = await this.users.find(filter).sort({ created_at: 1, _id: 1 }).limit(limit + 1).lean<UserDocument[]>();
+    const filter = after ? { ...LIVE, $or: [{ created_at: { $gt: after[0] } }, { created_at: after[0], _id: { $gt: after[1] } }] } : LIVE;
+    const documents = await this.users
+      .find(filter)
+      .sort({ created_at: 1, _id: 1 })
+      .limit(limit + 1)
+      .lean<UserDocument[]>();
     const items = documents.slice(0, limit).map((document) => toRecord(document)!);
     const last = items.at(-1);
     return { items, nextCursor: documents.length > limit && last ? encodeCursor([last.created_at, last.id]) : null };
@@ -221,7 +228,10 @@ export class MongoUserRepository implements UserRepository {
     if (!isDuplicateKeyError(error)) return error;
     if (attempted.username !== undefined) {
       const holder = await this.users
-        .findOne({ $or: [{ username_key: usernameKey(attempted.username) }, { username_look: usernameLook(attempted.username) }] }, { _id: 1 })
+        .findOne(
+          { $or: [{ username_key: usernameKey(attempted.username) }, { username_look: usernameLook(attempted.username) }] },
+          { _id: 1 },
+        )
         .lean<{ _id: string }>();
       if (holder && holder._id !== ownId) return new DuplicateUserError('username');
     }

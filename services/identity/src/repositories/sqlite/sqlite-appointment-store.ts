@@ -41,7 +41,9 @@ export class SqliteAppointmentStore implements AppointmentStore {
   }
 
   async listBetween(from: string, to: string): Promise<AppointmentRecord[]> {
-    const rows = this.db.prepare('SELECT * FROM appointments WHERE start >= ? AND start < ? ORDER BY start, id').all(from, to) as AppointmentRow[];
+    const rows = this.db
+      .prepare('SELECT * FROM appointments WHERE start >= ? AND start < ? ORDER BY start, id')
+      .all(from, to) as AppointmentRow[];
     return rows.map((row) => fromRow(row)!);
   }
 
@@ -65,7 +67,9 @@ export class SqliteAppointmentStore implements AppointmentStore {
       this.write(() => {
         replaced =
           this.db
-            .prepare(`UPDATE appointments SET ${COLUMNS.map((column) => `${column} = @${column}`).join(', ')} WHERE id = @id AND version = @expected`)
+            .prepare(
+              `UPDATE appointments SET ${COLUMNS.map((column) => `${column} = @${column}`).join(', ')} WHERE id = @id AND version = @expected`,
+            )
             .run({ ...toRow(record), expected: expectedVersion }).changes > 0;
         if (replaced) this.append(events);
       });
@@ -89,8 +93,7 @@ export class SqliteAppointmentStore implements AppointmentStore {
     let recorded = false;
     this.write(() => {
       const row = this.db.prepare('SELECT deliveries_json FROM appointments WHERE id = ? AND version = ?').get(id, version) as
-        | { deliveries_json: string }
-        | undefined;
+        { deliveries_json: string } | undefined;
       if (!row) return;
       const deliveries = withDelivery(JSON.parse(row.deliveries_json) as AppointmentDelivery[], delivery);
       this.db.prepare('UPDATE appointments SET deliveries_json = ? WHERE id = ?').run(JSON.stringify(deliveries), id);

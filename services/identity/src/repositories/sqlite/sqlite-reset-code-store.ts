@@ -16,8 +16,7 @@ export class SqliteResetCodeStore implements ResetCodeStore {
 
   async get(userId: string): Promise<ResetCodeRecord | null> {
     const row = this.db.prepare('SELECT * FROM reset_codes WHERE user_id = ?').get(userId) as
-      | { user_id: string; code_hash: string; expires_at: number; attempts_left: number }
-      | undefined;
+      { user_id: string; code_hash: string; expires_at: number; attempts_left: number } | undefined;
     return row ? { userId: row.user_id, codeHash: row.code_hash, expiresAt: row.expires_at, attemptsLeft: row.attempts_left } : null;
   }
 

@@ -21,9 +21,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   async find(id: string): Promise<SessionRecord | null> {
-    const row = this.db.prepare('SELECT * FROM sessions WHERE id = ? AND expires_at > ?').get(id, Date.now()) as
-      | SessionRow
-      | undefined;
+    const row = this.db.prepare('SELECT * FROM sessions WHERE id = ? AND expires_at > ?').get(id, Date.now()) as SessionRow | undefined;
     return row ? { id: row.id, userId: row.user_id, createdAt: row.created_at, expiresAt: row.expires_at } : null;
   }
 
@@ -37,9 +35,7 @@ export class SqliteSessionStore implements SessionStore {
 
   async deleteForUser(userId: string): Promise<string[]> {
     return this.db.transaction(() => {
-      const ids = (this.db.prepare('SELECT id FROM sessions WHERE user_id = ?').all(userId) as { id: string }[]).map(
-        (row) => row.id,
-      );
+      const ids = (this.db.prepare('SELECT id FROM sessions WHERE user_id = ?').all(userId) as { id: string }[]).map((row) => row.id);
       this.db.prepare('DELETE FROM sessions WHERE user_id = ?').run(userId);
       return ids;
     })();

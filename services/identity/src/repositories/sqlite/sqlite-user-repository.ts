@@ -3,7 +3,13 @@ import type { UserChanges, UserRecord } from '../../domain/user-record.js';
 import { usernameKey, usernameLook } from '../../domain/username-key.js';
 import { DuplicateUserError, type PendingEvent, type UserPage, type UserRepository } from '../user-repository.js';
 
-type UserRow = Omit<UserRecord, 'video_watched' | 'email_verified' | 'sms_reminders'> & { video_watched: number; email_verified: number; sms_reminders: number; username_key?: string | null; username_look?: string | null };
+type UserRow = Omit<UserRecord, 'video_watched' | 'email_verified' | 'sms_reminders'> & {
+  video_watched: number;
+  email_verified: number;
+  sms_reminders: number;
+  username_key?: string | null;
+  username_look?: string | null;
+};
 
 const COLUMNS = [
   'username',
@@ -169,5 +175,10 @@ function toRow(user: UserChanges & { id?: string; created_at?: string }): Record
 function fromRow(row: UserRow | undefined): UserRecord | null {
   if (!row) return null;
   const { username_key: _key, username_look: _look, ...record } = row;
-  return { ...record, video_watched: row.video_watched === 1, email_verified: row.email_verified === 1, sms_reminders: row.sms_reminders !== 0 };
+  return {
+    ...record,
+    video_watched: row.video_watched === 1,
+    email_verified: row.email_verified === 1,
+    sms_reminders: row.sms_reminders !== 0,
+  };
 }
