@@ -1,11 +1,14 @@
 // axe-core (WCAG 2 A and AA rules) over the app's pages in a phone-sized Chromium, as a visitor,
 // a participant (their evidence as cards and as a table, the upload screens, the profile) and an
-// administrator; and a visitor's pages log no error at all (the session probe answers 200).
+// administrator; the screens of a phone without a connection (a visitor's offline home, the
+// details page offline, the outbox's waiting list, the warning at logout with captures still
+// waiting); and a visitor's pages log no error at all (the session probe answers 200).
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { adminClient, newParticipant } from '../support/accounts.js';
-import { CHROMIUM_MISSING_REASON, OpenPages, chromiumMissing, logIn, startWithBrowser } from '../support/browser.js';
+import { CHROMIUM_MISSING_REASON, OpenPages, alertWith, chromiumMissing, logIn, startWithBrowser } from '../support/browser.js';
 import { phoneJpeg } from '../support/media.js';
+import { installedApp, workerInControl } from '../support/phone.js';
 import { TEST_ADMIN, startTestPortal, type TestPortal } from '../support/portal.js';
 import { violations } from '../support/axe.js';
 
@@ -100,6 +103,43 @@ describe.skipIf(chromiumMissing)('accessibility on a phone', () => {
     await admin.getByRole('button', { name: 'Show Users' }).click();
     await admin.getByRole('button', { name: `Info about ${participant.user.username}` }).waitFor();
     found.push(...(await violations(admin)));
+    expect(found).toEqual([]);
+  });
+
+  it('finds no WCAG violations on the screens of a phone without a connection', async () => {
+    const found: string[] = [];
+    // A visitor opens the installed app offline: the app's frame and "You are offline".
+    const visitor = await pages.open('phone', undefined, { serviceWorkers: 'allow' });
+    await visitor.goto('/home');
+    await visitor.getByRole('link', { name: 'Login' }).first().waitFor();
+    await workerInControl(visitor);
+    await visitor.context().setOffline(true);
+    await visitor.reload();
+    await visitor.getByRole('heading', { level: 1, name: 'You are offline' }).waitFor();
+    found.push(...(await violations(visitor)));
+
+    // A participant offline: the details page says so before Upload, the capture waits in the
+    // outbox's list, and logging out asks first.
+    const { page, context } = await installedApp(pages);
+    await context.setOffline(true);
+    await page.getByRole('button', { name: 'Add evidence' }).click();
+    await page.getByRole('menuitem', { name: 'Notes' }).click();
+    await page.waitForURL('**/evidence-details');
+    await page.getByText('You are offline. Upload Evidence saves it on this phone', { exact: false }).waitFor();
+    await page.getByRole('textbox', { name: 'Title' }).fill('A note kept on the phone');
+    found.push(...(await violations(page)));
+    await page.getByRole('button', { name: 'Upload Evidence' }).click();
+    await page.waitForURL('**/evidence');
+    const waiting = page.getByRole('list', { name: 'Evidence waiting to upload' }).getByRole('listitem').filter({ hasText: 'A note kept' });
+    await waiting.getByText('Waiting for network').waitFor();
+    // With the toast that says so (a filled alert: white text on the theme's colour).
+    await alertWith(page, 'Saved on this phone').waitFor();
+    found.push(...(await violations(page)));
+    await page.getByRole('button', { name: 'Menu' }).click();
+    await page.getByRole('menuitem', { name: 'Logout' }).click();
+    const warning = page.getByRole('dialog', { name: 'Evidence still waiting' });
+    await warning.getByRole('button', { name: 'Log Out' }).waitFor();
+    found.push(...(await violations(page)));
     expect(found).toEqual([]);
   });
 });

@@ -7,13 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
+import type { Browser, Page, Route } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '@portal/contracts';
 import type { ApiClient } from '../support/api-client.js';
-import type { NewParticipant } from '../support/accounts.js';
 import { CHROMIUM_MISSING_REASON, OpenPages, chromiumMissing, phoneContext, startWithBrowser } from '../support/browser.js';
 import { phoneJpeg } from '../support/media.js';
+import { OFFLINE_REQUEST_ERRORS, installedApp as installedAppOf, workerInControl } from '../support/phone.js';
 import { startTestPortal, type TestPortal } from '../support/portal.js';
 
 const CHUNK = 5 * 1024 * 1024;
@@ -35,16 +35,7 @@ async function ownItems(client: ApiClient): Promise<{ id: string; title: string;
 }
 
 /** A participant's phone with the app installed: the service worker active and in control. */
-async function installedApp(): Promise<{ page: Page; context: BrowserContext; participant: NewParticipant }> {
-  const { page, participant } = await pages.signedInPage({ serviceWorkers: 'allow' });
-  await page.goto('/evidence');
-  await page.getByRole('tab', { name: 'Table' }).waitFor();
-  await page.evaluate(async () => {
-    await navigator.serviceWorker.ready;
-  });
-  await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
-  return { page, context: page.context(), participant };
-}
+const installedApp = () => installedAppOf(pages);
 
 async function addEvidence(page: Page, option: 'Camera' | 'Audio' | 'Notes'): Promise<void> {
   await page.getByRole('button', { name: 'Add evidence' }).click();
@@ -98,11 +89,7 @@ describe.skipIf(chromiumMissing)('the outbox of the installable app (Chromium, p
     if (task.result?.state === 'fail') await pages.report();
     // Requests made offline or cut on purpose fail; nothing else may.
     const errors = await pages.closeAll();
-    expect(
-      errors.filter(
-        (error) => !/Failed to load resource|ERR_INTERNET_DISCONNECTED|net::|outbox: sending failed|evidence entry failed/.test(error),
-      ),
-    ).toEqual([]);
+    expect(errors.filter((error) => !OFFLINE_REQUEST_ERRORS.test(error))).toEqual([]);
   });
 
   it('keeps a note, a photo and a recording made offline through a reload, and sends each once when the network is back', async () => {
@@ -237,10 +224,7 @@ describe.skipIf(chromiumMissing)('the outbox of the installable app (Chromium, p
     try {
       const page = await context.newPage();
       await page.goto('/archive');
-      await page.evaluate(async () => {
-        await navigator.serviceWorker.ready;
-      });
-      await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+      await workerInControl(page);
       expect(await page.getByText('A new version of the portal is available.').count()).toBe(0);
 
       appendFileSync(join(webDist, 'sw.js'), '\n// the next release\n');
@@ -263,10 +247,7 @@ describe.skipIf(chromiumMissing)('the outbox of the installable app (Chromium, p
     const { page } = await pages.signedInPage({ watched: false, serviceWorkers: 'allow' });
     await page.goto('/user');
     await page.getByRole('dialog', { name: /Welcome to/ }).waitFor();
-    await page.evaluate(async () => {
-      await navigator.serviceWorker.ready;
-    });
-    await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+    await workerInControl(page);
     expect((await page.goto('/no-such-page'))?.status()).toBe(404);
     await page.getByRole('heading', { level: 1, name: '404' }).waitFor();
 
