@@ -319,16 +319,16 @@ export function describeMachine(name, machine) {
   return `${name} bench: ${machine.cpus} cores (${machine.cpuModel}), node ${machine.node}, load average ${machine.loadAverageAtStart.join(' ')}`;
 }
 
-/** The commit measured, and whether the folders it measures (`paths`) had uncommitted changes. */
-export function gitDescribe(paths = ['services/', 'packages/']) {
+/** The commit measured (of this checkout, or of another `tree`), and whether the folders it measures (`paths`) had uncommitted changes. */
+export function gitDescribe(paths = ['services/', 'packages/'], tree = ROOT) {
   try {
     const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
-      cwd: ROOT,
+      cwd: tree,
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],
     }).trim();
     const dirty = execFileSync('git', ['status', '--porcelain', '--', ...paths], {
-      cwd: ROOT,
+      cwd: tree,
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],
     }).trim();

@@ -7,12 +7,14 @@
 // The app is served by the all-in-one portal from the build (the real gateway, a temporary
 // DATA_DIR); the baseline (bench/web/baseline, React rendering a heading) by a bare node:http
 // server that sends the same gzip the gateway sends.
+//   3. With --compare-web or --compare-tree, another build measured the same way in the same run
+//      (rounds interleaved), and each figure's ratio to it.
 // Usage: npm run build && npm run bench:web [-- --runs 3 --label text]
 import { fork } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { extname, join, normalize, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
@@ -27,12 +29,14 @@ const { values } = parseArgs({
     'no-lighthouse': { type: 'boolean', default: false },
     reports: { type: 'boolean', default: false },
     'compare-web': { type: 'string', default: '' },
+    'compare-tree': { type: 'string', default: '' },
+    categories: { type: 'string', default: 'performance' },
     help: { type: 'boolean', default: false },
   },
 });
 if (values.help) {
   console.log(
-    'npm run bench:web -- [--runs 3 (Lighthouse runs per page)] [--pages /home,/archive] [--no-lighthouse] [--reports (also write the last Lighthouse report of each page, JSON)] [--label text] [--compare-web <another build of web/dist> (its pages measured in the same run, rounds interleaved)]',
+    'npm run bench:web -- [--runs 3 (Lighthouse runs per page)] [--pages /home,/archive] [--no-lighthouse] [--reports (also write the last Lighthouse report of each page, JSON)] [--label text] [--compare-web <another build of web/dist> (its pages measured in the same run, rounds interleaved)] [--compare-tree <another built checkout> (its own portal and web app, e.g. an older commit built in a git worktree, measured the same way)] [--categories performance (Lighthouse categories, comma-separated, or all: performance,accessibility,best-practices,seo)]',
   );
   process.exit(0);
 }
@@ -41,6 +45,19 @@ const pages = values.pages.split(',').filter(Boolean);
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const CHROME_FLAGS = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-background-networking'];
 const TARGETS = { jsKb: 150, score: 95 };
+const ALL_CATEGORIES = ['performance', 'accessibility', 'best-practices', 'seo'];
+const categories = values.categories === 'all' ? ALL_CATEGORIES : values.categories.split(',').filter(Boolean);
+for (const category of categories) {
+  if (!ALL_CATEGORIES.includes(category)) {
+    console.error(`--categories: ${category} is not one of ${ALL_CATEGORIES.join(', ')} (or all).`);
+    process.exit(1);
+  }
+}
+if (!categories.includes('performance')) categories.unshift('performance');
+if (values['compare-web'] && values['compare-tree']) {
+  console.error('--compare-web and --compare-tree: one or the other, not both.');
+  process.exit(1);
+}
 
 for (const file of ['web/dist/index.html', 'packages/all-in-one/dist/main.js']) {
   if (!existsSync(join(ROOT, file))) {
@@ -55,6 +72,7 @@ if (!existsSync(CHROMIUM)) {
 
 const dir = mkdtempSync(join(tmpdir(), 'portal-bench-web-'));
 const stamp = stampOf(new Date());
+const loadAtStart = loadavg();
 if (values.reports) mkdirSync(RESULTS_DIR, { recursive: true });
 const cleanups = [];
 const watchdog = setTimeout(() => {
@@ -81,10 +99,24 @@ try {
   cleanups.push(portal.stop);
   // --compare-web: another build of the web app (e.g. main's, to show before and after in one
   // run), served by a second all-in-one portal of this build: only the web app differs.
+  // --compare-tree: another built checkout (e.g. an older commit in a git worktree, built there),
+  // its own all-in-one portal serving its own web app: the product as it was, gateway included.
   const compareDist = values['compare-web'] ? resolve(values['compare-web']) : '';
   if (compareDist && !existsSync(join(compareDist, 'index.html'))) throw new Error(`--compare-web: ${compareDist} has no index.html`);
-  const comparePortal = compareDist ? await startPortal(join(dir, 'compare-data'), { WEB_DIST: compareDist }) : null;
+  const compareTree = values['compare-tree'] ? resolve(values['compare-tree']) : '';
+  if (compareTree) {
+    for (const file of ['web/dist/index.html', 'packages/all-in-one/dist/main.js']) {
+      if (!existsSync(join(compareTree, file)))
+        throw new Error(`--compare-tree: ${join(compareTree, file)} is missing (build that tree first)`);
+    }
+  }
+  const comparePortal = compareDist
+    ? await startPortal(join(dir, 'compare-data'), { WEB_DIST: compareDist })
+    : compareTree
+      ? await startPortal(join(dir, 'compare-data'), { WEB_DIST: join(compareTree, 'web/dist') }, compareTree)
+      : null;
   if (comparePortal) cleanups.push(comparePortal.stop);
+  const compareCommit = compareTree ? gitDescribe(['web/', 'services/', 'packages/'], compareTree) : null;
 
   const targets = [
     { key: 'baseline', title: 'baseline: minimal React page, bare node:http + gzip', url: `${baseline.url}/` },
@@ -137,7 +169,7 @@ try {
       }
     });
     console.log(
-      `\nLighthouse ${(await import('lighthouse/package.json', { with: { type: 'json' } })).default.version}: mobile emulation, simulated throttling, ${runs} run(s) per page, rounds interleaved`,
+      `\nLighthouse ${(await import('lighthouse/package.json', { with: { type: 'json' } })).default.version}: mobile emulation, simulated throttling, ${runs} run(s) per page, rounds interleaved, categories ${categories.join(', ')}`,
     );
     const perRun = Object.fromEntries(targets.map((t) => [t.key, []]));
     for (let run = 1; run <= runs; run++) {
@@ -146,7 +178,7 @@ try {
         // NO_FCP): such a run is repeated, up to twice.
         let outcome;
         for (let attempt = 1; ; attempt++) {
-          outcome = await lighthouse(target.url, { port: chrome.port, output: 'json', logLevel: 'error', onlyCategories: ['performance'] });
+          outcome = await lighthouse(target.url, { port: chrome.port, output: 'json', logLevel: 'error', onlyCategories: categories });
           if (!outcome.lhr.runtimeError || attempt === 3) break;
           console.log(`\n  Lighthouse on ${target.url}: ${outcome.lhr.runtimeError.code}, running it again`);
         }
@@ -158,6 +190,15 @@ try {
         if (lhr.runtimeError) throw new Error(`Lighthouse on ${target.url}: ${lhr.runtimeError.message}`);
         perRun[target.key].push({
           score: Math.round(lhr.categories.performance.score * 100),
+          categories: Object.fromEntries(categories.map((category) => [category, Math.round(lhr.categories[category].score * 100)])),
+          // What the other categories hold against the page: the audits that did not pass.
+          failedAudits: categories
+            .filter((category) => category !== 'performance')
+            .flatMap((category) =>
+              lhr.categories[category].auditRefs
+                .filter((ref) => ref.weight > 0 && lhr.audits[ref.id].score !== null && lhr.audits[ref.id].score < 1)
+                .map((ref) => `${category}: ${ref.id}`),
+            ),
           fcpMs: lhr.audits['first-contentful-paint'].numericValue,
           lcpMs: lhr.audits['largest-contentful-paint'].numericValue,
           tbtMs: lhr.audits['total-blocking-time'].numericValue,
@@ -187,6 +228,9 @@ try {
         cls: m('cls'),
         speedIndexMs: m('speedIndexMs'),
         benchmarkIndex: m('benchmarkIndex'),
+        categories: Object.fromEntries(categories.map((category) => [category, median(r.map((x) => x.categories[category]))])),
+        categoryRuns: Object.fromEntries(categories.map((category) => [category, r.map((x) => x.categories[category])])),
+        failedAudits: [...new Set(r.flatMap((x) => x.failedAudits))],
         runs: r,
       };
       const l = lighthouseResults[target.key];
@@ -208,6 +252,31 @@ try {
           `      against the compared build: score ${l.score} vs ${compared.score}, LCP ${Math.round(l.lcpMs)} vs ${Math.round(compared.lcpMs)} ms, TBT ${Math.round(l.tbtMs)} vs ${Math.round(compared.tbtMs)} ms`,
         );
     }
+    if (categories.length > 1) {
+      console.log(
+        `\n  Lighthouse categories (medians; the runs in brackets)${comparePortal ? ', and this build / the compared build' : ''}:`,
+      );
+      console.log(`  ${'page'.padEnd(40)} ${categories.map((category) => category.padStart(26)).join('')}`);
+      for (const target of targets) {
+        const l = lighthouseResults[target.key];
+        console.log(
+          `  ${target.title.slice(0, 40).padEnd(40)} ${categories.map((category) => `${l.categories[category]} (${l.categoryRuns[category].join(',')})`.padStart(26)).join('')}`,
+        );
+      }
+      if (comparePortal) {
+        for (const path of pages) {
+          const l = lighthouseResults[path];
+          const c = lighthouseResults[`compare ${path}`];
+          console.log(
+            `  ${`${path}: this / compared`.padEnd(40)} ${categories.map((category) => `${(l.categories[category] / c.categories[category]).toFixed(2)}x`.padStart(26)).join('')}`,
+          );
+        }
+      }
+      for (const target of targets) {
+        const failed = lighthouseResults[target.key].failedAudits;
+        if (failed.length) console.log(`  ${target.title}: audits not passed: ${failed.join(', ')}`);
+      }
+    }
     const warnings = [...new Set(Object.values(perRun).flatMap((r) => r.flatMap((x) => x.warnings)))];
     for (const warning of warnings) console.log(`  Lighthouse warning: ${warning}`);
     console.log(
@@ -220,13 +289,22 @@ try {
     label: values.label,
     date: new Date().toISOString(),
     commit: gitDescribe(['web/', 'services/', 'packages/']),
-    machine: { ...machineSummary(), chromium: CHROMIUM },
-    settings: { runs, pages, chromeFlags: CHROME_FLAGS, compareWeb: compareDist || null },
+    machine: { ...machineSummary(), chromium: CHROMIUM, loadAverageAtStart: round2(loadAtStart), loadAverageAtEnd: round2(loadavg()) },
+    settings: {
+      runs,
+      pages,
+      categories,
+      chromeFlags: CHROME_FLAGS,
+      compareWeb: compareDist || null,
+      compareTree: compareTree || null,
+      compareCommit,
+    },
     targets: TARGETS,
     javascript: transfer,
     lighthouse: lighthouseResults,
   });
-  console.log(`\nresults: ${file}`);
+  console.log(`\nload average (1, 5, 15 min): ${round2(loadAtStart).join(', ')} at the start, ${round2(loadavg()).join(', ')} at the end`);
+  console.log(`results: ${file}`);
 } finally {
   for (const cleanup of cleanups.reverse())
     await Promise.resolve()
@@ -330,11 +408,15 @@ async function freePort() {
   return port;
 }
 
-/** The all-in-one portal from the build, on 127.0.0.1, with its own data; stopped with SIGTERM. */
-async function startPortal(dataDir, extraEnv = {}) {
+/**
+ * The all-in-one portal from the build of `tree` (this checkout unless another is given), on
+ * 127.0.0.1, with its own data; stopped with SIGTERM.
+ */
+async function startPortal(dataDir, extraEnv = {}, tree = ROOT) {
   const port = await freePort();
   const logFile = join(dir, 'portal.log');
-  const child = fork(join(ROOT, 'packages/all-in-one/dist/main.js'), [], {
+  const child = fork(join(tree, 'packages/all-in-one/dist/main.js'), [], {
+    cwd: tree,
     env: {
       ...process.env,
       PORT: String(port),
@@ -373,6 +455,10 @@ async function startPortal(dataDir, extraEnv = {}) {
       clearTimeout(timer);
     },
   };
+}
+
+function round2(values) {
+  return values.map((value) => Math.round(value * 100) / 100);
 }
 
 function kb(bytes) {
