@@ -75,10 +75,13 @@ const stamp = stampOf(new Date());
 const loadAtStart = loadavg();
 if (values.reports) mkdirSync(RESULTS_DIR, { recursive: true });
 const cleanups = [];
+// 15 minutes, or more when many Lighthouse runs are asked for (one can take 40 s on a busy machine).
+const lighthouseRuns = values['no-lighthouse'] ? 0 : runs * (1 + pages.length * (values['compare-web'] || values['compare-tree'] ? 2 : 1));
+const watchdogMinutes = Math.max(15, Math.ceil(5 + (lighthouseRuns * 40) / 60));
 const watchdog = setTimeout(() => {
-  console.error('bench:web: watchdog (15 min) expired, stopping');
+  console.error(`bench:web: watchdog (${watchdogMinutes} min) expired, stopping`);
   process.exit(2);
-}, 15 * 60_000);
+}, watchdogMinutes * 60_000);
 watchdog.unref();
 
 try {

@@ -1,39 +1,28 @@
 // The festival day in a browser on a phone: the participant's home page shows the appointment
 // with "Add to calendar"; a performer's Today screen (the call sheet) shows the photo, a number
 // to tap, what cannot be texted, and a status that another performer's phone sees within seconds.
-import type { Browser } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { adminClient, newParticipant } from '../support/accounts.js';
-import { CHROMIUM_MISSING_REASON, OpenPages, chromiumMissing, startWithBrowser } from '../support/browser.js';
-import { startTestPortal, type TestPortal } from '../support/portal.js';
+import { CHROMIUM_MISSING_REASON, chromiumMissing } from '../support/browser.js';
+import { PhoneSuite } from '../support/phone.js';
 import { violations } from '../support/axe.js';
 
-let portal: TestPortal;
-let browser: Browser;
-const pages = new OpenPages(() => ({ browser, url: portal.url }));
+const phone = new PhoneSuite();
+const { pages } = phone;
 
 describe.skipIf(chromiumMissing)('appointments on a phone', () => {
   if (chromiumMissing) console.warn(CHROMIUM_MISSING_REASON);
 
-  beforeAll(async () => {
-    ({ portal, browser } = await startWithBrowser(startTestPortal({ EVENT_TIMEZONE: 'UTC', APPOINTMENT_REMINDERS: '24h' })));
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await portal?.dispose();
-  });
-
-  afterEach(async ({ task }) => {
-    if (task.result?.state === 'fail') await pages.report();
-    const errors = (await pages.closeAll()).filter((error) => !error.includes('Failed to load resource'));
-    expect(errors).toEqual([]);
-  });
+  phone.start({ env: { EVENT_TIMEZONE: 'UTC', APPOINTMENT_REMINDERS: '24h' } });
 
   it("shows the participant's appointment, and the performers' call sheet with tap-to-call and shared status", async () => {
-    const participant = await newParticipant(portal.url, { phone_number: '2025550123', full_name: 'Grace Caller', pronouns: 'She/Her' });
-    const landline = await newParticipant(portal.url, { full_name: 'Lena Landline' });
-    const admin = await adminClient(portal.url);
+    const participant = await newParticipant(phone.portal.url, {
+      phone_number: '2025550123',
+      full_name: 'Grace Caller',
+      pronouns: 'She/Her',
+    });
+    const landline = await newParticipant(phone.portal.url, { full_name: 'Lena Landline' });
+    const admin = await adminClient(phone.portal.url);
     // Two hours from now (UTC, the event's zone here), and the landline holder ten minutes later.
     const start = new Date(Date.now() + 2 * 3600_000);
     const wall = (date: Date) => date.toISOString().slice(0, 16);
@@ -65,7 +54,7 @@ describe.skipIf(chromiumMissing)('appointments on a phone', () => {
     // Two performers' phones on the Today screen.
     const session = admin.client.cookies.get('portal_session')!;
     const first = await pages.open('phone', session);
-    const second = await pages.open('phone', (await adminClient(portal.url)).client.cookies.get('portal_session'));
+    const second = await pages.open('phone', (await adminClient(phone.portal.url)).client.cookies.get('portal_session'));
     for (const page of [first, second]) {
       await page.goto('/admin?view=today');
       await page.getByLabel('Day').fill(day);
@@ -106,8 +95,8 @@ describe.skipIf(chromiumMissing)('appointments on a phone', () => {
   }, 120_000);
 
   it("sets, moves and cancels an account's appointment from the user dialog", async () => {
-    const participant = await newParticipant(portal.url, { full_name: 'Dora Dialog' });
-    const admin = await adminClient(portal.url);
+    const participant = await newParticipant(phone.portal.url, { full_name: 'Dora Dialog' });
+    const admin = await adminClient(phone.portal.url);
     const page = await pages.open('phone', admin.client.cookies.get('portal_session'));
     await page.goto('/admin?view=users');
     await page.getByRole('button', { name: `Info about ${participant.user.username}` }).click();

@@ -7,26 +7,25 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import type { Browser, Page, Route } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page, Route } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '@portal/contracts';
 import type { ApiClient } from '../support/api-client.js';
-import { CHROMIUM_MISSING_REASON, OpenPages, chromiumMissing, phoneContext, startWithBrowser } from '../support/browser.js';
+import { CHROMIUM_MISSING_REASON, chromiumMissing, phoneContext } from '../support/browser.js';
 import { phoneJpeg } from '../support/media.js';
-import { OFFLINE_REQUEST_ERRORS, installedApp as installedAppOf, workerInControl } from '../support/phone.js';
-import { startTestPortal, type TestPortal } from '../support/portal.js';
+import { OFFLINE_REQUEST_ERRORS, PhoneSuite, installedApp as installedAppOf, workerInControl } from '../support/phone.js';
+import { startTestPortal } from '../support/portal.js';
 
 const CHUNK = 5 * 1024 * 1024;
 
-let portal: TestPortal;
-let browser: Browser;
 let workDir: string;
 let photo: string;
 let notMedia: string;
 /** Three 5 MiB chunks. */
 let bigPhoto: string;
 let bigPhotoSize: number;
-const pages = new OpenPages(() => ({ browser, url: portal.url }));
+const phone = new PhoneSuite();
+const { pages } = phone;
 
 async function ownItems(client: ApiClient): Promise<{ id: string; title: string; media_type: number }[]> {
   const response = await client.get('/api/evidence?limit=100');
@@ -76,20 +75,13 @@ describe.skipIf(chromiumMissing)('the outbox of the installable app (Chromium, p
       throw new Error(`the photo should be three chunks, not ${bigPhotoSize} bytes`);
     bigPhoto = join(workDir, 'crowd.jpg');
     writeFileSync(bigPhoto, big);
-    ({ portal, browser } = await startWithBrowser(startTestPortal()));
   }, 120_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await portal?.dispose();
-    if (workDir) rmSync(workDir, { recursive: true, force: true });
-  });
+  // Requests made offline or cut on purpose fail; nothing else may.
+  phone.start({ tolerated: OFFLINE_REQUEST_ERRORS, timeoutMs: 120_000 });
 
-  afterEach(async ({ task }) => {
-    if (task.result?.state === 'fail') await pages.report();
-    // Requests made offline or cut on purpose fail; nothing else may.
-    const errors = await pages.closeAll();
-    expect(errors.filter((error) => !OFFLINE_REQUEST_ERRORS.test(error))).toEqual([]);
+  afterAll(() => {
+    if (workDir) rmSync(workDir, { recursive: true, force: true });
   });
 
   it('keeps a note, a photo and a recording made offline through a reload, and sends each once when the network is back', async () => {
@@ -169,14 +161,14 @@ describe.skipIf(chromiumMissing)('the outbox of the installable app (Chromium, p
     );
     await cdp.send('ServiceWorker.enable');
     await expect
-      .poll(() => registrations.some((entry) => entry.scopeURL.startsWith(portal.url) && !entry.isDeleted), { timeout: 10_000 })
+      .poll(() => registrations.some((entry) => entry.scopeURL.startsWith(phone.portal.url) && !entry.isDeleted), { timeout: 10_000 })
       .toBe(true);
-    const registration = registrations.find((entry) => entry.scopeURL.startsWith(portal.url) && !entry.isDeleted)!;
+    const registration = registrations.find((entry) => entry.scopeURL.startsWith(phone.portal.url) && !entry.isDeleted)!;
     await page.close();
     await context.setOffline(false);
     // What Chromium does when the connection returns: the sync event, to the service worker alone.
     await cdp.send('ServiceWorker.dispatchSyncEvent', {
-      origin: new URL(portal.url).origin,
+      origin: new URL(phone.portal.url).origin,
       registrationId: registration.registrationId,
       tag: 'evidence-outbox',
       lastChance: false,
@@ -220,7 +212,7 @@ describe.skipIf(chromiumMissing)('the outbox of the installable app (Chromium, p
     const webDist = join(workDir, 'web-dist');
     cpSync(fileURLToPath(new URL('../../web/dist', import.meta.url)), webDist, { recursive: true });
     const releasing = await startTestPortal({ WEB_DIST: webDist });
-    const context = await phoneContext(browser, releasing.url, { serviceWorkers: 'allow' });
+    const context = await phoneContext(phone.browser, releasing.url, { serviceWorkers: 'allow' });
     try {
       const page = await context.newPage();
       await page.goto('/archive');

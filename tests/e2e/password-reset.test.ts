@@ -1,20 +1,18 @@
 // The password reset in Chromium, from the Login page's Reset Password button to a login with
 // the new password, reading the codes from the portal's outbox; and the e-mail confirmation link.
-import type { Browser } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MESSAGES } from '@portal/contracts';
 import { newParticipant } from '../support/accounts.js';
-import { CHROMIUM_MISSING_REASON, OpenPages, alertWith, chromiumMissing, startWithBrowser } from '../support/browser.js';
+import { CHROMIUM_MISSING_REASON, alertWith, chromiumMissing } from '../support/browser.js';
 import { codeIn, waitForMail } from '../support/outbox.js';
-import { startTestPortal, type TestPortal } from '../support/portal.js';
+import { PhoneSuite } from '../support/phone.js';
 
-let portal: TestPortal;
-let browser: Browser;
-const pages = new OpenPages(() => ({ browser, url: portal.url }));
+const phone = new PhoneSuite();
+const { pages } = phone;
 
 const openPage = () => pages.open();
 
-const resetMail = (email: string, count = 1) => waitForMail(portal.dataDir, email, { count, subject: /reset code/ });
+const resetMail = (email: string, count = 1) => waitForMail(phone.portal.dataDir, email, { count, subject: /reset code/ });
 
 /** A wrong code that is surely not the right one. */
 function wrongCodeFor(code: string): string {
@@ -26,23 +24,10 @@ describe.skipIf(chromiumMissing)(
   chromiumMissing ? `password reset (skipped: ${CHROMIUM_MISSING_REASON})` : 'password reset',
   { timeout: 60_000 },
   () => {
-    beforeAll(async () => {
-      ({ portal, browser } = await startWithBrowser(startTestPortal()));
-    });
-
-    afterAll(async () => {
-      await browser?.close();
-      await portal?.dispose();
-    });
-
-    afterEach(async ({ task }) => {
-      if (task.result?.state === 'fail') await pages.report();
-      const errors = (await pages.closeAll()).filter((error) => !error.includes('Failed to load resource'));
-      expect(errors).toEqual([]);
-    });
+    phone.start();
 
     it('resets the password with the e-mailed code, after a wrong code and another code, and logs in with it', async () => {
-      const { client, user, password } = await newParticipant(portal.url);
+      const { client, user, password } = await newParticipant(phone.portal.url);
       await client.put(`/api/user/watched/${user.id}`);
       const page = await openPage();
 
@@ -117,14 +102,14 @@ describe.skipIf(chromiumMissing)(
     });
 
     it('takes the code on a page opened from the e-mail link, and asks for the code before a new password', async () => {
-      const { user } = await newParticipant(portal.url);
+      const { user } = await newParticipant(phone.portal.url);
       const page = await openPage();
       // Straight to the last step: the code comes first.
       await page.goto('/reset-password-page');
       await page.getByRole('link', { name: 'Enter the Code' }).waitFor();
       expect(await page.getByRole('textbox', { name: 'New Password', exact: true }).count()).toBe(0);
 
-      const sent = await fetch(`${portal.url}/api/email/send`, {
+      const sent = await fetch(`${phone.portal.url}/api/email/send`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ email: user.email }),
@@ -144,8 +129,8 @@ describe.skipIf(chromiumMissing)(
     });
 
     it("shows 'Email Verified Successfully!' for the e-mail's confirmation link, and not for a bad link", async () => {
-      const { user } = await newParticipant(portal.url);
-      const mail = await waitForMail(portal.dataDir, user.email, { subject: /Confirm your e-mail/ });
+      const { user } = await newParticipant(phone.portal.url);
+      const mail = await waitForMail(phone.portal.dataDir, user.email, { subject: /Confirm your e-mail/ });
       const link = /(\/api\/user\/verify-email\?token=[^\s"<]+)/.exec(mail.text)?.[1];
       expect(link).toBeDefined();
       const page = await openPage();

@@ -7,21 +7,19 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, Page, Route } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page, Route } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '@portal/contracts';
 import type { ApiClient } from '../support/api-client.js';
 import { newParticipant } from '../support/accounts.js';
-import { CHROMIUM_MISSING_REASON, OpenPages, alertWith, chromiumMissing, logIn, startWithBrowser } from '../support/browser.js';
+import { CHROMIUM_MISSING_REASON, alertWith, chromiumMissing, logIn } from '../support/browser.js';
 import { phoneJpeg } from '../support/media.js';
-import { OFFLINE_REQUEST_ERRORS, installedApp as installedAppOf, workerInControl } from '../support/phone.js';
-import { startTestPortal, type TestPortal } from '../support/portal.js';
+import { OFFLINE_REQUEST_ERRORS, PhoneSuite, installedApp as installedAppOf, workerInControl } from '../support/phone.js';
 
-let portal: TestPortal;
-let browser: Browser;
 let workDir: string;
 let photo: string;
-const pages = new OpenPages(() => ({ browser, url: portal.url }));
+const phone = new PhoneSuite();
+const { pages } = phone;
 
 async function ownItems(client: ApiClient): Promise<{ title: string }[]> {
   const response = await client.get('/api/evidence?limit=100');
@@ -47,20 +45,13 @@ describe.skipIf(chromiumMissing)('a phone without a connection (Chromium, 390x84
     workDir = mkdtempSync(join(tmpdir(), 'phone-offline-e2e-'));
     photo = join(workDir, 'gate.jpg');
     writeFileSync(photo, await phoneJpeg());
-    ({ portal, browser } = await startWithBrowser(startTestPortal()));
   }, 120_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await portal?.dispose();
-    if (workDir) rmSync(workDir, { recursive: true, force: true });
-  });
+  // Requests made offline or cut on purpose fail, and so does a logout sent offline; nothing else may.
+  phone.start({ tolerated: new RegExp(`${OFFLINE_REQUEST_ERRORS.source}|logout failed`), timeoutMs: 120_000 });
 
-  afterEach(async ({ task }) => {
-    if (task.result?.state === 'fail') await pages.report();
-    const errors = await pages.closeAll();
-    // Requests made offline or cut on purpose fail, and so does a logout sent offline; nothing else may.
-    expect(errors.filter((error) => !OFFLINE_REQUEST_ERRORS.test(error) && !error.includes('logout failed'))).toEqual([]);
+  afterAll(() => {
+    if (workDir) rmSync(workDir, { recursive: true, force: true });
   });
 
   it('shows a visitor offline the frame of the app and says they are offline, instead of loading for ever', async () => {
@@ -200,7 +191,7 @@ describe.skipIf(chromiumMissing)('a phone without a connection (Chromium, 390x84
       await expect.poll(async () => (await participant.client.get('/api/user')).status, { timeout: 15_000 }).toBe(401);
 
       // Someone else signs in on the same phone: the last person's capture stays on the phone, unsent.
-      const other = await newParticipant(portal.url);
+      const other = await newParticipant(phone.portal.url);
       await logIn(next, other.user.username, other.password);
       await next.waitForURL('**/home');
       await next.goto('/evidence');

@@ -3,39 +3,24 @@
 // first, toasts below the navigation bar, a Table tab that leaves titles room, and photos in
 // item dialogs without cropped corners; cards that read alike told apart, toasts clear of the page
 // title and the add button, the app's short name in whole words.
-import type { Browser } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MESSAGES } from '@portal/contracts';
 import { ApiClient } from '../support/api-client.js';
 import { newParticipant } from '../support/accounts.js';
-import { CHROMIUM_MISSING_REASON, OpenPages, alertWith, chromiumMissing, logIn, startWithBrowser } from '../support/browser.js';
+import { CHROMIUM_MISSING_REASON, alertWith, chromiumMissing, logIn } from '../support/browser.js';
 import { phoneJpeg } from '../support/media.js';
-import { startTestPortal, type TestPortal } from '../support/portal.js';
+import { PhoneSuite } from '../support/phone.js';
 
-let portal: TestPortal;
-let browser: Browser;
-const pages = new OpenPages(() => ({ browser, url: portal.url }));
+const phone = new PhoneSuite();
+const { pages } = phone;
 
 const signedIn = (watched = true) => pages.signedInPage({ watched });
 
 describe.skipIf(chromiumMissing)('a participant on a phone', () => {
   if (chromiumMissing) console.warn(CHROMIUM_MISSING_REASON);
 
-  beforeAll(async () => {
-    // The sign-in limits on, as in production (ten failed logins per account).
-    ({ portal, browser } = await startWithBrowser(startTestPortal({ AUTH_RATE_LIMITS: 'true' })));
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await portal?.dispose();
-  });
-
-  afterEach(async ({ task }) => {
-    if (task.result?.state === 'fail') await pages.report();
-    const errors = (await pages.closeAll()).filter((error) => !error.includes('Failed to load resource'));
-    expect(errors).toEqual([]);
-  });
+  // The sign-in limits on, as in production (ten failed logins per account).
+  phone.start({ env: { AUTH_RATE_LIMITS: 'true' } });
 
   it('meets the onboarding video on every participant page, and can leave it for Help or Log Out', async () => {
     const { page } = await signedIn(false);
@@ -60,7 +45,7 @@ describe.skipIf(chromiumMissing)('a participant on a phone', () => {
 
   it('says when to try again after too many failed logins', async () => {
     const { participant } = await signedIn();
-    const stranger = new ApiClient(portal.url);
+    const stranger = new ApiClient(phone.portal.url);
     for (let attempt = 0; attempt < 10; attempt++) {
       expect((await stranger.post('/api/user/login', { username: participant.user.username, password: 'wrong-password' })).status).toBe(
         401,
@@ -196,7 +181,7 @@ describe.skipIf(chromiumMissing)('a participant on a phone', () => {
 
   it('takes the names people have (any script, NFC), and refuses a name that only looks like a taken one', async () => {
     const tag = Date.now().toString(36).replace(/[0-9]/g, 'k');
-    const zoe = await newParticipant(portal.url, { username: `Zoë_${tag}`, email: `zoe_${tag}@example.org` });
+    const zoe = await newParticipant(phone.portal.url, { username: `Zoë_${tag}`, email: `zoe_${tag}@example.org` });
     expect(zoe.user.username).toBe(`Zoë_${tag}`);
     // Typed decomposed (e + combining diaeresis) and in capitals, on a phone: the same account.
     const page = await pages.open('phone');
@@ -204,14 +189,14 @@ describe.skipIf(chromiumMissing)('a participant on a phone', () => {
     await page.getByRole('heading', { level: 1, name: `Welcome, Zoë_${tag}` }).waitFor();
 
     // The registration form's check and the server both refuse a look-alike (a Cyrillic о).
-    const stranger = new ApiClient(portal.url);
+    const stranger = new ApiClient(phone.portal.url);
     const check = await stranger.post('/api/user/check', { username: `Z\u043eë_${tag}` });
     expect(check.data).toMatchObject({ exists: true, message: MESSAGES.usernameTaken, field: 'username' });
-    await expect(newParticipant(portal.url, { username: `Z\u043eë_${tag}`, email: `zoe2_${tag}@example.org` })).rejects.toThrow(
+    await expect(newParticipant(phone.portal.url, { username: `Z\u043eë_${tag}`, email: `zoe2_${tag}@example.org` })).rejects.toThrow(
       MESSAGES.usernameTaken,
     );
     // Anything but letters, digits, dots, dashes and underscores is still SPEC's refusal.
-    await expect(newParticipant(portal.url, { username: `zoë <${tag}>`, email: `zoe3_${tag}@example.org` })).rejects.toThrow(
+    await expect(newParticipant(phone.portal.url, { username: `zoë <${tag}>`, email: `zoe3_${tag}@example.org` })).rejects.toThrow(
       MESSAGES.usernameFormat,
     );
   });
