@@ -17,7 +17,7 @@ const TUS = { 'tus-resumable': '1.0.0' };
 /** The request ids of the events about one item (keyed by it), by type, in order. */
 function requestIdsAbout(events: PublishedEvent[], key: string): [string, string | undefined][] {
   return events
-    .filter((event) => event.key === key || event.value.key === key)
+    .filter((event) => event.key === key)
     .map((event) => [event.value.type, (event.value as { trace?: { requestId?: string } }).trace?.requestId]);
 }
 
