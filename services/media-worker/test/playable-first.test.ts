@@ -8,7 +8,16 @@ import sharp from 'sharp';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REMUXED_DISPLAY_NAME, type MediaJob, type MediaProcessedData } from '@portal/contracts';
-import { FsBlobStore, SqliteEventBus, SqliteJobQueue, locateFfmpeg, probeMedia, type ActiveJob, type ProbeResult } from '@portal/platform';
+import {
+  FsBlobStore,
+  SqliteEventBus,
+  SqliteJobQueue,
+  locateFfmpeg,
+  probeMedia,
+  type ActiveJob,
+  type EventBus,
+  type ProbeResult,
+} from '@portal/platform';
 import { mediaJobHandler, transcodeJobIdFor } from '../src/media-job-handler.js';
 import { playability } from '../src/processing/playable.js';
 
@@ -239,6 +248,74 @@ describe('playable-first: a phone video is ready with a remux of its streams, th
     expect((await saved(result.display!.key, 'hevc-out.mp4')).probe.streams.find((s) => s.codec_type === 'video')?.codec_name).toBe('h264');
     expect(await queue.getJob(transcodeJobIdFor({ evidenceId: result.evidenceId, revision: 1 }))).toBeNull();
   }, 60_000);
+
+  it('a video transcoded before it is ready has its poster and thumbnail stored and announced before the transcode', async () => {
+    // The real bus, watched as the handler publishes: what exists in the blob store at that moment.
+    const seen: { type: string; data: Record<string, unknown>; display: boolean; poster: boolean; thumbnail: boolean }[] = [];
+    const id = `clip-${++counter}`;
+    const watchedBus: EventBus = {
+      subscribe: (options) => bus.subscribe(options),
+      ping: () => bus.ping(),
+      lag: (groupId, topics) => bus.lag(groupId, topics),
+      close: async () => {},
+      publish: async (topic, messages) => {
+        for (const message of messages) {
+          const data = message.value.data as { poster?: { key: string } | null; thumbnail?: { key: string } | null };
+          seen.push({
+            type: message.value.type,
+            data: message.value.data as Record<string, unknown>,
+            display: (await blobs.stat(`evidence/${id}/r1/display.mp4`)) !== null,
+            poster: data.poster ? (await blobs.stat(data.poster.key)) !== null : false,
+            thumbnail: data.thumbnail ? (await blobs.stat(data.thumbnail.key)) !== null : false,
+          });
+        }
+        return bus.publish(topic, messages);
+      },
+    };
+    for (const policy of ['playable-first', 'always'] as const) {
+      seen.length = 0;
+      await blobs.deletePrefix(`evidence/${id}/`);
+      await blobs.put(`evidence/${id}/r1/original`, readFileSync(hevcMp4), { contentType: 'video/mp4' });
+      const handler = mediaJobHandler({
+        blobs,
+        bus: watchedBus,
+        logger: pino({ level: 'silent' }),
+        workRoot: join(root, `work-stills-${policy}`),
+        transcodePolicy: policy,
+        transcodeQueue: queue,
+      });
+      const result = await handler({
+        id: `${id}.r1`,
+        name: 'process-media',
+        attemptsMade: 0,
+        data: {
+          evidenceId: id,
+          revision: 1,
+          media_type: 3,
+          originalKey: `evidence/${id}/r1/original`,
+          outputPrefix: `evidence/${id}/r1/`,
+          demuxer: 'mov',
+        },
+        updateProgress: async () => {},
+      });
+      expect(result, policy).toMatchObject({ status: 'ready', width: 640, height: 360 });
+      expect(
+        seen.map((event) => event.type),
+        policy,
+      ).toEqual(['media.stills', 'media.ready']);
+      // When the stills were announced: poster and thumbnail stored, no display copy yet.
+      expect(seen[0], policy).toMatchObject({ display: false, poster: true, thumbnail: true });
+      expect(seen[0]!.data, policy).toMatchObject({
+        evidenceId: id,
+        revision: 1,
+        poster: result.poster,
+        thumbnail: result.thumbnail,
+        placeholder: result.placeholder,
+      });
+      const poster = await sharp(await buffer((await blobs.get(result.poster!.key))!.body)).metadata();
+      expect(poster, policy).toMatchObject({ format: 'webp', width: 640, height: 360 });
+    }
+  }, 90_000);
 
   it('with the always policy, a playable video is transcoded before it is ready', async () => {
     const always = mediaJobHandler({
