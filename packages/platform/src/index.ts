@@ -48,5 +48,7 @@ export * from './runtime/infrastructure.js';
 export * from './runtime/health-server.js';
 export * from './observability/metrics.js';
 export * from './observability/trace-context.js';
+export * from './context/request-context.js';
+export * from './context/continue-work.js';
 export * from './runtime/private-files.js';
 export * from './runtime/service-process.js';

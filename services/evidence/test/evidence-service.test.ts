@@ -58,13 +58,10 @@ describe('who may add evidence', () => {
 describe('idempotency: one capture makes one item, however often it is sent', () => {
   it('answers the first note for a second one with the same key, also when both arrive at once', async () => {
     const owner = participant('idem-notes');
-    const [first, second] = await Promise.all([
-      service().createNote(owner, note, undefined, 'key-1'),
-      service().createNote(owner, note, undefined, 'key-1'),
-    ]);
+    const [first, second] = await Promise.all([service().createNote(owner, note, 'key-1'), service().createNote(owner, note, 'key-1')]);
     expect([first.created, second.created].sort()).toEqual([false, true]);
     expect(first.record.id).toBe(second.record.id);
-    const later = await service().createNote(owner, note, undefined, 'key-1');
+    const later = await service().createNote(owner, note, 'key-1');
     expect(later).toMatchObject({
       created: false,
       record: { id: first.record.id },
@@ -74,8 +71,8 @@ describe('idempotency: one capture makes one item, however often it is sent', ()
 
   it("keeps keys per participant: another participant's same key makes their own item", async () => {
     const [one, two] = [participant('idem-one'), participant('idem-two')];
-    const mine = await service().createNote(one, note, undefined, 'shared-key');
-    const theirs = await service().createNote(two, note, undefined, 'shared-key');
+    const mine = await service().createNote(one, note, 'shared-key');
+    const theirs = await service().createNote(two, note, 'shared-key');
     expect(theirs.created).toBe(true);
     expect(theirs.record.id).not.toBe(mine.record.id);
     expect(theirs.record.user_id).toBe('idem-two');

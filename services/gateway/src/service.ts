@@ -94,9 +94,12 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
     trustProxy: trust,
     // One line per request comes from the request-context plugin, not from fastify itself.
     logController: new LogController({ disableRequestLogging: true }),
+    // No child logger per request: the request id on a line comes from the request context
+    // (the platform logger's mixin), as in every service, and fastify's request.log is the logger.
+    childLoggerFactory: (logger) => logger,
     requestIdHeader: false,
     genReqId: policy.requestId,
-    serverFactory: edgeServerFactory(front),
+    serverFactory: edgeServerFactory(front, policy.requestContext),
     bodyLimit: 64 * 1024,
     return503OnClosing: true,
     clientErrorHandler: answerUnreadableRequest,

@@ -71,7 +71,6 @@ describe("a participant's pictures", () => {
         pronouns: '',
       },
       await upload(300, 200),
-      'req-1',
     );
     expect(await notes()).toEqual([]);
     expect(storedPictures(user.id)).toEqual([user.verification_photo_key]);

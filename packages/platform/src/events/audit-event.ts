@@ -14,7 +14,6 @@ export interface AuditDraft {
   before?: Record<string, unknown> | null;
   after?: Record<string, unknown> | null;
   details?: Record<string, unknown> | null;
-  requestId?: string | undefined;
 }
 
 /**
@@ -36,5 +35,6 @@ export function auditEvent(draft: AuditDraft): { topic: string; event: EventEnve
   };
   // Keyed by the target, so that the entries about one item or account stay in order.
   const key = draft.target.id ?? draft.target.type;
-  return { topic: TOPICS.audit, event: createEvent({ type: 'audit.recorded', key, data, requestId: draft.requestId }) };
+  // The request id is the request context's (createEvent), as for every event the act makes.
+  return { topic: TOPICS.audit, event: createEvent({ type: 'audit.recorded', key, data }) };
 }

@@ -1,18 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type { EventEnvelope } from '@portal/contracts';
-import { currentTraceparent } from '../observability/trace-context.js';
+import { currentWorkOrigin } from '../context/continue-work.js';
 
 export interface EventDraft<T> {
   type: string;
   key: string;
   data: T;
   version?: number;
-  requestId?: string;
 }
 
-/** A new event; it carries the trace it was made in, so its consumers continue that trace. */
-export function createEvent<T>({ type, key, data, version = 1, requestId }: EventDraft<T>): EventEnvelope<T> {
-  const traceparent = currentTraceparent();
+/**
+ * A new event; it carries the trace and the request it was made in (the request context), so its
+ * consumers continue that trace and their log lines and events keep that request id.
+ */
+export function createEvent<T>({ type, key, data, version = 1 }: EventDraft<T>): EventEnvelope<T> {
+  const { traceparent, requestId } = currentWorkOrigin();
   return {
     id: randomUUID(),
     type,

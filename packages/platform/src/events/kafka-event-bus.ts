@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Kafka, logLevel, type Admin, type Consumer, type Producer, type IHeaders } from 'kafkajs';
 import type { EventEnvelope } from '@portal/contracts';
 import type { Logger } from 'pino';
-import { inTraceOf } from '../observability/trace-context.js';
+import { continueWork } from '../context/continue-work.js';
 import type { KafkaConnectionSettings } from './kafka-settings.js';
 import {
   deadLetterTopic,
@@ -131,10 +131,12 @@ export class KafkaEventBus implements EventBus {
         };
         for (let attempt = 1; ; attempt++) {
           try {
-            await inTraceOf(
-              busMessage.headers.traceparent ?? busMessage.value?.trace?.traceparent,
-              `${topic} process`,
-              { 'messaging.consumer.group.name': options.groupId },
+            await continueWork(
+              {
+                traceparent: busMessage.headers.traceparent ?? busMessage.value?.trace?.traceparent,
+                requestId: busMessage.value?.trace?.requestId,
+              },
+              { handler: options.groupId, span: `${topic} process`, attributes: { 'messaging.consumer.group.name': options.groupId } },
               () => options.handler(busMessage),
             );
             return;

@@ -1,6 +1,7 @@
 import type { EventEnvelope } from '@portal/contracts';
 import type { Logger } from 'pino';
 import type { EventBus } from './event-bus.js';
+import { outsideRequestContext } from '../context/request-context.js';
 
 export interface OutboxEntry {
   id: string;
@@ -55,15 +56,18 @@ export class OutboxRelay {
       this.again = true;
       return;
     }
-    this.running = this.drain()
-      .catch((error: unknown) => this.options.logger.warn({ err: error }, 'outbox relay pass failed; will retry'))
-      .finally(() => {
-        this.running = undefined;
-        if (this.again) {
-          this.again = false;
-          this.kick();
-        }
-      });
+    // A pass publishes what many requests committed: it runs in none of their contexts.
+    this.running = outsideRequestContext(() =>
+      this.drain()
+        .catch((error: unknown) => this.options.logger.warn({ err: error }, 'outbox relay pass failed; will retry'))
+        .finally(() => {
+          this.running = undefined;
+          if (this.again) {
+            this.again = false;
+            this.kick();
+          }
+        }),
+    );
   }
 
   /** Resolves once everything committed so far has been published (used by tests and shutdown). */

@@ -3,7 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { EventEnvelope } from '@portal/contracts';
 import type { Logger } from 'pino';
 import { openDatabase, type SqliteDatabase } from '../sqlite/open-database.js';
-import { inTraceOf } from '../observability/trace-context.js';
+import { continueWork } from '../context/continue-work.js';
 import {
   deadLetterTopic,
   type BusMessage,
@@ -327,10 +327,9 @@ class GroupConsumer {
     const baseDelay = this.options.retryDelayMs ?? 200;
     for (let attempt = 1; ; attempt++) {
       try {
-        await inTraceOf(
-          message.headers.traceparent ?? message.value.trace?.traceparent,
-          `${message.topic} process`,
-          { 'messaging.consumer.group.name': this.groupId },
+        await continueWork(
+          { traceparent: message.headers.traceparent ?? message.value.trace?.traceparent, requestId: message.value.trace?.requestId },
+          { handler: this.groupId, span: `${message.topic} process`, attributes: { 'messaging.consumer.group.name': this.groupId } },
           () => this.options.handler(message),
         );
         return true;

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { ErrorRequestHandler, Request, RequestHandler, Router } from 'express';
 import { MESSAGES } from '@portal/contracts';
 import type { Logger } from 'pino';
@@ -7,6 +6,7 @@ import { HttpError, forbidden, unauthenticated } from './http-error.js';
 import type { ServiceMetrics } from '../observability/metrics.js';
 import { runReadinessChecks, type HealthCheck } from '../runtime/health-server.js';
 import { redactUrl } from '../logging/logger.js';
+import { httpRequestContext, runInHttpRequestContext, setRequestCaller } from '../context/request-context.js';
 
 declare global {
   namespace Express {
@@ -15,13 +15,6 @@ declare global {
       caller?: CallerIdentity;
     }
   }
-}
-
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
-
-/** The gateway's x-request-id when it is one, else a new id. */
-export function requestIdFor(incoming: string | string[] | undefined): string {
-  return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
 }
 
 /** The level of a request's line: errors (and 5xx) as errors, refusals as info, the rest at debug. */
@@ -56,14 +49,22 @@ export function logRequest(
 }
 
 /**
- * Structured request logs carrying the gateway's request id: the request id on the request
- * (`requestId(req)`) and on the answer (x-request-id), and one line per request when it ends
- * (logRequest). The same lines as pino-http wrote, without its per-request child logger.
+ * The first middleware of a service's app: the rest of the request's handling runs in its request
+ * context (context/request-context.ts), the gateway's x-request-id as its id. Domain code reads the
+ * id from there (the events and audit entries it makes, its log lines); nothing passes it along.
+ */
+export function requestContext(): RequestHandler {
+  return (req, _res, next) => runInHttpRequestContext(req, next);
+}
+
+/**
+ * Structured request logs carrying the request context's id: on the answer (x-request-id), and one
+ * line per request when it ends (logRequest). The same lines as pino-http wrote, without its
+ * per-request child logger.
  */
 export function requestLogging(logger: Logger): RequestHandler {
   return (req, res, next) => {
-    const id = requestIdFor(req.headers['x-request-id']);
-    (req as Request & { id?: string }).id = id;
+    const id = requestId(req);
     res.setHeader('x-request-id', id);
     const startedAt = Date.now();
     const url = req.originalUrl;
@@ -80,9 +81,9 @@ export function requestLogging(logger: Logger): RequestHandler {
   };
 }
 
-/** The request id (from the gateway's x-request-id, or made here). */
+/** The request id (its request context's: from the gateway's x-request-id, or made here). */
 export function requestId(req: Request): string {
-  return String((req as Request & { id?: unknown }).id ?? '');
+  return httpRequestContext(req).requestId ?? '';
 }
 
 /** Reads the gateway's signed identity header, if any. A header that does not verify is a 401. */
@@ -93,6 +94,7 @@ export function callerIdentity(tokens: IdentityTokens): RequestHandler {
     tokens.verifyCaller(token).then(
       (identity) => {
         req.caller = identity;
+        setRequestCaller(req, identity);
         next();
       },
       () => next(unauthenticated()),

@@ -1,6 +1,6 @@
 import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { Logger } from 'pino';
-import { currentTraceparent, inTraceOf } from '../observability/trace-context.js';
+import { continueWork, currentWorkOrigin } from '../context/continue-work.js';
 import {
   DEFAULT_FREE_HAND_BACKS,
   handedBackTooOftenReason,
@@ -40,6 +40,7 @@ function connectionFor(url: string): ConnectionOptions {
 }
 
 const TRACE_KEY = '__traceparent';
+const REQUEST_KEY = '__requestId';
 /** The field of a job's hash (beside BullMQ's own) counting its hand-backs. */
 const HAND_BACKS_FIELD = 'portalHandBacks';
 
@@ -49,7 +50,7 @@ const HAND_BACKS_FIELD = 'portalHandBacks';
  * in one script, so a state read first never runs ahead of the data read after it).
  */
 async function toInfo<T>(job: Job<T>, state: string): Promise<JobInfo<T>> {
-  const { [TRACE_KEY]: _trace, ...data } = (job.data ?? {}) as Record<string, unknown>;
+  const { [TRACE_KEY]: _trace, [REQUEST_KEY]: _request, ...data } = (job.data ?? {}) as Record<string, unknown>;
   const mapped: JobState = state === 'completed' || state === 'failed' || state === 'active' || state === 'delayed' ? state : 'waiting';
   return {
     id: job.id!,
@@ -77,9 +78,12 @@ export class BullMqJobQueue<T = unknown> implements JobQueue<T> {
   }
 
   async add(name: string, data: T, options: JobOptions = {}): Promise<JobInfo<T>> {
-    // The trace travels in the job's data under a reserved key, removed before the handler sees it.
-    const traceparent = currentTraceparent();
-    const payload = traceparent ? { ...(data as object), [TRACE_KEY]: traceparent } : data;
+    // The trace and the request id travel in the job's data under reserved keys, removed before the handler sees it.
+    const { traceparent, requestId } = currentWorkOrigin();
+    const payload =
+      traceparent || requestId
+        ? { ...(data as object), ...(traceparent ? { [TRACE_KEY]: traceparent } : {}), ...(requestId ? { [REQUEST_KEY]: requestId } : {}) }
+        : data;
     const job = await this.queue.add(name as never, payload as never, {
       ...(options.jobId ? { jobId: options.jobId } : {}),
       attempts: Math.max(1, options.attempts ?? 3),
@@ -118,7 +122,7 @@ export class BullMqJobQueue<T = unknown> implements JobQueue<T> {
       this.options.queue,
       async (job, token) => {
         running.set(job.id!, { job, token });
-        const { [TRACE_KEY]: traceparent, ...data } = (job.data ?? {}) as Record<string, unknown>;
+        const { [TRACE_KEY]: traceparent, [REQUEST_KEY]: requestId, ...data } = (job.data ?? {}) as Record<string, unknown>;
         const active: ActiveJob<T> = {
           id: job.id!,
           name: job.name,
@@ -127,10 +131,12 @@ export class BullMqJobQueue<T = unknown> implements JobQueue<T> {
           updateProgress: (progress) => job.updateProgress(progress),
         };
         try {
-          return await inTraceOf(
-            typeof traceparent === 'string' ? traceparent : undefined,
-            `${this.name} job`,
-            { 'job.id': job.id ?? '' },
+          return await continueWork(
+            {
+              traceparent: typeof traceparent === 'string' ? traceparent : undefined,
+              requestId: typeof requestId === 'string' ? requestId : undefined,
+            },
+            { handler: this.name, span: `${this.name} job`, attributes: { 'job.id': job.id ?? '' } },
             () => handler(active),
           );
         } finally {

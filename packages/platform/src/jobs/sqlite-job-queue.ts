@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { openDatabase, type SqliteDatabase } from '../sqlite/open-database.js';
-import { currentTraceparent, inTraceOf } from '../observability/trace-context.js';
+import { continueWork, currentWorkOrigin } from '../context/continue-work.js';
 import {
   DEFAULT_FREE_HAND_BACKS,
   handedBackTooOftenReason,
@@ -39,6 +39,7 @@ const MIGRATIONS = [
    CREATE INDEX jobs_ready ON jobs (queue, state, run_at);`,
   `ALTER TABLE jobs ADD COLUMN traceparent TEXT;`,
   `ALTER TABLE jobs ADD COLUMN hand_backs INTEGER NOT NULL DEFAULT 0;`,
+  `ALTER TABLE jobs ADD COLUMN request_id TEXT;`,
 ];
 
 interface JobRow {
@@ -57,6 +58,7 @@ interface JobRow {
   return_value: string | null;
   traceparent: string | null;
   hand_backs: number;
+  request_id: string | null;
 }
 
 export interface SqliteJobQueueOptions {
@@ -89,10 +91,11 @@ export class SqliteJobQueue<T = unknown> implements JobQueue<T> {
     this.assertOpen();
     const id = options.jobId ?? randomUUID();
     const now = Date.now();
+    const origin = currentWorkOrigin();
     this.db
       .prepare(
-        `INSERT INTO jobs (queue, id, name, data, state, max_attempts, backoff_type, backoff_delay, run_at, created_at, traceparent)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO jobs (queue, id, name, data, state, max_attempts, backoff_type, backoff_delay, run_at, created_at, traceparent, request_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (queue, id) DO NOTHING`,
       )
       .run(
@@ -106,7 +109,8 @@ export class SqliteJobQueue<T = unknown> implements JobQueue<T> {
         options.backoff?.delay ?? 1000,
         now + (options.delay ?? 0),
         now,
-        currentTraceparent() ?? null,
+        origin.traceparent ?? null,
+        origin.requestId ?? null,
       );
     for (const worker of this.workers) worker.wake();
     return (await this.getJob(id))!;
@@ -407,7 +411,11 @@ class QueueWorker<T> {
       updateProgress: async (progress) => this.queue.setProgress(row.id, token, progress),
     };
     try {
-      const result = await inTraceOf(row.traceparent ?? undefined, `${this.queue.name} job`, { 'job.id': row.id }, () => this.handler(job));
+      const result = await continueWork(
+        { traceparent: row.traceparent ?? undefined, requestId: row.request_id ?? undefined },
+        { handler: this.queue.name, span: `${this.queue.name} job`, attributes: { 'job.id': row.id } },
+        () => this.handler(job),
+      );
       this.queue.complete(row.id, token, result);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);

@@ -1,4 +1,5 @@
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import { currentRequestId } from '../context/request-context.js';
 
 export type { Logger } from 'pino';
 
@@ -31,13 +32,25 @@ export const REDACTED_LOG_PATHS = [
   '*.token',
 ];
 
-/** Structured JSON logs on stdout, one object per line, each tagged with its service. */
+/**
+ * What every line gets from the request context (context/request-context.ts): `requestId`, the id
+ * of the request (or of the request behind the event or job) the code that writes it runs for.
+ * A request's own line (`req`, with its id) already names it.
+ */
+export function requestIdMixin(line: object): object {
+  const requestId = currentRequestId();
+  // A new object each time: pino merges the line's fields into what the mixin answers.
+  return requestId === undefined || 'req' in line ? {} : { requestId };
+}
+
+/** Structured JSON logs on stdout, one object per line, each tagged with its service (and its request: requestIdMixin). */
 export function createLogger({ service, level, destination }: LoggerSettings): Logger {
   const options: LoggerOptions = {
     level: level ?? process.env.LOG_LEVEL ?? 'info',
     base: { service },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
+    mixin: requestIdMixin,
   };
   return destination ? pino(options, destination) : pino(options);
 }

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { EventBus, BusMessage, Subscription } from '../events/event-bus.js';
 import { deadLetterTopic } from '../events/event-bus.js';
 import { createEvent } from '../events/envelope.js';
+import { currentRequestContext, runWithRequestContext, type RequestContext } from '../context/request-context.js';
 import { waitFor } from './wait-for.js';
 
 export interface EventBusContractOptions {
@@ -39,6 +40,35 @@ export function eventBusContract(name: string, options: EventBusContractOptions)
     afterEach(async () => {
       for (const subscription of subscriptions.splice(0)) await subscription.close();
       for (const bus of open.splice(0)) await bus.close();
+    });
+
+    it('runs each handler in the context of the request its event was made in, and one without a request id in none', async () => {
+      const bus = await connect();
+      const topic = unique('context');
+      const made = (requestId: string | undefined, n: number) =>
+        requestId === undefined ? event('k', n) : runWithRequestContext({ requestId, caller: { kind: 'anonymous' } }, () => event('k', n));
+      const seen: { n: number; context: RequestContext | undefined }[] = [];
+      const groupId = unique('group');
+      subscriptions.push(
+        await bus.subscribe({
+          groupId,
+          topics: [topic],
+          handler: async (message) => {
+            await new Promise((resolve) => setTimeout(resolve, 5));
+            seen.push({ n: (message.value.data as { n: number }).n, context: currentRequestContext() });
+          },
+        }),
+      );
+      const messages = [made('request-one', 1), made(undefined, 2), made('request-three', 3)].map((value) => ({ key: 'k', value }));
+      // Published from inside another request's context (as a relay kicked by a request might): the handlers must not see it.
+      await runWithRequestContext({ requestId: 'publisher', caller: { kind: 'anonymous' } }, () => bus.publish(topic, messages));
+      await waitFor(() => seen.length === 3, { timeoutMs, what: '3 messages' });
+      expect(seen.map(({ n, context }) => [n, context?.requestId])).toEqual([
+        [1, 'request-one'],
+        [2, undefined],
+        [3, 'request-three'],
+      ]);
+      for (const { context } of seen) expect(context?.caller).toEqual({ kind: 'system', name: groupId });
     });
 
     it('delivers messages with their key, value and headers, in order per key', async () => {

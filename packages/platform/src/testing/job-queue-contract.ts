@@ -3,6 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { handedBackTooOftenReason, isHandedBackTooOften, type JobQueue, type JobWorker } from '../jobs/job-queue.js';
 import { waitFor } from './wait-for.js';
+import { currentRequestContext, runWithRequestContext, type RequestContext } from '../context/request-context.js';
 
 export interface JobQueueContractOptions {
   /** A new client of the same queue storage each call; the name keeps tests apart. */
@@ -45,6 +46,31 @@ export function jobQueueContract(name: string, options: JobQueueContractOptions)
       );
       expect(done.returnValue).toEqual({ doubled: 42 });
       expect(done.attemptsMade).toBe(1);
+    });
+
+    it('runs a job in the context of the request that added it (its id, the queue as the caller), and its data without it', async () => {
+      const queue = await connect();
+      const seen = new Map<number, { context: RequestContext | undefined; data: unknown }>();
+      // The worker starts inside a request of its own: the jobs must not see that one.
+      const worker = await runWithRequestContext({ requestId: 'worker-start', caller: { kind: 'anonymous' } }, () =>
+        queue.work(async (job) => {
+          await delay(5);
+          seen.set(job.data.n, { context: currentRequestContext(), data: job.data });
+        }),
+      );
+      workers.push(worker);
+      await runWithRequestContext({ requestId: 'adding-request', caller: { kind: 'anonymous' } }, () =>
+        queue.add('from-request', { n: 1 }),
+      );
+      await queue.add('from-nowhere', { n: 2 });
+      await waitFor(() => seen.size === 2, { timeoutMs, what: 'both jobs' });
+      expect(seen.get(1)?.context).toEqual({ requestId: 'adding-request', caller: { kind: 'system', name: queue.name } });
+      expect(seen.get(2)?.context).toEqual({ requestId: undefined, caller: { kind: 'system', name: queue.name } });
+      expect(seen.get(1)?.data).toEqual({ n: 1 });
+      const info = await runWithRequestContext({ requestId: 'adding-request', caller: { kind: 'anonymous' } }, () =>
+        queue.add('listed', { n: 3 }, { delay: 60_000 }),
+      );
+      expect(info.data).toEqual({ n: 3 });
     });
 
     it('removes the jobs that match, in every state but running, and only those', async () => {

@@ -128,7 +128,6 @@ export class EvidenceService {
   async createNote(
     caller: CallerIdentity,
     input: EvidenceInput,
-    requestId?: string,
     idempotencyKey?: string,
   ): Promise<{ record: EvidenceRecord; created: boolean }> {
     this.assertMayAddEvidence(caller);
@@ -138,7 +137,7 @@ export class EvidenceService {
     }
     const record = await this.newRecord(caller, input, MEDIA_TYPES.note);
     try {
-      await this.deps.evidence.create(record, [this.changedEvent('evidence.created', record, requestId)], undefined, idempotencyKey);
+      await this.deps.evidence.create(record, [this.changedEvent('evidence.created', record)], undefined, idempotencyKey);
     } catch (error) {
       const raced = idempotencyKey ? await this.deps.evidence.findByIdempotencyKey(caller.userId, idempotencyKey) : null;
       if (raced) return { record: raced, created: false };
@@ -159,7 +158,7 @@ export class EvidenceService {
     caller: CallerIdentity,
     file: ReceivedFile,
     input: EvidenceInput,
-    options: { uploadId?: string; requestId?: string; idempotencyKey?: string } = {},
+    options: { uploadId?: string; idempotencyKey?: string } = {},
   ): Promise<EvidenceRecord> {
     try {
       this.assertMayAddEvidence(caller);
@@ -178,7 +177,7 @@ export class EvidenceService {
       const raced = await this.deps.evidence
         .create(
           record,
-          [this.changedEvent('evidence.created', record, options.requestId)],
+          [this.changedEvent('evidence.created', record)],
           options.uploadId ? { uploadId: options.uploadId, evidenceId: record.id, size } : undefined,
           options.idempotencyKey,
         )
@@ -231,7 +230,6 @@ export class EvidenceService {
     id: string,
     input: { title: string; notes: string },
     file: ReceivedFile | undefined,
-    requestId?: string,
   ): Promise<EvidenceRecord> {
     try {
       const current = await this.ownedOrAdministered(caller, id);
@@ -264,8 +262,8 @@ export class EvidenceService {
       };
       const updated = await this.deps.evidence
         .update(id, changes, [
-          this.changedEvent('evidence.updated', { ...current, ...changes }, requestId),
-          ...(isAdminRole(caller.role) ? [this.editedAudit(caller, current, changes, requestId)] : []),
+          this.changedEvent('evidence.updated', { ...current, ...changes }),
+          ...(isAdminRole(caller.role) ? [this.editedAudit(caller, current, changes)] : []),
         ])
         .catch(async (error: unknown) => {
           await abandon();
@@ -287,13 +285,13 @@ export class EvidenceService {
     }
   }
 
-  async delete(caller: CallerIdentity, id: string, requestId?: string): Promise<void> {
+  async delete(caller: CallerIdentity, id: string): Promise<void> {
     const current = await this.ownedOrAdministered(caller, id);
     const data: EvidenceDeletedData = { evidenceId: id, userId: current.user_id };
     // Noted before the item goes, so that its blobs go too even if the process dies right after.
     await this.deps.evidence.blobIntents.add(itemPrefix(id));
     const deleted = await this.deps.evidence.delete(id, [
-      { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.deleted', key: id, data, requestId }) },
+      { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.deleted', key: id, data }) },
       ...(isAdminRole(caller.role)
         ? [
             auditEvent({
@@ -302,7 +300,6 @@ export class EvidenceService {
               target: { type: 'evidence', id, label: current.title },
               subjectUserId: current.user_id,
               before: { title: current.title, notes: current.notes, is_public: current.is_public, author: current.username },
-              requestId,
             }),
           ]
         : []),
@@ -315,13 +312,13 @@ export class EvidenceService {
     await this.removeBlobs(itemPrefix(id));
   }
 
-  async toggleVisibility(caller: CallerIdentity, id: string, requestId?: string): Promise<EvidenceRecord> {
+  async toggleVisibility(caller: CallerIdentity, id: string): Promise<EvidenceRecord> {
     const current = await this.deps.evidence.findById(id);
     if (!current) throw notFound(MESSAGES.evidenceNotFound);
     const is_public = !current.is_public;
     const data: EvidenceVisibilityData = { evidenceId: id, is_public, changed: 1 };
     const updated = await this.deps.evidence.update(id, { is_public, review_status: 'reviewed', updated_at: new Date().toISOString() }, [
-      { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: id, data, requestId }) },
+      { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: id, data }) },
       auditEvent({
         actor: caller,
         action: is_public ? 'evidence.publish' : 'evidence.unpublish',
@@ -329,7 +326,6 @@ export class EvidenceService {
         subjectUserId: current.user_id,
         before: { is_public: current.is_public },
         after: { is_public },
-        requestId,
       }),
     ]);
     if (!updated) throw notFound(MESSAGES.evidenceNotFound);
@@ -337,21 +333,17 @@ export class EvidenceService {
     return updated;
   }
 
-  async setAllVisibility(caller: CallerIdentity, is_public: boolean, requestId?: string): Promise<number> {
+  async setAllVisibility(caller: CallerIdentity, is_public: boolean): Promise<number> {
     const audit = (changed: number) =>
       auditEvent({
         actor: caller,
         action: is_public ? 'evidence.publish-all' : 'evidence.unpublish-all',
         target: { type: 'archive', id: null, label: is_public ? 'Make All Public' : 'Make All Private' },
         details: { changed },
-        requestId,
       });
     const changed = await this.deps.evidence.setAllVisibility(is_public, (count) => {
       const data: EvidenceVisibilityData = { evidenceId: null, is_public, changed: count };
-      return [
-        { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: 'all', data, requestId }) },
-        audit(count),
-      ];
+      return [{ topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: 'all', data }) }, audit(count)];
     });
     // Nothing to change is still an act an administrator did.
     if (changed === 0) await this.deps.evidence.appendEvents([audit(0)]);
@@ -364,11 +356,11 @@ export class EvidenceService {
    * its own evidence.visibility-changed event and audit entry, as one item's publishing does; ids
    * of no item are reported, not refused. New items already at that visibility are marked reviewed.
    */
-  async setSelectedVisibility(caller: CallerIdentity, ids: string[], is_public: boolean, requestId?: string): Promise<SelectedChange> {
+  async setSelectedVisibility(caller: CallerIdentity, ids: string[], is_public: boolean): Promise<SelectedChange> {
     const result = await this.deps.evidence.setVisibility(ids, is_public, (record) => {
       const data: EvidenceVisibilityData = { evidenceId: record.id, is_public, changed: 1 };
       return [
-        { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: record.id, data, requestId }) },
+        { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.visibility-changed', key: record.id, data }) },
         auditEvent({
           actor: caller,
           action: is_public ? 'evidence.publish' : 'evidence.unpublish',
@@ -376,23 +368,22 @@ export class EvidenceService {
           subjectUserId: record.user_id,
           before: { is_public: !is_public },
           after: { is_public },
-          requestId,
         }),
       ];
     });
     if (result.changed.length > 0) this.deps.onEventsCommitted();
     // An item already at that visibility is still reviewed by the act: recorded as "Mark reviewed"
     // (its event and audit entry), for the new ones among them.
-    if (result.unchanged.length > 0) await this.markReviewed(caller, result.unchanged, requestId);
+    if (result.unchanged.length > 0) await this.markReviewed(caller, result.unchanged);
     return result;
   }
 
   /** Marks the chosen items reviewed without changing their visibility (administrators), each recorded in the audit log. */
-  async markReviewed(caller: CallerIdentity, ids: string[], requestId?: string): Promise<SelectedChange> {
+  async markReviewed(caller: CallerIdentity, ids: string[]): Promise<SelectedChange> {
     const result = await this.deps.evidence.markReviewed(ids, (record) => {
       const data: EvidenceReviewedData = { evidenceId: record.id, review_status: 'reviewed' };
       return [
-        { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.reviewed', key: record.id, data, requestId }) },
+        { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.reviewed', key: record.id, data }) },
         auditEvent({
           actor: caller,
           action: 'evidence.mark-reviewed',
@@ -400,7 +391,6 @@ export class EvidenceService {
           subjectUserId: record.user_id,
           before: { review_status: 'new' },
           after: { review_status: 'reviewed' },
-          requestId,
         }),
       ];
     });
@@ -687,7 +677,7 @@ export class EvidenceService {
     };
   }
 
-  private editedAudit(caller: CallerIdentity, current: EvidenceRecord, changes: EvidenceChanges, requestId?: string): PendingEvent {
+  private editedAudit(caller: CallerIdentity, current: EvidenceRecord, changes: EvidenceChanges): PendingEvent {
     const before: Record<string, unknown> = {};
     const after: Record<string, unknown> = {};
     for (const field of ['title', 'notes', 'media_revision'] as const) {
@@ -702,11 +692,10 @@ export class EvidenceService {
       subjectUserId: current.user_id,
       before,
       after,
-      requestId,
     });
   }
 
-  private changedEvent(type: 'evidence.created' | 'evidence.updated', record: EvidenceRecord, requestId?: string): PendingEvent {
+  private changedEvent(type: 'evidence.created' | 'evidence.updated', record: EvidenceRecord): PendingEvent {
     const data: EvidenceChangedData = {
       evidenceId: record.id,
       userId: record.user_id,
@@ -714,7 +703,7 @@ export class EvidenceService {
       is_public: record.is_public,
       title: record.title,
     };
-    return { topic: TOPICS.evidence, event: createEvent({ type, key: record.id, data, requestId }) };
+    return { topic: TOPICS.evidence, event: createEvent({ type, key: record.id, data }) };
   }
 }
 

@@ -45,7 +45,7 @@ export const MANIFEST_COLUMNS = [
 export class InvestigatorExporter {
   constructor(private readonly deps: InvestigatorExportDeps) {}
 
-  async prepare(caller: CallerIdentity, query: InvestigatorExportQuery, requestId?: string): Promise<PreparedInvestigatorExport> {
+  async prepare(caller: CallerIdentity, query: InvestigatorExportQuery): Promise<PreparedInvestigatorExport> {
     // Checked before anything is read or recorded: a search of too many words is a 400.
     const filter = filterOf(query);
     const pages = this.pages(query, filter);
@@ -67,7 +67,6 @@ export class InvestigatorExporter {
             : Object.fromEntries(FILTERS.flatMap((name) => (query[name] !== undefined ? [[name, query[name]]] : [])))),
           originals: query.originals ?? false,
         },
-        requestId,
       }),
     ]);
     this.deps.onEventsCommitted();

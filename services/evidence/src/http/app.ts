@@ -5,6 +5,7 @@ import {
   errorHandler,
   healthRoutes,
   notFoundHandler,
+  requestContext,
   requestLogging,
   type BlobStore,
   type IdentityTokens,
@@ -53,6 +54,7 @@ export function createEvidenceApp(deps: EvidenceAppDeps): {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', true);
+  app.use(requestContext());
   app.use(deps.metrics.expressMiddleware());
   app.use(requestLogging(deps.logger));
   healthRoutes(app, deps.readiness);

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { runWithRequestContext, type RequestContext } from '@portal/platform';
 
 /** What may answer a request before fastify sees it; each returns true when it took the request. */
 export interface FrontAnswers {
@@ -15,9 +16,10 @@ export interface FrontAnswers {
 
 /**
  * fastify's serverFactory: fastify's own HTTP server with the front answers checked first, and
- * the timeouts fastify sets on a server it makes itself.
+ * the timeouts fastify sets on a server it makes itself. Every request, whoever answers it, runs
+ * in its request context (`contextOf`: the response policy's, whose id is fastify's request id).
  */
-export function edgeServerFactory(front: FrontAnswers) {
+export function edgeServerFactory(front: FrontAnswers, contextOf: (req: IncomingMessage) => RequestContext) {
   return (handler: (req: IncomingMessage, res: ServerResponse) => void, factoryOptions: unknown): Server => {
     // fastify hands its processed options (defaults applied) to the factory.
     const options = factoryOptions as {
@@ -27,11 +29,12 @@ export function edgeServerFactory(front: FrontAnswers) {
       connectionTimeout: number;
       maxRequestsPerSocket: number;
     };
-    const server = createServer(options.http ?? {}, (req, res) => {
+    const answer = (req: IncomingMessage, res: ServerResponse) => {
       if (front.closing) handler(req, res);
       else if (front.fromMemory?.(req, res)) return;
       else if (!front.fastProxy?.take(req, res, handler)) handler(req, res);
-    });
+    };
+    const server = createServer(options.http ?? {}, (req, res) => runWithRequestContext(contextOf(req), () => answer(req, res)));
     server.keepAliveTimeout = options.keepAliveTimeout;
     server.requestTimeout = options.requestTimeout;
     server.setTimeout(options.connectionTimeout);

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import proxyAddr from '@fastify/proxy-addr';
 import fastifyCookie from '@fastify/cookie';
 import { Pool, type Dispatcher } from 'undici';
+import { setRequestCaller } from '@portal/platform';
 import { SessionResolver, type ResolvedCaller } from '../sessions/session-resolver.js';
 import { fastPathRouteOf, type Upstream } from '../routes/route-table.js';
 import { hostOf, protocolOf, type TrustFunction } from './client-view.js';
@@ -133,6 +134,7 @@ export function proxyFastPath(options: ProxyFastPathOptions): ProxyFastPath {
         const known = options.cachedCaller(key);
         if (known === undefined) return false;
         caller = known;
+        if (known) setRequestCaller(req, known.identity);
       }
     }
     const protocol = protocolOf(req, trust);

@@ -1,12 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { MESSAGES, type PublicConfig } from '@portal/contracts';
-import { redactUrl, type Logger, type ServiceMetrics } from '@portal/platform';
+import {
+  httpRequestContext,
+  isWellFormedRequestId,
+  redactUrl,
+  type Logger,
+  type RequestContext,
+  type ServiceMetrics,
+} from '@portal/platform';
 import type { TrustFunction } from './client-view.js';
 import { forEachEndToEnd } from './hop-by-hop.js';
 import { securityHeaderPairs } from './security.js';
 
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
 const UNAVAILABLE = 'The service is not answering right now. Please try again shortly.';
 
 /** What the rate limiter decided for one request (@fastify/rate-limit's `createRateLimit()`). */
@@ -49,10 +55,18 @@ export class ResponsePolicy {
     this.ownNames = own;
   }
 
-  /** A request's id: a trusted proxy's X-Request-Id when it is well formed, else a new one (fastify's genReqId). */
-  readonly requestId = (req: IncomingMessage): string => {
+  /**
+   * A request's context (the platform's request context, which the edge server runs every request
+   * in): its id a trusted proxy's X-Request-Id when it is well formed, else a new one.
+   */
+  readonly requestContext = (req: IncomingMessage): RequestContext => httpRequestContext(req, this.newRequestId);
+
+  /** A request's id, its context's (fastify's genReqId, and the answers in front of fastify). */
+  readonly requestId = (req: IncomingMessage): string => this.requestContext(req).requestId!;
+
+  private readonly newRequestId = (req: IncomingMessage): string => {
     const incoming = req.headers['x-request-id'];
-    return this.options.trust !== false && typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    return this.options.trust !== false && isWellFormedRequestId(incoming) ? incoming : randomUUID();
   };
 
   /** Sets the security headers on a response fastify will write. */

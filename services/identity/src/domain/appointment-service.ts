@@ -85,7 +85,7 @@ export class AppointmentService {
 
   // --- administrators ----------------------------------------------------------------------
 
-  async importCsv(caller: Actor, text: string, fileName: string, requestId?: string): Promise<AppointmentImportResult> {
+  async importCsv(caller: Actor, text: string, fileName: string): Promise<AppointmentImportResult> {
     const { rows, refused } = readAppointmentCsv(text, this.deps.settings.timeZone, this.clock());
     const result: AppointmentImportResult = { created: [], updated: [], unchanged: [], refused };
     for (const row of rows) {
@@ -115,7 +115,6 @@ export class AppointmentService {
           unchanged: result.unchanged.length,
           refused: result.refused.length,
         },
-        requestId,
       }),
     ]);
     this.deps.onEventsCommitted();
@@ -127,11 +126,11 @@ export class AppointmentService {
   }
 
   /** One appointment: a new one for the address, or the address's existing one moved. */
-  async create(caller: Actor, input: AppointmentCreate, requestId?: string): Promise<{ appointment: AdminAppointment; created: boolean }> {
+  async create(caller: Actor, input: AppointmentCreate): Promise<{ appointment: AdminAppointment; created: boolean }> {
     const start = this.startOf(input.start);
     const existing = await this.deps.store.findByEmail(input.email);
     if (existing) {
-      const moved = await this.change(caller, existing, { ...input, start }, requestId);
+      const moved = await this.change(caller, existing, { ...input, start });
       return { appointment: await this.adminView(moved), created: false };
     }
     // Set by an administrator for an address that has an account (the user dialog): it is that account's.
@@ -142,13 +141,12 @@ export class AppointmentService {
     };
     try {
       await this.deps.store.create(record, [
-        this.scheduledEvent(record, 'set', requestId),
+        this.scheduledEvent(record, 'set'),
         auditEvent({
           actor: caller,
           action: 'appointment.create',
           ...(await this.auditAbout(record)),
           after: auditSnapshot(record),
-          requestId,
         }),
       ]);
     } catch (error) {
@@ -160,7 +158,7 @@ export class AppointmentService {
     return { appointment: await this.adminView(record), created: true };
   }
 
-  async update(caller: Actor, id: string, input: AppointmentUpdate, requestId?: string): Promise<AdminAppointment> {
+  async update(caller: Actor, id: string, input: AppointmentUpdate): Promise<AdminAppointment> {
     let record = await this.require(id);
     if (input.status !== undefined && input.status !== record.status) {
       const at = new Date(this.clock()).toISOString();
@@ -171,7 +169,6 @@ export class AppointmentService {
           ...(await this.auditAbout(record)),
           before: { status: record.status },
           after: { status: input.status },
-          requestId,
         }),
       ]);
       if (!updated) throw notFound('No such appointment');
@@ -180,26 +177,20 @@ export class AppointmentService {
     }
     const { status: _status, ...rest } = input;
     if (Object.values(rest).some((value) => value !== undefined)) {
-      record = await this.change(
-        caller,
-        record,
-        { ...rest, ...(rest.start !== undefined ? { start: this.startOf(rest.start) } : {}) },
-        requestId,
-      );
+      record = await this.change(caller, record, { ...rest, ...(rest.start !== undefined ? { start: this.startOf(rest.start) } : {}) });
     }
     return this.adminView(record);
   }
 
-  async cancel(caller: Actor, id: string, requestId?: string): Promise<void> {
+  async cancel(caller: Actor, id: string): Promise<void> {
     const record = await this.require(id);
     const deleted = await this.deps.store.delete(id, [
-      this.cancelledEvent(record, false, requestId),
+      this.cancelledEvent(record, false),
       auditEvent({
         actor: caller,
         action: 'appointment.cancel',
         ...(await this.auditAbout(record)),
         before: auditSnapshot(record),
-        requestId,
       }),
     ]);
     if (!deleted) throw notFound('No such appointment');
@@ -228,7 +219,7 @@ export class AppointmentService {
     };
   }
 
-  async announce(caller: Actor, request: AnnounceRequest, requestId?: string): Promise<AnnounceResult> {
+  async announce(caller: Actor, request: AnnounceRequest): Promise<AnnounceResult> {
     const message = request.message ?? readyText(request.text!, this.deps.settings);
     if (request.from && request.to && request.from >= request.to)
       throw badRequest('from must be before to', { from: 'from must be before to' });
@@ -246,7 +237,6 @@ export class AppointmentService {
             message,
             appointments: records.map((record) => ({ appointmentId: record.id, version: record.version })),
           },
-          requestId,
         }),
       },
       auditEvent({
@@ -265,7 +255,6 @@ export class AppointmentService {
           message,
           recipients: records.length,
         },
-        requestId,
       }),
     ]);
     this.deps.onEventsCommitted();
@@ -397,7 +386,6 @@ export class AppointmentService {
     caller: Actor,
     record: AppointmentRecord,
     input: { start?: string; phone?: string | undefined; place?: string | undefined; note?: string | undefined },
-    requestId?: string,
   ): Promise<AppointmentRecord> {
     if (input.start !== undefined && input.start !== record.start && Date.parse(input.start) <= this.clock()) {
       throw badRequest('The new start has passed', { start: 'The new start has passed' });
@@ -411,10 +399,9 @@ export class AppointmentService {
         ...(await this.auditAbout(record)),
         before: auditSnapshot(record),
         after: auditSnapshot(next),
-        requestId,
       }),
     ];
-    if (next.version !== record.version) events.push(this.scheduledEvent(next, 'moved', requestId));
+    if (next.version !== record.version) events.push(this.scheduledEvent(next, 'moved'));
     if (!(await this.deps.store.replace(next, record.version, events)))
       throw conflict('The appointment was changed by someone else meanwhile: reload it and try again');
     this.deps.onEventsCommitted();
@@ -564,26 +551,24 @@ export class AppointmentService {
     return { target: { type: 'appointment', id: record.id, label: user?.username ?? null }, subjectUserId: user?.id ?? null };
   }
 
-  private scheduledEvent(record: AppointmentRecord, reason: 'set' | 'moved', requestId?: string): PendingEvent {
+  private scheduledEvent(record: AppointmentRecord, reason: 'set' | 'moved'): PendingEvent {
     return {
       topic: TOPICS.appointments,
       event: createEvent({
         type: 'appointment.scheduled',
         key: record.id,
         data: { appointmentId: record.id, version: record.version, start: record.start, reason },
-        requestId,
       }),
     };
   }
 
-  private cancelledEvent(record: AppointmentRecord, erased: boolean, requestId?: string): PendingEvent {
+  private cancelledEvent(record: AppointmentRecord, erased: boolean): PendingEvent {
     return {
       topic: TOPICS.appointments,
       event: createEvent({
         type: 'appointment.cancelled',
         key: record.id,
         data: { appointmentId: record.id, version: record.version, erased },
-        requestId,
       }),
     };
   }

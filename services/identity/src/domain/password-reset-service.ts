@@ -61,7 +61,7 @@ export class PasswordResetService {
   }
 
   /** Makes a new code (replacing any earlier one) and has the notifier e-mail it. */
-  async sendCode(email: string, requestId?: string): Promise<void> {
+  async sendCode(email: string): Promise<void> {
     const user = await this.deps.users.findByEmail(email);
     if (!user) throw notFound(MESSAGES.noAccountForEmail);
     const code = String(randomInt(RESET_CODE_MIN, RESET_CODE_MAX + 1));
@@ -76,7 +76,7 @@ export class PasswordResetService {
       expiresAt: new Date(expiresAt).toISOString(),
     };
     await this.deps.users.appendEvents([
-      { topic: TOPICS.passwordResets, event: createEvent({ type: 'password-reset.requested', key: user.id, data, requestId }) },
+      { topic: TOPICS.passwordResets, event: createEvent({ type: 'password-reset.requested', key: user.id, data }) },
     ]);
     this.deps.onEventsCommitted();
     this.deps.logger.info({ userId: user.id }, 'password reset code issued');
@@ -89,7 +89,7 @@ export class PasswordResetService {
     return this.consume(user, code, { keepOnSuccess: true });
   }
 
-  async updatePassword(email: string, code: string, password: string, requestId?: string): Promise<void> {
+  async updatePassword(email: string, code: string, password: string): Promise<void> {
     const user = await this.deps.users.findByEmail(email);
     if (!user || !(await this.consume(user, code, { keepOnSuccess: false }))) {
       throw badRequest(MESSAGES.incorrectCode, { code: MESSAGES.incorrectCode });
@@ -101,8 +101,8 @@ export class PasswordResetService {
       user.id,
       { password_hash: await this.deps.passwords.hash(password), updated_at: new Date().toISOString() },
       [
-        { topic: TOPICS.sessions, event: createEvent({ type: 'sessions.revoked', key: user.id, data: revoked, requestId }) },
-        { topic: TOPICS.users, event: createEvent({ type: 'account.notice', key: user.id, data: notice, requestId }) },
+        { topic: TOPICS.sessions, event: createEvent({ type: 'sessions.revoked', key: user.id, data: revoked }) },
+        { topic: TOPICS.users, event: createEvent({ type: 'account.notice', key: user.id, data: notice }) },
       ],
     );
     const ended = await this.deps.sessions.endAllFor(user.id);

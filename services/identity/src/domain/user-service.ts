@@ -96,7 +96,7 @@ export class UserService {
     return { exists: false, message: '', field: null };
   }
 
-  async register(request: RegisterRequest, photo: UploadedFile | undefined, requestId?: string): Promise<UserRecord> {
+  async register(request: RegisterRequest, photo: UploadedFile | undefined): Promise<UserRecord> {
     try {
       // Terms accepted in an earlier version than today's were not the terms in force: read them again.
       if (request.terms_version !== undefined && request.terms_version !== this.deps.termsVersion) {
@@ -134,10 +134,7 @@ export class UserService {
         updated_at: now,
       };
       try {
-        await this.deps.users.create(user, [
-          this.registeredEvent(user, requestId),
-          await this.verificationEvent(user, 'registered', requestId),
-        ]);
+        await this.deps.users.create(user, [this.registeredEvent(user), await this.verificationEvent(user, 'registered')]);
       } catch (error) {
         await this.deps.blobs.delete(photoKey);
         await this.deps.users.blobIntents.remove(photoKey);
@@ -193,7 +190,7 @@ export class UserService {
     return user;
   }
 
-  async updateProfile(caller: CallerIdentity, update: ProfileUpdate, avatar: UploadedFile | undefined, requestId?: string) {
+  async updateProfile(caller: CallerIdentity, update: ProfileUpdate, avatar: UploadedFile | undefined) {
     try {
       const current = await this.me(caller);
       const changes: UserChanges = {
@@ -222,7 +219,7 @@ export class UserService {
         await this.deps.blobs.put(newAvatarKey, processed.bytes, { contentType: processed.contentType });
         changes.avatar_key = newAvatarKey;
       }
-      const updated = await this.applyUpdate(current.id, changes, requestId).catch(async (error: unknown) => {
+      const updated = await this.applyUpdate(current.id, changes).catch(async (error: unknown) => {
         if (newAvatarKey) {
           await this.deps.blobs.delete(newAvatarKey);
           await intents.remove(newAvatarKey);
@@ -243,13 +240,13 @@ export class UserService {
     }
   }
 
-  async markVideoWatched(caller: CallerIdentity, userId: string, requestId?: string): Promise<UserRecord> {
+  async markVideoWatched(caller: CallerIdentity, userId: string): Promise<UserRecord> {
     if (caller.userId !== userId && !isAdminRole(caller.role)) throw forbidden(MESSAGES.notYours);
     const user = await this.deps.users.findById(userId);
     if (!user) throw notFound(MESSAGES.userNotFound);
     if (user.video_watched) return user;
     const updated = await this.deps.users.update(userId, { video_watched: true, updated_at: new Date().toISOString() }, [
-      { topic: TOPICS.users, event: createEvent({ type: 'user.video-watched', key: userId, data: { userId }, requestId }) },
+      { topic: TOPICS.users, event: createEvent({ type: 'user.video-watched', key: userId, data: { userId } }) },
     ]);
     if (!updated) throw notFound(MESSAGES.userNotFound);
     this.deps.onEventsCommitted();
@@ -260,7 +257,7 @@ export class UserService {
     return this.deps.users.list(limit, cursor);
   }
 
-  async adminUpdate(caller: CallerIdentity, userId: string, update: AdminUserUpdate, requestId?: string): Promise<UserRecord> {
+  async adminUpdate(caller: CallerIdentity, userId: string, update: AdminUserUpdate): Promise<UserRecord> {
     const current = await this.deps.users.findById(userId);
     if (!current) throw notFound(MESSAGES.userNotFound);
     const changes: UserChanges = {
@@ -271,7 +268,7 @@ export class UserService {
     };
     if (update.email.toLowerCase() !== current.email.toLowerCase()) changes.email_verified = false;
     const { before, after } = changedFields(current, changes, ['username', 'email', 'phone_number', 'full_name']);
-    return this.applyUpdate(userId, changes, requestId, [
+    return this.applyUpdate(userId, changes, [
       auditEvent({
         actor: caller,
         action: 'user.edit',
@@ -279,13 +276,12 @@ export class UserService {
         subjectUserId: userId,
         before,
         after,
-        requestId,
       }),
     ]);
   }
 
   /** Deletes the account and its pictures; answers what it was (to forget its rate-limit counters). */
-  async deleteUser(caller: CallerIdentity, userId: string, requestId?: string): Promise<UserRecord> {
+  async deleteUser(caller: CallerIdentity, userId: string): Promise<UserRecord> {
     if (caller.userId === userId) throw badRequest(MESSAGES.cannotDeleteSelf);
     const user = await this.deps.users.findById(userId);
     if (!user) throw notFound(MESSAGES.userNotFound);
@@ -298,8 +294,8 @@ export class UserService {
     await this.deps.users.blobIntents.add(pictures);
     const existed = await this.deps.users
       .delete(userId, [
-        { topic: TOPICS.users, event: createEvent({ type: 'user.deleted', key: userId, data: deleted, requestId }) },
-        { topic: TOPICS.sessions, event: createEvent({ type: 'sessions.revoked', key: userId, data: revoked, requestId }) },
+        { topic: TOPICS.users, event: createEvent({ type: 'user.deleted', key: userId, data: deleted }) },
+        { topic: TOPICS.sessions, event: createEvent({ type: 'sessions.revoked', key: userId, data: revoked }) },
         // Stored without what identifies the account (it is gone by the time the log has it).
         auditEvent({
           actor: caller,
@@ -307,7 +303,6 @@ export class UserService {
           target: { type: 'user', id: userId, label: user.username },
           subjectUserId: userId,
           before: { role: user.role },
-          requestId,
         }),
       ])
       .catch(async (error: unknown) => {
@@ -413,7 +408,7 @@ export class UserService {
     const user = login.includes('@') ? await this.deps.users.findByEmail(login.toLowerCase()) : await this.deps.users.findByUsername(login);
     if (!user) throw notFound(MESSAGES.userNotFound);
     if (isAdminRole(user.role)) return 'unchanged';
-    await this.applyUpdate(user.id, { role: ROLE_ADMIN }, undefined, [
+    await this.applyUpdate(user.id, { role: ROLE_ADMIN }, [
       auditEvent({
         actor: 'ops-command',
         action: 'user.promote',
@@ -427,25 +422,19 @@ export class UserService {
   }
 
   /** Records an administrator's export of a participant's data (the export itself reads only). */
-  async recordExport(caller: CallerIdentity, user: Pick<UserRecord, 'id' | 'username'>, requestId?: string): Promise<void> {
+  async recordExport(caller: CallerIdentity, user: Pick<UserRecord, 'id' | 'username'>): Promise<void> {
     await this.deps.users.appendEvents([
       auditEvent({
         actor: caller,
         action: 'user.export',
         target: { type: 'user', id: user.id, label: user.username },
         subjectUserId: user.id,
-        requestId,
       }),
     ]);
     this.deps.onEventsCommitted();
   }
 
-  private async applyUpdate(
-    userId: string,
-    changes: UserChanges,
-    requestId?: string,
-    alsoRecord: PendingEvent[] = [],
-  ): Promise<UserRecord> {
+  private async applyUpdate(userId: string, changes: UserChanges, alsoRecord: PendingEvent[] = []): Promise<UserRecord> {
     const current = await this.deps.users.findById(userId);
     if (!current) throw notFound(MESSAGES.userNotFound);
     const next = { ...current, ...changes };
@@ -461,10 +450,8 @@ export class UserService {
     let updated: UserRecord | null;
     try {
       updated = await this.deps.users.update(userId, { ...changes, updated_at: new Date().toISOString() }, [
-        { topic: TOPICS.users, event: createEvent({ type: 'user.updated', key: userId, data, requestId }) },
-        ...(emailChanged
-          ? [await this.verificationEvent(next, 'email-changed', requestId), this.emailChangedNotice(current, next.email, requestId)]
-          : []),
+        { topic: TOPICS.users, event: createEvent({ type: 'user.updated', key: userId, data }) },
+        ...(emailChanged ? [await this.verificationEvent(next, 'email-changed'), this.emailChangedNotice(current, next.email)] : []),
         ...alsoRecord,
       ]);
     } catch (error) {
@@ -514,11 +501,7 @@ export class UserService {
     return error;
   }
 
-  private async verificationEvent(
-    user: UserRecord,
-    reason: EmailVerificationRequestedData['reason'],
-    requestId?: string,
-  ): Promise<PendingEvent> {
+  private async verificationEvent(user: UserRecord, reason: EmailVerificationRequestedData['reason']): Promise<PendingEvent> {
     const data: EmailVerificationRequestedData = {
       userId: user.id,
       email: user.email,
@@ -527,11 +510,11 @@ export class UserService {
       sealedToken: this.deps.sealer.seal(await this.deps.verification.mint(user.id, user.email)),
       reason,
     };
-    return { topic: TOPICS.users, event: createEvent({ type: 'email-verification.requested', key: user.id, data, requestId }) };
+    return { topic: TOPICS.users, event: createEvent({ type: 'email-verification.requested', key: user.id, data }) };
   }
 
   /** The old address is told where the account's mail goes now (if it was not its owner, they can act). */
-  private emailChangedNotice(before: UserRecord, newEmail: string, requestId?: string): PendingEvent {
+  private emailChangedNotice(before: UserRecord, newEmail: string): PendingEvent {
     const data: AccountNoticeData = {
       notice: 'email-changed',
       userId: before.id,
@@ -539,10 +522,10 @@ export class UserService {
       full_name: before.full_name,
       newEmail,
     };
-    return { topic: TOPICS.users, event: createEvent({ type: 'account.notice', key: before.id, data, requestId }) };
+    return { topic: TOPICS.users, event: createEvent({ type: 'account.notice', key: before.id, data }) };
   }
 
-  private registeredEvent(user: UserRecord, requestId?: string): PendingEvent {
+  private registeredEvent(user: UserRecord): PendingEvent {
     const data: UserRegisteredData = {
       userId: user.id,
       username: user.username,
@@ -550,7 +533,7 @@ export class UserService {
       full_name: user.full_name,
       role: user.role,
     };
-    return { topic: TOPICS.users, event: createEvent({ type: 'user.registered', key: user.id, data, requestId }) };
+    return { topic: TOPICS.users, event: createEvent({ type: 'user.registered', key: user.id, data }) };
   }
 }
 

@@ -4,6 +4,7 @@ import {
   errorHandler,
   healthRoutes,
   notFoundHandler,
+  requestContext,
   requestLogging,
   type IdentityTokens,
   type Logger,
@@ -60,8 +61,9 @@ export function createIdentityApp(deps: IdentityAppDeps): Express {
   // Only the gateway reaches this service; it tells us the original protocol and address.
   app.set('trust proxy', true);
   // The plain GET /api/user and GET /api/session are answered before this app (hot-routes.ts), with
-  // what these middlewares do for them (metrics, request id and log line, caller token): a
+  // what these middlewares do for them (request context, metrics, request id and log line, caller token): a
   // middleware added here for every request has its place there too.
+  app.use(requestContext());
   app.use(deps.metrics.expressMiddleware());
   app.use(requestLogging(deps.logger));
   healthRoutes(app, deps.readiness);

@@ -2,8 +2,10 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import {
   IDENTITY_HEADER,
+  httpRequestContext,
   logRequest,
-  requestIdFor,
+  runInHttpRequestContext,
+  setRequestCaller,
   type CallerIdentity,
   type IdentityTokens,
   type Logger,
@@ -36,44 +38,51 @@ const HOT_PATHS = new Set(['/api/user', '/api/session']);
  * latency metric (tests/integration/identity-hot-routes.test.ts compares both, header by header).
  */
 export function withHotRoutes(app: RequestListener, deps: HotRouteDeps): RequestListener {
-  return (req, res) => {
-    const path = req.url ?? '';
-    const headers = req.headers;
-    if (
-      req.method !== 'GET' ||
-      !HOT_PATHS.has(path) ||
-      headers['if-none-match'] !== undefined ||
-      headers['if-modified-since'] !== undefined ||
-      // A GET with a body is express's to read (a malformed JSON body is a 400 there).
-      headers['transfer-encoding'] !== undefined ||
-      (headers['content-length'] !== undefined && headers['content-length'] !== '0')
-    ) {
-      app(req, res);
-      return;
-    }
-    const startedAt = Date.now();
-    const started = process.hrtime.bigint();
-    const token = req.headers[IDENTITY_HEADER];
-    if (token === undefined) {
-      // A visitor: only the session probe answers them (GET /api/user refuses, in express).
-      if (path === '/api/session') answer(req, res, path, '{"user":null}', startedAt, started, deps);
-      else app(req, res);
-      return;
-    }
-    if (typeof token !== 'string' || token.length === 0) {
-      app(req, res);
-      return;
-    }
-    const known = deps.tokens.knownCaller(token);
-    (known ? deps.users.me(known) : deps.tokens.verifyCaller(token).then((caller: CallerIdentity) => deps.users.me(caller))).then(
-      (user) => {
-        const body = JSON.stringify(path === '/api/user' ? toUserResponse(user) : { user: toUserResponse(user) });
-        answer(req, res, path, body, startedAt, started, deps);
-      },
-      // A refusal or a failure: the express app answers (and logs) it as it always has.
-      () => app(req, res),
-    );
+  // Both paths run in the request's one context (the express app's requestContext() finds it made).
+  return (req, res) => runInHttpRequestContext(req, () => hotOrExpress(app, deps, req, res));
+}
+
+function hotOrExpress(app: RequestListener, deps: HotRouteDeps, req: IncomingMessage, res: ServerResponse): void {
+  const path = req.url ?? '';
+  const headers = req.headers;
+  if (
+    req.method !== 'GET' ||
+    !HOT_PATHS.has(path) ||
+    headers['if-none-match'] !== undefined ||
+    headers['if-modified-since'] !== undefined ||
+    // A GET with a body is express's to read (a malformed JSON body is a 400 there).
+    headers['transfer-encoding'] !== undefined ||
+    (headers['content-length'] !== undefined && headers['content-length'] !== '0')
+  ) {
+    app(req, res);
+    return;
+  }
+  const startedAt = Date.now();
+  const started = process.hrtime.bigint();
+  const token = req.headers[IDENTITY_HEADER];
+  if (token === undefined) {
+    // A visitor: only the session probe answers them (GET /api/user refuses, in express).
+    if (path === '/api/session') answer(req, res, path, '{"user":null}', startedAt, started, deps);
+    else app(req, res);
+    return;
+  }
+  if (typeof token !== 'string' || token.length === 0) {
+    app(req, res);
+    return;
+  }
+  const known = deps.tokens.knownCaller(token);
+  const me = (caller: CallerIdentity) => {
+    setRequestCaller(req, caller);
+    return deps.users.me(caller);
   };
+  (known ? me(known) : deps.tokens.verifyCaller(token).then(me)).then(
+    (user) => {
+      const body = JSON.stringify(path === '/api/user' ? toUserResponse(user) : { user: toUserResponse(user) });
+      answer(req, res, path, body, startedAt, started, deps);
+    },
+    // A refusal or a failure: the express app answers (and logs) it as it always has.
+    () => app(req, res),
+  );
 }
 
 function answer(
@@ -85,7 +94,7 @@ function answer(
   started: bigint,
   deps: HotRouteDeps,
 ): void {
-  const id = requestIdFor(req.headers['x-request-id']);
+  const id = httpRequestContext(req).requestId!;
   const bytes = Buffer.from(body, 'utf8');
   // In express's order: the request id (request logging), the route's Cache-Control, then res.json's.
   // One writeHead with every header, and the body as a string: Node sends the head and the body in

@@ -14,17 +14,7 @@ import {
   type MarkReviewed,
   type SelectedVisibility,
 } from '@portal/contracts';
-import {
-  notFound,
-  parseInput,
-  requestId,
-  requireAdmin,
-  requireCaller,
-  route,
-  setNextLink,
-  signedInOnly,
-  uuidParam,
-} from '@portal/platform';
+import { notFound, parseInput, requireAdmin, requireCaller, route, setNextLink, signedInOnly, uuidParam } from '@portal/platform';
 import type { EvidenceService } from '../../domain/evidence-service.js';
 import { toEvidenceResponse } from '../../domain/evidence-record.js';
 import type { EvidencePage } from '../../repositories/evidence-repository.js';
@@ -86,13 +76,12 @@ export function evidenceRoutes({ evidence, tmpDir, publicLocationDecimals }: Evi
       const idempotencyKey = idempotencyKeyOf(req);
       if (req.file) {
         const record = await evidence.createFromFile(caller, { path: req.file.path }, input, {
-          requestId: requestId(req),
           ...(idempotencyKey ? { idempotencyKey } : {}),
         });
         res.status(201).json(toEvidenceResponse(record));
         return;
       }
-      const { record, created } = await evidence.createNote(caller, input, requestId(req), idempotencyKey);
+      const { record, created } = await evidence.createNote(caller, input, idempotencyKey);
       res.status(created ? 201 : 200).json(toEvidenceResponse(record));
     }),
   );
@@ -179,14 +168,14 @@ export function evidenceRoutes({ evidence, tmpDir, publicLocationDecimals }: Evi
       const id = evidenceId(req);
       const input = parseInput(updateEvidenceSchema, req.body);
       const file = req.file ? { path: req.file.path } : undefined;
-      res.json(toEvidenceResponse(await evidence.update(caller, id, input, file, requestId(req))));
+      res.json(toEvidenceResponse(await evidence.update(caller, id, input, file)));
     }),
   );
 
   router.delete(
     '/api/evidence/delete/:id',
     route(async (req, res) => {
-      await evidence.delete(requireCaller(req), evidenceId(req), requestId(req));
+      await evidence.delete(requireCaller(req), evidenceId(req));
       res.json({ ok: true, message: MESSAGES.evidenceDeleted });
     }),
   );
@@ -195,7 +184,7 @@ export function evidenceRoutes({ evidence, tmpDir, publicLocationDecimals }: Evi
     '/api/evidence/clearance/:id',
     route(async (req, res) => {
       const caller = requireAdmin(req);
-      res.json(toEvidenceResponse(await evidence.toggleVisibility(caller, evidenceId(req), requestId(req))));
+      res.json(toEvidenceResponse(await evidence.toggleVisibility(caller, evidenceId(req))));
     }),
   );
 
@@ -204,7 +193,7 @@ export function evidenceRoutes({ evidence, tmpDir, publicLocationDecimals }: Evi
     route(async (req, res) => {
       const caller = requireAdmin(req);
       const input = parseInput(selectedVisibilityRequestSchema, req.body);
-      const result = await evidence.setSelectedVisibility(caller, input.ids, input.is_public, requestId(req));
+      const result = await evidence.setSelectedVisibility(caller, input.ids, input.is_public);
       const body: SelectedVisibility = {
         ok: true,
         is_public: input.is_public,
@@ -221,7 +210,7 @@ export function evidenceRoutes({ evidence, tmpDir, publicLocationDecimals }: Evi
     route(async (req, res) => {
       const caller = requireAdmin(req);
       const input = parseInput(markReviewedRequestSchema, req.body);
-      const result = await evidence.markReviewed(caller, input.ids, requestId(req));
+      const result = await evidence.markReviewed(caller, input.ids);
       const body: MarkReviewed = { ok: true, reviewed: ids(result.changed), unchanged: result.unchanged, not_found: result.missing };
       res.json(body);
     }),
@@ -232,7 +221,7 @@ export function evidenceRoutes({ evidence, tmpDir, publicLocationDecimals }: Evi
     route(async (req, res) => {
       const caller = requireAdmin(req);
       const id = evidenceId(req);
-      const result = await evidence.markReviewed(caller, [id], requestId(req));
+      const result = await evidence.markReviewed(caller, [id]);
       if (result.missing.length > 0) throw notFound(MESSAGES.evidenceNotFound);
       res.json(toEvidenceResponse(await evidence.readable(req.caller, id)));
     }),
@@ -246,7 +235,7 @@ export function evidenceRoutes({ evidence, tmpDir, publicLocationDecimals }: Evi
       path,
       route(async (req, res) => {
         const caller = requireAdmin(req);
-        const changed = await evidence.setAllVisibility(caller, isPublic, requestId(req));
+        const changed = await evidence.setAllVisibility(caller, isPublic);
         res.json({ ok: true, changed, is_public: isPublic });
       }),
     );

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { investigatorExportQuerySchema } from '@portal/contracts';
-import { parseInput, requestId, requireAdmin, route } from '@portal/platform';
+import { parseInput, requireAdmin, route } from '@portal/platform';
 import type { InvestigatorExporter } from '../../domain/investigator-export.js';
 
 /** The investigator's export (administrators): one zip archive, streamed as it is made. */
@@ -11,7 +11,7 @@ export function exportRoutes({ exporter }: { exporter: InvestigatorExporter }): 
     route(async (req, res) => {
       const caller = requireAdmin(req);
       const query = parseInput(investigatorExportQuerySchema, req.query);
-      const prepared = await exporter.prepare(caller, query, requestId(req));
+      const prepared = await exporter.prepare(caller, query);
       res.status(200).set({
         'Content-Type': 'application/zip',
         'Content-Disposition': `attachment; filename="${prepared.fileName}"`,

@@ -5,7 +5,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Router } from 'express';
 import { ERRORS, Server, TUS_RESUMABLE, TUS_VERSION, type CancellationContext, type Upload } from '@tus/server';
 import { MESSAGES, createEvidenceSchema, idempotencyKeyField, isAdminRole } from '@portal/contracts';
-import { IDENTITY_HEADER, formatBytes, toHttpError, type CallerIdentity, type IdentityTokens, type Logger } from '@portal/platform';
+import {
+  IDENTITY_HEADER,
+  formatBytes,
+  runInHttpRequestContext,
+  toHttpError,
+  type CallerIdentity,
+  type IdentityTokens,
+  type Logger,
+} from '@portal/platform';
 import type { EvidenceService } from '../../domain/evidence-service.js';
 import { toEvidenceResponse } from '../../domain/evidence-record.js';
 import type { EvidenceRepository } from '../../repositories/evidence-repository.js';
@@ -340,10 +348,11 @@ export function uploadRoutes(deps: UploadRouteDeps): {
    * A resumable-upload request handed over by the gateway in this same process (all-in-one), with
    * the headers the gateway would have sent (its signed identity header among them) and its body
    * stream (requestBodyOf): tus answers on the client's own response, without express around it
-   * (the gateway logs and counts the request).
+   * (the gateway logs and counts the request). It runs in the request's context, as the express
+   * app's requests do (requestContext()): the gateway's, for the same request.
    */
   const handleInProcess = (req: IncomingMessage, res: ServerResponse) => {
-    tus.handle(req, res).catch((error: unknown) => {
+    runInHttpRequestContext(req, () => tus.handle(req, res)).catch((error: unknown) => {
       deps.logger.error({ err: error }, 'resumable upload failed');
       if (res.headersSent) {
         res.destroy();

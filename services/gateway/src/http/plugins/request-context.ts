@@ -27,7 +27,8 @@ export interface RequestContextOptions {
  * (x-request-id), its caller and public-cache ticket (decorations the other plugins fill in), one
  * metric and one log line when it has gone, and the portal's error shape for anything that
  * fails. The metric, the line and the shape are the response policy's (response-policy.ts), which
- * the answers written in front of fastify use too.
+ * the answers written in front of fastify use too. The request's id is its platform request context's
+ * (response policy: requestContext), which the edge server runs the whole request in.
  */
 export const requestContext = fp<RequestContextOptions>(
   async (app, { policy, routes }) => {

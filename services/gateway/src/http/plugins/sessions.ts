@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin';
 import fastifyCookie from '@fastify/cookie';
 import { MESSAGES } from '@portal/contracts';
+import { setRequestCaller } from '@portal/platform';
 import { IdentityUnavailableError, type SessionResolver } from '../../sessions/session-resolver.js';
 import { pathOf, ruleOf } from '../../routes/route-table.js';
 import { isCrossSiteWrite } from '../security.js';
@@ -34,12 +35,14 @@ export const sessions = fp<SessionsOptions>(
       const known = resolver.cached(rawId);
       if (known !== undefined) {
         request.caller = known;
+        if (known) setRequestCaller(request.raw, known.identity);
         done();
         return;
       }
       resolver.resolve(rawId).then(
         (caller) => {
           request.caller = caller;
+          if (caller) setRequestCaller(request.raw, caller.identity);
           done();
         },
         (error: unknown) => {

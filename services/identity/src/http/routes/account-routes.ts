@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { checkRequestSchema, loginRequestSchema, profileUpdateSchema, registerRequestSchema, MESSAGES } from '@portal/contracts';
-import { HttpError, parseInput, requestId, requireCaller, route, signedInOnly } from '@portal/platform';
+import { HttpError, parseInput, requireCaller, route, signedInOnly } from '@portal/platform';
 import type { UserService } from '../../domain/user-service.js';
 import { toUserResponse } from '../../domain/user-record.js';
 import { clearSessionCookie, setSessionCookie, type SessionCookieSettings } from '../session-cookie.js';
@@ -25,7 +25,7 @@ export function accountRoutes({ users, cookie, uploads, limits }: AccountRouteDe
     photoUpload(uploads, ['verification_photo'], 'The photo'),
     routeWithFiles(async (req, res) => {
       const request = parseInput(registerRequestSchema, req.body);
-      const user = await users.register(request, uploadedFile(req.files, ['verification_photo']), requestId(req));
+      const user = await users.register(request, uploadedFile(req.files, ['verification_photo']));
       res.status(201).json(toUserResponse(user));
     }),
   );
@@ -93,14 +93,12 @@ export function accountRoutes({ users, cookie, uploads, limits }: AccountRouteDe
     routeWithFiles(async (req, res) => {
       const caller = requireCaller(req);
       const update = parseInput(profileUpdateSchema, req.body);
-      const user = await users
-        .updateProfile(caller, update, uploadedFile(req.files, ['file', 'avatar']), requestId(req))
-        .catch((error: unknown) => {
-          // Counted by the current-password limiter: a wrong password, not any refused update.
-          if (error instanceof HttpError && error.fields?.current_password === MESSAGES.currentPasswordWrong)
-            res.locals.currentPasswordRefused = true;
-          throw error;
-        });
+      const user = await users.updateProfile(caller, update, uploadedFile(req.files, ['file', 'avatar'])).catch((error: unknown) => {
+        // Counted by the current-password limiter: a wrong password, not any refused update.
+        if (error instanceof HttpError && error.fields?.current_password === MESSAGES.currentPasswordWrong)
+          res.locals.currentPasswordRefused = true;
+        throw error;
+      });
       res.json(toUserResponse(user));
     }),
   );
@@ -108,7 +106,7 @@ export function accountRoutes({ users, cookie, uploads, limits }: AccountRouteDe
   router.put(
     '/api/user/watched/:id',
     route(async (req, res) => {
-      const user = await users.markVideoWatched(requireCaller(req), String(req.params.id), requestId(req));
+      const user = await users.markVideoWatched(requireCaller(req), String(req.params.id));
       res.json(toUserResponse(user));
     }),
   );

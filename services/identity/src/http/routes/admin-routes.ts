@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { MESSAGES, adminUserUpdateSchema, pageQuerySchema } from '@portal/contracts';
-import { parseInput, uuidParam, requestId, requireAdmin, route, setNextLink } from '@portal/platform';
+import { parseInput, uuidParam, requireAdmin, route, setNextLink } from '@portal/platform';
 import type { UserService } from '../../domain/user-service.js';
 import type { ParticipantExporter } from '../../domain/participant-export.js';
 import type { AuthRateLimits } from '../rate-limits.js';
@@ -42,7 +42,7 @@ export function adminRoutes({
     route(async (req, res) => {
       const caller = requireAdmin(req);
       const id = userIdParam(req.params.id);
-      const user = await users.adminUpdate(caller, id, parseInput(adminUserUpdateSchema, req.body), requestId(req));
+      const user = await users.adminUpdate(caller, id, parseInput(adminUserUpdateSchema, req.body));
       res.json(toUserResponse(user));
     }),
   );
@@ -53,7 +53,7 @@ export function adminRoutes({
     route(async (req, res) => {
       const caller = requireAdmin(req);
       const prepared = await exporter.prepare(userIdParam(req.params.id));
-      await users.recordExport(caller, prepared.user, requestId(req));
+      await users.recordExport(caller, prepared.user);
       res.status(200).set({
         'Content-Type': 'application/zip',
         'Content-Disposition': `attachment; filename="${prepared.fileName}"`,
@@ -68,7 +68,7 @@ export function adminRoutes({
     '/api/user/:id',
     route(async (req, res) => {
       const caller = requireAdmin(req);
-      const deleted = await users.deleteUser(caller, userIdParam(req.params.id), requestId(req));
+      const deleted = await users.deleteUser(caller, userIdParam(req.params.id));
       await limits.forgetAccount(deleted);
       // Their appointment goes with them (and, through its cancellation, its queued messages and their copies).
       await appointments.erase(deleted);

@@ -14,7 +14,6 @@ import {
   notFound,
   parseInput,
   payloadTooLarge,
-  requestId,
   requireAdmin,
   requireCaller,
   requireServiceToken,
@@ -99,7 +98,7 @@ export function appointmentRoutes({ appointments }: { appointments: AppointmentS
       if (!file) throw badRequest('Send the CSV in the form field "file"', { file: 'Send the CSV in the form field "file"' });
       const text = new TextDecoder('utf-8', { fatal: false }).decode(file.buffer);
       if (text.includes('\u0000')) throw badRequest('The file is not a CSV text file', { file: 'The file is not a CSV text file' });
-      res.json(await appointments.importCsv(caller, text, file.originalname, requestId(req)));
+      res.json(await appointments.importCsv(caller, text, file.originalname));
     }),
   );
 
@@ -117,7 +116,7 @@ export function appointmentRoutes({ appointments }: { appointments: AppointmentS
     '/api/appointments',
     route(async (req, res) => {
       const caller = requireAdmin(req);
-      const { appointment, created } = await appointments.create(caller, parseInput(appointmentCreateSchema, req.body), requestId(req));
+      const { appointment, created } = await appointments.create(caller, parseInput(appointmentCreateSchema, req.body));
       res.status(created ? 201 : 200).json(appointment);
     }),
   );
@@ -126,7 +125,7 @@ export function appointmentRoutes({ appointments }: { appointments: AppointmentS
     '/api/appointments/announce',
     route(async (req, res) => {
       const caller = requireAdmin(req);
-      res.status(202).json(await appointments.announce(caller, parseInput(announceRequestSchema, req.body), requestId(req)));
+      res.status(202).json(await appointments.announce(caller, parseInput(announceRequestSchema, req.body)));
     }),
   );
 
@@ -152,9 +151,7 @@ export function appointmentRoutes({ appointments }: { appointments: AppointmentS
     '/api/appointments/:id',
     route(async (req, res) => {
       const caller = requireAdmin(req);
-      res.json(
-        await appointments.update(caller, appointmentId(req.params.id), parseInput(appointmentUpdateSchema, req.body), requestId(req)),
-      );
+      res.json(await appointments.update(caller, appointmentId(req.params.id), parseInput(appointmentUpdateSchema, req.body)));
     }),
   );
 
@@ -162,7 +159,7 @@ export function appointmentRoutes({ appointments }: { appointments: AppointmentS
     '/api/appointments/:id',
     route(async (req, res) => {
       const caller = requireAdmin(req);
-      await appointments.cancel(caller, appointmentId(req.params.id), requestId(req));
+      await appointments.cancel(caller, appointmentId(req.params.id));
       res.json({ ok: true, message: 'The appointment is cancelled; its reminders will not be sent' });
     }),
   );

@@ -7,7 +7,7 @@ import {
   sendCodeRequestSchema,
   MESSAGES,
 } from '@portal/contracts';
-import { parseInput, requestId, route } from '@portal/platform';
+import { parseInput, route } from '@portal/platform';
 import type { PasswordResetService } from '../../domain/password-reset-service.js';
 import type { UserService } from '../../domain/user-service.js';
 import { parsedBody, type AuthRateLimits } from '../rate-limits.js';
@@ -39,7 +39,7 @@ export function passwordResetRoutes({
     ...limits.sendCode,
     route(async (req, res) => {
       const { email } = parseInput(sendCodeRequestSchema, req.body);
-      await resets.sendCode(email, requestId(req));
+      await resets.sendCode(email);
       res.json({ ok: true, message: 'A code is on its way to your e-mail address' });
     }),
   );
@@ -50,7 +50,7 @@ export function passwordResetRoutes({
     ...limits.sendCode,
     route(async (req, res) => {
       const { email } = parseInput(resendCodeRequestSchema, req.body);
-      await resets.sendCode(email, requestId(req));
+      await resets.sendCode(email);
       res.json({ ok: true, message: 'A new code is on its way to your e-mail address' });
     }),
   );
@@ -71,7 +71,7 @@ export function passwordResetRoutes({
     ...limits.checkCode,
     route(async (req, res) => {
       const { email, code, password } = parseInput(passwordUpdateRequestSchema, req.body);
-      await resets.updatePassword(email, code, password, requestId(req));
+      await resets.updatePassword(email, code, password);
       res.json({ ok: true, message: MESSAGES.passwordUpdated });
     }),
   );
