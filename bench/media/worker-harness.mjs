@@ -70,7 +70,7 @@ const handle = metrics.timeJobs('media', mediaJobHandler({ blobs, bus, logger, w
 // MEDIA_TRANSCODE_POLICY=playable-first (bench/transcode's phone case): the 720p jobs the first
 // job adds go to a real embedded queue in DATA_DIR, which nothing works; the harness runs each
 // one itself right after, timed on its own.
-const transcodeQueue = new platform.SqliteJobQueue({ file: `${process.env.DATA_DIR}/jobs.sqlite`, queue: 'media-av', logger });
+const transcodeQueue = new platform.SqliteJobQueue({ file: `${process.env.DATA_DIR}/jobs.sqlite`, queue: 'media-av-720p', logger });
 let playableFirst;
 const handlerFor = (policy) => {
   if (policy !== 'playable-first') return handle;

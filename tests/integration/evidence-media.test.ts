@@ -246,6 +246,82 @@ describe('processed media', () => {
     expect(range.headers.get('content-range')).toBe(`bytes 0-99/${remuxed.body.length}`);
   }, 150_000);
 
+  it('shows the poster and thumbnail of an HEVC video (transcoded before it is ready) while it is still processing: in the list, the review queue and as files', async () => {
+    // What an iPhone records by default: HEVC (hvc1) + AAC in MOV. Long enough that its 720p
+    // transcode takes seconds, during which the item is processing.
+    const file = join(scratch, 'iphone-hevc.mov');
+    await execFileAsync(
+      locateFfmpeg().ffmpeg,
+      [
+        '-v',
+        'error',
+        '-y',
+        '-f',
+        'lavfi',
+        '-i',
+        'testsrc2=size=1280x720:rate=30:duration=15',
+        '-f',
+        'lavfi',
+        '-i',
+        'sine=frequency=440:duration=15',
+        '-c:v',
+        'libx265',
+        '-preset',
+        'ultrafast',
+        '-x265-params',
+        'log-level=error',
+        '-tag:v',
+        'hvc1',
+        '-c:a',
+        'aac',
+        '-shortest',
+        file,
+      ],
+      { timeout: 120_000 },
+    );
+    expect((await probeMedia(file)).streams.find((stream) => stream.codec_type === 'video')?.codec_name).toBe('hevc');
+    const { client } = await newParticipant(portal.url);
+    const { client: admin } = await adminClient(portal.url);
+    const title = `hevc-${Date.now()}`;
+    const created = await uploadEvidence(client, file, { title });
+    expect(created.status).toBe(201);
+    const id = created.data.id as string;
+
+    // While processing: the item, the owner's list and the review queue show its picture.
+    const early = await waitFor(
+      async () => {
+        const item = (await client.get(`/api/evidence/item/${id}`)).data as EvidenceItem;
+        // Ready (or failed) before any picture showed: the check below fails with what it was.
+        return item.media_status !== 'processing' || item.thumbnail_url ? item : null;
+      },
+      { timeoutMs: 60_000, intervalMs: 100, what: 'the poster of the HEVC video while it is processing' },
+    );
+    expect(early).toMatchObject({ media_status: 'processing', aws_url: null });
+    expect(early.poster_url).toMatch(/\/poster\?v=1$/);
+    expect(early.placeholder).toEqual(expect.any(String));
+    const thumbnail = await client.bytes(early.thumbnail_url!);
+    const poster = await client.bytes(early.poster_url!);
+    const own = ((await client.get(`/api/evidence?q=${title}`)).data as EvidenceItem[]).find((item) => item.id === id);
+    const queued = ((await admin.get(`/api/evidence/admin?review_status=new&q=${title}`)).data as EvidenceItem[]).find(
+      (item) => item.id === id,
+    );
+    const stillProcessing = ((await client.get(`/api/evidence/item/${id}`)).data as EvidenceItem).media_status === 'processing';
+    expect(thumbnail.status).toBe(200);
+    expect(thumbnail.headers.get('content-type')).toBe('image/webp');
+    expect(poster.status).toBe(200);
+    expect(await sharp(poster.body).metadata()).toMatchObject({ format: 'webp', width: 1280, height: 720 });
+    expect(own?.thumbnail_url).toBe(early.thumbnail_url);
+    expect(queued?.thumbnail_url).toBe(early.thumbnail_url);
+    // All of the above was seen while the transcode still ran (else the test proves nothing).
+    expect(stillProcessing).toBe(true);
+    // Not to the public: a processing item is nobody else's.
+    expect((await new ApiClient(portal.url).request('GET', early.thumbnail_url!)).status).toBe(404);
+
+    const ready = await waitForMedia(client, id, 120_000);
+    expect(ready).toMatchObject({ media_status: 'ready', thumbnail_url: early.thumbnail_url, poster_url: early.poster_url });
+    expect(ready.aws_url).toMatch(/\/display\?v=1$/);
+  }, 240_000);
+
   it('serves a Chrome WebM/Opus recording as AAC audio both Chrome and Safari play', async () => {
     const { client } = await newParticipant(portal.url);
     const item = await waitForMedia(

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LEGACY_MEDIA_QUEUE } from '@portal/contracts';
+import { LEGACY_MEDIA_QUEUE, TRANSCODE_MEDIA_QUEUE } from '@portal/contracts';
 import { waitFor } from '@portal/platform/testing';
 import { ApiClient } from '../support/api-client.js';
 import { newParticipant } from '../support/accounts.js';
@@ -65,7 +65,7 @@ describe.skipIf(process.env.PORTAL_TEST_MODE === 'distributed')('media jobs queu
       // Done from the old queue; reconciling at start found them there and queued nothing new.
       // (The result is applied as soon as it is published, a moment before the job is marked done.)
       // The video (a phone's H.264/AAC) was ready with a remux of its streams; its 720p copy is the
-      // second job that one added, to the audio/video queue.
+      // second job that one added, to the queue of 720p copies.
       await waitFor(() => queuedJobs(dataDir).length === 3 && queuedJobs(dataDir).every((job) => job.state === 'completed'), {
         timeoutMs: 90_000,
         what: 'the jobs to be marked done',
@@ -73,7 +73,7 @@ describe.skipIf(process.env.PORTAL_TEST_MODE === 'distributed')('media jobs queu
       expect(queuedJobs(dataDir)).toEqual(
         [
           ...ids.map((id) => ({ queue: LEGACY_MEDIA_QUEUE, id: `${id}.r1`, state: 'completed' })),
-          { queue: 'media-av', id: `${ids[1]}.r1.720p`, state: 'completed' },
+          { queue: TRANSCODE_MEDIA_QUEUE, id: `${ids[1]}.r1.720p`, state: 'completed' },
         ].sort((a, b) => a.id.localeCompare(b.id)),
       );
     } finally {

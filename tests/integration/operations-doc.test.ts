@@ -2,7 +2,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { MEDIA_QUEUES } from '@portal/contracts';
+import { MEDIA_QUEUES, TRANSCODE_MEDIA_QUEUE } from '@portal/contracts';
 import { portalTopics } from '@portal/platform';
 
 // docs/OPERATIONS.md and the manifests of k8s/ against the code they describe.
@@ -38,7 +38,7 @@ describe('docs/OPERATIONS.md', () => {
           return object.spec.triggers.filter((t) => t.type === 'redis').map((t) => t.metadata.listName!);
         }),
     );
-    const waiting = Object.values(MEDIA_QUEUES).map((queue) => `${NAMESPACE}:${queue}:wait`);
+    const waiting = [...Object.values(MEDIA_QUEUES), TRANSCODE_MEDIA_QUEUE].map((queue) => `${NAMESPACE}:${queue}:wait`);
     expect(new Set(lists)).toEqual(new Set(waiting));
     for (const list of waiting) expect(OPERATIONS).toContain(`\`${list}\``);
   });

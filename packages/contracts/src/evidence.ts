@@ -253,6 +253,22 @@ export const mediaProcessedData = z.object({
 export type MediaProcessedData = z.infer<typeof mediaProcessedData>;
 
 /**
+ * The poster frame, thumbnail and placeholder of a video whose display copy is still being made
+ * (event `media.stills`, before its `media.ready`): taken from the original first, so lists and
+ * the review queue show a picture while a transcode takes minutes. Applied only while the item
+ * has no display copy; the ready result that follows carries the same stills.
+ */
+export const mediaStillsData = z.object({
+  evidenceId: z.string(),
+  revision: z.number().int(),
+  media_type: mediaTypeSchema,
+  thumbnail: z.object({ key: z.string(), contentType: z.string() }),
+  poster: z.object({ key: z.string(), contentType: z.string() }),
+  placeholder: z.string().nullable(),
+});
+export type MediaStillsData = z.infer<typeof mediaStillsData>;
+
+/**
  * The file name of a video's first display copy (a remux of the original's streams) under its
  * revision's prefix, beside the 720p `display.mp4` that replaces it.
  */

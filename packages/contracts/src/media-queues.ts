@@ -14,20 +14,32 @@ export const MEDIA_QUEUE_KINDS = Object.keys(MEDIA_QUEUES) as MediaQueueKind[];
  */
 export const LEGACY_MEDIA_QUEUE = 'media';
 
+/**
+ * The 720p copies of videos made ready with a remux of their own streams (playable-first): a
+ * queue of their own, worked beside the audio/video queue by every worker that takes `av`, so
+ * that a fresh video's first copy (seconds) never waits for a 720p transcode (minutes).
+ */
+export const TRANSCODE_MEDIA_QUEUE = 'media-av-720p';
+
 /** Images are stills; video and audio go through ffmpeg and share the audio/video queue. */
 export function mediaQueueKindFor(mediaType: MediaType): MediaQueueKind {
   return mediaType === MEDIA_TYPES.image ? 'stills' : 'av';
 }
 
-/** The media queues of one store, by kind, and the queue from before the split. */
-export type MediaQueueSet<Q> = Record<MediaQueueKind, Q> & { legacy: Q };
+/** The media queues of one store, by kind, the queue of 720p copies, and the queue from before the split. */
+export type MediaQueueSet<Q> = Record<MediaQueueKind, Q> & { transcode: Q; legacy: Q };
 
 /** Opens every media queue with the given opener (the adapter's constructor). */
 export function openMediaQueues<Q>(open: (queueName: string) => Q): MediaQueueSet<Q> {
-  return { stills: open(MEDIA_QUEUES.stills), av: open(MEDIA_QUEUES.av), legacy: open(LEGACY_MEDIA_QUEUE) };
+  return {
+    stills: open(MEDIA_QUEUES.stills),
+    av: open(MEDIA_QUEUES.av),
+    transcode: open(TRANSCODE_MEDIA_QUEUE),
+    legacy: open(LEGACY_MEDIA_QUEUE),
+  };
 }
 
 /** Each queue of the set once: for closing, pinging and metrics. */
 export function mediaQueueList<Q>(queues: MediaQueueSet<Q>): Q[] {
-  return [queues.stills, queues.av, queues.legacy];
+  return [queues.stills, queues.av, queues.transcode, queues.legacy];
 }

@@ -2,7 +2,15 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { MEDIA_TYPES, NO_DERIVATIVES, REMUXED_DISPLAY_NAME, TOPICS, type MediaJob, type MediaProcessedData } from '@portal/contracts';
+import {
+  MEDIA_TYPES,
+  NO_DERIVATIVES,
+  REMUXED_DISPLAY_NAME,
+  TOPICS,
+  type MediaJob,
+  type MediaProcessedData,
+  type MediaStillsData,
+} from '@portal/contracts';
 import {
   MEDIA_DEMUXERS,
   capBreach,
@@ -47,6 +55,9 @@ export interface MediaJobDeps {
   transcodePolicy?: TranscodePolicy;
   transcodeQueue?: JobQueue<MediaJob>;
 }
+
+/** A video's poster, thumbnail and placeholder, as stored. */
+type Stills = NonNullable<MediaJob['stills']>;
 
 type Derivatives = Pick<
   MediaProcessedData,
@@ -103,6 +114,21 @@ export function mediaJobHandler(deps: MediaJobDeps) {
           original,
           workDir,
           (percent) => void job.updateProgress(Math.round(percent)),
+          // Poster first: announced before the display copy is made, so that lists and the review
+          // queue show the picture while a transcode takes minutes.
+          async (stills) => {
+            const announced: MediaStillsData = {
+              evidenceId: data.evidenceId,
+              revision: data.revision,
+              media_type: data.media_type,
+              thumbnail: stills.thumbnail!,
+              poster: stills.poster!,
+              placeholder: stills.placeholder,
+            };
+            await deps.bus.publish(TOPICS.media, [
+              { key: data.evidenceId, value: createEvent({ type: 'media.stills', key: data.evidenceId, data: announced }) },
+            ]);
+          },
         );
         followUp = next;
         result = {
@@ -168,6 +194,7 @@ async function process(
   original: string,
   workDir: string,
   onProgress: (percent: number) => void,
+  onStills: (stills: Stills) => Promise<void>,
 ): Promise<Derivatives> {
   const caps = deps.caps ?? mediaCapsFromEnv({});
   // The demuxer the upload check chose; anything else in a job (a playlist demuxer) is refused.
@@ -222,25 +249,32 @@ async function process(
       watchdog: deps.watchdog ?? DEFAULT_TRANSCODE_WATCHDOG,
     };
 
+    /** The poster frame of a video (upright), its WebP poster and thumbnail stored, and its ThumbHash. */
+    const stillsOf = async (video: string, seconds: number | null, from: Parameters<typeof posterFrame>[3]): Promise<Stills> => {
+      const poster = await stillImages(await posterFrame(video, seconds, workDir, { watchdog: options.watchdog, ...from }), 1280);
+      return {
+        thumbnail: await put('thumb.webp', poster.thumbnail, 'image/webp'),
+        poster: await put('poster.webp', poster.display, 'image/webp'),
+        placeholder: poster.placeholder,
+      };
+    };
+    /** Poster first: the stills from the original, stored and announced before any display copy. */
+    const stillsFromOriginal = async (): Promise<Stills> => {
+      const stills = await stillsOf(original, probedSeconds(probe.format.duration), {
+        demuxer,
+        stream: chosenStreams(probe).video,
+        niceness: options.niceness,
+      });
+      await onStills(stills);
+      return stills;
+    };
+
     const playable = job.step === undefined && deps.transcodePolicy === 'playable-first' ? playability(probe, demuxer) : null;
     if (playable?.playable) {
-      // Poster first: the poster and thumbnail are stored before the display copy is made.
-      const stream = chosenStreams(probe).video;
-      const poster = await stillImages(
-        await posterFrame(original, probedSeconds(probe.format.duration), workDir, {
-          demuxer,
-          stream,
-          niceness: options.niceness,
-          watchdog: options.watchdog,
-        }),
-        1280,
-      );
-      const thumbnail = await put('thumb.webp', poster.thumbnail, 'image/webp');
-      const posterKey = await put('poster.webp', poster.display, 'image/webp');
+      const stills = await stillsFromOriginal();
       const remuxed = await remuxVideo(original, probe, workDir, onProgress, options);
       const output = await probeMedia(remuxed, { demuxer: 'mov' });
       const size = shownSize(output.streams.find((s) => s.codec_type === 'video') ?? playable.video);
-      const stills = { thumbnail, poster: posterKey, placeholder: poster.placeholder };
       return {
         display: await put(REMUXED_DISPLAY_NAME, remuxed, 'video/mp4'),
         ...stills,
@@ -253,19 +287,26 @@ async function process(
     }
     if (playable) deps.logger.info({ evidenceId: job.evidenceId, reason: playable.reason }, 'video transcoded before it is ready');
 
+    // The second job of a remuxed video has the first job's stills. A video transcoded before it
+    // is ready (HEVC, VP9, odd sound; every video under `always`) has its stills from the
+    // original before the transcode starts; if no frame can be taken from the original (a seek
+    // in a file without an index), from the transcoded copy afterwards, as before.
+    const early =
+      job.step === 'transcode'
+        ? (job.stills ?? null)
+        : await stillsFromOriginal().catch((error: unknown) => {
+            if (!(error instanceof UnprocessableMediaError)) throw error;
+            deps.logger.warn(
+              { evidenceId: job.evidenceId, detail: error.detail },
+              'no poster from the original; it is taken from the copy',
+            );
+            return null;
+          });
     const video = await transcodeVideo(original, probe, workDir, onProgress, options);
     const output = await probeMedia(video, { demuxer: 'mov' });
     const duration = durationOf(output);
     const stream = output.streams.find((s) => s.codec_type === 'video');
-    // The second job of a remuxed video: the poster and thumbnail are the first job's.
-    const stills =
-      job.step === 'transcode' && job.stills
-        ? job.stills
-        : await stillImages(await posterFrame(video, duration, workDir, { watchdog: options.watchdog }), 1280).then(async (poster) => ({
-            thumbnail: await put('thumb.webp', poster.thumbnail, 'image/webp'),
-            poster: await put('poster.webp', poster.display, 'image/webp'),
-            placeholder: poster.placeholder,
-          }));
+    const stills = early ?? (await stillsOf(video, duration, {}));
     return {
       display: await put('display.mp4', video, 'video/mp4'),
       ...stills,

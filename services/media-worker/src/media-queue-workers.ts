@@ -16,9 +16,14 @@ export function mediaQueuePlan(
   options: Pick<MediaQueueWorkOptions, 'queues' | 'concurrency'>,
 ): { queue: JobQueue<MediaJob>; concurrency: number }[] {
   const plan = options.queues.map((kind) => ({ queue: queues[kind], concurrency: options.concurrency[kind] }));
-  // Jobs queued before the split (one queue for everything) are drained by the audio/video
-  // workers: most of what waits there is video, and a still among them is quick.
-  if (options.queues.includes('av')) plan.push({ queue: queues.legacy, concurrency: 1 });
+  if (options.queues.includes('av')) {
+    // The 720p copies of remuxed videos, in a lane of their own beside the audio/video queue: a
+    // fresh video's first copy never waits behind a transcode of minutes.
+    plan.push({ queue: queues.transcode, concurrency: options.concurrency.av });
+    // Jobs queued before the split (one queue for everything) are drained by the audio/video
+    // workers: most of what waits there is video, and a still among them is quick.
+    plan.push({ queue: queues.legacy, concurrency: 1 });
+  }
   return plan;
 }
 

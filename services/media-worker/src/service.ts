@@ -51,8 +51,9 @@ export function createMediaWorker(settings: MediaWorkerSettings, runtime: MediaW
         ffmpegNiceness: settings.ffmpegNiceness,
         watchdog: settings.watchdog,
         transcodePolicy: settings.transcodePolicy,
-        // The 720p copy of a remuxed video is an ordinary job of the audio/video queue.
-        transcodeQueue: runtime.mediaQueues.av,
+        // The 720p copy of a remuxed video is a job of the 720p queue, worked beside the
+        // audio/video queue (mediaQueuePlan), so the next video's first copy does not wait for it.
+        transcodeQueue: runtime.mediaQueues.transcode,
       });
       worker = await workMediaQueues(runtime.mediaQueues, settings, (queue) => metrics.timeJobs(queue.name, handler));
     },

@@ -7,9 +7,21 @@ import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REMUXED_DISPLAY_NAME, type MediaJob, type MediaProcessedData } from '@portal/contracts';
-import { FsBlobStore, SqliteEventBus, SqliteJobQueue, locateFfmpeg, probeMedia, type ActiveJob, type ProbeResult } from '@portal/platform';
+import { waitFor } from '@portal/platform/testing';
+import { REMUXED_DISPLAY_NAME, mediaQueueList, openMediaQueues, type MediaJob, type MediaProcessedData } from '@portal/contracts';
+import {
+  FsBlobStore,
+  SqliteEventBus,
+  SqliteJobQueue,
+  locateFfmpeg,
+  probeMedia,
+  type ActiveJob,
+  type EventBus,
+  type ProbeResult,
+} from '@portal/platform';
+import { mediaWorkerSettingsFromEnv } from '../src/config.js';
 import { mediaJobHandler, transcodeJobIdFor } from '../src/media-job-handler.js';
+import { createMediaWorker } from '../src/service.js';
 import { playability } from '../src/processing/playable.js';
 
 const run = promisify(execFile);
@@ -240,6 +252,74 @@ describe('playable-first: a phone video is ready with a remux of its streams, th
     expect(await queue.getJob(transcodeJobIdFor({ evidenceId: result.evidenceId, revision: 1 }))).toBeNull();
   }, 60_000);
 
+  it('a video transcoded before it is ready has its poster and thumbnail stored and announced before the transcode', async () => {
+    // The real bus, watched as the handler publishes: what exists in the blob store at that moment.
+    const seen: { type: string; data: Record<string, unknown>; display: boolean; poster: boolean; thumbnail: boolean }[] = [];
+    const id = `clip-${++counter}`;
+    const watchedBus: EventBus = {
+      subscribe: (options) => bus.subscribe(options),
+      ping: () => bus.ping(),
+      lag: (groupId, topics) => bus.lag(groupId, topics),
+      close: async () => {},
+      publish: async (topic, messages) => {
+        for (const message of messages) {
+          const data = message.value.data as { poster?: { key: string } | null; thumbnail?: { key: string } | null };
+          seen.push({
+            type: message.value.type,
+            data: message.value.data as Record<string, unknown>,
+            display: (await blobs.stat(`evidence/${id}/r1/display.mp4`)) !== null,
+            poster: data.poster ? (await blobs.stat(data.poster.key)) !== null : false,
+            thumbnail: data.thumbnail ? (await blobs.stat(data.thumbnail.key)) !== null : false,
+          });
+        }
+        return bus.publish(topic, messages);
+      },
+    };
+    for (const policy of ['playable-first', 'always'] as const) {
+      seen.length = 0;
+      await blobs.deletePrefix(`evidence/${id}/`);
+      await blobs.put(`evidence/${id}/r1/original`, readFileSync(hevcMp4), { contentType: 'video/mp4' });
+      const handler = mediaJobHandler({
+        blobs,
+        bus: watchedBus,
+        logger: pino({ level: 'silent' }),
+        workRoot: join(root, `work-stills-${policy}`),
+        transcodePolicy: policy,
+        transcodeQueue: queue,
+      });
+      const result = await handler({
+        id: `${id}.r1`,
+        name: 'process-media',
+        attemptsMade: 0,
+        data: {
+          evidenceId: id,
+          revision: 1,
+          media_type: 3,
+          originalKey: `evidence/${id}/r1/original`,
+          outputPrefix: `evidence/${id}/r1/`,
+          demuxer: 'mov',
+        },
+        updateProgress: async () => {},
+      });
+      expect(result, policy).toMatchObject({ status: 'ready', width: 640, height: 360 });
+      expect(
+        seen.map((event) => event.type),
+        policy,
+      ).toEqual(['media.stills', 'media.ready']);
+      // When the stills were announced: poster and thumbnail stored, no display copy yet.
+      expect(seen[0], policy).toMatchObject({ display: false, poster: true, thumbnail: true });
+      expect(seen[0]!.data, policy).toMatchObject({
+        evidenceId: id,
+        revision: 1,
+        poster: result.poster,
+        thumbnail: result.thumbnail,
+        placeholder: result.placeholder,
+      });
+      const poster = await sharp(await buffer((await blobs.get(result.poster!.key))!.body)).metadata();
+      expect(poster, policy).toMatchObject({ format: 'webp', width: 640, height: 360 });
+    }
+  }, 90_000);
+
   it('with the always policy, a playable video is transcoded before it is ready', async () => {
     const always = mediaJobHandler({
       blobs,
@@ -269,6 +349,88 @@ describe('playable-first: a phone video is ready with a remux of its streams, th
     expectNoLocation(await saved(result.display!.key, 'always.mp4'));
     expect(await queue.getJob(transcodeJobIdFor({ evidenceId: id, revision: 1 }))).toBeNull();
   }, 60_000);
+
+  it("a fresh phone video is ready with its first copy while an earlier video's 720p copy is still being made", async () => {
+    // The media worker as the portal runs it (default settings: one audio/video job at a time),
+    // on its own real queues and bus; two phone videos of 12 s, whose 720p copies take seconds.
+    const dir = join(root, 'lanes');
+    mkdirSync(dir);
+    const clip = join(dir, 'phone-12s.mp4');
+    await ffmpeg([
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=1920x1080:rate=30:duration=12',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:duration=12',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'aac',
+      '-shortest',
+      clip,
+    ]);
+    const logger = pino({ level: 'silent' });
+    const queues = openMediaQueues(
+      (name) => new SqliteJobQueue<MediaJob>({ file: join(dir, 'jobs.sqlite'), queue: name, logger, pollIntervalMs: 50 }),
+    );
+    const laneBus = new SqliteEventBus({ file: join(dir, 'bus.sqlite'), logger, pruneAfterMs: 3600_000 });
+    const reported: { evidenceId: string; type: string; display_copy?: string }[] = [];
+    const watching = await laneBus.subscribe({
+      groupId: 'lanes',
+      topics: ['media.results'],
+      handler: async (message) => {
+        const data = message.value.data as { evidenceId: string; display_copy?: string };
+        reported.push({ evidenceId: data.evidenceId, type: message.value.type, display_copy: data.display_copy });
+      },
+    });
+    const worker = createMediaWorker(mediaWorkerSettingsFromEnv({ DATA_DIR: dir }), { bus: laneBus, mediaQueues: queues, blobs, logger });
+    const firstJob = async (id: string) => {
+      await blobs.put(`evidence/${id}/r1/original`, readFileSync(clip), { contentType: 'video/mp4' });
+      const data: MediaJob = {
+        evidenceId: id,
+        revision: 1,
+        media_type: 3,
+        originalKey: `evidence/${id}/r1/original`,
+        outputPrefix: `evidence/${id}/r1/`,
+        demuxer: 'mov',
+      };
+      await queues.av.add('process-media', data, { jobId: `${id}.r1` });
+    };
+    // Wherever the 720p job was queued.
+    const transcodeJob = async (id: string) => {
+      const jobId = transcodeJobIdFor({ evidenceId: id, revision: 1 });
+      return (await queues.transcode.getJob(jobId)) ?? (await queues.av.getJob(jobId));
+    };
+    const readyWith = (id: string, copy: string) =>
+      reported.some((r) => r.evidenceId === id && r.type === 'media.ready' && r.display_copy === copy);
+    try {
+      await worker.start();
+      await firstJob('lane-a');
+      await waitFor(async () => (await transcodeJob('lane-a'))?.state === 'active', {
+        timeoutMs: 60_000,
+        what: "the first video's 720p copy to start",
+      });
+      await firstJob('lane-b');
+      await waitFor(() => readyWith('lane-b', 'remuxed'), { timeoutMs: 60_000, intervalMs: 50, what: "the second video's first copy" });
+      // The second video is ready while the first one's 720p copy is still being made.
+      expect(readyWith('lane-a', 'transcoded')).toBe(false);
+      expect((await transcodeJob('lane-a'))?.state).toBe('active');
+      expect(await queues.transcode.getJob(transcodeJobIdFor({ evidenceId: 'lane-a', revision: 1 }))).not.toBeNull();
+    } finally {
+      // The 720p copies are not waited for: handed back to their queue.
+      await worker.stop({ handBackAfterMs: 0 });
+      await watching.close();
+      for (const queue of mediaQueueList(queues)) await queue.close();
+      await laneBus.close();
+    }
+  }, 240_000);
 
   it('a 720p job whose original is gone (the item was deleted) reports nothing and leaves the first copy', async () => {
     const published: string[] = [];

@@ -1,4 +1,4 @@
-import { TOPICS, mediaProcessedData, userEventSchema } from '@portal/contracts';
+import { TOPICS, mediaProcessedData, mediaStillsData, userEventSchema } from '@portal/contracts';
 import type { EventBus, Logger, Subscription } from '@portal/platform';
 import type { EvidenceService } from '../domain/evidence-service.js';
 
@@ -27,6 +27,13 @@ export async function subscribeEvidenceConsumers(bus: EventBus, evidence: Eviden
     groupId: 'evidence.media-results',
     topics: [TOPICS.media],
     handler: async (message) => {
+      if (message.value.type === 'media.stills') {
+        // A video's poster and thumbnail, ahead of its display copy.
+        const stills = mediaStillsData.safeParse(message.value.data);
+        if (stills.success) await evidence.applyMediaStills(stills.data);
+        else logger.warn({ eventId: message.value.id }, 'ignored malformed media stills');
+        return;
+      }
       const parsed = mediaProcessedData.safeParse(message.value.data);
       if (!parsed.success) {
         logger.warn({ eventId: message.value.id }, 'ignored a malformed media result');

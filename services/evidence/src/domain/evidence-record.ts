@@ -86,6 +86,8 @@ export function mediaUrl(record: Pick<EvidenceRecord, 'id' | 'media_revision' | 
  */
 export function toEvidenceResponse(record: EvidenceRecord, publicLocationDecimals?: number): Evidence {
   const ready = record.media_status === 'ready';
+  // A video still processing may have its poster and thumbnail already (made before its display copy).
+  const stills = ready || record.media_status === 'processing';
   return {
     id: record.id,
     title: record.title,
@@ -93,9 +95,9 @@ export function toEvidenceResponse(record: EvidenceRecord, publicLocationDecimal
     location: publicLocationDecimals === undefined ? record.location : coarsenLocation(record.location, publicLocationDecimals),
     media_type: record.media_type,
     aws_url: ready && record.display_key ? mediaUrl(record, 'display') : null,
-    thumbnail_url: ready && record.thumb_key ? mediaUrl(record, 'thumb') : null,
-    poster_url: ready && record.poster_key ? mediaUrl(record, 'poster') : null,
-    placeholder: ready ? record.placeholder : null,
+    thumbnail_url: stills && record.thumb_key ? mediaUrl(record, 'thumb') : null,
+    poster_url: stills && record.poster_key ? mediaUrl(record, 'poster') : null,
+    placeholder: stills ? record.placeholder : null,
     width: record.width,
     height: record.height,
     duration: record.duration,

@@ -15,6 +15,7 @@ import {
   type MediaJob,
   type MediaQueueSet,
   type MediaProcessedData,
+  type MediaStillsData,
   type MediaType,
   type UserUpdatedData,
 } from '@portal/contracts';
@@ -478,6 +479,22 @@ export class EvidenceService {
     // them (the deletion or replacement removed what was there when it happened).
     const current = await this.deps.evidence.findById(result.evidenceId);
     if (current?.media_revision !== result.revision) await this.deps.blobs.deletePrefix(revisionPrefix(result.evidenceId, result.revision));
+  }
+
+  /**
+   * A video's poster, thumbnail and placeholder, made before its display copy: the item shows them
+   * (to its owner and administrators) while it is still processing. Applied only while the item
+   * is at that revision and has no display copy, so a late or repeated announcement never
+   * changes an item that is ready (its ready result carries the same stills).
+   */
+  async applyMediaStills(stills: MediaStillsData): Promise<void> {
+    const updated = await this.deps.evidence.applyMediaResult(
+      stills.evidenceId,
+      stills.revision,
+      { thumb_key: stills.thumbnail.key, poster_key: stills.poster.key, placeholder: stills.placeholder },
+      [null],
+    );
+    if (updated) this.deps.logger.info({ evidenceId: stills.evidenceId, revision: stills.revision }, 'media stills applied');
   }
 
   async onUserChanged(data: Pick<UserUpdatedData, 'userId' | 'username' | 'avatar_AWS_URL'>): Promise<void> {
