@@ -45,10 +45,38 @@ export function EvidencePreview({ item, width, height, errorLines = 3 }: Evidenc
     );
   }
   if (item.media_status === 'processing') {
+    const still = previewPictureOf(item);
+    const placeholder = placeholderUrl(item.placeholder);
     return (
-      <Box sx={{ ...frame, ...centered }} role="status" aria-label={compact ? 'Processing…' : undefined}>
-        <CircularProgress size={compact ? 24 : 32} aria-hidden="true" />
-        {compact ? null : <Typography variant="body2">Processing…</Typography>}
+      <Box
+        sx={{ ...frame, ...centered, backgroundSize: 'cover', backgroundPosition: 'center' }}
+        style={placeholder ? { backgroundImage: `url("${placeholder}")` } : undefined}
+        role="status"
+        aria-label={compact ? 'Processing…' : undefined}
+      >
+        {still ? (
+          <Box
+            component="img"
+            src={still}
+            alt=""
+            loading="lazy"
+            decoding="async"
+            sx={{ position: 'absolute', inset: 0, width: '100%', height: '100%', objectFit: 'cover', display: 'block' }}
+          />
+        ) : null}
+        <Box
+          sx={{
+            position: 'relative',
+            display: 'flex',
+            flexDirection: 'column',
+            alignItems: 'center',
+            gap: 0.5,
+            ...(still ? { bgcolor: 'rgba(255,255,255,0.85)', borderRadius: 1, px: 1, py: 0.5 } : null),
+          }}
+        >
+          <CircularProgress size={compact ? 24 : 32} aria-hidden="true" />
+          {compact ? null : <Typography variant="body2">Processing…</Typography>}
+        </Box>
       </Box>
     );
   }

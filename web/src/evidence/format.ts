@@ -91,8 +91,19 @@ export function placeholderUrl(hash: string | null): string | null {
 
 /** The small picture of an item for a grid: the photo's thumbnail or the video's poster frame. */
 export function previewPictureOf(item: Evidence): string | null {
+  if (item.media_status === 'processing') return processingPictureOf(item);
   if (item.media_status !== 'ready') return null;
   if (item.media_type === 2) return item.thumbnail_url ?? item.aws_url;
   if (item.media_type === 3) return item.thumbnail_url ?? item.poster_url;
   return null;
+}
+
+/**
+ * A video still being processed already has its poster frame (the worker takes it from the
+ * original before any display copy): the grid shows it under the "Processing…" sign. Nothing for
+ * other kinds, nor for a video whose frame has not come yet.
+ */
+export function processingPictureOf(item: Evidence): string | null {
+  if (item.media_status !== 'processing' || item.media_type !== 3) return null;
+  return item.thumbnail_url ?? item.poster_url ?? null;
 }
