@@ -135,14 +135,26 @@ async function runJob(file: string, data: Partial<MediaJob> = {}): Promise<Media
   const id = data.evidenceId ?? `clip-${++counter}`;
   const originalKey = `evidence/${id}/r1/original`;
   if (!(await blobs.stat(originalKey))) await blobs.put(originalKey, readFileSync(file), { contentType: 'video/mp4' });
-  const job: ActiveJob<MediaJob> = {
+  return handle(videoJob(id, data));
+}
+
+/** The job of a video's first revision, as the evidence service queues it (its original already stored). */
+function videoJob(id: string, data: Partial<MediaJob> = {}): ActiveJob<MediaJob> {
+  return {
     id: data.step ? transcodeJobIdFor({ evidenceId: id, revision: 1 }) : `${id}.r1`,
     name: data.step ? 'transcode-video' : 'process-media',
     attemptsMade: 0,
-    data: { evidenceId: id, revision: 1, media_type: 3, originalKey, outputPrefix: `evidence/${id}/r1/`, demuxer: 'mov', ...data },
+    data: {
+      evidenceId: id,
+      revision: 1,
+      media_type: 3,
+      originalKey: `evidence/${id}/r1/original`,
+      outputPrefix: `evidence/${id}/r1/`,
+      demuxer: 'mov',
+      ...data,
+    },
     updateProgress: async () => {},
   };
-  return handle(job);
 }
 
 async function saved(key: string, name: string): Promise<{ path: string; bytes: Buffer; probe: ProbeResult }> {
@@ -287,20 +299,7 @@ describe('playable-first: a phone video is ready with a remux of its streams, th
         transcodePolicy: policy,
         transcodeQueue: queue,
       });
-      const result = await handler({
-        id: `${id}.r1`,
-        name: 'process-media',
-        attemptsMade: 0,
-        data: {
-          evidenceId: id,
-          revision: 1,
-          media_type: 3,
-          originalKey: `evidence/${id}/r1/original`,
-          outputPrefix: `evidence/${id}/r1/`,
-          demuxer: 'mov',
-        },
-        updateProgress: async () => {},
-      });
+      const result = await handler(videoJob(id));
       expect(result, policy).toMatchObject({ status: 'ready', width: 640, height: 360 });
       expect(
         seen.map((event) => event.type),
@@ -330,20 +329,7 @@ describe('playable-first: a phone video is ready with a remux of its streams, th
     });
     const id = `clip-${++counter}`;
     await blobs.put(`evidence/${id}/r1/original`, readFileSync(phoneMov), { contentType: 'video/quicktime' });
-    const result = await always({
-      id: `${id}.r1`,
-      name: 'process-media',
-      attemptsMade: 0,
-      data: {
-        evidenceId: id,
-        revision: 1,
-        media_type: 3,
-        originalKey: `evidence/${id}/r1/original`,
-        outputPrefix: `evidence/${id}/r1/`,
-        demuxer: 'mov',
-      },
-      updateProgress: async () => {},
-    });
+    const result = await always(videoJob(id));
     expect(result).toMatchObject({ status: 'ready', width: 720, height: 1280 });
     expect(result.display_copy).toBeUndefined();
     expectNoLocation(await saved(result.display!.key, 'always.mp4'));
