@@ -4,6 +4,7 @@ import type { EventEnvelope } from '@portal/contracts';
 import type { Logger } from 'pino';
 import { continueWork } from '../context/continue-work.js';
 import type { KafkaConnectionSettings } from './kafka-settings.js';
+import { waitForTopicLeaders } from './kafka-topic-leaders.js';
 import {
   deadLetterTopic,
   type BusMessage,
@@ -234,13 +235,18 @@ export class KafkaEventBus implements EventBus {
     missing = missing.filter((topic) => !this.knownTopics.has(topic));
     if (missing.length === 0) return;
     await this.admin.createTopics({
-      waitForLeaders: true,
+      // Waited for below: kafkajs's own wait gives up on a broker that does not know the topic yet.
+      waitForLeaders: false,
       topics: missing.map((topic) => ({
         topic: this.qualify(topic),
         numPartitions: this.options.partitions ?? 3,
         replicationFactor: this.options.replicationFactor ?? 1,
       })),
     });
+    await waitForTopicLeaders(
+      this.admin,
+      missing.map((topic) => this.qualify(topic)),
+    );
     for (const topic of missing) this.knownTopics.add(topic);
   }
 }

@@ -2,6 +2,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { TOPICS } from '@portal/contracts';
 import type { Logger } from 'pino';
 import { deadLetterTopic } from './event-bus.js';
+import { waitForTopicLeaders } from './kafka-topic-leaders.js';
 import type { KafkaConnectionSettings, KafkaTopicSettings } from './kafka-settings.js';
 
 /** Every topic the portal uses: one per aggregate, and the dead-letter topic of each. */
@@ -48,7 +49,8 @@ export async function createKafkaTopics(
     if (missing.length > 0) {
       await admin
         .createTopics({
-          waitForLeaders: true,
+          // Waited for below: kafkajs's own wait gives up on a broker that does not know the topic yet.
+          waitForLeaders: false,
           topics: missing.map((topic) => ({
             topic,
             numPartitions: options.partitions,
@@ -62,6 +64,7 @@ export async function createKafkaTopics(
           if (inner.length === 0) throw error;
           throw new Error(`Kafka refused to create topics: ${[...new Set(inner.map((e) => e.message))].join('; ')}`, { cause: error });
         });
+      await waitForTopicLeaders(admin, missing);
     }
     return { created: missing, existing: qualified.filter((topic) => present.has(topic)) };
   } finally {
