@@ -2,20 +2,45 @@ import { defineConfig } from 'vitest/config';
 import { reporters } from './tests/support/vitest-reporters.js';
 import { UNIT_TESTS } from './vitest.unit.config.js';
 
+// npm test runs these projects in two lanes side by side (scripts/test-lanes.mjs): one vitest
+// process for the browser files, one for everything else, each one file at a time. So two files
+// run at once on two cores, and never two browsers at once. `npx vitest run` alone runs every
+// project in one process, one file at a time.
+//
+// The browser lane: every file that drives Chromium, and the two files that mostly wait on the
+// clock (scheduled reminders and digests), which balance the lanes' lengths.
+export const BROWSER_LANE = [
+  'tests/e2e/**/*.test.ts',
+  'tests/integration/appointments.test.ts',
+  'tests/integration/moderator-digest.test.ts',
+];
+// Against real servers: npm run test:infra and npm run test:distributed; the images' smoke runs
+// from infra/images/build.sh (vitest.images.config.ts).
+const ELSEWHERE = ['tests/infra/**', 'tests/distributed/**', 'tests/images/**', '**/node_modules/**'];
+
 // Workspace packages export their TypeScript sources under the "source" condition, so tests run
 // against the sources without a build.
 export default defineConfig({
   resolve: { conditions: ['source'] },
   ssr: { resolve: { conditions: ['source'] } },
   test: {
-    ...reporters('test'),
-    // The unit tests (npm run test:unit, vitest.unit.config.ts) and the tests of a built portal.
-    include: [...UNIT_TESTS, 'tests/**/*.test.ts'],
-    // Against real servers: npm run test:infra and npm run test:distributed; the images' smoke
-    // runs from infra/images/build.sh (vitest.images.config.ts).
-    exclude: ['tests/infra/**', 'tests/distributed/**', 'tests/images/**', '**/node_modules/**'],
+    ...reporters(process.env.TEST_REPORT_NAME ?? 'test'),
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    projects: [
+      { extends: true, test: { name: 'browsers', include: BROWSER_LANE, exclude: ELSEWHERE } },
+      {
+        extends: true,
+        // The unit tests (npm run test:unit): as there, one process for many files (each file
+        // opens its own temporary folder and puts back any global it changes).
+        test: { name: 'unit', include: UNIT_TESTS, exclude: ELSEWHERE, isolate: false },
+      },
+      {
+        extends: true,
+        // The tests of a built portal that drive no browser, each file in a fresh process.
+        test: { name: 'portal', include: ['tests/**/*.test.ts'], exclude: [...BROWSER_LANE, ...ELSEWHERE] },
+      },
+    ],
   },
 });
