@@ -1,4 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
+// Before any kafkajs client is made: its idle timer loop, fixed (see the module).
+import './kafkajs-idle-loop-fix.js';
 import { Kafka, logLevel, type Admin, type Consumer, type Producer, type IHeaders } from 'kafkajs';
 import type { EventEnvelope } from '@portal/contracts';
 import type { Logger } from 'pino';

@@ -1,3 +1,5 @@
+// Before any kafkajs client is made: its idle timer loop, fixed (see the module).
+import './kafkajs-idle-loop-fix.js';
 import { Kafka, logLevel } from 'kafkajs';
 import { TOPICS } from '@portal/contracts';
 import type { Logger } from 'pino';
