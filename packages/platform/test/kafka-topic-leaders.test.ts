@@ -12,7 +12,9 @@ import { waitForTopicLeaders, type TopicMetadataSource } from '../src/events/kaf
 
 function protocolError(type: 'UNKNOWN_TOPIC_OR_PARTITION' | 'LEADER_NOT_AVAILABLE' | 'TOPIC_AUTHORIZATION_FAILED') {
   const codes = { UNKNOWN_TOPIC_OR_PARTITION: 3, LEADER_NOT_AVAILABLE: 5, TOPIC_AUTHORIZATION_FAILED: 29 };
-  return new KafkaJSProtocolError({ type, code: codes[type], retriable: type !== 'TOPIC_AUTHORIZATION_FAILED', message: type });
+  // kafkajs builds its protocol errors from the broker's error entry (its typings say Error).
+  const entry = { type, code: codes[type], retriable: type !== 'TOPIC_AUTHORIZATION_FAILED', message: type };
+  return new KafkaJSProtocolError(entry as unknown as Error);
 }
 
 /** Answers each metadata request with the next of `answers` (an error is thrown). */
