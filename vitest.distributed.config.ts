@@ -24,6 +24,8 @@ export default defineConfig({
     // it longer than vitest's default second (the assertion is the same, it only may take longer).
     expect: { poll: { timeout: 15_000, interval: 100 } },
     pool: 'forks',
+    // Each file's sources are loaded once per worker, not once per file (as in vitest.config.ts).
+    isolate: false,
     projects: [
       {
         extends: true,

@@ -12,6 +12,8 @@ export default defineConfig({
     testTimeout: 90_000,
     hookTimeout: 240_000,
     pool: 'forks',
+    // Each file's sources are loaded once per worker, not once per file (as in vitest.config.ts).
+    isolate: false,
     fileParallelism: false,
   },
 });
