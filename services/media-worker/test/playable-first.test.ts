@@ -452,21 +452,7 @@ describe('playable-first: a phone video is ready with a remux of its streams, th
       fromBeginning: false,
       handler: async (m) => void published.push(m.value.type),
     });
-    const result = await slow({
-      id: transcodeJobIdFor({ evidenceId: id, revision: 1 }),
-      name: 'transcode-video',
-      attemptsMade: 0,
-      data: {
-        evidenceId: id,
-        revision: 1,
-        media_type: 3,
-        originalKey: `evidence/${id}/r1/original`,
-        outputPrefix: `evidence/${id}/r1/`,
-        demuxer: 'mov',
-        step: 'transcode',
-      },
-      updateProgress: async () => {},
-    });
+    const result = await slow(videoJob(id, { step: 'transcode' }));
     expect(result).toMatchObject({ status: 'failed', display: null, error: expect.stringMatching(/far longer/) });
     await new Promise((resolve) => setTimeout(resolve, 300));
     await watching.close();
