@@ -13,12 +13,14 @@ import { UNIT_TESTS } from './vitest.unit.config.js';
 // folders, closes them in its own hooks, and puts back any global or environment variable it
 // changes.
 //
-// The browser lane: every file that drives Chromium, and two files that mostly wait on the clock
-// (scheduled reminders and digests), which even out the two lanes' lengths.
+// The browser lane: every file that drives Chromium, and three files that even out the two lanes'
+// lengths: two that mostly wait on the clock (scheduled reminders and digests) and the hostile
+// uploads (a browser lane mostly waits: about a third of a core on a quiet machine).
 export const BROWSER_LANE = [
   'tests/e2e/**/*.test.ts',
   'tests/integration/appointments.test.ts',
   'tests/integration/moderator-digest.test.ts',
+  'tests/integration/hostile-uploads.test.ts',
 ];
 // Against real servers: npm run test:infra and npm run test:distributed; the images' smoke runs
 // from infra/images/build.sh (vitest.images.config.ts).

@@ -411,7 +411,7 @@ describe("a crash (kill -9) between a video's two display copies", () => {
   it('after the remuxed copy is ready and before the 720p copy: on restart the 720p job completes and replaces it', async () => {
     const dataDir = join(scratch, 'two-copies-data');
     // A phone's video (1080p H.264 + AAC in MP4) long enough that its 720p transcode takes a while.
-    const file = join(scratch, 'phone-20s.mp4');
+    const file = join(scratch, 'phone-10s.mp4');
     await run(
       locateFfmpeg().ffmpeg,
       [
@@ -421,11 +421,11 @@ describe("a crash (kill -9) between a video's two display copies", () => {
         '-f',
         'lavfi',
         '-i',
-        'testsrc2=size=1920x1080:rate=30:duration=20',
+        'testsrc2=size=1920x1080:rate=30:duration=10',
         '-f',
         'lavfi',
         '-i',
-        'sine=frequency=440:duration=20',
+        'sine=frequency=440:duration=10',
         '-c:v',
         'libx264',
         '-preset',
