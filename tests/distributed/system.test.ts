@@ -9,12 +9,12 @@ import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MEDIA_QUEUES } from '@portal/contracts';
-import { locateFfmpeg, probeMedia } from '@portal/platform';
+import { probeMedia } from '@portal/platform';
 import { waitFor } from '@portal/platform/testing';
 import { ApiClient } from '../support/api-client.js';
 import { adminClient, newParticipant } from '../support/accounts.js';
 import { uploadEvidence, waitForMedia } from '../support/evidence.js';
-import { makeMediaFixtures, type MediaFixtures } from '../support/media-fixtures.js';
+import { makeMediaFixtures, makeTestVideo, type MediaFixtures } from '../support/media-fixtures.js';
 import { codeIn, readOutbox, waitForMail } from '../support/outbox.js';
 import { TEST_ADMIN } from '../support/portal.js';
 import { rawRequest } from '../support/raw-http.js';
@@ -86,28 +86,7 @@ beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'distributed-'));
   fixtures = await makeMediaFixtures(join(scratch, 'fixtures'));
   // A video that takes the worker several seconds: long enough to kill it in the middle.
-  longVideo = join(scratch, 'long.mp4');
-  await run(locateFfmpeg().ffmpeg, [
-    '-v',
-    'error',
-    '-y',
-    '-f',
-    'lavfi',
-    '-i',
-    'testsrc2=size=1920x1080:rate=30:duration=10',
-    '-f',
-    'lavfi',
-    '-i',
-    'sine=frequency=300:duration=10',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-c:a',
-    'aac',
-    '-shortest',
-    longVideo,
-  ]);
+  longVideo = await makeTestVideo(join(scratch, 'long.mp4'), { size: '1920x1080', rate: 30, seconds: 10, tone: 300 });
   collector = await startTraceCollector();
   portal = await startDistributedPortal({
     OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,

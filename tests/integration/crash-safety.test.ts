@@ -15,6 +15,7 @@ import { multipartBody } from '../support/hostile.js';
 import { cookieOf, isTemporary, portalProcesses, sha256 } from '../support/crash.js';
 import { pacedRequest, type PlainAnswer } from '../support/portal-process.js';
 import { blobKeys, storageFiles } from '../support/storage-scan.js';
+import { makeTestVideo } from '../support/media-fixtures.js';
 import { startTestPortal } from '../support/portal.js';
 
 const run = promisify(execFile);
@@ -411,34 +412,7 @@ describe("a crash (kill -9) between a video's two display copies", () => {
   it('after the remuxed copy is ready and before the 720p copy: on restart the 720p job completes and replaces it', async () => {
     const dataDir = join(scratch, 'two-copies-data');
     // A phone's video (1080p H.264 + AAC in MP4) long enough that its 720p transcode takes a while.
-    const file = join(scratch, 'phone-10s.mp4');
-    await run(
-      locateFfmpeg().ffmpeg,
-      [
-        '-v',
-        'error',
-        '-y',
-        '-f',
-        'lavfi',
-        '-i',
-        'testsrc2=size=1920x1080:rate=30:duration=10',
-        '-f',
-        'lavfi',
-        '-i',
-        'sine=frequency=440:duration=10',
-        '-c:v',
-        'libx264',
-        '-preset',
-        'ultrafast',
-        '-pix_fmt',
-        'yuv420p',
-        '-c:a',
-        'aac',
-        '-shortest',
-        file,
-      ],
-      { timeout: 120_000 },
-    );
+    const file = await makeTestVideo(join(scratch, 'phone-10s.mp4'), { size: '1920x1080', rate: 30, seconds: 10 });
     // Short job locks, so that the dead worker's job is given back soon after the restart.
     const env = { MEDIA_JOB_LOCK_MS: '2000', MEDIA_TRANSCODE_POLICY: 'playable-first' };
     const first = await start(dataDir, env);

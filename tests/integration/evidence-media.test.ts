@@ -11,7 +11,7 @@ import { waitFor } from '@portal/platform/testing';
 import { ApiClient } from '../support/api-client.js';
 import { adminClient, newParticipant, publishedEvents } from '../support/accounts.js';
 import { uploadEvidence, waitForMedia, type EvidenceItem } from '../support/evidence.js';
-import { makeMediaFixtures, type MediaFixtures } from '../support/media-fixtures.js';
+import { makeMediaFixtures, makeTestVideo, type MediaFixtures } from '../support/media-fixtures.js';
 import { startTestPortal, type TestPortal } from '../support/portal.js';
 
 const execFileAsync = promisify(execFile);
@@ -158,26 +158,7 @@ describe('processed media', () => {
     // matrix, the position in ©xyz; long enough that its 720p copy takes a few seconds.
     const file = join(scratch, 'corner.mov');
     const ffmpeg = (args: string[]) => execFileAsync(locateFfmpeg().ffmpeg, ['-v', 'error', '-y', ...args], { timeout: 60_000 });
-    await ffmpeg([
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc2=size=1920x1080:rate=30:duration=15',
-      '-f',
-      'lavfi',
-      '-i',
-      'sine=frequency=440:duration=15',
-      '-c:v',
-      'libx264',
-      '-preset',
-      'ultrafast',
-      '-pix_fmt',
-      'yuv420p',
-      '-c:a',
-      'aac',
-      '-shortest',
-      join(scratch, 'corner-upright.mp4'),
-    ]);
+    await makeTestVideo(join(scratch, 'corner-upright.mp4'), { size: '1920x1080', rate: 30, seconds: 15 });
     // The rotation is set on a stream copy (ffmpeg 5.1 writes the rotate tag as the display matrix then).
     await ffmpeg([
       '-i',
@@ -249,36 +230,7 @@ describe('processed media', () => {
   it('shows the poster and thumbnail of an HEVC video (transcoded before it is ready) while it is still processing: in the list, the review queue and as files', async () => {
     // What an iPhone records by default: HEVC (hvc1) + AAC in MOV. Long enough that its 720p
     // transcode takes seconds, during which the item is processing.
-    const file = join(scratch, 'iphone-hevc.mov');
-    await execFileAsync(
-      locateFfmpeg().ffmpeg,
-      [
-        '-v',
-        'error',
-        '-y',
-        '-f',
-        'lavfi',
-        '-i',
-        'testsrc2=size=1280x720:rate=30:duration=15',
-        '-f',
-        'lavfi',
-        '-i',
-        'sine=frequency=440:duration=15',
-        '-c:v',
-        'libx265',
-        '-preset',
-        'ultrafast',
-        '-x265-params',
-        'log-level=error',
-        '-tag:v',
-        'hvc1',
-        '-c:a',
-        'aac',
-        '-shortest',
-        file,
-      ],
-      { timeout: 120_000 },
-    );
+    const file = await makeTestVideo(join(scratch, 'iphone-hevc.mov'), { size: '1280x720', rate: 30, seconds: 15, codec: 'hevc' });
     expect((await probeMedia(file)).streams.find((stream) => stream.codec_type === 'video')?.codec_name).toBe('hevc');
     const { client } = await newParticipant(portal.url);
     const { client: admin } = await adminClient(portal.url);

@@ -34,6 +34,53 @@ async function ffmpeg(args: string[]): Promise<void> {
   await run(locateFfmpeg().ffmpeg, ['-v', 'error', '-y', ...args], { timeout: 60_000 });
 }
 
+export interface TestVideo {
+  /** Width x height, e.g. 1920x1080. */
+  size: string;
+  rate: number;
+  seconds: number;
+  /** H.264 (yuv420p) as most phones and browsers record, or HEVC tagged hvc1 as an iPhone does. */
+  codec?: 'h264' | 'hevc';
+  /** The AAC sound track's tone (Hz). */
+  tone?: number;
+}
+
+/**
+ * A phone-like video made with ffmpeg: a moving test picture and a tone in AAC, at the given
+ * size, rate and length, written to `path` (its container follows the extension: .mp4, .mov).
+ * Long 1080p ones are for tests that need a transcode still running when they act: encoding them
+ * costs seconds of CPU, so make them no longer than the test needs.
+ */
+export async function makeTestVideo(path: string, { size, rate, seconds, codec = 'h264', tone = 440 }: TestVideo): Promise<string> {
+  const video =
+    codec === 'h264'
+      ? ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p']
+      : ['-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'log-level=error', '-tag:v', 'hvc1'];
+  await run(
+    locateFfmpeg().ffmpeg,
+    [
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      `testsrc2=size=${size}:rate=${rate}:duration=${seconds}`,
+      '-f',
+      'lavfi',
+      '-i',
+      `sine=frequency=${tone}:duration=${seconds}`,
+      ...video,
+      '-c:a',
+      'aac',
+      '-shortest',
+      path,
+    ],
+    { timeout: 120_000 },
+  );
+  return path;
+}
+
 /**
  * Real media, made in the test setup with ffmpeg and sharp (nothing binary is committed): what
  * phones and browsers upload, including the metadata the portal must strip.

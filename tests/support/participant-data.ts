@@ -1,16 +1,13 @@
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import yauzl from 'yauzl';
-import { locateFfmpeg } from '@portal/platform';
 import { newParticipant } from './accounts.js';
 import type { ApiClient } from './api-client.js';
 import { uploadEvidence, waitForFinalMedia, waitForMedia, type EvidenceItem } from './evidence.js';
+import { makeTestVideo } from './media-fixtures.js';
 import { phoneJpeg, photoBlob } from './media.js';
-
-const run = promisify(execFile);
 
 export const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
@@ -36,33 +33,7 @@ export async function populatedParticipant(baseUrl: string, scratchDir: string, 
   const photo = await phoneJpeg({ width: 800, height: 600, orientation: 6 });
   const photoPath = join(scratchDir, 'evidence-photo.jpg');
   const videoPath = join(scratchDir, 'evidence-video.mp4');
-  await run(
-    locateFfmpeg().ffmpeg,
-    [
-      '-v',
-      'error',
-      '-y',
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc2=size=320x240:rate=15:duration=1',
-      '-f',
-      'lavfi',
-      '-i',
-      'sine=frequency=440:duration=1',
-      '-c:v',
-      'libx264',
-      '-preset',
-      'ultrafast',
-      '-pix_fmt',
-      'yuv420p',
-      '-c:a',
-      'aac',
-      '-shortest',
-      videoPath,
-    ],
-    { timeout: 60_000 },
-  );
+  await makeTestVideo(videoPath, { size: '320x240', rate: 15, seconds: 1 });
   writeFileSync(photoPath, photo);
 
   const { client, user, password } = await newParticipant(baseUrl, { phone_number: phone, full_name: 'Private Person' }, verificationPhoto);

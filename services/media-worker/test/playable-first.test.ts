@@ -23,6 +23,7 @@ import { mediaWorkerSettingsFromEnv } from '../src/config.js';
 import { mediaJobHandler, transcodeJobIdFor } from '../src/media-job-handler.js';
 import { createMediaWorker } from '../src/service.js';
 import { playability } from '../src/processing/playable.js';
+import { makeTestVideo } from '../../../tests/support/media-fixtures.js';
 
 const run = promisify(execFile);
 const LOCATION = '+48.8584+002.2945/';
@@ -89,29 +90,7 @@ beforeAll(async () => {
     'use_metadata_tags',
     phoneMp4,
   ]);
-  hevcMp4 = join(dir, 'hevc.mp4');
-  await ffmpeg([
-    '-f',
-    'lavfi',
-    '-i',
-    'testsrc2=size=640x360:rate=30:duration=2',
-    '-f',
-    'lavfi',
-    '-i',
-    'sine=duration=2',
-    '-c:v',
-    'libx265',
-    '-preset',
-    'ultrafast',
-    '-x265-params',
-    'log-level=error',
-    '-tag:v',
-    'hvc1',
-    '-c:a',
-    'aac',
-    '-shortest',
-    hevcMp4,
-  ]);
+  hevcMp4 = await makeTestVideo(join(dir, 'hevc.mp4'), { size: '640x360', rate: 30, seconds: 2, codec: 'hevc' });
   blobs = new FsBlobStore(join(root, 'blobs'));
   bus = new SqliteEventBus({ file: join(root, 'bus.sqlite'), logger: pino({ level: 'silent' }), pruneAfterMs: 3600_000 });
   queue = new SqliteJobQueue<MediaJob>({ file: join(root, 'jobs.sqlite'), queue: 'media-av', logger: pino({ level: 'silent' }) });
@@ -341,27 +320,7 @@ describe('playable-first: a phone video is ready with a remux of its streams, th
     // on its own real queues and bus; two phone videos of 12 s, whose 720p copies take seconds.
     const dir = join(root, 'lanes');
     mkdirSync(dir);
-    const clip = join(dir, 'phone-12s.mp4');
-    await ffmpeg([
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc2=size=1920x1080:rate=30:duration=12',
-      '-f',
-      'lavfi',
-      '-i',
-      'sine=frequency=440:duration=12',
-      '-c:v',
-      'libx264',
-      '-preset',
-      'ultrafast',
-      '-pix_fmt',
-      'yuv420p',
-      '-c:a',
-      'aac',
-      '-shortest',
-      clip,
-    ]);
+    const clip = await makeTestVideo(join(dir, 'phone-12s.mp4'), { size: '1920x1080', rate: 30, seconds: 12 });
     const logger = pino({ level: 'silent' });
     const queues = openMediaQueues(
       (name) => new SqliteJobQueue<MediaJob>({ file: join(dir, 'jobs.sqlite'), queue: name, logger, pollIntervalMs: 50 }),
