@@ -31,12 +31,6 @@ export function inZone(utc: string, zone: string): string {
   return DateTime.fromISO(utc, { zone: 'utc' }).setZone(zone).toISO()!;
 }
 
-/** "Wednesday 1 July 2026, 18:30 (Europe/Berlin)" for messages. */
-export function spokenTime(utc: string, zone: string): string {
-  const local = DateTime.fromISO(utc, { zone: 'utc' }).setZone(zone);
-  return `${local.setLocale('en-GB').toFormat('cccc d LLLL yyyy, HH:mm')} (${local.toFormat('ZZZZ')})`;
-}
-
 /** The UTC bounds [from, to) of a day (YYYY-MM-DD) in the zone, optionally narrowed to HH:mm times of it. */
 export function dayBounds(date: string, zone: string, fromTime?: string, toTime?: string): { from: string; to: string } {
   const day = DateTime.fromISO(date, { zone }).startOf('day');
