@@ -23,6 +23,9 @@ export default defineConfig({
     // What a page shows after a change travels through Kafka and five processes: a poll waits for
     // it longer than vitest's default second (the assertion is the same, it only may take longer).
     expect: { poll: { timeout: 15_000, interval: 100 } },
+    // A file's portal, once disposed, stops while the next file's starts; the run's end waits
+    // for every process it told to stop (tests/support/distributed-exits.ts).
+    globalSetup: ['tests/support/distributed-exits.ts'],
     pool: 'forks',
     // Each file's sources are loaded once per worker, not once per file (as in vitest.config.ts).
     isolate: false,

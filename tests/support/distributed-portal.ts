@@ -5,8 +5,10 @@ import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
 import { createKafkaTopics, kafkaConnectionFromEnv } from '@portal/platform';
 import { waitFor } from '@portal/platform/testing';
+import { markStopping } from './distributed-exits.js';
 import { freePort } from './free-port.js';
 
 export type ServiceName = 'identity' | 'evidence' | 'media-worker' | 'notifier' | 'gateway';
@@ -210,13 +212,14 @@ export async function startDistributedPortal(
     );
   };
 
-  try {
-    for (const service of ['identity', 'evidence', 'media-worker', 'notifier'] as const) await start(service);
-    await start('gateway');
-  } catch (error) {
+  // All five at once, as a deployment starts its pods: no service waits for another to be ready
+  // (each one's readiness is its own; a neighbour that is not up yet is retried when called).
+  const started = await Promise.allSettled((Object.keys(MAIN) as ServiceName[]).map((service) => start(service)));
+  const failed = started.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+  if (failed) {
     await stop();
     await launcher.dispose?.();
-    throw error;
+    throw failed.reason;
   }
 
   return {
@@ -229,9 +232,19 @@ export async function startDistributedPortal(
     serviceUrl: (service) => `http://127.0.0.1:${ports[service]}`,
     stop,
     async dispose() {
-      await stop();
-      await launcher.dispose?.();
-      rmSync(dataDir, { recursive: true, force: true });
+      const stopping = inject('stoppingProcessesDir');
+      if (!stopping || launcher.dispose) {
+        await stop();
+        await launcher.dispose?.();
+        rmSync(dataDir, { recursive: true, force: true });
+        return;
+      }
+      // Told to stop, not waited for: the next file's portal starts meanwhile, and the run's
+      // teardown waits for these to be gone (tests/support/distributed-exits.ts).
+      const running = [...children.entries()].filter(([, child]) => child.exitCode === null && child.signalCode === null);
+      const exits = running.map(([service, child]) => markStopping(stopping, service, child));
+      for (const [, child] of running) signal(child, 'SIGTERM');
+      void Promise.all(exits).then(() => rmSync(dataDir, { recursive: true, force: true }));
     },
   };
 }
