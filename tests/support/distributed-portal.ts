@@ -191,20 +191,29 @@ export async function startDistributedPortal(
 
   const signal = (child: ChildProcess, name: NodeJS.Signals) => (launcher.signal ? launcher.signal(child, name) : child.kill(name));
 
+  const isRunning = (child: ChildProcess) => child.exitCode === null && child.signalCode === null;
+
   const kill = async (service: ServiceName) => {
     const child = children.get(service);
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    if (!child || !isRunning(child)) return;
     const exited = once(child, 'exit');
     signal(child, 'SIGKILL');
     await exited;
   };
 
-  const stop = async () => {
-    await Promise.all(
-      [...children.values()].map(async (child) => {
-        if (child.exitCode !== null || child.signalCode !== null) return;
+  /** SIGTERM to every running process; each one's exit, by service. */
+  const terminate = () =>
+    [...children.entries()]
+      .filter(([, child]) => isRunning(child))
+      .map(([service, child]) => {
         const exited = once(child, 'exit');
         signal(child, 'SIGTERM');
+        return { service, child, exited };
+      });
+
+  const stop = async () => {
+    await Promise.all(
+      terminate().map(async ({ child, exited }) => {
         const timer = setTimeout(() => signal(child, 'SIGKILL'), 15_000);
         await exited;
         clearTimeout(timer);
@@ -241,9 +250,7 @@ export async function startDistributedPortal(
       }
       // Told to stop, not waited for: the next file's portal starts meanwhile, and the run's
       // teardown waits for these to be gone (tests/support/distributed-exits.ts).
-      const running = [...children.entries()].filter(([, child]) => child.exitCode === null && child.signalCode === null);
-      const exits = running.map(([service, child]) => markStopping(stopping, service, child));
-      for (const [, child] of running) signal(child, 'SIGTERM');
+      const exits = terminate().map(({ service, child }) => markStopping(stopping, service, child));
       void Promise.all(exits).then(() => rmSync(dataDir, { recursive: true, force: true }));
     },
   };
