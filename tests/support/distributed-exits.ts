@@ -20,8 +20,11 @@ declare module 'vitest' {
   }
 }
 
-/** A graceful stop's longest wait (the services' own, SHUTDOWN_GRACE_MS, is longer: they are not stuck before it). */
-const GRACE_MS = 20_000;
+/**
+ * Longer than a service's own limit on its graceful stop (SHUTDOWN_GRACE_MS, 25 s by default),
+ * after which it exits by itself: a process still running here is stuck, not slow.
+ */
+const GRACE_MS = 35_000;
 
 function alive(pid: number): boolean {
   try {
