@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { once } from 'node:events';
 import { createServer } from 'node:net';
 
 /**
@@ -26,8 +25,12 @@ const handedOut = new Set<number>();
 
 async function canListen(port: number): Promise<boolean> {
   const server = createServer();
-  server.listen(port, '127.0.0.1');
-  const ok = await Promise.race([once(server, 'listening').then(() => true), once(server, 'error').then(() => false)]);
+  // Not events.once: its 'listening' promise rejects on 'error', where a port in use is an answer.
+  const ok = await new Promise<boolean>((resolve) => {
+    server.once('listening', () => resolve(true));
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1');
+  });
   if (ok) await new Promise((resolve) => server.close(resolve));
   return ok;
 }
