@@ -11,6 +11,8 @@ import {
 } from '@portal/platform';
 import type { MediaWorkerSettings } from './config.js';
 import { mediaJobHandler } from './media-job-handler.js';
+import { createFaceDetector } from './faces/face-detector.js';
+import type { FaceWork } from './faces/face-work.js';
 import { mediaQueuePlan, workMediaQueues } from './media-queue-workers.js';
 
 export interface MediaWorkerRuntime {
@@ -36,12 +38,34 @@ export function createMediaWorker(settings: MediaWorkerSettings, runtime: MediaW
   const metrics = new ServiceMetrics('media-worker');
   const plan = mediaQueuePlan(runtime.mediaQueues, settings);
   for (const { queue } of plan) metrics.watchQueue(queue);
+  const facesFound = metrics.counter('media_faces_found_total', 'Faces found in photos and videos (each face of a video once)', ['kind']);
+  const facesChecked = metrics.counter('media_face_checks_total', 'Photos and videos checked for faces, or whose public copies were made again', ['kind']);
+  const faceSeconds = metrics.counter(
+    'media_face_seconds_total',
+    'Seconds spent finding faces and making the blurred public copies',
+    ['kind'],
+  );
+  const detector = settings.faces.mode === 'auto' ? createFaceDetector({ minConfidence: settings.faces.minConfidence }) : null;
+  const faces: FaceWork | undefined = detector
+    ? {
+        settings: settings.faces,
+        detector,
+        observe: (kind, found, seconds) => {
+          facesChecked.inc({ kind });
+          facesFound.inc({ kind }, found);
+          faceSeconds.inc({ kind }, seconds);
+        },
+      }
+    : undefined;
   return {
     metrics,
     async start() {
       const binaries = locateFfmpeg();
       const queues = Object.fromEntries(plan.map(({ queue, concurrency }) => [queue.name, concurrency]));
-      runtime.logger.info({ ...binaries, queues, caps: settings.caps, transcodePolicy: settings.transcodePolicy }, 'media worker starting');
+      runtime.logger.info(
+        { ...binaries, queues, caps: settings.caps, transcodePolicy: settings.transcodePolicy, faces: settings.faces },
+        'media worker starting',
+      );
       const handler = mediaJobHandler({
         blobs: runtime.blobs,
         bus: runtime.bus,
@@ -54,13 +78,16 @@ export function createMediaWorker(settings: MediaWorkerSettings, runtime: MediaW
         // The 720p copy of a remuxed video is a job of the 720p queue, worked beside the
         // audio/video queue (mediaQueuePlan), so the next video's first copy does not wait for it.
         transcodeQueue: runtime.mediaQueues.transcode,
+        faces,
       });
       worker = await workMediaQueues(runtime.mediaQueues, settings, (queue) => metrics.timeJobs(queue.name, handler));
     },
     async stop(options = {}) {
-      if (!worker) return;
-      if (options.handBackAfterMs === undefined) await worker.close();
-      else await drainJobWorker(worker, options.handBackAfterMs, runtime.logger);
+      if (worker) {
+        if (options.handBackAfterMs === undefined) await worker.close();
+        else await drainJobWorker(worker, options.handBackAfterMs, runtime.logger);
+      }
+      await detector?.close();
     },
   };
 }

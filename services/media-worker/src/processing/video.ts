@@ -136,6 +136,11 @@ async function runVideoCommand(
   return output;
 }
 
+/** The moment of a video its poster frame is taken at: a second in, or the first frame of a very short clip. */
+export function posterSeconds(durationSeconds: number | null): number {
+  return durationSeconds && durationSeconds > 2 ? 1 : 0;
+}
+
 /**
  * One frame of a video, a little way in (or the first of a very short clip), as PNG, turned
  * upright (ffmpeg applies the display matrix as it decodes). Taken from the original, with the
@@ -153,7 +158,7 @@ export async function posterFrame(
   }: { demuxer?: string | null; stream?: ProbedStream; niceness?: number; watchdog?: TranscodeWatchdog } = {},
 ): Promise<string> {
   const output = join(workDir, 'poster.png');
-  const at = durationSeconds && durationSeconds > 2 ? 1 : 0;
+  const at = posterSeconds(durationSeconds);
   await runFfmpeg(
     ffmpegCommand(video, demuxer, niceness)
       .seekInput(at)
