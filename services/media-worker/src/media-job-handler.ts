@@ -98,14 +98,11 @@ export function transcodeJobIdFor(data: Pick<MediaJob, 'evidenceId' | 'revision'
 export function mediaJobHandler(deps: MediaJobDeps) {
   if (deps.transcodePolicy === 'playable-first' && !deps.transcodeQueue)
     throw new Error('the playable-first policy needs the queue of the 720p jobs');
-  return async (job: ActiveJob<MediaJob>): Promise<MediaProcessedData | MediaBlurredData> => {
+  return async (job: ActiveJob<MediaJob>): Promise<MediaProcessedData> => {
     const data = job.data;
-    const workDir = join(deps.workRoot, job.id.replace(/[^A-Za-z0-9._-]/g, '_'));
-    await rm(workDir, { recursive: true, force: true });
-    await mkdir(workDir, { recursive: true });
+    const workDir = await freshWorkDir(deps, job.id);
     const started = Date.now();
     try {
-      if (data.step === 'blur') return await blurJob(deps, data, workDir, job.id, started);
       const original = join(workDir, 'original');
       const object = await deps.blobs.get(data.originalKey);
       if (!object && data.step === 'transcode') {
@@ -361,6 +358,37 @@ async function process(
     width: null,
     height: null,
     duration: roundedSeconds(audio.durationSeconds),
+  };
+}
+
+/** A job's scratch folder, empty. */
+async function freshWorkDir(deps: MediaJobDeps, jobId: string): Promise<string> {
+  const workDir = join(deps.workRoot, jobId.replace(/[^A-Za-z0-9._-]/g, '_'));
+  await rm(workDir, { recursive: true, force: true });
+  await mkdir(workDir, { recursive: true });
+  return workDir;
+}
+
+/**
+ * Every media job of the queues: a blur job (public copies made again for changed regions) or
+ * the processing of a revision (mediaJobHandler).
+ */
+export function mediaJobsHandler(deps: MediaJobDeps) {
+  const processing = mediaJobHandler(deps);
+  const blurring = blurJobHandler(deps);
+  return (job: ActiveJob<MediaJob>): Promise<MediaProcessedData | MediaBlurredData> =>
+    job.data.step === 'blur' ? blurring(job) : processing(job);
+}
+
+/** The blur jobs: public copies made again for a version of an item's regions (blurJob). */
+export function blurJobHandler(deps: MediaJobDeps) {
+  return async (job: ActiveJob<MediaJob>): Promise<MediaBlurredData> => {
+    const workDir = await freshWorkDir(deps, job.id);
+    try {
+      return await blurJob(deps, job.data, workDir, job.id, Date.now());
+    } finally {
+      await rm(workDir, { recursive: true, force: true });
+    }
   };
 }
 

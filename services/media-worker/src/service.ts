@@ -10,7 +10,7 @@ import {
   type Logger,
 } from '@portal/platform';
 import type { MediaWorkerSettings } from './config.js';
-import { mediaJobHandler } from './media-job-handler.js';
+import { mediaJobsHandler } from './media-job-handler.js';
 import { createFaceDetector } from './faces/face-detector.js';
 import type { FaceWork } from './faces/face-work.js';
 import { mediaQueuePlan, workMediaQueues } from './media-queue-workers.js';
@@ -66,7 +66,7 @@ export function createMediaWorker(settings: MediaWorkerSettings, runtime: MediaW
         { ...binaries, queues, caps: settings.caps, transcodePolicy: settings.transcodePolicy, faces: settings.faces },
         'media worker starting',
       );
-      const handler = mediaJobHandler({
+      const handler = mediaJobsHandler({
         blobs: runtime.blobs,
         bus: runtime.bus,
         logger: runtime.logger,

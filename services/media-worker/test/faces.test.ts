@@ -11,9 +11,7 @@ import {
   faceRegionsSchema,
   type FaceBox,
   type FaceRegions,
-  type MediaBlurredData,
   type MediaJob,
-  type MediaProcessedData,
   type MediaType,
 } from '@portal/contracts';
 import { FsBlobStore, SqliteEventBus, probeMedia, type ActiveJob } from '@portal/platform';
@@ -24,7 +22,7 @@ import { trackFaces, type FaceSample } from '../src/faces/face-tracks.js';
 import type { FaceWork } from '../src/faces/face-work.js';
 import { facesInPicture } from '../src/faces/picture-faces.js';
 import { videoFaces } from '../src/faces/video-faces.js';
-import { mediaJobHandler } from '../src/media-job-handler.js';
+import { blurJobHandler, mediaJobHandler } from '../src/media-job-handler.js';
 
 let root: string;
 let blobs: FsBlobStore;
@@ -50,8 +48,8 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-const handler = (work: FaceWork | undefined) =>
-  mediaJobHandler({ blobs, bus, logger: pino({ level: 'silent' }), workRoot: join(root, 'work'), faces: work });
+const deps = (work: FaceWork | undefined) => ({ blobs, bus, logger: pino({ level: 'silent' }), workRoot: join(root, 'work'), faces: work });
+const handler = (work: FaceWork | undefined) => mediaJobHandler(deps(work));
 
 let counter = 0;
 async function runJob(file: string, media_type: MediaType, work: FaceWork | undefined = faces, extra: Partial<MediaJob> = {}) {
@@ -65,7 +63,7 @@ async function runJob(file: string, media_type: MediaType, work: FaceWork | unde
     data: { evidenceId: id, revision: 1, media_type, originalKey: `evidence/${id}/r1/original`, outputPrefix: `evidence/${id}/r1/`, ...extra },
     updateProgress: async () => undefined,
   };
-  return { id, result: (await handler(work)(job)) as MediaProcessedData };
+  return { id, result: await handler(work)(job) };
 }
 
 const bytes = async (key: string) => buffer((await blobs.get(key))!.body);
@@ -127,7 +125,7 @@ describe('faces in photos', () => {
     // The first face is a poster on a wall, says the administrator: shown.
     doc.regions[0]!.removed = true;
     await blobs.put(`evidence/${id}/r1/faces-v1.json`, Buffer.from(JSON.stringify(doc)), { contentType: 'application/json' });
-    const blurred = (await handler(faces)({
+    const blurred = await blurJobHandler(deps(faces))({
       id: `${id}.r1.faces-v1`,
       name: 'blur',
       attemptsMade: 0,
@@ -141,7 +139,7 @@ describe('faces in photos', () => {
         faces: { key: `evidence/${id}/r1/faces-v1.json`, version: 1 },
       },
       updateProgress: async () => undefined,
-    })) as MediaBlurredData;
+    });
     expect(blurred).toMatchObject({ evidenceId: id, revision: 1, version: 1, error: null });
     expect(blurred.public!.display.key).toBe(`evidence/${id}/r1/blurred-v1-display.webp`);
     expect(await facesIn(blurred.public!.display.key)).toBe(1);

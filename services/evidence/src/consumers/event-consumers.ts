@@ -1,4 +1,4 @@
-import { TOPICS, mediaProcessedData, mediaStillsData, userEventSchema } from '@portal/contracts';
+import { TOPICS, mediaBlurredData, mediaProcessedData, mediaStillsData, userEventSchema } from '@portal/contracts';
 import type { EventBus, Logger, Subscription } from '@portal/platform';
 import type { EvidenceService } from '../domain/evidence-service.js';
 
@@ -32,6 +32,13 @@ export async function subscribeEvidenceConsumers(bus: EventBus, evidence: Eviden
         const stills = mediaStillsData.safeParse(message.value.data);
         if (stills.success) await evidence.applyMediaStills(stills.data);
         else logger.warn({ eventId: message.value.id }, 'ignored malformed media stills');
+        return;
+      }
+      if (message.value.type === 'media.blurred') {
+        // Public copies made again after an administrator changed an item's faces.
+        const blurred = mediaBlurredData.safeParse(message.value.data);
+        if (blurred.success) await evidence.applyBlurred(blurred.data);
+        else logger.warn({ eventId: message.value.id }, 'ignored a malformed blurred copies report');
         return;
       }
       const parsed = mediaProcessedData.safeParse(message.value.data);
