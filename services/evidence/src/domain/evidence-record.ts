@@ -165,13 +165,13 @@ export function remuxedVersion(revision: number): string {
  * copy a version of its own, so that the 720p copy replacing it has a new URL. A player still on
  * the first copy's URL keeps getting the first copy's bytes (see EvidenceService.mediaFor).
  */
-export function mediaUrl(
-  record: Pick<EvidenceRecord, 'id' | 'media_revision' | 'display_key' | 'faces_version'>,
-  variant: MediaVariant,
-): string {
+export function mediaUrl(record: EvidenceRecord, variant: MediaVariant): string {
   if (variant.startsWith('blurred-')) {
-    // The blurred copies are made again when an administrator changes the regions: a new URL each time.
-    return `/media/evidence/${record.id}/${variant}?v=${record.media_revision}-f${record.faces_version}`;
+    // The blurred copies are made again when an administrator changes the regions: a new URL for
+    // each copy, named by the version of the regions it was made for (in its key: blurred-v<n>-...).
+    // Not the item's current version: the copy served until the new one is made keeps its URL.
+    const made = /blurred-v(\d+)-/.exec(mediaKeyOf(record, variant) ?? '')?.[1] ?? '0';
+    return `/media/evidence/${record.id}/${variant}?v=${record.media_revision}-b${made}`;
   }
   const remuxed = variant === 'display' && record.display_key === remuxedDisplayKey(record.id, record.media_revision);
   return `/media/evidence/${record.id}/${variant}?v=${remuxed ? remuxedVersion(record.media_revision) : record.media_revision}`;
