@@ -40,8 +40,10 @@ import { DEFAULT_TRANSCODE_WATCHDOG, probedSeconds, type TranscodeWatchdog } fro
 import {
   blurredPhotoCopies,
   blurredVideoCopies,
+  NOT_CHECKED,
   checkPhoto,
   checkVideo,
+  checksOff,
   type FaceWork,
   type PutBlob,
   type VideoPicture,
@@ -293,6 +295,9 @@ async function process(
         height: size.height,
         duration: durationOf(output),
         display_copy: 'remuxed',
+        // Faces are looked for in the 720p copy; with FACE_BLUR=off there is nothing to wait for,
+        // and the public may see this first copy at once (as before faces were checked).
+        ...(checksOff(deps.faces) ? NOT_CHECKED : {}),
         followUp: { ...job, demuxer, step: 'transcode', stills },
       };
     }

@@ -40,7 +40,11 @@ export interface FaceOutcome {
   public: PublicCopies | null;
 }
 
-const OFF: FaceOutcome = { faces: { check: 'off', key: null, count: 0 }, public: null };
+/** What a check that was not made reports (FACE_BLUR=off, or no detector given). */
+export const NOT_CHECKED: FaceOutcome = { faces: { check: 'off', key: null, count: 0 }, public: null };
+
+/** True when faces are not looked for. */
+export const checksOff = (work: FaceWork | undefined): work is undefined => !work || work.settings.mode === 'off';
 
 /** The names of the public copies made for a version of an item's regions (0: the detector's). */
 const blurredName = (version: number, name: string) => `blurred-v${version}-${name}`;
@@ -67,7 +71,7 @@ export async function checkPhoto(
   shown: { width: number; height: number },
   put: PutBlob,
 ): Promise<FaceOutcome> {
-  if (!work || work.settings.mode === 'off') return OFF;
+  if (checksOff(work)) return NOT_CHECKED;
   const started = performance.now();
   const doc: FaceRegions = {
     width: shown.width,
@@ -130,7 +134,7 @@ export async function checkVideo(
   workDir: string,
   run: VideoRunOptions,
 ): Promise<FaceOutcome> {
-  if (!work || work.settings.mode === 'off') return OFF;
+  if (checksOff(work)) return NOT_CHECKED;
   const started = performance.now();
   const found = await videoFaces(work.detector, video, picture, work.settings.samplesPerSecond, run);
   const doc: FaceRegions = {
