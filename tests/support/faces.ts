@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { probeMedia } from '@portal/platform';
 import { DEFAULT_FACE_MIN_CONFIDENCE } from '../../services/media-worker/src/config.js';
-import { createFaceDetector, type FaceDetector } from '../../services/media-worker/src/faces/face-detector.js';
+import { sharedFaceDetector, type FaceDetector } from '../../services/media-worker/src/faces/face-detector.js';
 import { facesInPicture } from '../../services/media-worker/src/faces/picture-faces.js';
 import { videoFaces } from '../../services/media-worker/src/faces/video-faces.js';
 
@@ -12,7 +12,7 @@ import { videoFaces } from '../../services/media-worker/src/faces/video-faces.js
  * the faces it finds in a picture's bytes, and in a video's (sampled 4 times a second).
  */
 export class FaceCounter {
-  private readonly detector: FaceDetector = createFaceDetector({ minConfidence: DEFAULT_FACE_MIN_CONFIDENCE });
+  private readonly detector: FaceDetector = sharedFaceDetector({ minConfidence: DEFAULT_FACE_MIN_CONFIDENCE });
 
   async inPicture(bytes: Buffer): Promise<number> {
     return (await facesInPicture(this.detector, bytes)).length;

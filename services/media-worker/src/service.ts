@@ -11,7 +11,7 @@ import {
 } from '@portal/platform';
 import type { MediaWorkerSettings } from './config.js';
 import { mediaJobsHandler } from './media-job-handler.js';
-import { createFaceDetector } from './faces/face-detector.js';
+import { sharedFaceDetector } from './faces/face-detector.js';
 import type { FaceWork } from './faces/face-work.js';
 import { mediaQueuePlan, workMediaQueues } from './media-queue-workers.js';
 
@@ -45,7 +45,7 @@ export function createMediaWorker(settings: MediaWorkerSettings, runtime: MediaW
     'Seconds spent finding faces and making the blurred public copies',
     ['kind'],
   );
-  const detector = settings.faces.mode === 'auto' ? createFaceDetector({ minConfidence: settings.faces.minConfidence }) : null;
+  const detector = settings.faces.mode === 'auto' ? sharedFaceDetector({ minConfidence: settings.faces.minConfidence }) : null;
   const faces: FaceWork | undefined = detector
     ? {
         settings: settings.faces,
@@ -83,11 +83,9 @@ export function createMediaWorker(settings: MediaWorkerSettings, runtime: MediaW
       worker = await workMediaQueues(runtime.mediaQueues, settings, (queue) => metrics.timeJobs(queue.name, handler));
     },
     async stop(options = {}) {
-      if (worker) {
-        if (options.handBackAfterMs === undefined) await worker.close();
-        else await drainJobWorker(worker, options.handBackAfterMs, runtime.logger);
-      }
-      await detector?.close();
+      if (!worker) return;
+      if (options.handBackAfterMs === undefined) await worker.close();
+      else await drainJobWorker(worker, options.handBackAfterMs, runtime.logger);
     },
   };
 }

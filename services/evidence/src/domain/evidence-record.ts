@@ -190,8 +190,13 @@ export function toEvidenceResponse(record: EvidenceRecord, publicLocationDecimal
   const forPublic = publicLocationDecimals !== undefined;
   // The public's copy names the blurred copies when the faces are hidden (the unblurred ones are
   // then the owner's and administrators' only); the placeholder is the blurred thumbnail's.
-  const blurred = forPublic && publicCopyOf(record) === 'blurred';
-  const media = blurred
+  const copy = publicCopyOf(record);
+  const blurred = forPublic && copy === 'blurred';
+  // Never named to the public while its faces are looked for (the lists leave such items out; this
+  // is the second lock).
+  const media = forPublic && copy === 'pending'
+    ? { aws_url: null, thumbnail_url: null, poster_url: null, placeholder: null }
+    : blurred
     ? {
         aws_url: ready && record.public_display_key ? mediaUrl(record, 'blurred-display') : null,
         thumbnail_url: ready && record.public_thumb_key ? mediaUrl(record, 'blurred-thumb') : null,
@@ -220,7 +225,7 @@ export function toEvidenceResponse(record: EvidenceRecord, publicLocationDecimal
     faces:
       forPublic || (record.media_type !== MEDIA_TYPES.image && record.media_type !== MEDIA_TYPES.video)
         ? null
-        : { check: record.face_check, count: record.face_count, consent: record.faces_consent, public_copy: publicCopyOf(record) },
+        : { check: record.face_check, count: record.face_count, consent: record.faces_consent, public_copy: copy },
     review_status: record.review_status,
     date_posted: record.date_posted,
     user_id: record.user_id,

@@ -85,12 +85,18 @@ parentPort.on('message', async ({ id, rgb, width, height, minConfidence }) => {
 
 type Reply = { id: number; faces: DetectedFace[] } | { id: number; error: string };
 
+/** A thread running the model: detections answered in turn. */
+interface DetectorThread {
+  detect(rgb: Uint8Array, width: number, height: number, minConfidence: number): Promise<DetectedFace[]>;
+  close(): Promise<void>;
+}
+
 /**
- * A detector on a thread of its own, started on first use and kept while anything is pending
+ * The model on a thread of its own, started on first use and kept while anything is pending
  * (unref'd otherwise, so it never keeps a process alive). Calls are answered in turn: the model
  * uses one core, and a second thread would only share the same two cores with ffmpeg and sharp.
  */
-export function createFaceDetector({ minConfidence }: { minConfidence: number }): FaceDetector {
+function detectorThread(): DetectorThread {
   let thread: Worker | undefined;
   let nextId = 0;
   const pending = new Map<number, { resolve: (faces: DetectedFace[]) => void; reject: (error: Error) => void }>();
@@ -122,7 +128,7 @@ export function createFaceDetector({ minConfidence }: { minConfidence: number })
   };
 
   return {
-    detect(rgb, width, height) {
+    detect(rgb, width, height, minConfidence) {
       if (rgb.length !== width * height * 3) return Promise.reject(new Error(`expected ${width}x${height} RGB, got ${rgb.length} bytes`));
       return new Promise((resolve, reject) => {
         const id = nextId++;
@@ -140,4 +146,23 @@ export function createFaceDetector({ minConfidence }: { minConfidence: number })
       if (current) await current.terminate();
     },
   };
+}
+
+/** A detector with a thread of its own (closed with it). */
+export function createFaceDetector({ minConfidence }: { minConfidence: number }): FaceDetector {
+  const own = detectorThread();
+  return { detect: (rgb, width, height) => own.detect(rgb, width, height, minConfidence), close: () => own.close() };
+}
+
+let processThread: DetectorThread | undefined;
+
+/**
+ * A detector on the process's one model thread: the model is loaded once per process, however
+ * many media workers it starts (the all-in-one process starts one; a test process many, one after
+ * the other). Closing it leaves the thread to others; idle, it keeps nothing alive.
+ */
+export function sharedFaceDetector({ minConfidence }: { minConfidence: number }): FaceDetector {
+  processThread ??= detectorThread();
+  const shared = processThread;
+  return { detect: (rgb, width, height) => shared.detect(rgb, width, height, minConfidence), close: async () => undefined };
 }
