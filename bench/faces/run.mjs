@@ -59,7 +59,9 @@ await runBench('faces', async () => {
   const ffmpeg = locateFfmpeg().ffmpeg;
   const demo = join(dirname(createRequire(import.meta.url).resolve('@vladmandic/face-api/package.json')), 'demo');
   const machine = machineSummary();
-  console.log(`faces bench: ${machine.cores} cores (${machine.cpu}), node ${machine.node}, load average ${machine.loadAverageAtStart.join(' ')}`);
+  console.log(
+    `faces bench: ${machine.cores} cores (${machine.cpu}), node ${machine.node}, load average ${machine.loadAverageAtStart.join(' ')}`,
+  );
 
   // --- the labelled set ------------------------------------------------------------------------
   // Faces counted by eye in the package's six photos (tests/support/face-fixtures.ts has the same
@@ -79,7 +81,11 @@ await runBench('faces', async () => {
     set.push({ what: `${sample.name}`, faces: sample.faces, bytes: readFileSync(file) });
     set.push({ what: `${sample.name} mirrored`, faces: sample.faces, bytes: await sharp(file).flop().jpeg({ quality: 90 }).toBuffer() });
     // A phone's small copy (what a messaging app sends): the faces a third of their size.
-    set.push({ what: `${sample.name} at 640 px`, faces: sample.faces, bytes: await sharp(file).resize(640).jpeg({ quality: 85 }).toBuffer() });
+    set.push({
+      what: `${sample.name} at 640 px`,
+      faces: sample.faces,
+      bytes: await sharp(file).resize(640).jpeg({ quality: 85 }).toBuffer(),
+    });
     const { top, left, bottom, right } = sample.empty;
     const crop = {
       left: Math.round(left * meta.width),
@@ -87,7 +93,11 @@ await runBench('faces', async () => {
       width: Math.round((right - left) * meta.width),
       height: Math.round((bottom - top) * meta.height),
     };
-    set.push({ what: `${sample.name} without faces (crop)`, faces: 0, bytes: await sharp(file).extract(crop).jpeg({ quality: 90 }).toBuffer() });
+    set.push({
+      what: `${sample.name} without faces (crop)`,
+      faces: 0,
+      bytes: await sharp(file).extract(crop).jpeg({ quality: 90 }).toBuffer(),
+    });
   }
   // Pictures of nothing: a test card, a wall, sensor noise.
   const testCard = join(dir, 'testcard.png');
@@ -96,12 +106,16 @@ await runBench('faces', async () => {
   set.push({
     what: 'plain wall',
     faces: 0,
-    bytes: await sharp({ create: { width: 1600, height: 1200, channels: 3, background: { r: 150, g: 140, b: 120 } } }).jpeg().toBuffer(),
+    bytes: await sharp({ create: { width: 1600, height: 1200, channels: 3, background: { r: 150, g: 140, b: 120 } } })
+      .jpeg()
+      .toBuffer(),
   });
   set.push({
     what: 'noise',
     faces: 0,
-    bytes: await sharp({ create: { width: 1600, height: 1200, channels: 3, noise: { type: 'gaussian', mean: 128, sigma: 40 } } }).jpeg().toBuffer(),
+    bytes: await sharp({ create: { width: 1600, height: 1200, channels: 3, noise: { type: 'gaussian', mean: 128, sigma: 40 } } })
+      .jpeg()
+      .toBuffer(),
   });
   const positives = set.filter((entry) => entry.faces > 0);
   const truth = positives.reduce((sum, entry) => sum + entry.faces, 0);
@@ -138,7 +152,8 @@ await runBench('faces', async () => {
     faces: entry.faces,
     found: scores[index].filter((score) => score >= chosen).length,
   }));
-  for (const row of perPicture.filter((row) => row.found !== row.faces)) console.log(`  at ${chosen}: ${row.what}: ${row.found} found, ${row.faces} there`);
+  for (const row of perPicture.filter((row) => row.found !== row.faces))
+    console.log(`  at ${chosen}: ${row.what}: ${row.found} found, ${row.faces} there`);
 
   // The product's public copy of each picture with faces: what the detector still finds there.
   const detector = createFaceDetector({ minConfidence: chosen });
@@ -209,23 +224,72 @@ await runBench('faces', async () => {
   const source = join(dir, 'clip-1080p.mp4');
   const video = join(dir, 'clip-720p.mp4');
   execFileSync(ffmpeg, [
-    '-v', 'error', '-y', '-loop', '1', '-framerate', '30', '-i', join(demo, 'sample3.jpg'),
-    '-f', 'lavfi', '-i', `sine=frequency=440:duration=${videoSeconds}`,
-    '-vf', `scale=2400:-2,crop=1920:1080:'t*${Math.round(400 / videoSeconds)}':'min(200,t*${Math.round(200 / videoSeconds)})',format=yuv420p`,
-    '-t', String(videoSeconds), '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-c:a', 'aac', '-shortest', source,
+    '-v',
+    'error',
+    '-y',
+    '-loop',
+    '1',
+    '-framerate',
+    '30',
+    '-i',
+    join(demo, 'sample3.jpg'),
+    '-f',
+    'lavfi',
+    '-i',
+    `sine=frequency=440:duration=${videoSeconds}`,
+    '-vf',
+    `scale=2400:-2,crop=1920:1080:'t*${Math.round(400 / videoSeconds)}':'min(200,t*${Math.round(200 / videoSeconds)})',format=yuv420p`,
+    '-t',
+    String(videoSeconds),
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-crf',
+    '20',
+    '-c:a',
+    'aac',
+    '-shortest',
+    source,
   ]);
   const transcode = await timed(async () =>
     execFileSync(ffmpeg, [
-      '-v', 'error', '-y', '-i', source, '-vf', "scale=-2:720,format=yuv420p", '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23',
-      '-profile:v', 'high', '-c:a', 'aac', '-b:a', '128k', '-movflags', '+faststart', '-threads', '2', video,
+      '-v',
+      'error',
+      '-y',
+      '-i',
+      source,
+      '-vf',
+      'scale=-2:720,format=yuv420p',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+      '-crf',
+      '23',
+      '-profile:v',
+      'high',
+      '-c:a',
+      'aac',
+      '-b:a',
+      '128k',
+      '-movflags',
+      '+faststart',
+      '-threads',
+      '2',
+      video,
     ]),
   );
   const poster = await sharp(join(demo, 'sample3.jpg')).resize(1280).webp().toBuffer();
   const picture = { width: 1280, height: 720, frameRate: '30/1', hasAudio: true, duration: videoSeconds };
   // The bare model on the same samples, decoded into memory beforehand (not timed).
-  const frames = execFileSync(ffmpeg, ['-v', 'error', '-i', video, '-vf', 'fps=4,scale=640:360', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], {
-    maxBuffer: 1 << 30,
-  });
+  const frames = execFileSync(
+    ffmpeg,
+    ['-v', 'error', '-i', video, '-vf', 'fps=4,scale=640:360', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+    {
+      maxBuffer: 1 << 30,
+    },
+  );
   const frameSize = 640 * 360 * 3;
   const samples = Math.floor(frames.length / frameSize);
   const videoRuns = { bare: [], check: [] };
@@ -252,7 +316,7 @@ await runBench('faces', async () => {
       process.stdout.write('.');
     }
   }
-  const perMinute = (ms) => (ms / videoSeconds) * 60 / 1000;
+  const perMinute = (ms) => ((ms / videoSeconds) * 60) / 1000;
   const videoFigures = {
     bare: { ms: median(videoRuns.bare.map((r) => r.ms)) },
     check: { ms: median(videoRuns.check.map((r) => r.ms)) },
@@ -284,7 +348,11 @@ await runBench('faces', async () => {
       seconds: videoSeconds,
       samples,
       rounds: videoRounds,
-      secondsPerMinute: { bare: perMinute(videoFigures.bare.ms), check: perMinute(videoFigures.check.ms), transcode720p: perMinute(transcode.ms) },
+      secondsPerMinute: {
+        bare: perMinute(videoFigures.bare.ms),
+        check: perMinute(videoFigures.check.ms),
+        transcode720p: perMinute(transcode.ms),
+      },
       ratioCheckToBare: videoFigures.check.ms / videoFigures.bare.ms,
     },
   });

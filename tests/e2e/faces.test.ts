@@ -62,7 +62,10 @@ async function openItem(page: Page, title: string) {
   await page.goto('/admin');
   await page.getByRole('heading', { level: 1, name: 'Administration' }).waitFor();
   await page.getByRole('group', { name: 'Show' }).getByRole('button', { name: /^All/ }).click();
-  await page.getByRole('list', { name: 'All evidence' }).getByRole('button', { name: new RegExp(title) }).click();
+  await page
+    .getByRole('list', { name: 'All evidence' })
+    .getByRole('button', { name: new RegExp(title) })
+    .click();
   return page.getByRole('dialog', { name: title });
 }
 
@@ -119,7 +122,10 @@ describe.skipIf(chromiumMissing)('faces (Chromium)', () => {
     // The owner's own list: the pictures as taken.
     const own = await pages.open('phone', owner.cookies.get('portal_session'));
     await own.goto('/Evidence');
-    await own.getByRole('button', { name: /Group at the corner|Group at/ }).first().click();
+    await own
+      .getByRole('button', { name: /Group at the corner|Group at/ })
+      .first()
+      .click();
     const ownPhotoSrc = await own.getByRole('dialog').getByRole('img', { name: 'Group at the corner' }).getAttribute('src');
     expect(ownPhotoSrc).toBe(photo.aws_url);
     expect(await counter.inPicture(await served(owner, ownPhotoSrc))).toBe(3);

@@ -17,7 +17,12 @@ let scratch: string;
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'tus-'));
   [portal, fixtures] = await Promise.all([
-    startTestPortal({ ...NO_FACE_CHECK, EVIDENCE_VIDEO_MAX_BYTES: '30mb', EVIDENCE_IMAGE_MAX_BYTES: '5mb', EVIDENCE_AUDIO_MAX_BYTES: '5mb' }),
+    startTestPortal({
+      ...NO_FACE_CHECK,
+      EVIDENCE_VIDEO_MAX_BYTES: '30mb',
+      EVIDENCE_IMAGE_MAX_BYTES: '5mb',
+      EVIDENCE_AUDIO_MAX_BYTES: '5mb',
+    }),
     makeMediaFixtures(scratch),
   ]);
 }, 120_000);

@@ -102,7 +102,10 @@ describe('published evidence with faces', () => {
     );
     expect(seen.filter(Boolean).every((url) => url!.includes('/blurred-display?'))).toBe(true);
     expect(final.poster_url).toContain('/blurred-poster?');
-    expect(((await client.get(`/api/evidence/item/${id}`)).data as WithFaces).faces).toMatchObject({ check: 'done', public_copy: 'blurred' });
+    expect(((await client.get(`/api/evidence/item/${id}`)).data as WithFaces).faces).toMatchObject({
+      check: 'done',
+      public_copy: 'blurred',
+    });
   }, 150_000);
 });
 
@@ -120,7 +123,9 @@ describe("administrators' decisions", () => {
     // Less to hide: the item stays in the archive meanwhile, with the copy it had, then names the new copy.
     const meanwhile = await archived(id);
     expect(meanwhile, 'still in the archive').not.toBeNull();
-    expect(meanwhile!.aws_url === before || meanwhile!.aws_url!.endsWith('-b1'), `${meanwhile!.aws_url} is the old or the new copy`).toBe(true);
+    expect(meanwhile!.aws_url === before || meanwhile!.aws_url!.endsWith('-b1'), `${meanwhile!.aws_url} is the old or the new copy`).toBe(
+      true,
+    );
     const after = await waitFor(
       async () => {
         const item = await archived(id);
@@ -152,7 +157,9 @@ describe("administrators' decisions", () => {
     const back = await waitFor(async () => archived(id), { timeoutMs: 30_000, what: 'the item back in the archive' });
     expect(back.aws_url).toMatch(/-b1$/);
     // The added box is pixelated: its blocks are flat (compared with the owner's copy there).
-    const picture = await sharp((await visitor().bytes(back.aws_url!)).body).raw().toBuffer({ resolveWithObject: true });
+    const picture = await sharp((await visitor().bytes(back.aws_url!)).body)
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     const { width, height } = picture.info;
     const sample = (x: number, y: number) => picture.data[(Math.floor(y * height) * width + Math.floor(x * width)) * picture.info.channels];
     expect(sample(0.1, 0.75)).toBe(sample(0.1 + 1 / width, 0.75));
@@ -200,7 +207,12 @@ describe("administrators' decisions", () => {
 
 it('shows an item without faces to the public as it is, and a photo not checked (FACE_BLUR=off) too', async () => {
   const plain = join(scratch, 'wall.jpg');
-  writeFileSync(plain, await sharp({ create: { width: 800, height: 600, channels: 3, background: { r: 90, g: 90, b: 120 } } }).jpeg().toBuffer());
+  writeFileSync(
+    plain,
+    await sharp({ create: { width: 800, height: 600, channels: 3, background: { r: 90, g: 90, b: 120 } } })
+      .jpeg()
+      .toBuffer(),
+  );
   const { client } = await newParticipant(portal.url);
   const id = (await uploadEvidence(client, plain, { title: 'A wall' })).data.id as string;
   const ready = (await waitForMedia(client, id)) as WithFaces;
@@ -213,7 +225,12 @@ it('shows an item without faces to the public as it is, and a photo not checked 
   try {
     const owner = (await newParticipant(off.url)).client;
     const photo = (await uploadEvidence(owner, GROUP_PHOTO, { title: 'Unchecked' })).data.id as string;
-    expect(((await waitForMedia(owner, photo)) as WithFaces).faces).toEqual({ check: 'off', count: null, consent: false, public_copy: 'plain' });
+    expect(((await waitForMedia(owner, photo)) as WithFaces).faces).toEqual({
+      check: 'off',
+      count: null,
+      consent: false,
+      public_copy: 'plain',
+    });
   } finally {
     await off.dispose();
   }

@@ -24,7 +24,7 @@ let identityPort: number;
 beforeAll(async () => {
   identityPort = await freePort();
   portal = await startTestPortal({
-      ...NO_FACE_CHECK,
+    ...NO_FACE_CHECK,
     IDENTITY_PORT: String(identityPort),
     EVIDENCE_IMAGE_MAX_BYTES: '1mb',
     EVIDENCE_VIDEO_MAX_BYTES: '2mb',

@@ -33,12 +33,15 @@ export const faceRegionSchema = z
     source: z.enum(FACE_REGION_SOURCES),
     score: z.number().min(0).max(1).nullable().meta({ description: "The detector's confidence (its best over a video); null when added" }),
     removed: z.boolean(),
-    track: z.array(faceKeyframeSchema).min(1).meta({
-      description:
-        'Positions in time order. A photo has one. A detected video face is covered from one sample interval before its first ' +
-        'position to one after its last, between two positions by a box holding both; a region added by an administrator has one ' +
-        'position and covers the whole video.',
-    }),
+    track: z
+      .array(faceKeyframeSchema)
+      .min(1)
+      .meta({
+        description:
+          'Positions in time order. A photo has one. A detected video face is covered from one sample interval before its first ' +
+          'position to one after its last, between two positions by a box holding both; a region added by an administrator has one ' +
+          'position and covers the whole video.',
+      }),
   })
   .meta({ id: 'FaceRegion' });
 export type FaceRegion = z.infer<typeof faceRegionSchema>;
@@ -128,13 +131,18 @@ export type FaceCheck = (typeof FACE_CHECKS)[number];
 /** An item's faces as the review dialog shows them (GET /api/evidence/{id}/faces, administrators). */
 export const evidenceFacesSchema = z
   .object({
-    check: z.enum(FACE_CHECKS).nullable().meta({
-      description:
-        '`pending`: the detector has not finished; `done`: checked; `off`: not checked (FACE_BLUR=off when it was processed); ' +
-        'null: no picture (notes, audio) or processed before faces were checked',
-    }),
+    check: z
+      .enum(FACE_CHECKS)
+      .nullable()
+      .meta({
+        description:
+          '`pending`: the detector has not finished; `done`: checked; `off`: not checked (FACE_BLUR=off when it was processed); ' +
+          'null: no picture (notes, audio) or processed before faces were checked',
+      }),
     version: z.number().int().meta({ description: 'Grows with every change of the regions; send it back as `base` when changing them' }),
-    consent: z.boolean().meta({ description: 'An administrator recorded that the faces may be shown: the public sees the picture as it is' }),
+    consent: z
+      .boolean()
+      .meta({ description: 'An administrator recorded that the faces may be shown: the public sees the picture as it is' }),
     public_copy: z.enum(['pending', 'plain', 'blurred']).meta({
       description: 'What the public is given once the item is published: nothing yet, the picture as it is, or the blurred copy',
     }),
@@ -155,11 +163,7 @@ export const editFacesRequestSchema = z
   .object(
     {
       base: z.number({ error: 'base must be the version of the faces you edited' }).int().min(0),
-      removed: z
-        .array(z.string().max(40))
-        .max(1000)
-        .default([])
-        .meta({ description: 'Ids of regions that are no face to hide' }),
+      removed: z.array(z.string().max(40)).max(1000).default([]).meta({ description: 'Ids of regions that are no face to hide' }),
       restored: z.array(z.string().max(40)).max(1000).default([]).meta({ description: 'Ids of removed regions to hide again' }),
       added: z
         .array(faceBoxSchema, { error: 'added must be a list of boxes' })

@@ -445,7 +445,10 @@ async function blurJob(deps: MediaJobDeps, job: MediaJob, workDir: string, jobId
     await deps.bus.publish(TOPICS.media, [
       { key: job.evidenceId, value: createEvent({ type: 'media.blurred', key: job.evidenceId, data }) },
     ]);
-    deps.logger.info({ jobId, version: data.version, blurred: data.public !== null, error: data.error, ms: Date.now() - started }, 'public copies made again');
+    deps.logger.info(
+      { jobId, version: data.version, blurred: data.public !== null, error: data.error, ms: Date.now() - started },
+      'public copies made again',
+    );
     return data;
   };
   if (!job.faces) throw new Error('a blur job names no regions');

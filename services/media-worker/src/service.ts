@@ -38,8 +38,14 @@ export function createMediaWorker(settings: MediaWorkerSettings, runtime: MediaW
   const metrics = new ServiceMetrics('media-worker');
   const plan = mediaQueuePlan(runtime.mediaQueues, settings);
   for (const { queue } of plan) metrics.watchQueue(queue);
-  const facesFound = metrics.counter('portal_media_faces_found_total', 'Faces found in photos and videos (each face of a video once)', ['kind']);
-  const facesChecked = metrics.counter('portal_media_face_checks_total', 'Photos and videos checked for faces, or whose public copies were made again', ['kind']);
+  const facesFound = metrics.counter('portal_media_faces_found_total', 'Faces found in photos and videos (each face of a video once)', [
+    'kind',
+  ]);
+  const facesChecked = metrics.counter(
+    'portal_media_face_checks_total',
+    'Photos and videos checked for faces, or whose public copies were made again',
+    ['kind'],
+  );
   const faceSeconds = metrics.counter(
     'portal_media_face_seconds_total',
     'Seconds spent finding faces and making the blurred public copies',

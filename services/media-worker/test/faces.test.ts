@@ -60,7 +60,14 @@ async function runJob(file: string, media_type: MediaType, work: FaceWork | unde
     id: `${id}.r1`,
     name: 'process-media',
     attemptsMade: 0,
-    data: { evidenceId: id, revision: 1, media_type, originalKey: `evidence/${id}/r1/original`, outputPrefix: `evidence/${id}/r1/`, ...extra },
+    data: {
+      evidenceId: id,
+      revision: 1,
+      media_type,
+      originalKey: `evidence/${id}/r1/original`,
+      outputPrefix: `evidence/${id}/r1/`,
+      ...extra,
+    },
     updateProgress: async () => undefined,
   };
   return { id, result: await handler(work)(job) };
@@ -109,7 +116,12 @@ describe('faces in photos', () => {
   it('finds no face in a picture without one, and makes no public copy then', async () => {
     const plain = join(root, 'plain.jpg');
     const { default: sharp } = await import('sharp');
-    writeFileSync(plain, await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 120, g: 140, b: 90 } } }).jpeg().toBuffer());
+    writeFileSync(
+      plain,
+      await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 120, g: 140, b: 90 } } })
+        .jpeg()
+        .toBuffer(),
+    );
     const { result } = await runJob(plain, 2);
     expect(result).toMatchObject({ status: 'ready', faces: { check: 'done', count: 0, key: null }, public: null });
   }, 30_000);
@@ -184,10 +196,16 @@ describe('faces in videos', () => {
 describe('boxes carried between samples', () => {
   /** A face walking right at `speed` (fractions of the width a second), sampled 4 times a second. */
   const walking = (speed: number, at: number): FaceBox => ({ x: 0.1 + speed * at, y: 0.3, w: 0.1, h: 0.15 });
-  const samples: FaceSample[] = Array.from({ length: 9 }, (_, index) => ({ t: index * 0.25, faces: [{ ...walking(0.2, index * 0.25), score: 0.9 }] }));
+  const samples: FaceSample[] = Array.from({ length: 9 }, (_, index) => ({
+    t: index * 0.25,
+    faces: [{ ...walking(0.2, index * 0.25), score: 0.9 }],
+  }));
 
   const covers = (outer: FaceBox, inner: FaceBox) =>
-    outer.x <= inner.x + 1e-9 && outer.y <= inner.y + 1e-9 && outer.x + outer.w >= inner.x + inner.w - 1e-9 && outer.y + outer.h >= inner.y + inner.h - 1e-9;
+    outer.x <= inner.x + 1e-9 &&
+    outer.y <= inner.y + 1e-9 &&
+    outer.x + outer.w >= inner.x + inner.w - 1e-9 &&
+    outer.y + outer.h >= inner.y + inner.h - 1e-9;
 
   it('covers a walking face at every moment between two samples, and a sample it was missed in', () => {
     // Missed in the fourth sample (looking down).
@@ -198,7 +216,10 @@ describe('boxes carried between samples', () => {
     expect(regions).toHaveLength(1);
     for (let t = 0; t <= 2; t += 0.02) {
       const boxes = faceBoxesAt(regions, t, 0.25);
-      expect(boxes.some((box) => covers(box, walking(0.2, t))), `at ${t.toFixed(2)} s`).toBe(true);
+      expect(
+        boxes.some((box) => covers(box, walking(0.2, t))),
+        `at ${t.toFixed(2)} s`,
+      ).toBe(true);
     }
     // Before the first sample and after the last, for one interval; not beyond.
     expect(faceBoxesAt(regions, 2.2, 0.25)).toHaveLength(1);

@@ -194,21 +194,22 @@ export function toEvidenceResponse(record: EvidenceRecord, publicLocationDecimal
   const blurred = forPublic && copy === 'blurred';
   // Never named to the public while its faces are looked for (the lists leave such items out; this
   // is the second lock).
-  const media = forPublic && copy === 'pending'
-    ? { aws_url: null, thumbnail_url: null, poster_url: null, placeholder: null }
-    : blurred
-    ? {
-        aws_url: ready && record.public_display_key ? mediaUrl(record, 'blurred-display') : null,
-        thumbnail_url: ready && record.public_thumb_key ? mediaUrl(record, 'blurred-thumb') : null,
-        poster_url: ready && record.public_poster_key ? mediaUrl(record, 'blurred-poster') : null,
-        placeholder: ready ? record.public_placeholder : null,
-      }
-    : {
-        aws_url: ready && record.display_key ? mediaUrl(record, 'display') : null,
-        thumbnail_url: stills && record.thumb_key ? mediaUrl(record, 'thumb') : null,
-        poster_url: stills && record.poster_key ? mediaUrl(record, 'poster') : null,
-        placeholder: stills ? record.placeholder : null,
-      };
+  const media =
+    forPublic && copy === 'pending'
+      ? { aws_url: null, thumbnail_url: null, poster_url: null, placeholder: null }
+      : blurred
+        ? {
+            aws_url: ready && record.public_display_key ? mediaUrl(record, 'blurred-display') : null,
+            thumbnail_url: ready && record.public_thumb_key ? mediaUrl(record, 'blurred-thumb') : null,
+            poster_url: ready && record.public_poster_key ? mediaUrl(record, 'blurred-poster') : null,
+            placeholder: ready ? record.public_placeholder : null,
+          }
+        : {
+            aws_url: ready && record.display_key ? mediaUrl(record, 'display') : null,
+            thumbnail_url: stills && record.thumb_key ? mediaUrl(record, 'thumb') : null,
+            poster_url: stills && record.poster_key ? mediaUrl(record, 'poster') : null,
+            placeholder: stills ? record.placeholder : null,
+          };
   return {
     id: record.id,
     title: record.title,

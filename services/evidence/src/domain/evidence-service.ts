@@ -448,8 +448,7 @@ export class EvidenceService {
     // nothing is to be hidden (or consent is on record), the blurred copies otherwise. A URL always
     // gives the same bytes whoever asks; what it may be cached as follows from the item alone.
     const shown = record.media_status === 'ready' && isPubliclyShown(record) ? publicCopyOf(record) : 'pending';
-    const publiclyVisible =
-      variant === 'original' ? false : variant.startsWith('blurred-') ? shown === 'blurred' : shown === 'plain';
+    const publiclyVisible = variant === 'original' ? false : variant.startsWith('blurred-') ? shown === 'blurred' : shown === 'plain';
     if (!privileged && !publiclyVisible) throw notFound(MESSAGES.evidenceNotFound);
     let key = mediaKeyOf(record, variant);
     if (!key) throw notFound('This item has no such media yet');
@@ -554,7 +553,10 @@ export class EvidenceService {
   async applyBlurred(result: MediaBlurredData): Promise<void> {
     const made = result.public ? [result.public.display.key, result.public.thumbnail?.key, result.public.poster?.key] : [];
     if (result.error) {
-      this.deps.logger.warn({ evidenceId: result.evidenceId, version: result.version, reason: result.error }, 'public copies not made again');
+      this.deps.logger.warn(
+        { evidenceId: result.evidenceId, version: result.version, reason: result.error },
+        'public copies not made again',
+      );
       return;
     }
     const current = await this.deps.evidence.findById(result.evidenceId);
@@ -608,7 +610,8 @@ export class EvidenceService {
     const record = await this.deps.evidence.findById(id);
     if (!record) throw notFound(MESSAGES.evidenceNotFound);
     this.assertFacesEditable(record);
-    if (input.base !== record.faces_version) throw conflict('The faces of this item were changed meanwhile: look at them again, then make your change');
+    if (input.base !== record.faces_version)
+      throw conflict('The faces of this item were changed meanwhile: look at them again, then make your change');
     const doc: FaceRegions = (await this.regionsOf(record)) ?? {
       width: record.width ?? 1,
       height: record.height ?? 1,
@@ -623,7 +626,11 @@ export class EvidenceService {
     const before = regionsInForce(doc.regions).length;
     const hidesMore = input.added.length > 0 || input.restored.some((regionId) => byId.get(regionId)!.removed);
     const regions: FaceRegion[] = doc.regions.map((region) =>
-      input.removed.includes(region.id) ? { ...region, removed: true } : input.restored.includes(region.id) ? { ...region, removed: false } : region,
+      input.removed.includes(region.id)
+        ? { ...region, removed: true }
+        : input.restored.includes(region.id)
+          ? { ...region, removed: false }
+          : region,
     );
     let next = doc.regions.reduce((highest, region) => Math.max(highest, Number(region.id.replace(/\D/g, '')) || 0), 0);
     for (const box of input.added) {
@@ -632,7 +639,9 @@ export class EvidenceService {
     }
     const version = record.faces_version + 1;
     const key = `${revisionPrefix(id, record.media_revision)}faces-v${version}.json`;
-    await this.deps.blobs.put(key, Buffer.from(JSON.stringify({ ...doc, regions } satisfies FaceRegions)), { contentType: 'application/json' });
+    await this.deps.blobs.put(key, Buffer.from(JSON.stringify({ ...doc, regions } satisfies FaceRegions)), {
+      contentType: 'application/json',
+    });
     const inForce = regionsInForce(regions).length;
     // Nothing left to hide: the picture as it is. Something more to hide: nothing until it is
     // blurred. Less to hide: the copies the public has (they hide more) until the new ones exist.
@@ -751,7 +760,11 @@ export class EvidenceService {
         ...(record.display_key ? { displayKey: record.display_key } : {}),
         ...(record.poster_key ? { posterKey: record.poster_key } : {}),
       },
-      { jobId: blurJobIdFor(record.id, record.media_revision, record.faces_version), attempts: 3, backoff: { type: 'exponential', delay: 5000 } },
+      {
+        jobId: blurJobIdFor(record.id, record.media_revision, record.faces_version),
+        attempts: 3,
+        backoff: { type: 'exponential', delay: 5000 },
+      },
     );
   }
 
@@ -812,7 +825,8 @@ export class EvidenceService {
       const job = await queue.getJob(blurJobIdFor(record.id, record.media_revision, record.faces_version));
       if (!job) await this.enqueueBlur(record);
       else if (job.state === 'completed' && job.returnValue) await this.applyBlurred(job.returnValue as MediaBlurredData);
-      else if (job.state === 'failed') this.deps.logger.warn({ evidenceId: record.id, reason: job.failedReason }, 'public copies could not be made again');
+      else if (job.state === 'failed')
+        this.deps.logger.warn({ evidenceId: record.id, reason: job.failedReason }, 'public copies could not be made again');
     }
   }
 

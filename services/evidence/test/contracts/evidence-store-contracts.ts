@@ -280,13 +280,17 @@ export function evidenceRepositoryContract(name: string, create: () => Promise<E
       expect(await shown()).toEqual([item.id]);
       // An administrator's change, on version 0: another version is refused.
       expect(await repo.update(item.id, { faces_version: 2, public_blur: 'pending' }, [], { facesVersion: 1 })).toBeNull();
-      const edited = await repo.update(item.id, { faces_version: 1, public_blur: 'pending', face_count: 2 }, [event(item.id)], { facesVersion: 0 });
+      const edited = await repo.update(item.id, { faces_version: 1, public_blur: 'pending', face_count: 2 }, [event(item.id)], {
+        facesVersion: 0,
+      });
       expect(edited).toMatchObject({ faces_version: 1, public_blur: 'pending', face_count: 2 });
       expect(await shown()).toEqual([]);
       expect((await repo.findBlurPending(1000)).map((entry) => entry.id)).toContain(item.id);
       // Public copies made for an older version are not taken; those for the current one are.
       expect(await repo.applyMediaResult(item.id, 1, { public_blur: 'ready' }, undefined, 0)).toBeNull();
-      expect(await repo.applyMediaResult(item.id, 1, { public_blur: 'ready', public_display_key: 'r1/blurred-v1-display.webp' }, undefined, 1)).toMatchObject({
+      expect(
+        await repo.applyMediaResult(item.id, 1, { public_blur: 'ready', public_display_key: 'r1/blurred-v1-display.webp' }, undefined, 1),
+      ).toMatchObject({
         public_blur: 'ready',
         public_display_key: 'r1/blurred-v1-display.webp',
       });

@@ -69,7 +69,13 @@ export function trackFaces(samples: readonly FaceSample[], interval: number): Fa
     for (const face of sample.faces) {
       if (usedFaces.has(face)) continue;
       tracks.push({
-        region: { id: `f${tracks.length + 1}`, source: 'detected', score: round(face.score), removed: false, track: [keyframe(sample.t, face)] },
+        region: {
+          id: `f${tracks.length + 1}`,
+          source: 'detected',
+          score: round(face.score),
+          removed: false,
+          track: [keyframe(sample.t, face)],
+        },
         lastT: sample.t,
       });
     }

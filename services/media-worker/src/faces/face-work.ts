@@ -1,11 +1,5 @@
 import { join } from 'node:path';
-import {
-  faceBoxesAt,
-  regionsInForce,
-  type FaceRegions,
-  type MediaProcessedData,
-  type PublicCopies,
-} from '@portal/contracts';
+import { faceBoxesAt, regionsInForce, type FaceRegions, type MediaProcessedData, type PublicCopies } from '@portal/contracts';
 import { stillImages } from '../processing/still-images.js';
 import { posterSeconds } from '../processing/video.js';
 import type { FaceDetector } from './face-detector.js';

@@ -29,7 +29,9 @@ function ffmpeg(args: string[], niceness: number): ChildProcess {
 /** Runs `work` with the processes, killing them when the allowance runs out or anything fails. */
 async function supervised<T>(processes: ChildProcess[], allowedMs: number, work: () => Promise<T>): Promise<T> {
   const stderr = processes.map(() => '');
-  processes.forEach((child, index) => child.stderr!.on('data', (chunk: Buffer) => (stderr[index] = (stderr[index] + chunk.toString()).slice(-2000))));
+  processes.forEach((child, index) =>
+    child.stderr!.on('data', (chunk: Buffer) => (stderr[index] = (stderr[index] + chunk.toString()).slice(-2000))),
+  );
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
@@ -157,7 +159,20 @@ export async function blurredVideo(
     throw new UnprocessableMediaError('the video could not be read for faces', `frame rate ${frameRate}, ${width}x${height}`);
   }
   const decoder = ffmpeg(
-    [...mediaInputOptions('mov'), '-i', fileInput(video), '-map', '0:v:0', '-vf', `fps=${frameRate}`, '-f', 'rawvideo', '-pix_fmt', 'yuv420p', 'pipe:1'],
+    [
+      ...mediaInputOptions('mov'),
+      '-i',
+      fileInput(video),
+      '-map',
+      '0:v:0',
+      '-vf',
+      `fps=${frameRate}`,
+      '-f',
+      'rawvideo',
+      '-pix_fmt',
+      'yuv420p',
+      'pipe:1',
+    ],
     options.niceness,
   );
   decoder.stdin!.end();

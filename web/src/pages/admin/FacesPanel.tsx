@@ -66,8 +66,7 @@ export function FacesPanel({ item, onChanged }: FacesPanelProps) {
     queryKey: ['evidence-faces', item.id],
     queryFn: ({ signal }) => fetchFaces(item.id, signal),
     // While the worker looks or blurs, the answer changes by itself.
-    refetchInterval: (current) =>
-      current.state.data?.check === 'pending' || current.state.data?.public_copy === 'pending' ? 2000 : false,
+    refetchInterval: (current) => (current.state.data?.check === 'pending' || current.state.data?.public_copy === 'pending' ? 2000 : false),
   });
   const faces = query.data;
   const [problem, setProblem] = useState<string | null>(null);
@@ -212,7 +211,15 @@ export function FacesPanel({ item, onChanged }: FacesPanelProps) {
               >
                 <Typography
                   component="span"
-                  sx={{ position: 'absolute', top: -22, left: 0, px: 0.5, fontSize: 12, color: '#fff', bgcolor: region.removed ? '#555' : '#b2102f' }}
+                  sx={{
+                    position: 'absolute',
+                    top: -22,
+                    left: 0,
+                    px: 0.5,
+                    fontSize: 12,
+                    color: '#fff',
+                    bgcolor: region.removed ? '#555' : '#b2102f',
+                  }}
                 >
                   {index + 1}
                 </Typography>
@@ -265,7 +272,13 @@ export function FacesPanel({ item, onChanged }: FacesPanelProps) {
           ) : null}
 
           <Stack direction="row" sx={{ flexWrap: 'wrap', gap: 1, alignItems: 'center' }}>
-            <Button variant={drawing ? 'contained' : 'outlined'} size="small" disabled={busy} onClick={() => setDrawing(!drawing)} aria-pressed={drawing}>
+            <Button
+              variant={drawing ? 'contained' : 'outlined'}
+              size="small"
+              disabled={busy}
+              onClick={() => setDrawing(!drawing)}
+              aria-pressed={drawing}
+            >
               {drawing ? 'Drag over the picture… (Cancel)' : 'Draw a box to hide'}
             </Button>
           </Stack>

@@ -395,7 +395,8 @@ export class MongoEvidenceRepository implements EvidenceRepository {
     onlyIfFacesVersion?: number,
   ): Promise<EvidenceRecord | null> {
     const display = onlyIfDisplayIn ? { display_key: { $in: onlyIfDisplayIn } } : {};
-    const faces = onlyIfFacesVersion === undefined ? {} : { faces_version: onlyIfFacesVersion === 0 ? { $in: [0, null] } : onlyIfFacesVersion };
+    const faces =
+      onlyIfFacesVersion === undefined ? {} : { faces_version: onlyIfFacesVersion === 0 ? { $in: [0, null] } : onlyIfFacesVersion };
     const updated = await serialWrite(this.items, () =>
       this.items
         .findOneAndUpdate({ _id: id, media_revision: revision, ...LIVE, ...display, ...faces }, { $set: changes }, { new: true })

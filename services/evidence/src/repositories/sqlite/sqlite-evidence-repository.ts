@@ -87,11 +87,17 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
     return fromRow(this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row | undefined);
   }
 
-  async update(id: string, changes: EvidenceChanges, events: PendingEvent[], guard?: { facesVersion: number }): Promise<EvidenceRecord | null> {
+  async update(
+    id: string,
+    changes: EvidenceChanges,
+    events: PendingEvent[],
+    guard?: { facesVersion: number },
+  ): Promise<EvidenceRecord | null> {
     return this.db
       .transaction(() => {
         if (guard) {
-          const current = this.db.prepare('SELECT faces_version FROM evidence WHERE id = ?').get(id) as { faces_version: number } | undefined;
+          const current = this.db.prepare('SELECT faces_version FROM evidence WHERE id = ?').get(id) as
+            { faces_version: number } | undefined;
           if (current?.faces_version !== guard.facesVersion) return null;
         }
         if (!this.updateRow(id, changes)) return null;
@@ -121,7 +127,8 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
       params.push(filter.ownerId);
     }
     // Published, processed, and its public copy made (publicCopyOf): consent, or no blur pending.
-    if (filter.publicOnly) where.push(`is_public = 1 AND media_status IN ('ready', 'none') AND (faces_consent = 1 OR public_blur <> 'pending')`);
+    if (filter.publicOnly)
+      where.push(`is_public = 1 AND media_status IN ('ready', 'none') AND (faces_consent = 1 OR public_blur <> 'pending')`);
     if (filter.type) {
       where.push('media_type = ?');
       params.push(filter.type);
