@@ -55,6 +55,7 @@ await runBench('faces', async () => {
   const { checkPhoto, checkVideo } = await import(dist('faces/face-work.js'));
   const { uprightRgb, pixelatedPicture, DETECTION_SIZE } = await import(dist('faces/picture-faces.js'));
   const { stillImages } = await import(dist('processing/still-images.js'));
+  const { DISPLAY_VIDEO_ENCODING } = await import(dist('processing/video.js'));
   const { locateFfmpeg } = await import(join(ROOT, 'packages/platform/dist/index.js'));
   const ffmpeg = locateFfmpeg().ffmpeg;
   const demo = join(dirname(createRequire(import.meta.url).resolve('@vladmandic/face-api/package.json')), 'demo');
@@ -261,14 +262,7 @@ await runBench('faces', async () => {
       source,
       '-vf',
       'scale=-2:720,format=yuv420p',
-      '-c:v',
-      'libx264',
-      '-preset',
-      'veryfast',
-      '-crf',
-      '23',
-      '-profile:v',
-      'high',
+      ...DISPLAY_VIDEO_ENCODING,
       '-c:a',
       'aac',
       '-b:a',

@@ -5,6 +5,7 @@ import { faceBoxesAt, type FaceRegion } from '@portal/contracts';
 import { fileInput, locateFfmpeg, mediaInputOptions } from '@portal/platform';
 import { UnprocessableMediaError } from '../processing/media-error.js';
 import { TOO_SLOW_REASON } from '../processing/ffmpeg-runner.js';
+import { DISPLAY_VIDEO_ENCODING } from '../processing/video.js';
 import type { FaceDetector } from './face-detector.js';
 import { trackFaces, type FaceSample } from './face-tracks.js';
 import { pixelateFaces } from './pixelate.js';
@@ -24,6 +25,29 @@ function ffmpeg(args: string[], niceness: number): ChildProcess {
   const binary = locateFfmpeg().ffmpeg;
   const command = niceness > 0 ? ['nice', '-n', String(niceness), binary] : [binary];
   return spawn(command[0]!, [...command.slice(1), '-nostdin', '-v', 'error', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+}
+
+/** ffmpeg decoding the picture of our own MP4 to raw frames on its stdout, through a filter. */
+function rawFrames(video: string, filter: string, pixelFormat: 'rgb24' | 'yuv420p', niceness: number): ChildProcess {
+  const decoder = ffmpeg(
+    [
+      ...mediaInputOptions('mov'),
+      '-i',
+      fileInput(video),
+      '-map',
+      '0:v:0',
+      '-vf',
+      filter,
+      '-f',
+      'rawvideo',
+      '-pix_fmt',
+      pixelFormat,
+      'pipe:1',
+    ],
+    niceness,
+  );
+  decoder.stdin!.end();
+  return decoder;
 }
 
 /** Runs `work` with the processes, killing them when the allowance runs out or anything fails. */
@@ -109,24 +133,7 @@ export async function videoFaces(
 ): Promise<{ regions: FaceRegion[]; interval: number; samples: number }> {
   const size = detectionSize(picture.width, picture.height);
   const interval = 1 / samplesPerSecond;
-  const decoder = ffmpeg(
-    [
-      ...mediaInputOptions('mov'),
-      '-i',
-      fileInput(video),
-      '-map',
-      '0:v:0',
-      '-vf',
-      `fps=${samplesPerSecond},scale=${size.width}:${size.height}`,
-      '-f',
-      'rawvideo',
-      '-pix_fmt',
-      'rgb24',
-      'pipe:1',
-    ],
-    options.niceness,
-  );
-  decoder.stdin!.end();
+  const decoder = rawFrames(video, `fps=${samplesPerSecond},scale=${size.width}:${size.height}`, 'rgb24', options.niceness);
   const samples: FaceSample[] = [];
   await supervised([decoder], options.allowedMs, async () => {
     let index = 0;
@@ -158,24 +165,7 @@ export async function blurredVideo(
   if (!Number.isFinite(fps) || fps <= 0 || width % 2 || height % 2) {
     throw new UnprocessableMediaError('the video could not be read for faces', `frame rate ${frameRate}, ${width}x${height}`);
   }
-  const decoder = ffmpeg(
-    [
-      ...mediaInputOptions('mov'),
-      '-i',
-      fileInput(video),
-      '-map',
-      '0:v:0',
-      '-vf',
-      `fps=${frameRate}`,
-      '-f',
-      'rawvideo',
-      '-pix_fmt',
-      'yuv420p',
-      'pipe:1',
-    ],
-    options.niceness,
-  );
-  decoder.stdin!.end();
+  const decoder = rawFrames(video, `fps=${frameRate}`, 'yuv420p', options.niceness);
   const encoder = ffmpeg(
     [
       '-f',
@@ -196,16 +186,7 @@ export async function blurredVideo(
       ...(picture.hasAudio ? ['-map', '1:a:0', '-c:a', 'copy'] : ['-an']),
       '-map_metadata',
       '-1',
-      '-c:v',
-      'libx264',
-      '-preset',
-      'veryfast',
-      '-crf',
-      '23',
-      '-profile:v',
-      'high',
-      '-level',
-      '4.0',
+      ...DISPLAY_VIDEO_ENCODING,
       '-pix_fmt',
       'yuv420p',
       '-movflags',
