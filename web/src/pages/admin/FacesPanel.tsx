@@ -40,6 +40,12 @@ function publicCopyText(faces: EvidenceFaces): string {
   return 'No face to hide: the public sees the picture as it is.';
 }
 
+/** What the button of a region does: a detected face is shown (no face to hide), an added box removed; either hidden again. */
+function actionLabel(region: FaceRegion): string {
+  if (region.removed) return 'Hide again';
+  return region.source === 'added' ? 'Remove box' : 'Not a face to hide';
+}
+
 function regionLabel(region: FaceRegion, index: number, video: boolean): string {
   const who =
     region.source === 'added'
@@ -49,7 +55,7 @@ function regionLabel(region: FaceRegion, index: number, video: boolean): string 
     video && region.source === 'detected' && region.track.length > 0
       ? `, seen ${seconds(region.track[0]!.t)}–${seconds(region.track[region.track.length - 1]!.t)}`
       : '';
-  return `${who}${when}${region.removed ? ' — shown (not a face to hide)' : ''}`;
+  return `${who}${when}${region.removed ? (region.source === 'added' ? ' — removed' : ' — shown (not a face to hide)') : ''}`;
 }
 
 /**
@@ -259,9 +265,9 @@ export function FacesPanel({ item, onChanged }: FacesPanelProps) {
                       size="small"
                       disabled={busy}
                       onClick={() => void change(region.removed ? { restored: [region.id] } : { removed: [region.id] })}
-                      aria-label={`${region.removed ? 'Hide again' : 'Not a face to hide'}: ${region.source === 'added' ? 'box' : 'face'} ${index + 1}`}
+                      aria-label={`${actionLabel(region)}: ${region.source === 'added' ? 'box' : 'face'} ${index + 1}`}
                     >
-                      {region.removed ? 'Hide again' : 'Not a face to hide'}
+                      {actionLabel(region)}
                     </Button>
                   }
                 >
@@ -282,6 +288,9 @@ export function FacesPanel({ item, onChanged }: FacesPanelProps) {
               {drawing ? 'Drag over the picture… (Cancel)' : 'Draw a box to hide'}
             </Button>
           </Stack>
+          <Typography variant="body2" color="text.secondary">
+            Or add a box by its position, in percent of the picture (on a video it covers the whole video):
+          </Typography>
           <Box
             component="form"
             aria-label="Add a box by its position"
