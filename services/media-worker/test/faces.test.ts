@@ -169,13 +169,13 @@ describe('faces in photos', () => {
 
 describe('faces in videos', () => {
   it('follows the faces of a panning group video and pixelates them in every frame of the public copy and its poster', async () => {
-    const video = await makeGroupVideo(GROUP_PHOTO, join(root, 'group.mp4'), 3);
+    const video = await makeGroupVideo(GROUP_PHOTO, join(root, 'group.mp4'), 2);
     const { result } = await runJob(video, 3);
     expect(result).toMatchObject({ status: 'ready', faces: { check: 'done' } });
     expect(result.faces!.count).toBeGreaterThanOrEqual(3);
     // The owner's 720p copy shows the faces, in every sample.
     const owner = await facesInVideo(result.display!.key, 'owner.mp4');
-    expect(owner.samples).toBeGreaterThanOrEqual(12);
+    expect(owner.samples).toBeGreaterThanOrEqual(8);
     expect(owner.regions.length).toBeGreaterThanOrEqual(3);
     // The public's: the detector finds no face in any of its samples; its poster has none either.
     const visitor = await facesInVideo(result.public!.display.key, 'public.mp4');
