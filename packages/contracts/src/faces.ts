@@ -125,7 +125,7 @@ export function faceBoxesAt(regions: readonly FaceRegion[], t: number, interval:
 
 // --- the administrators' routes ---------------------------------------------------------------
 
-export const FACE_CHECKS = ['pending', 'done', 'off'] as const;
+export const FACE_CHECKS = ['pending', 'done', 'off', 'failed'] as const;
 export type FaceCheck = (typeof FACE_CHECKS)[number];
 
 /** An item's faces as the review dialog shows them (GET /api/evidence/{id}/faces, administrators). */
@@ -137,6 +137,7 @@ export const evidenceFacesSchema = z
       .meta({
         description:
           '`pending`: the detector has not finished; `done`: checked; `off`: not checked (FACE_BLUR=off when it was processed); ' +
+          '`failed`: could not be checked (a video whose converted copy could not be made: the public gets nothing of it without consent); ' +
           'null: no picture (notes, audio) or processed before faces were checked',
       }),
     version: z.number().int().meta({ description: 'Grows with every change of the regions; send it back as `base` when changing them' }),

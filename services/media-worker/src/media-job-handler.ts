@@ -165,6 +165,9 @@ export function mediaJobHandler(deps: MediaJobDeps) {
             { jobId: job.id, reason: error.message, detail: error.detail },
             'the 720p copy could not be made; the remuxed copy stays',
           );
+          // Its faces were to be looked for in that copy: the public gets nothing of it, and the
+          // administrators are told why (they may still record consent).
+          if (!checksOff(deps.faces)) await announceNoPublicCopy(deps, data, `its converted copy could not be made (${error.message})`);
           return {
             evidenceId: data.evidenceId,
             revision: data.revision,
@@ -364,6 +367,18 @@ async function process(
     height: null,
     duration: roundedSeconds(audio.durationSeconds),
   };
+}
+
+/** Announces that an item's public copies could not be made (version 0: its first face check). */
+async function announceNoPublicCopy(deps: MediaJobDeps, job: MediaJob, reason: string): Promise<void> {
+  const data: MediaBlurredData = {
+    evidenceId: job.evidenceId,
+    revision: job.revision,
+    version: 0,
+    public: null,
+    error: `The faces could not be looked for: ${reason}`,
+  };
+  await deps.bus.publish(TOPICS.media, [{ key: job.evidenceId, value: createEvent({ type: 'media.blurred', key: job.evidenceId, data }) }]);
 }
 
 /** A job's scratch folder, empty. */

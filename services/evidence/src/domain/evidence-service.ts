@@ -544,7 +544,8 @@ export class EvidenceService {
   }
 
   /**
-   * Public copies made again for a version of an item's regions (an administrator changed them).
+   * Public copies made again for a version of an item's regions (an administrator changed them),
+   * or a first face check that could not be made.
    * Taken only while the item is at that revision and version; the copies they replace are noted
    * for deletion once no cache may still hold them (as a video's first copy, an hour). Copies of
    * a version already replaced go at once. A failure leaves what the public sees as it was
@@ -553,6 +554,12 @@ export class EvidenceService {
   async applyBlurred(result: MediaBlurredData): Promise<void> {
     const made = result.public ? [result.public.display.key, result.public.thumbnail?.key, result.public.poster?.key] : [];
     if (result.error) {
+      // A first check that could not be made (a video without its converted copy): said so to the
+      // administrators; the public still gets nothing without consent.
+      const current = await this.deps.evidence.findById(result.evidenceId);
+      if (result.version === 0 && current?.media_revision === result.revision && current.face_check === 'pending') {
+        await this.deps.evidence.applyMediaResult(result.evidenceId, result.revision, { face_check: 'failed' }, undefined, 0);
+      }
       this.deps.logger.warn(
         { evidenceId: result.evidenceId, version: result.version, reason: result.error },
         'public copies not made again',

@@ -30,6 +30,8 @@ const seconds = (value: number) => `${Math.floor(value / 60)}:${String(Math.floo
 /** What the public is given, in words. */
 function publicCopyText(faces: EvidenceFaces): string {
   if (faces.check === 'pending') return 'Looking for faces… The public sees nothing of this item until the check is done.';
+  if (faces.check === 'failed' && !faces.consent)
+    return 'The faces could not be looked for (the video could not be converted): the public sees nothing of this item unless consent is on record.';
   if (faces.consent) return 'Faces may be shown (consent on record): the public sees the picture as it is.';
   if (faces.public_copy === 'pending') return 'The blurred copy is being made: the public sees nothing of this item until it is ready.';
   if (faces.public_copy === 'blurred') {

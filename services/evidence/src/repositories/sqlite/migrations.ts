@@ -106,5 +106,5 @@ export const EVIDENCE_MIGRATIONS = [
    ALTER TABLE evidence ADD COLUMN public_poster_key TEXT;
    ALTER TABLE evidence ADD COLUMN public_placeholder TEXT;
    UPDATE evidence SET face_check = 'pending', public_blur = 'pending' WHERE media_status = 'processing' AND media_type IN (2, 3);
-   CREATE INDEX evidence_blur_pending ON evidence (updated_at) WHERE public_blur = 'pending' AND face_check <> 'pending';`,
+   CREATE INDEX evidence_blur_pending ON evidence (updated_at) WHERE public_blur = 'pending' AND face_check IN ('done', 'off');`,
 ];

@@ -277,7 +277,7 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
   async findBlurPending(limit: number): Promise<EvidenceRecord[]> {
     return (
       this.db
-        .prepare(`SELECT * FROM evidence WHERE public_blur = 'pending' AND face_check <> 'pending' ORDER BY updated_at LIMIT ?`)
+        .prepare(`SELECT * FROM evidence WHERE public_blur = 'pending' AND face_check IN ('done', 'off') ORDER BY updated_at LIMIT ?`)
         .all(limit) as Row[]
     ).map((row) => fromRow(row)!);
   }
