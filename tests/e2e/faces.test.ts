@@ -132,7 +132,8 @@ describe.skipIf(chromiumMissing)('faces (Chromium)', () => {
     expect((await counter.inVideo(await served(owner, video.aws_url))).faces).toBeGreaterThanOrEqual(3);
     // What the visitor was given of the original is nothing at all.
     expect((await anonymous.bytes(ownPhotoSrc!)).status).toBe(404);
-  });
+    // The detector reads two videos and three pictures here: more than a page test's usual 30 s on a busy machine.
+  }, 120_000);
 
   it("the review dialog's decisions: a box added from the keyboard and by dragging, a face shown, consent on record", async () => {
     const page = await pages.open('desktop', admin.cookies.get('portal_session'));
