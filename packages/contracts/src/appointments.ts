@@ -98,7 +98,15 @@ export const adminAppointmentSchema = appointmentSchema
     full_name: z.string().nullable(),
     pronouns: z.string().nullable(),
     verification_photo_url: z.string().nullable(),
+    name: z
+      .string()
+      .nullable()
+      .meta({ description: "The name the box office gave (the CSV's name column); null when it gave none" }),
     phone: z.string().nullable().meta({ description: 'E.164, e.g. +12025550123; null when there is no number that can be texted' }),
+    call_phone: z.string().nullable().meta({
+      description:
+        "E.164 of the number performers call (the box office's, else the account's): set whenever the number is valid, a landline that cannot take texts included; null when there is none",
+    }),
     phone_problem: z
       .string()
       .nullable()
@@ -111,7 +119,9 @@ export const adminAppointmentSchema = appointmentSchema
   .meta({ id: 'AdminAppointment' });
 export type AdminAppointment = z.infer<typeof adminAppointmentSchema>;
 
-export const callSheetQuerySchema = z.object({ date: dateOnly });
+export const callSheetQuerySchema = z.object({
+  date: dateOnly.optional().meta({ description: 'The day (YYYY-MM-DD); without it, today in EVENT_TIMEZONE' }),
+});
 export const callSheetSchema = z
   .object({
     date: z.string(),
@@ -156,12 +166,35 @@ export const IMPORT_REFUSALS = [
   'in-the-past',
 ] as const;
 
+/** `?dry_run=true` on the import and the announcement: what would happen, computed by the same code, nothing written or sent. */
+export const dryRunQuerySchema = z.object({
+  dry_run: z
+    .enum(['true', 'false'], { error: 'dry_run must be true or false' })
+    .optional()
+    .meta({ description: 'true: answer what would happen, change nothing' }),
+});
+
+const importedLine = z.object({
+  line: z.number().int(),
+  email: z.string(),
+  id: z.string().nullable().meta({ description: 'The appointment; null in a dry run for one that would be created' }),
+  name: z.string().meta({ description: "The file's name column (empty when none)" }),
+  start: z.string().meta({ description: "The file's start, with its offset in the event time zone (ISO 8601)" }),
+});
+
 /** POST /api/appointments/import: what became of each line of the CSV (the header is line 1). */
 export const appointmentImportResultSchema = z
   .object({
-    created: z.array(z.object({ line: z.number().int(), email: z.string(), id: z.string() })),
-    updated: z.array(z.object({ line: z.number().int(), email: z.string(), id: z.string() })),
-    unchanged: z.array(z.object({ line: z.number().int(), email: z.string(), id: z.string() })),
+    dry_run: z.boolean().meta({ description: 'true: what the import would do; nothing was written' }),
+    time_zone: z.string().meta({ description: 'EVENT_TIMEZONE: where times without an offset were read' }),
+    created: z.array(importedLine),
+    updated: z.array(
+      importedLine.extend({
+        moved: z.boolean().meta({ description: 'The start changed (a new confirmation goes out); false: only place, note, phone or name' }),
+        previous_start: z.string().meta({ description: 'The start before, with its offset in the event time zone' }),
+      }),
+    ),
+    unchanged: z.array(importedLine),
     refused: z.array(
       z.object({
         line: z.number().int(),
@@ -178,37 +211,49 @@ export const APPOINTMENT_CSV_MAX_BYTES = 2 * 1024 * 1024;
 
 export const READY_TEXTS = ['bad-weather'] as const;
 
+const timeOfDay = (name: 'from' | 'to', example: string) =>
+  z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, `${name} must be a time of day, e.g. ${example}`);
+
+const announceFields = z.object({
+  date: dateOnly,
+  from: timeOfDay('from', '18:00').optional().meta({ description: 'Only appointments from this time of the day' }),
+  to: timeOfDay('to', '20:00').optional().meta({ description: 'Only appointments before this time of the day' }),
+  message: z.string().trim().min(1, 'The message is empty').max(600, 'The message must be at most 600 characters').optional(),
+  text: z
+    .enum(READY_TEXTS, { error: `text must be one of: ${READY_TEXTS.join(', ')}` })
+    .optional()
+    .meta({ description: 'A ready text instead of message' }),
+});
+const notBoth = { message: 'Send either message or text (a ready text), not both', path: ['message'] };
+
 /** POST /api/appointments/announce: one message to the participants of a day (or a time range of it). */
-export const announceRequestSchema = z
-  .object({
-    date: dateOnly,
-    from: z
-      .string()
-      .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'from must be a time of day, e.g. 18:00')
-      .optional()
-      .meta({ description: 'Only appointments from this time of the day' }),
-    to: z
-      .string()
-      .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'to must be a time of day, e.g. 20:00')
-      .optional()
-      .meta({ description: 'Only appointments before this time of the day' }),
-    message: z.string().trim().min(1, 'The message is empty').max(600, 'The message must be at most 600 characters').optional(),
-    text: z
-      .enum(READY_TEXTS, { error: `text must be one of: ${READY_TEXTS.join(', ')}` })
-      .optional()
-      .meta({ description: 'A ready text instead of message' }),
-  })
-  .refine((value) => (value.message === undefined) !== (value.text === undefined), {
-    message: 'Send either message or text (a ready text), not both',
-    path: ['message'],
-  })
+export const announceRequestSchema = announceFields
+  .refine((value) => (value.message === undefined) !== (value.text === undefined), notBoth)
   .meta({ id: 'AnnounceRequest' });
 export type AnnounceRequest = z.infer<typeof announceRequestSchema>;
+
+/** POST /api/appointments/announce?dry_run=true: the same selection; the message may still be missing (the count alone). */
+export const announcePreviewRequestSchema = announceFields
+  .refine((value) => value.message === undefined || value.text === undefined, notBoth)
+  .meta({ id: 'AnnouncePreviewRequest' });
+export type AnnouncePreviewRequest = z.infer<typeof announcePreviewRequestSchema>;
 
 export const announceResultSchema = z
   .object({ id: z.string(), recipients: z.number().int(), message: z.string() })
   .meta({ id: 'AnnounceResult' });
 export type AnnounceResult = z.infer<typeof announceResultSchema>;
+
+export const announcePreviewSchema = z
+  .object({
+    dry_run: z.literal(true),
+    recipients: z.number().int().meta({ description: 'How many participants the announcement would reach (one message each by e-mail and text)' }),
+    message: z.string().nullable().meta({ description: 'The words that would be sent (a ready text written out); null when none was given' }),
+    from: z.string().meta({ description: 'Start of the selection, with its offset in the event time zone' }),
+    to: z.string().meta({ description: 'End of the selection (not included), with its offset in the event time zone' }),
+    time_zone: z.string(),
+  })
+  .meta({ id: 'AnnouncePreview' });
+export type AnnouncePreview = z.infer<typeof announcePreviewSchema>;
 
 /** Topic identity.appointments: identity → notifier. Keyed by the appointment id. */
 export const appointmentScheduledData = z.object({

@@ -22,7 +22,6 @@ export * from './media/media-containers.js';
 export * from './media/media-caps.js';
 export { execFileOffThread } from './media/off-thread-exec.js';
 export * from './http/pagination.js';
-export * from './text/csv.js';
 export * from './archives/zip-stream.js';
 export * from './http/route-list.js';
 export * from './http/conditional-get.js';

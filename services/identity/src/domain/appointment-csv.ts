@@ -2,15 +2,19 @@ import { parse } from 'csv-parse/sync';
 import { emailField, type AppointmentImportResult } from '@portal/contracts';
 import { parseStart } from './appointment-times.js';
 
-export const CSV_COLUMNS = ['email', 'start', 'phone', 'place', 'note'] as const;
+export const CSV_COLUMNS = ['email', 'start', 'name', 'phone', 'place', 'note'] as const;
 type Column = (typeof CSV_COLUMNS)[number];
 const REQUIRED: Column[] = ['email', 'start'];
+/** The longest value of each optional column (as the forms take them). */
+const MAX_LENGTH = { name: 200, place: 200, note: 500, phone: 40 } as const;
 
 export interface CsvAppointment {
   line: number;
   email: string;
   /** UTC ISO 8601. */
   start: string;
+  /** The ticket holder's name as the box office has it (shown on the call sheet until they register). */
+  name?: string;
   phone?: string;
   place?: string;
   note?: string;
@@ -20,8 +24,8 @@ export type Refusal = AppointmentImportResult['refused'][number];
 
 /**
  * Reads the box office's CSV (csv-parse: quoted fields, commas and line breaks inside quotes,
- * a byte-order mark): the header names the columns (email and start required; phone, place, note
- * optional; any order, any case). Answers the rows to apply and the refused lines, each with its
+ * a byte-order mark): the header names the columns (email and start required; name, phone, place,
+ * note optional; any order, any case). Answers the rows to apply and the refused lines, each with its
  * line number in the file (the header is line 1) and why. A header that cannot be used refuses
  * the whole file (line 1).
  */
@@ -122,14 +126,13 @@ export function readAppointmentCsv(text: string, zone: string, now: number): { r
       refused.push({ line, reason: 'duplicate', message: `${email.data} already has an appointment on line ${first} of this file` });
       continue;
     }
-    const long = (['place', 'note', 'phone'] as const).find(
-      (name) => (cell(name)?.length ?? 0) > (name === 'note' ? 500 : name === 'place' ? 200 : 40),
-    );
+    const long = (Object.keys(MAX_LENGTH) as (keyof typeof MAX_LENGTH)[]).find((name) => (cell(name)?.length ?? 0) > MAX_LENGTH[name]);
     if (long) {
-      refused.push({ line, reason: 'bad-value', message: `The ${long} is too long` });
+      refused.push({ line, reason: 'bad-value', message: `The ${long} is too long (at most ${MAX_LENGTH[long]} characters)` });
       continue;
     }
     seen.set(email.data, line);
+    const name = cell('name');
     const phone = cell('phone');
     const place = cell('place');
     const note = cell('note');
@@ -137,6 +140,7 @@ export function readAppointmentCsv(text: string, zone: string, now: number): { r
       line,
       email: email.data,
       start,
+      ...(name !== undefined ? { name } : {}),
       ...(phone !== undefined ? { phone } : {}),
       ...(place !== undefined ? { place } : {}),
       ...(note !== undefined ? { note } : {}),

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import {
   TOPICS,
   type AdminAppointment,
+  type AnnouncePreview,
+  type AnnouncePreviewRequest,
   type AnnounceRequest,
   type AnnounceResult,
   type Appointment,
@@ -26,7 +28,7 @@ import {
 import { DuplicateAppointmentError, type AppointmentRecord, type AppointmentStore } from '../repositories/appointment-store.js';
 import type { PendingEvent, UserRepository } from '../repositories/user-repository.js';
 import { readAppointmentCsv, type CsvAppointment } from './appointment-csv.js';
-import { dayBounds, inZone, parseStart } from './appointment-times.js';
+import { dayBounds, dayIn, inZone, parseStart } from './appointment-times.js';
 import { calendarFile } from './icalendar.js';
 import { textablePhone } from './phone-numbers.js';
 import { verificationPhotoUrl, type UserRecord } from './user-record.js';
@@ -58,6 +60,12 @@ export interface AppointmentServiceDeps {
 
 type Actor = CallerIdentity;
 
+/** What importing one line of the CSV does (the same plan for a dry run and for the import). */
+type ImportPlan =
+  | { kind: 'created'; next: AppointmentRecord }
+  | { kind: 'updated'; existing: AppointmentRecord; next: AppointmentRecord }
+  | { kind: 'unchanged'; existing: AppointmentRecord };
+
 /** The ready texts of announcements. */
 export function readyText(text: 'bad-weather', settings: Pick<AppointmentSettings, 'libraryEntryway' | 'productName'>): string {
   if (text === 'bad-weather') {
@@ -85,11 +93,16 @@ export class AppointmentService {
 
   // --- administrators ----------------------------------------------------------------------
 
-  async importCsv(caller: Actor, text: string, fileName: string): Promise<AppointmentImportResult> {
-    const { rows, refused } = readAppointmentCsv(text, this.deps.settings.timeZone, this.clock());
-    const result: AppointmentImportResult = { created: [], updated: [], unchanged: [], refused };
+  /**
+   * Imports the box office's CSV, or with `dryRun` answers what the import would do (the same
+   * reading and the same decision per line, nothing written, no audit entry).
+   */
+  async importCsv(caller: Actor, text: string, fileName: string, { dryRun = false }: { dryRun?: boolean } = {}): Promise<AppointmentImportResult> {
+    const zone = this.deps.settings.timeZone;
+    const { rows, refused } = readAppointmentCsv(text, zone, this.clock());
+    const result: AppointmentImportResult = { dry_run: dryRun, time_zone: zone, created: [], updated: [], unchanged: [], refused };
     for (const row of rows) {
-      const outcome = await this.applyRow(row).catch((error: unknown) => {
+      const outcome = await (dryRun ? this.planRow(row) : this.applyRow(row)).catch((error: unknown) => {
         if (error instanceof DuplicateAppointmentError) return 'duplicate' as const;
         throw error;
       });
@@ -101,9 +114,19 @@ export class AppointmentService {
         });
         continue;
       }
-      result[outcome.kind].push({ line: row.line, email: row.email, id: outcome.id });
+      const line = { line: row.line, email: row.email, name: row.name ?? '', start: inZone(row.start, zone) };
+      if (outcome.kind === 'created') result.created.push({ ...line, id: dryRun ? null : outcome.next.id });
+      else if (outcome.kind === 'unchanged') result.unchanged.push({ ...line, id: outcome.existing.id });
+      else
+        result.updated.push({
+          ...line,
+          id: outcome.existing.id,
+          moved: outcome.next.start !== outcome.existing.start,
+          previous_start: inZone(outcome.existing.start, zone),
+        });
     }
     result.refused.sort((a, b) => a.line - b.line);
+    if (dryRun) return result;
     await this.deps.users.appendEvents([
       auditEvent({
         actor: caller,
@@ -209,7 +232,9 @@ export class AppointmentService {
     return record ? this.adminView(record, user) : null;
   }
 
-  async callSheet(date: string): Promise<CallSheet> {
+  /** A day's call sheet; without a day, today's in EVENT_TIMEZONE (whatever the performer's phone says). */
+  async callSheet(day?: string): Promise<CallSheet> {
+    const date = day ?? dayIn(this.clock(), this.deps.settings.timeZone);
     const { from, to } = dayBounds(date, this.deps.settings.timeZone);
     const records = await this.deps.store.listBetween(from, to);
     return {
@@ -220,11 +245,8 @@ export class AppointmentService {
   }
 
   async announce(caller: Actor, request: AnnounceRequest): Promise<AnnounceResult> {
-    const message = request.message ?? readyText(request.text!, this.deps.settings);
-    if (request.from && request.to && request.from >= request.to)
-      throw badRequest('from must be before to', { from: 'from must be before to' });
-    const { from, to } = dayBounds(request.date, this.deps.settings.timeZone, request.from, request.to);
-    const records = await this.deps.store.listBetween(from, to);
+    const message = this.announcementText(request)!;
+    const records = await this.announcementRecipients(request);
     const id = randomUUID();
     await this.deps.users.appendEvents([
       {
@@ -259,6 +281,33 @@ export class AppointmentService {
     ]);
     this.deps.onEventsCommitted();
     return { id, recipients: records.length, message };
+  }
+
+  /** What an announcement would do (the dry run): whom the same selection reaches, and the words. */
+  async previewAnnouncement(request: AnnouncePreviewRequest): Promise<AnnouncePreview> {
+    const records = await this.announcementRecipients(request);
+    const { timeZone } = this.deps.settings;
+    const { from, to } = dayBounds(request.date, timeZone, request.from, request.to);
+    return {
+      dry_run: true,
+      recipients: records.length,
+      message: this.announcementText(request),
+      from: inZone(from, timeZone),
+      to: inZone(to, timeZone),
+      time_zone: timeZone,
+    };
+  }
+
+  private announcementText(request: Pick<AnnouncePreviewRequest, 'message' | 'text'>): string | null {
+    return request.message ?? (request.text ? readyText(request.text, this.deps.settings) : null);
+  }
+
+  /** The appointments an announcement reaches: those of the day, or of the time range of it. */
+  private async announcementRecipients(request: AnnouncePreviewRequest): Promise<AppointmentRecord[]> {
+    if (request.from && request.to && request.from >= request.to)
+      throw badRequest('from must be before to', { from: 'from must be before to' });
+    const { from, to } = dayBounds(request.date, this.deps.settings.timeZone, request.from, request.to);
+    return this.deps.store.listBetween(from, to);
   }
 
   // --- the participant -----------------------------------------------------------------------
@@ -359,26 +408,26 @@ export class AppointmentService {
 
   // --- inside ------------------------------------------------------------------------------------
 
-  private async applyRow(row: CsvAppointment): Promise<{ kind: 'created' | 'updated' | 'unchanged'; id: string }> {
+  /** What importing one line does: a new appointment, the address's one changed, or nothing. */
+  private async planRow(row: CsvAppointment): Promise<ImportPlan> {
     const existing = await this.deps.store.findByEmail(row.email);
-    if (!existing) {
-      const record = this.newRecord(row);
-      await this.deps.store.create(record, [this.scheduledEvent(record, 'set')]);
-      return { kind: 'created', id: record.id };
-    }
+    if (!existing) return { kind: 'created', next: this.newRecord(row) };
     const next = this.withChanges(existing, row);
-    if (!next) return { kind: 'unchanged', id: existing.id };
-    if (
-      !(await this.deps.store.replace(
-        next,
-        existing.version,
-        next.version !== existing.version ? [this.scheduledEvent(next, 'moved')] : [],
-      ))
-    ) {
+    return next ? { kind: 'updated', existing, next } : { kind: 'unchanged', existing };
+  }
+
+  /** Imports one line: its plan, written. */
+  private async applyRow(row: CsvAppointment): Promise<ImportPlan> {
+    const plan = await this.planRow(row);
+    if (plan.kind === 'created') {
+      await this.deps.store.create(plan.next, [this.scheduledEvent(plan.next, 'set')]);
+    } else if (plan.kind === 'updated') {
+      const { existing, next } = plan;
+      const events = next.version !== existing.version ? [this.scheduledEvent(next, 'moved')] : [];
       // Moved by an administrator meanwhile: the file's time wins, applied to the fresh record.
-      return this.applyRow(row);
+      if (!(await this.deps.store.replace(next, existing.version, events))) return this.applyRow(row);
     }
-    return { kind: 'updated', id: existing.id };
+    return plan;
   }
 
   /** Applies a change (a move, or place, note, phone); the version grows only with the start. */
@@ -410,17 +459,25 @@ export class AppointmentService {
 
   private withChanges(
     record: AppointmentRecord,
-    input: { start?: string; phone?: string | undefined; place?: string | undefined; note?: string | undefined },
+    input: { start?: string; name?: string | undefined; phone?: string | undefined; place?: string | undefined; note?: string | undefined },
   ): AppointmentRecord | null {
     const next: AppointmentRecord = {
       ...record,
+      name: input.name ?? record.name,
       start: input.start ?? record.start,
       phone_input: input.phone ?? record.phone_input,
       place: input.place !== undefined ? input.place || this.deps.settings.defaultPlace : record.place,
       note: input.note ?? record.note,
     };
     const moved = next.start !== record.start;
-    if (!moved && next.phone_input === record.phone_input && next.place === record.place && next.note === record.note) return null;
+    if (
+      !moved &&
+      next.name === record.name &&
+      next.phone_input === record.phone_input &&
+      next.place === record.place &&
+      next.note === record.note
+    )
+      return null;
     return {
       ...next,
       version: moved ? record.version + 1 : record.version,
@@ -440,6 +497,7 @@ export class AppointmentService {
   private newRecord(input: {
     email: string;
     start: string;
+    name?: string | undefined;
     phone?: string | undefined;
     place?: string | undefined;
     note?: string | undefined;
@@ -449,6 +507,7 @@ export class AppointmentService {
       id: randomUUID(),
       email: input.email.toLowerCase(),
       user_id: null,
+      name: input.name ?? '',
       start: input.start,
       time_zone: this.deps.settings.timeZone,
       place: input.place || this.deps.settings.defaultPlace,
@@ -530,7 +589,9 @@ export class AppointmentService {
       full_name: user?.full_name ?? null,
       pronouns: user ? user.pronouns : null,
       verification_photo_url: user ? verificationPhotoUrl(user) : null,
+      name: record.name || null,
       phone: phone.e164,
+      call_phone: phone.callable,
       phone_problem: phone.problem,
       sms_reminders: user?.sms_reminders ?? true,
       status: record.status,

@@ -39,3 +39,8 @@ export function dayBounds(date: string, zone: string, fromTime?: string, toTime?
   const to = toTime ? at(toTime) : day.plus({ days: 1 });
   return { from: from.toUTC().toISO()!, to: to.toUTC().toISO()! };
 }
+
+/** The day (YYYY-MM-DD) an instant falls on in the zone. */
+export function dayIn(instant: number, zone: string): string {
+  return DateTime.fromMillis(instant, { zone }).toISODate()!;
+}

@@ -3,7 +3,9 @@ import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/
 export interface TextablePhone {
   /** E.164, e.g. +12025550123; null when the number cannot be texted. */
   e164: string | null;
-  /** Why it cannot be texted, for the call sheet; null when it can. */
+  /** E.164 of a valid number, whether or not it takes texts (a landline can still be called); null when there is none. */
+  callable: string | null;
+  /** Why it cannot be texted, for the call sheet and the message records; null when it can. */
   problem: string | null;
 }
 
@@ -12,16 +14,22 @@ const TEXTABLE = new Set(['MOBILE', 'FIXED_LINE_OR_MOBILE', 'PERSONAL_NUMBER']);
 
 /**
  * Normalises a phone number to E.164 with libphonenumber-js (full metadata, so that landlines are
- * told apart); a number without a country code is read in `region` (SMS_DEFAULT_REGION).
+ * told apart); a number without a country code is read in `region` (SMS_DEFAULT_REGION). A valid
+ * number that cannot take texts (a landline) is still one to call.
  */
 export function textablePhone(input: string, region: string): TextablePhone {
   const text = input.trim();
-  if (!text) return { e164: null, problem: 'No phone number is on file' };
+  if (!text) return { e164: null, callable: null, problem: 'no phone number is on file' };
   const parsed = parsePhoneNumberFromString(text, region as CountryCode);
-  if (!parsed || !parsed.isValid()) return { e164: null, problem: `"${text}" is not a valid phone number (read in region ${region})` };
+  if (!parsed || !parsed.isValid())
+    return { e164: null, callable: null, problem: `"${text}" is not a valid phone number (read in region ${region})` };
   const type = parsed.getType();
   if (type !== undefined && !TEXTABLE.has(type)) {
-    return { e164: null, problem: `${parsed.number} is a ${type.toLowerCase().replace(/_/g, ' ')} number: it cannot take text messages` };
+    return {
+      e164: null,
+      callable: parsed.number,
+      problem: `not a mobile number (${type.toLowerCase().replace(/_/g, ' ')}): it cannot take text messages`,
+    };
   }
-  return { e164: parsed.number, problem: null };
+  return { e164: parsed.number, callable: parsed.number, problem: null };
 }

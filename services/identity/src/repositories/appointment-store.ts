@@ -8,6 +8,8 @@ export interface AppointmentRecord {
   email: string;
   /** The account, once linked (registration with the address, or an administrator's set-up). */
   user_id: string | null;
+  /** The ticket holder's name as the box office gave it ('' when none): who a pending appointment is for. */
+  name: string;
   /** UTC ISO 8601. */
   start: string;
   /** The IANA zone it was set in (EVENT_TIMEZONE). */

@@ -9,6 +9,7 @@ export function sampleAppointment(overrides: Partial<AppointmentRecord> = {}): A
     id: randomUUID(),
     email: `holder-${randomUUID().slice(0, 8)}@example.org`,
     user_id: null,
+    name: '',
     start: '2030-07-01T16:30:00.000Z',
     time_zone: 'Europe/Berlin',
     place: 'the corner of Main Street and First Avenue',
@@ -37,6 +38,19 @@ export function appointmentStoreContract(name: string, create: () => Promise<App
       expect(await store.findByEmail(record.email.toUpperCase())).toEqual(record);
       await expect(store.create(sampleAppointment({ email: record.email.toUpperCase() }), [])).rejects.toBeInstanceOf(
         DuplicateAppointmentError,
+      );
+    });
+
+    it("keeps the box office's name of the ticket holder, and changes it with a replace", async () => {
+      const store = await create();
+      const record = sampleAppointment({ name: 'Zoë Ticketholder-Ñúñez' });
+      await store.create(record, []);
+      expect((await store.findById(record.id))?.name).toBe('Zoë Ticketholder-Ñúñez');
+      expect((await store.findByEmail(record.email))?.name).toBe('Zoë Ticketholder-Ñúñez');
+      expect(await store.replace({ ...record, name: 'Zoe N.' }, 1, [])).toBe(true);
+      expect((await store.findById(record.id))?.name).toBe('Zoe N.');
+      expect((await store.listBetween('2030-07-01T00:00:00.000Z', '2030-07-02T00:00:00.000Z')).find((one) => one.id === record.id)?.name).toBe(
+        'Zoe N.',
       );
     });
 

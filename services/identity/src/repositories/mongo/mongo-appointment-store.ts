@@ -35,6 +35,7 @@ const appointmentSchema = new Schema<AppointmentDocument>(
     email: { type: String, required: true },
     email_key: { type: String, required: true },
     user_id: { type: String, default: null },
+    name: { type: String, default: '' },
     start: { type: String, required: true },
     time_zone: String,
     place: String,
@@ -62,7 +63,8 @@ const LIVE = { _deleted: { $ne: true } };
 function toRecord(document: AppointmentDocument | null): AppointmentRecord | null {
   if (!document || document._deleted) return null;
   const { _id, email_key: _e, _outbox, _outboxVersion, _deliveriesVersion, _deleted, ...rest } = document;
-  return { id: _id, ...rest, deliveries: rest.deliveries ?? [] };
+  // Documents written before the name field have none.
+  return { id: _id, ...rest, name: rest.name ?? '', deliveries: rest.deliveries ?? [] };
 }
 
 /**

@@ -92,4 +92,6 @@ export const IDENTITY_MIGRATIONS = [
    );
    CREATE INDEX appointments_by_start ON appointments (start);
    CREATE INDEX appointments_by_user ON appointments (user_id);`,
+  // The ticket holder's name as the box office gave it (the CSV's name column; '' when none).
+  `ALTER TABLE appointments ADD COLUMN name TEXT NOT NULL DEFAULT '';`,
 ];

@@ -8,6 +8,7 @@ type AppointmentRow = Omit<AppointmentRecord, 'deliveries'> & { deliveries_json:
 const COLUMNS = [
   'email',
   'user_id',
+  'name',
   'start',
   'time_zone',
   'place',
