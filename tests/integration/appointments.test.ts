@@ -4,14 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { DateTime } from 'luxon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type {
-  AdminAppointment,
-  AnnouncePreview,
-  AppointmentImportResult,
-  AuditEntry,
-  CallSheet,
-  MyAppointment,
-} from '@portal/contracts';
+import type { AdminAppointment, AnnouncePreview, AppointmentImportResult, AuditEntry, CallSheet, MyAppointment } from '@portal/contracts';
 import { SqliteEventBus, SqliteJobQueue, createLogger } from '@portal/platform';
 import { waitFor } from '@portal/platform/testing';
 import { jobsDatabaseFile } from '@portal/evidence';
@@ -470,8 +463,15 @@ describe('appointments, reminders and the call sheet', () => {
     const words = (await admin.client.post('/api/appointments/announce?dry_run=true', { date: day, text: 'bad-weather' }))
       .data as AnnouncePreview;
     expect(words).toMatchObject({ recipients: 5, message: expect.stringContaining('the entryway of the Test Library') });
-    expect((await admin.client.post('/api/appointments/announce?dry_run=true', { date: day, from: '19:00', to: '18:00' })).status).toBe(400);
-    const sent = await admin.client.post('/api/appointments/announce', { date: day, from: '18:15', to: '18:45', message: 'Gate 3 only today' });
+    expect((await admin.client.post('/api/appointments/announce?dry_run=true', { date: day, from: '19:00', to: '18:00' })).status).toBe(
+      400,
+    );
+    const sent = await admin.client.post('/api/appointments/announce', {
+      date: day,
+      from: '18:15',
+      to: '18:45',
+      message: 'Gate 3 only today',
+    });
     expect(sent.status).toBe(202);
     expect(sent.data).toMatchObject({ recipients: 3 });
     // Only the announcement sent is in the audit log, not the dry runs before it.

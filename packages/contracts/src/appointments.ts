@@ -98,14 +98,15 @@ export const adminAppointmentSchema = appointmentSchema
     full_name: z.string().nullable(),
     pronouns: z.string().nullable(),
     verification_photo_url: z.string().nullable(),
-    name: z
-      .string()
-      .nullable()
-      .meta({ description: "The name the box office gave (the CSV's name column); null when it gave none" }),
+    name: z.string().nullable().meta({ description: "The name the box office gave (the CSV's name column); null when it gave none" }),
     phone: z.string().nullable().meta({ description: 'E.164, e.g. +12025550123; null when there is no number that can be texted' }),
     call_phone: z.string().nullable().meta({
       description:
         "E.164 of the number performers call (the box office's, else the account's): set whenever the number is valid, a landline that cannot take texts included; null when there is none",
+    }),
+    call_phone_readable: z.string().nullable().meta({
+      description:
+        'call_phone spaced for reading: national form in SMS_DEFAULT_REGION, e.g. (202) 555-0123, else international, e.g. +49 30 12345678',
     }),
     phone_problem: z
       .string()
@@ -126,6 +127,10 @@ export const callSheetSchema = z
   .object({
     date: z.string(),
     time_zone: z.string(),
+    appointment_minutes: z
+      .number()
+      .int()
+      .meta({ description: 'How long an appointment lasts (APPOINTMENT_MINUTES): one whose end has passed is over' }),
     appointments: z.array(adminAppointmentSchema).meta({ description: 'In time order' }),
   })
   .meta({ id: 'CallSheet' });
@@ -246,8 +251,14 @@ export type AnnounceResult = z.infer<typeof announceResultSchema>;
 export const announcePreviewSchema = z
   .object({
     dry_run: z.literal(true),
-    recipients: z.number().int().meta({ description: 'How many participants the announcement would reach (one message each by e-mail and text)' }),
-    message: z.string().nullable().meta({ description: 'The words that would be sent (a ready text written out); null when none was given' }),
+    recipients: z
+      .number()
+      .int()
+      .meta({ description: 'How many participants the announcement would reach (one message each by e-mail and text)' }),
+    message: z
+      .string()
+      .nullable()
+      .meta({ description: 'The words that would be sent (a ready text written out); null when none was given' }),
     from: z.string().meta({ description: 'Start of the selection, with its offset in the event time zone' }),
     to: z.string().meta({ description: 'End of the selection (not included), with its offset in the event time zone' }),
     time_zone: z.string(),

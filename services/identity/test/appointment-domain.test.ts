@@ -65,7 +65,11 @@ describe('the CSV import', () => {
   });
 
   it("reads the ticket holder's name when the file has a name column, and refuses one too long", () => {
-    const csv = ['email,NAME,start', 'a@example.org,"Ñúñez, Zoë",2026-07-01T18:30', `b@example.org,${'x'.repeat(201)},2026-07-01T18:30`].join('\n');
+    const csv = [
+      'email,NAME,start',
+      'a@example.org,"Ñúñez, Zoë",2026-07-01T18:30',
+      `b@example.org,${'x'.repeat(201)},2026-07-01T18:30`,
+    ].join('\n');
     const { rows, refused } = readAppointmentCsv(csv, 'UTC', NOW);
     expect(rows).toEqual([{ line: 2, email: 'a@example.org', start: '2026-07-01T18:30:00.000Z', name: 'Ñúñez, Zoë' }]);
     expect(refused).toEqual([{ line: 3, reason: 'bad-value', message: 'The name is too long (at most 200 characters)' }]);
@@ -84,17 +88,38 @@ describe('the CSV import', () => {
 
 describe('phone numbers', () => {
   it('normalises to E.164 in the default region, and says why a number cannot be texted', () => {
-    expect(textablePhone('(202) 555-0123', 'US')).toEqual({ e164: '+12025550123', callable: '+12025550123', problem: null });
-    expect(textablePhone('+49 151 23456789', 'US')).toEqual({ e164: '+4915123456789', callable: '+4915123456789', problem: null });
-    expect(textablePhone('5551234567', 'US')).toEqual({ e164: null, callable: null, problem: expect.stringMatching(/not a valid phone number/) });
-    expect(textablePhone('', 'US')).toEqual({ e164: null, callable: null, problem: expect.stringMatching(/no phone number/i) });
+    expect(textablePhone('2025550123', 'US')).toEqual({
+      e164: '+12025550123',
+      callable: '+12025550123',
+      readable: '(202) 555-0123',
+      problem: null,
+    });
+    expect(textablePhone('+49 151 23456789', 'US')).toEqual({
+      e164: '+4915123456789',
+      callable: '+4915123456789',
+      readable: '+49 1512 3456789',
+      problem: null,
+    });
+    expect(textablePhone('5551234567', 'US')).toEqual({
+      e164: null,
+      callable: null,
+      readable: null,
+      problem: expect.stringMatching(/not a valid phone number/),
+    });
+    expect(textablePhone('', 'US')).toEqual({
+      e164: null,
+      callable: null,
+      readable: null,
+      problem: expect.stringMatching(/no phone number/i),
+    });
   });
 
   it('keeps a landline to call, with texts off and the reason in words', () => {
     expect(textablePhone('030 12345678', 'DE')).toEqual({
       e164: null,
       callable: '+493012345678',
-      problem: 'not a mobile number (fixed line): it cannot take text messages',
+      readable: '030 12345678',
+      problem: 'not a mobile number (a fixed line cannot take text messages)',
     });
   });
 });

@@ -1,6 +1,12 @@
 import type {
   AdminAppointment,
+  Appointment,
+  AnnouncePreview,
+  AnnouncePreviewRequest,
+  AnnounceRequest,
+  AnnounceResult,
   AppointmentCreate,
+  AppointmentImportResult,
   AppointmentStatus,
   AppointmentUpdate,
   CallSheet,
@@ -16,9 +22,43 @@ export function fetchMyAppointment(signal?: AbortSignal): Promise<MyAppointment>
   return apiRequest<MyAppointment>('/api/appointments/mine', signal ? { signal } : {});
 }
 
-/** GET /api/appointments?date=: the day's call sheet (administrators). */
-export function fetchCallSheet(date: string, signal?: AbortSignal): Promise<CallSheet> {
-  return apiRequest<CallSheet>(`/api/appointments?date=${encodeURIComponent(date)}`, signal ? { signal } : {});
+/**
+ * The number the performers will call, spaced for reading, when the participant's answer names it
+ * (the box office's number, else the profile's); an answer without it keeps the instructions' own words.
+ */
+export function numberToCall(appointment: Appointment): string | null {
+  const { call_phone_readable: readable, call_phone: e164 } = appointment as Appointment & {
+    call_phone_readable?: unknown;
+    call_phone?: unknown;
+  };
+  for (const value of [readable, e164]) if (typeof value === 'string' && value !== '') return value;
+  return null;
+}
+
+/** GET /api/appointments?date=: the day's call sheet (administrators); without a day, today's in the event's time zone. */
+export function fetchCallSheet(date: string | null, signal?: AbortSignal): Promise<CallSheet> {
+  return apiRequest<CallSheet>(`/api/appointments${date ? `?date=${encodeURIComponent(date)}` : ''}`, signal ? { signal } : {});
+}
+
+/** POST /api/appointments/import: the box office's CSV imported, or with `dryRun` what importing it would do. */
+export function importAppointments(file: File, dryRun: boolean): Promise<AppointmentImportResult> {
+  const form = new FormData();
+  form.append('file', file, file.name);
+  return apiRequest<AppointmentImportResult>(`/api/appointments/import${dryRun ? '?dry_run=true' : ''}`, { method: 'POST', form });
+}
+
+/** POST /api/appointments/announce?dry_run=true: whom an announcement would reach, and its words. */
+export function previewAnnouncement(request: AnnouncePreviewRequest, signal?: AbortSignal): Promise<AnnouncePreview> {
+  return apiRequest<AnnouncePreview>('/api/appointments/announce?dry_run=true', {
+    method: 'POST',
+    json: request,
+    ...(signal ? { signal } : {}),
+  });
+}
+
+/** POST /api/appointments/announce: one message by e-mail and text to the day's (or time range's) participants. */
+export function sendAnnouncement(request: AnnounceRequest): Promise<AnnounceResult> {
+  return apiRequest<AnnounceResult>('/api/appointments/announce', { method: 'POST', json: request });
 }
 
 /** GET /api/appointments/user/{id}: an account's appointment (administrators). */
@@ -67,8 +107,9 @@ export function appointmentTime(iso: string, timeZone: string, style: 'long' | '
   return new Intl.DateTimeFormat('en-GB', options).format(new Date(iso));
 }
 
-/** Today's date (YYYY-MM-DD) in a zone. */
-export function todayIn(timeZone?: string): string {
-  const parts = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
-  return parts;
+/** A day (YYYY-MM-DD) in words: "Wednesday 1 July 2026". */
+export function dayInWords(date: string): string {
+  return new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', weekday: 'long', day: 'numeric', month: 'long', year: 'numeric' }).format(
+    new Date(`${date}T12:00:00Z`),
+  );
 }

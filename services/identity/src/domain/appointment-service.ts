@@ -97,7 +97,12 @@ export class AppointmentService {
    * Imports the box office's CSV, or with `dryRun` answers what the import would do (the same
    * reading and the same decision per line, nothing written, no audit entry).
    */
-  async importCsv(caller: Actor, text: string, fileName: string, { dryRun = false }: { dryRun?: boolean } = {}): Promise<AppointmentImportResult> {
+  async importCsv(
+    caller: Actor,
+    text: string,
+    fileName: string,
+    { dryRun = false }: { dryRun?: boolean } = {},
+  ): Promise<AppointmentImportResult> {
     const zone = this.deps.settings.timeZone;
     const { rows, refused } = readAppointmentCsv(text, zone, this.clock());
     const result: AppointmentImportResult = { dry_run: dryRun, time_zone: zone, created: [], updated: [], unchanged: [], refused };
@@ -240,6 +245,7 @@ export class AppointmentService {
     return {
       date,
       time_zone: this.deps.settings.timeZone,
+      appointment_minutes: this.deps.settings.durationMinutes,
       appointments: await Promise.all(records.map((record) => this.adminView(record))),
     };
   }
@@ -592,6 +598,7 @@ export class AppointmentService {
       name: record.name || null,
       phone: phone.e164,
       call_phone: phone.callable,
+      call_phone_readable: phone.readable,
       phone_problem: phone.problem,
       sms_reminders: user?.sms_reminders ?? true,
       status: record.status,

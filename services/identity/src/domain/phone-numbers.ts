@@ -5,6 +5,8 @@ export interface TextablePhone {
   e164: string | null;
   /** E.164 of a valid number, whether or not it takes texts (a landline can still be called); null when there is none. */
   callable: string | null;
+  /** That number spaced for reading: national form in the default region ("(202) 555-0123"), else international ("+49 30 12345678"). */
+  readable: string | null;
   /** Why it cannot be texted, for the call sheet and the message records; null when it can. */
   problem: string | null;
 }
@@ -19,17 +21,18 @@ const TEXTABLE = new Set(['MOBILE', 'FIXED_LINE_OR_MOBILE', 'PERSONAL_NUMBER']);
  */
 export function textablePhone(input: string, region: string): TextablePhone {
   const text = input.trim();
-  if (!text) return { e164: null, callable: null, problem: 'no phone number is on file' };
+  if (!text) return { e164: null, callable: null, readable: null, problem: 'no phone number is on file' };
   const parsed = parsePhoneNumberFromString(text, region as CountryCode);
   if (!parsed || !parsed.isValid())
-    return { e164: null, callable: null, problem: `"${text}" is not a valid phone number (read in region ${region})` };
+    return { e164: null, callable: null, readable: null, problem: `"${text}" is not a valid phone number (read in region ${region})` };
+  const callable = {
+    callable: parsed.number,
+    readable: parsed.country === region ? parsed.formatNational() : parsed.formatInternational(),
+  };
   const type = parsed.getType();
   if (type !== undefined && !TEXTABLE.has(type)) {
-    return {
-      e164: null,
-      callable: parsed.number,
-      problem: `not a mobile number (${type.toLowerCase().replace(/_/g, ' ')}): it cannot take text messages`,
-    };
+    const kind = type === 'FIXED_LINE' ? 'a fixed line' : `a ${type.toLowerCase().replace(/_/g, ' ')} number`;
+    return { e164: null, ...callable, problem: `not a mobile number (${kind} cannot take text messages)` };
   }
-  return { e164: parsed.number, callable: parsed.number, problem: null };
+  return { e164: parsed.number, ...callable, problem: null };
 }

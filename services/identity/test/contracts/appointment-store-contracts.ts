@@ -49,9 +49,9 @@ export function appointmentStoreContract(name: string, create: () => Promise<App
       expect((await store.findByEmail(record.email))?.name).toBe('Zoë Ticketholder-Ñúñez');
       expect(await store.replace({ ...record, name: 'Zoe N.' }, 1, [])).toBe(true);
       expect((await store.findById(record.id))?.name).toBe('Zoe N.');
-      expect((await store.listBetween('2030-07-01T00:00:00.000Z', '2030-07-02T00:00:00.000Z')).find((one) => one.id === record.id)?.name).toBe(
-        'Zoe N.',
-      );
+      expect(
+        (await store.listBetween('2030-07-01T00:00:00.000Z', '2030-07-02T00:00:00.000Z')).find((one) => one.id === record.id)?.name,
+      ).toBe('Zoe N.');
     });
 
     it("finds a participant's appointment linked to the account, or kept under their address until then", async () => {

@@ -6,9 +6,16 @@ import TextField from '@mui/material/TextField';
 import Typography from '@mui/material/Typography';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useState } from 'react';
-import type { User } from '@portal/contracts';
+import type { AdminAppointment, User } from '@portal/contracts';
 import { appointmentTime, cancelAppointment, fetchUserAppointment, setAppointment, updateAppointment } from '../../api/appointments';
 import { messageOf } from '../../api/http';
+
+/** The number performers will call, and whether it takes texts, in words. */
+function phoneInWords(appointment: Pick<AdminAppointment, 'phone' | 'call_phone' | 'call_phone_readable' | 'phone_problem'>): string {
+  if (!appointment.call_phone) return `No number to call: ${appointment.phone_problem}.`;
+  const number = `Number to call: ${appointment.call_phone_readable ?? appointment.call_phone}`;
+  return appointment.phone ? `${number}.` : `${number} (texts off: ${appointment.phone_problem}).`;
+}
 
 /**
  * The user dialog's appointment: set one, move it (a new confirmation goes out and the reminders
@@ -69,9 +76,9 @@ export function AppointmentSection({ user }: { user: User }) {
         <Typography role="status">Loading…</Typography>
       ) : (
         <>
-          <Typography variant="body2" sx={{ mb: 1 }}>
+          <Typography variant="body2" sx={{ mb: 1, overflowWrap: 'anywhere' }}>
             {appointment
-              ? `${appointmentTime(appointment.start, appointment.time_zone)} at ${appointment.place}. Phone for the call: ${appointment.phone ?? `none that can be texted (${appointment.phone_problem})`}.`
+              ? `${appointmentTime(appointment.start, appointment.time_zone)} at ${appointment.place}. ${phoneInWords(appointment)}`
               : 'No appointment yet.'}
           </Typography>
           <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1.5}>
