@@ -215,6 +215,8 @@ describe.skipIf(chromiumMissing)('appointments on screens', () => {
       `${moving},${day} 17:30,Mo Ving,,`,
       `nobody_${tag}@example.org,${day} 25:00,No Body,,`,
       `${pending},${day} 19:00,Twice,,`,
+      // A cell a spreadsheet would run, quoted back in the refusal's message.
+      `"x;=cmd|' /C calc'!A0",${day} 18:00,,,`,
     ].join('\n');
 
     const page = await pages.open('phone', session);
@@ -229,11 +231,11 @@ describe.skipIf(chromiumMissing)('appointments on screens', () => {
 
     // The preview: what will happen, line by line, nothing imported yet.
     await dialog.getByRole('heading', { name: 'What the import will do' }).waitFor();
-    await dialog.getByText('Nothing is imported yet. Importing box-office.csv will give: 1 created, 1 moved, 2 refused.').waitFor();
+    await dialog.getByText('Nothing is imported yet. Importing box-office.csv will give: 1 created, 1 moved, 3 refused.').waitFor();
     const table = dialog.getByRole('table', { name: 'What the import will do, line by line' });
     const rows = async () => (await table.getByRole('row').allInnerTexts()).slice(1).map((text) => text.replace(/\s+/g, ' ').trim());
     const planned = await rows();
-    expect(planned).toHaveLength(4);
+    expect(planned).toHaveLength(5);
     expect(planned[0]).toMatch(/^2 Will be created Zoë Ñúñez-Wolkenkratzerfensterputzerin · pending_.* 18:00/);
     expect(planned[1]).toMatch(/^3 Will be moved Mo Ving · moving_.* 17:30 .*\(was .* 17:00 /);
     expect(planned[2]).toMatch(/^4 Will be refused Not a date and time "[^"]+ 25:00" is not a date and time/);
@@ -246,18 +248,19 @@ describe.skipIf(chromiumMissing)('appointments on screens', () => {
     await focusStaysIn(page, dialog);
 
     // Only the refused lines, then the import, with its progress, by keyboard.
-    await dialog.getByRole('button', { name: 'Refused (2)' }).click();
-    expect(await rows()).toHaveLength(2);
+    await dialog.getByRole('button', { name: 'Refused (3)' }).click();
+    expect(await rows()).toHaveLength(3);
     await dialog.getByRole('button', { name: 'Import 2 appointments' }).focus();
     await page.keyboard.press('Enter');
     await dialog.getByRole('heading', { name: 'Imported' }).waitFor();
-    await dialog.getByText('box-office.csv is imported: 1 created, 1 moved, 2 refused.').waitFor();
+    await dialog.getByText('box-office.csv is imported: 1 created, 1 moved, 3 refused.').waitFor();
     const done = dialog.getByRole('table', { name: 'What the import did, line by line' });
     expect((await done.getByRole('row').allInnerTexts()).slice(1).map((text) => text.split(/\s+/).slice(0, 2).join(' '))).toEqual([
       '2 Created',
       '3 Moved',
       '4 Refused',
       '5 Refused',
+      '6 Refused',
     ]);
     expect(await violations(page)).toEqual([]);
 
@@ -278,9 +281,14 @@ describe.skipIf(chromiumMissing)('appointments on screens', () => {
       '3,"moved"',
       '4,"refused"',
       '5,"refused"',
+      '6,"refused"',
     ]);
     expect(lines[3]).toContain('"Not a date and time"');
     expect(lines[1]).toContain('"Zoë Ñúñez-Wolkenkratzerfensterputzerin"');
+    // No cell a spreadsheet would take for a formula, however it splits the lines.
+    for (const separator of [',', ';', '\t'])
+      for (const line of lines)
+        expect(line.split(separator).filter((cell) => /^[=+\-@]/.test(cell.replace(/^"/, '').trimStart()))).toEqual([]);
 
     // Closed: the call sheet of that day shows the ticket holder who has not registered by the box office's name and number.
     await dialog.getByRole('button', { name: 'Close' }).click();
