@@ -223,11 +223,20 @@ describe.skipIf(chromiumMissing)('appointments on screens', () => {
     await openToday(page);
     await page.getByRole('button', { name: 'Import CSV' }).click();
     const dialog = page.getByRole('dialog', { name: 'Import appointments' });
+    // Each request to the import is held until the test lets it go, to see the progress shown meanwhile.
+    let release: () => void = () => undefined;
+    await page.route('**/api/appointments/import**', async (route) => {
+      await new Promise<void>((resolve) => (release = resolve));
+      await route.continue();
+    });
     const [chooser] = await Promise.all([
       page.waitForEvent('filechooser'),
       dialog.getByRole('button', { name: 'Choose a CSV file' }).click(),
     ]);
     await chooser.setFiles({ name: 'box-office.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await dialog.getByRole('progressbar', { name: 'Checking the file' }).waitFor();
+    await dialog.getByRole('status').filter({ hasText: 'Checking box-office.csv: reading every line…' }).waitFor();
+    release();
 
     // The preview: what will happen, line by line, nothing imported yet.
     await dialog.getByRole('heading', { name: 'What the import will do' }).waitFor();
@@ -252,7 +261,15 @@ describe.skipIf(chromiumMissing)('appointments on screens', () => {
     expect(await rows()).toHaveLength(3);
     await dialog.getByRole('button', { name: 'Import 2 appointments' }).focus();
     await page.keyboard.press('Enter');
+    // While it imports: the progress, and nothing closes the dialog.
+    await dialog.getByRole('progressbar', { name: 'Importing' }).waitFor();
+    await dialog.getByRole('status').filter({ hasText: 'Importing 2 appointments from box-office.csv…' }).waitFor();
+    expect(await dialog.getByRole('button', { name: 'Cancel' }).isDisabled()).toBe(true);
+    await page.keyboard.press('Escape');
+    expect(await dialog.isVisible()).toBe(true);
+    release();
     await dialog.getByRole('heading', { name: 'Imported' }).waitFor();
+    await page.unroute('**/api/appointments/import**');
     await dialog.getByText('box-office.csv is imported: 1 created, 1 moved, 3 refused.').waitFor();
     const done = dialog.getByRole('table', { name: 'What the import did, line by line' });
     expect((await done.getByRole('row').allInnerTexts()).slice(1).map((text) => text.split(/\s+/).slice(0, 2).join(' '))).toEqual([

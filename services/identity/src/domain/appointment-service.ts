@@ -252,7 +252,7 @@ export class AppointmentService {
 
   async announce(caller: Actor, request: AnnounceRequest): Promise<AnnounceResult> {
     const message = this.announcementText(request)!;
-    const records = await this.announcementRecipients(request);
+    const { records } = await this.announcementSelection(request);
     const id = randomUUID();
     await this.deps.users.appendEvents([
       {
@@ -291,9 +291,8 @@ export class AppointmentService {
 
   /** What an announcement would do (the dry run): whom the same selection reaches, and the words. */
   async previewAnnouncement(request: AnnouncePreviewRequest): Promise<AnnouncePreview> {
-    const records = await this.announcementRecipients(request);
+    const { records, from, to } = await this.announcementSelection(request);
     const { timeZone } = this.deps.settings;
-    const { from, to } = dayBounds(request.date, timeZone, request.from, request.to);
     return {
       dry_run: true,
       recipients: records.length,
@@ -308,12 +307,14 @@ export class AppointmentService {
     return request.message ?? (request.text ? readyText(request.text, this.deps.settings) : null);
   }
 
-  /** The appointments an announcement reaches: those of the day, or of the time range of it. */
-  private async announcementRecipients(request: AnnouncePreviewRequest): Promise<AppointmentRecord[]> {
+  /** The appointments an announcement reaches: those of the day, or of the time range of it ([from, to), UTC). */
+  private async announcementSelection(
+    request: AnnouncePreviewRequest,
+  ): Promise<{ records: AppointmentRecord[]; from: string; to: string }> {
     if (request.from && request.to && request.from >= request.to)
       throw badRequest('from must be before to', { from: 'from must be before to' });
     const { from, to } = dayBounds(request.date, this.deps.settings.timeZone, request.from, request.to);
-    return this.deps.store.listBetween(from, to);
+    return { records: await this.deps.store.listBetween(from, to), from, to };
   }
 
   // --- the participant -----------------------------------------------------------------------

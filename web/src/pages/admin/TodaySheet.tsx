@@ -167,7 +167,7 @@ function CallSheetRow({
         useFlexGap
         flexWrap="wrap"
         direction="row"
-        sx={{ mt: 1, p: 0, m: 0, listStyle: 'none' }}
+        sx={{ p: 0, m: 0, mt: 1, listStyle: 'none' }}
         aria-label="Messages"
       >
         {inSendingOrder(entry.deliveries).map((delivery) => (

@@ -41,7 +41,8 @@ const offsetMs = (offset: string | null) => {
     return 0;
   }
 };
-const KIND_ORDER = { confirmation: 0, reminder: 1, announcement: 2 } as const;
+const KIND_ORDER: Record<string, number> = { confirmation: 0, reminder: 1, announcement: 2 };
+const kindOrder = (kind: string) => KIND_ORDER[kind] ?? 3;
 
 /**
  * The messages of an appointment in the order they go out: the confirmation, the reminders from
@@ -50,7 +51,7 @@ const KIND_ORDER = { confirmation: 0, reminder: 1, announcement: 2 } as const;
 export function inSendingOrder<T extends Pick<AppointmentDelivery, 'kind' | 'offset' | 'channel' | 'at'>>(deliveries: readonly T[]): T[] {
   return [...deliveries].sort(
     (a, b) =>
-      KIND_ORDER[a.kind] - KIND_ORDER[b.kind] ||
+      kindOrder(a.kind) - kindOrder(b.kind) ||
       offsetMs(b.offset) - offsetMs(a.offset) ||
       (a.kind === 'announcement' ? a.at.localeCompare(b.at) : 0) ||
       (a.channel === b.channel ? 0 : a.channel === 'email' ? -1 : 1),
