@@ -382,7 +382,7 @@ describe('appointments, reminders and the call sheet', () => {
     const sheetOfDay = async () => ((await admin.client.get(`/api/appointments?date=${day}`)).data as CallSheet).appointments;
     // What an import changes (the notifier meanwhile records the first imports' messages).
     const appointmentsOfDay = async () =>
-      (await sheetOfDay()).map(({ id, email, start, version, name, place, note, call_phone }) => ({
+      (await sheetOfDay()).map(({ id, email, start, version, name, place, note, call_number }) => ({
         id,
         email,
         start,
@@ -390,7 +390,7 @@ describe('appointments, reminders and the call sheet', () => {
         name,
         place,
         note,
-        call_phone,
+        call_number,
       }));
     const audited = async () =>
       (((await admin.client.get('/api/admin/activity?action=appointment.import')).data as AuditEntry[]) ?? []).length;
@@ -438,7 +438,8 @@ describe('appointments, reminders and the call sheet', () => {
     expect(sheet.find((entry) => entry.email === same)!.name).toBeNull();
     expect(sheet.find((entry) => entry.email === landline)).toMatchObject({
       phone: null,
-      call_phone: '+493012345678',
+      call_number: '+493012345678',
+      call_number_readable: '+49 30 12345678',
       phone_problem: expect.stringMatching(/not a mobile number/),
     });
 

@@ -100,13 +100,14 @@ export const adminAppointmentSchema = appointmentSchema
     verification_photo_url: z.string().nullable(),
     name: z.string().nullable().meta({ description: "The name the box office gave (the CSV's name column); null when it gave none" }),
     phone: z.string().nullable().meta({ description: 'E.164, e.g. +12025550123; null when there is no number that can be texted' }),
-    call_phone: z.string().nullable().meta({
+    call_number: z.string().nullable().meta({
       description:
-        "E.164 of the number performers call (the box office's, else the account's): set whenever the number is valid, a landline that cannot take texts included; null when there is none",
+        "The number the performers will call (the box office's, else the account's): E.164 when valid, a landline that cannot take texts included, else as given; null when there is none",
+      example: '+12025550123',
     }),
-    call_phone_readable: z.string().nullable().meta({
+    call_number_readable: z.string().nullable().meta({
       description:
-        'call_phone spaced for reading: national form in SMS_DEFAULT_REGION, e.g. (202) 555-0123, else international, e.g. +49 30 12345678',
+        'call_number spaced for reading: national form in SMS_DEFAULT_REGION, e.g. (202) 555-0123, else international, e.g. +49 30 12345678; as given when not valid',
     }),
     phone_problem: z
       .string()

@@ -697,7 +697,7 @@ const appointmentPaths: ZodOpenApiPathsObject = {
       summary:
         "A day's call sheet (administrators): the appointments in time order with name, pronouns, photo, number, reminders and status",
       description:
-        "Without a day, today's in EVENT_TIMEZONE. Phone numbers are E.164: phone is the number texts go to (null when it cannot take texts, phone_problem saying why), call_phone the one to call (a landline too). Poll it to see other performers' status changes.",
+        "Without a day, today's in EVENT_TIMEZONE. Phone numbers are E.164: phone is the number texts go to (null when it cannot take texts, phone_problem saying why), call_number the one to call (a landline too). Poll it to see other performers' status changes.",
       tags: ['appointments'],
       security: [sessionCookie],
       requestParams: { query: callSheetQuerySchema },

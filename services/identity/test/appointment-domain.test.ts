@@ -90,25 +90,25 @@ describe('phone numbers', () => {
   it('normalises to E.164 in the default region, and says why a number cannot be texted', () => {
     expect(textablePhone('2025550123', 'US')).toEqual({
       e164: '+12025550123',
-      callable: '+12025550123',
+      toCall: '+12025550123',
       readable: '(202) 555-0123',
       problem: null,
     });
     expect(textablePhone('+49 151 23456789', 'US')).toEqual({
       e164: '+4915123456789',
-      callable: '+4915123456789',
+      toCall: '+4915123456789',
       readable: '+49 1512 3456789',
       problem: null,
     });
     expect(textablePhone('5551234567', 'US')).toEqual({
       e164: null,
-      callable: null,
-      readable: null,
+      toCall: '5551234567',
+      readable: '5551234567',
       problem: expect.stringMatching(/not a valid phone number/),
     });
     expect(textablePhone('', 'US')).toEqual({
       e164: null,
-      callable: null,
+      toCall: null,
       readable: null,
       problem: expect.stringMatching(/no phone number/i),
     });
@@ -117,7 +117,7 @@ describe('phone numbers', () => {
   it('keeps a landline to call, with texts off and the reason in words', () => {
     expect(textablePhone('030 12345678', 'DE')).toEqual({
       e164: null,
-      callable: '+493012345678',
+      toCall: '+493012345678',
       readable: '030 12345678',
       problem: 'not a mobile number (a fixed line cannot take text messages)',
     });

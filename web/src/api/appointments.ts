@@ -27,12 +27,17 @@ export function fetchMyAppointment(signal?: AbortSignal): Promise<MyAppointment>
  * (the box office's number, else the profile's); an answer without it keeps the instructions' own words.
  */
 export function numberToCall(appointment: Appointment): string | null {
-  const { call_phone_readable: readable, call_phone: e164 } = appointment as Appointment & {
-    call_phone_readable?: unknown;
-    call_phone?: unknown;
+  const { call_number_readable: readable, call_number: number } = appointment as Appointment & {
+    call_number_readable?: unknown;
+    call_number?: unknown;
   };
-  for (const value of [readable, e164]) if (typeof value === 'string' && value !== '') return value;
+  for (const value of [readable, number]) if (typeof value === 'string' && value !== '') return value;
   return null;
+}
+
+/** Whether a number can be dialled as it is (E.164, as the server writes every valid number): a tap-to-call link. */
+export function isDialable(number: string): boolean {
+  return /^\+[1-9]\d{1,14}$/.test(number);
 }
 
 /** GET /api/appointments?date=: the day's call sheet (administrators); without a day, today's in the event's time zone. */

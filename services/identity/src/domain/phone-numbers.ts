@@ -3,9 +3,9 @@ import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/
 export interface TextablePhone {
   /** E.164, e.g. +12025550123; null when the number cannot be texted. */
   e164: string | null;
-  /** E.164 of a valid number, whether or not it takes texts (a landline can still be called); null when there is none. */
-  callable: string | null;
-  /** That number spaced for reading: national form in the default region ("(202) 555-0123"), else international ("+49 30 12345678"). */
+  /** The number to call: E.164 when valid, whether or not it takes texts (a landline too), else as given; null when there is none. */
+  toCall: string | null;
+  /** That number spaced for reading: national form in the default region ("(202) 555-0123"), else international ("+49 30 12345678"); as given when not valid. */
   readable: string | null;
   /** Why it cannot be texted, for the call sheet and the message records; null when it can. */
   problem: string | null;
@@ -21,18 +21,18 @@ const TEXTABLE = new Set(['MOBILE', 'FIXED_LINE_OR_MOBILE', 'PERSONAL_NUMBER']);
  */
 export function textablePhone(input: string, region: string): TextablePhone {
   const text = input.trim();
-  if (!text) return { e164: null, callable: null, readable: null, problem: 'no phone number is on file' };
+  if (!text) return { e164: null, toCall: null, readable: null, problem: 'no phone number is on file' };
   const parsed = parsePhoneNumberFromString(text, region as CountryCode);
   if (!parsed || !parsed.isValid())
-    return { e164: null, callable: null, readable: null, problem: `"${text}" is not a valid phone number (read in region ${region})` };
-  const callable = {
-    callable: parsed.number,
+    return { e164: null, toCall: text, readable: text, problem: `"${text}" is not a valid phone number (read in region ${region})` };
+  const toCall = {
+    toCall: parsed.number,
     readable: parsed.country === region ? parsed.formatNational() : parsed.formatInternational(),
   };
   const type = parsed.getType();
   if (type !== undefined && !TEXTABLE.has(type)) {
     const kind = type === 'FIXED_LINE' ? 'a fixed line' : `a ${type.toLowerCase().replace(/_/g, ' ')} number`;
-    return { e164: null, ...callable, problem: `not a mobile number (${kind} cannot take text messages)` };
+    return { e164: null, ...toCall, problem: `not a mobile number (${kind} cannot take text messages)` };
   }
-  return { e164: parsed.number, ...callable, problem: null };
+  return { e164: parsed.number, ...toCall, problem: null };
 }

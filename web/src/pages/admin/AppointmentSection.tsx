@@ -7,13 +7,20 @@ import Typography from '@mui/material/Typography';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useState } from 'react';
 import type { AdminAppointment, User } from '@portal/contracts';
-import { appointmentTime, cancelAppointment, fetchUserAppointment, setAppointment, updateAppointment } from '../../api/appointments';
+import {
+  appointmentTime,
+  cancelAppointment,
+  isDialable,
+  fetchUserAppointment,
+  setAppointment,
+  updateAppointment,
+} from '../../api/appointments';
 import { messageOf } from '../../api/http';
 
 /** The number performers will call, and whether it takes texts, in words. */
-function phoneInWords(appointment: Pick<AdminAppointment, 'phone' | 'call_phone' | 'call_phone_readable' | 'phone_problem'>): string {
-  if (!appointment.call_phone) return `No number to call: ${appointment.phone_problem}.`;
-  const number = `Number to call: ${appointment.call_phone_readable ?? appointment.call_phone}`;
+function phoneInWords(appointment: Pick<AdminAppointment, 'phone' | 'call_number' | 'call_number_readable' | 'phone_problem'>): string {
+  if (!appointment.call_number || !isDialable(appointment.call_number)) return `No number to call: ${appointment.phone_problem}.`;
+  const number = `Number to call: ${appointment.call_number_readable ?? appointment.call_number}`;
   return appointment.phone ? `${number}.` : `${number} (texts off: ${appointment.phone_problem}).`;
 }
 

@@ -21,7 +21,7 @@ import Typography from '@mui/material/Typography';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Suspense, lazy, useEffect, useId, useState, type ReactElement } from 'react';
 import { APPOINTMENT_STATUSES, type AdminAppointment, type AppointmentStatus, type CallSheet } from '@portal/contracts';
-import { appointmentTime, dayInWords, fetchCallSheet, setAppointmentStatus } from '../../api/appointments';
+import { appointmentTime, dayInWords, fetchCallSheet, isDialable, setAppointmentStatus } from '../../api/appointments';
 import { messageOf } from '../../api/http';
 import { useNotify } from '../../notifications/notify-context';
 import { SEPARATE_TOGGLES } from './separate-toggles';
@@ -67,7 +67,8 @@ function CallSheetRow({
   // Who they are: the account's name, else the box office's, else the address.
   const name = entry.full_name ?? entry.name ?? entry.email;
   const time = appointmentTime(entry.start, timeZone, 'time');
-  const phone = entry.call_phone_readable ?? entry.call_phone;
+  const dialable = entry.call_number !== null && isDialable(entry.call_number);
+  const phone = entry.call_number_readable ?? entry.call_number;
   return (
     <Paper
       component="li"
@@ -98,10 +99,10 @@ function CallSheetRow({
             {entry.place}
             {entry.note ? ` — ${entry.note}` : ''}
           </Typography>
-          {entry.call_phone ? (
+          {dialable ? (
             <Button
               component="a"
-              href={`tel:${entry.call_phone}`}
+              href={`tel:${entry.call_number}`}
               variant="contained"
               startIcon={<PhoneIcon />}
               sx={{ mt: 1, whiteSpace: 'nowrap' }}
@@ -111,8 +112,8 @@ function CallSheetRow({
             </Button>
           ) : null}
           {entry.phone ? null : (
-            <Alert severity={entry.call_phone ? 'info' : 'warning'} sx={{ mt: 1 }}>
-              {entry.call_phone ? `Texts off: ${entry.phone_problem}` : `No number to call: ${entry.phone_problem}`}
+            <Alert severity={dialable ? 'info' : 'warning'} sx={{ mt: 1 }}>
+              {dialable ? `Texts off: ${entry.phone_problem}` : `No number to call: ${entry.phone_problem}`}
             </Alert>
           )}
         </Box>
