@@ -144,7 +144,7 @@ describe.skipIf(chromiumMissing)('appointments on screens', () => {
     // What each message became, in words, the confirmation first.
     const messages = fixed.getByRole('list', { name: 'Messages' }).getByRole('listitem');
     await expect
-      .poll(() => messages.allTextContents(), { timeout: 20_000 })
+      .poll(() => messages.allTextContents(), { timeout: 60_000 })
       .toEqual([
         'Confirmation by e-mail: Sent',
         'Confirmation by text: Not sent: not a mobile number (a fixed line cannot take text messages)',
@@ -381,7 +381,7 @@ describe.skipIf(chromiumMissing)('appointments on screens', () => {
     await dialog.getByRole('button', { name: 'Close' }).click();
     // Each one's announcement shows on the call sheet, in words.
     const mid = page.getByRole('listitem', { name: new RegExp(emails[1]!.replace('.', '\\.')) });
-    await mid.getByText('Announcement by e-mail: Sent').waitFor({ timeout: 20_000 });
+    await mid.getByText('Announcement by e-mail: Sent').waitFor({ timeout: 60_000 });
 
     // On a desktop: an empty message is refused under its field, before any confirmation.
     const desktop = await pages.open('desktop', session);
