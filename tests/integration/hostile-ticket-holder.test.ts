@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdminAppointment, AppointmentImportResult, CallSheet, MyAppointment } from '@portal/contracts';
 import { ApiClient } from '../support/api-client.js';
-import { adminClient, newParticipant, type NewParticipant } from '../support/accounts.js';
+import { adminClient, confirmAddress, newParticipant, type NewParticipant } from '../support/accounts.js';
 import { phoneJpeg, registrationForm } from '../support/media.js';
 import { readOutbox, waitForMail } from '../support/outbox.js';
 import { startTestPortal, type TestPortal } from '../support/portal.js';
@@ -38,13 +38,7 @@ function register(fields: Record<string, string>, client = new ApiClient(portal.
   return client.postForm('/api/user/register', registrationForm(fields, { bytes: photo }));
 }
 
-/** Follows the newest confirmation link sent to the address. */
-async function confirm(participant: NewParticipant, count = 1) {
-  const mail = await waitForMail(portal.dataDir, participant.user.email, { subject: /confirm/i, count, timeoutMs: 30_000 });
-  const token = /verify-email\?token=([^\s&"<>]+)/.exec(mail.text)![1]!;
-  const followed = await participant.client.get(`/api/user/verify-email?token=${token}`);
-  expect(followed.headers.get('location')).toBe('/verify-email?status=verified');
-}
+const confirm = (participant: NewParticipant, count = 1) => confirmAddress(portal.dataDir, participant, count);
 
 const sheetRow = async (date: string, email: string) =>
   ((await admin.client.get(`/api/appointments?date=${date}`)).data as CallSheet).appointments.find((row) => row.email === email);

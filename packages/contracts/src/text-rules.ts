@@ -1,3 +1,4 @@
+/// <reference path="./unicode-data.d.ts" />
 import scriptAliases from 'unicode-match-property-value-ecmascript/data/mappings.js';
 
 /**

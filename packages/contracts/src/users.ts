@@ -26,11 +26,12 @@ const EMAIL_DOMAIN_WITH_DOT = /@[^@]+\.[^@.]+$/;
 const USERNAME_PATTERN = /^(?:[\p{L}\p{Nd}._-]\p{M}{0,2}){3,30}$/u;
 const PHONE_PATTERN = /^\d{10}$/;
 /**
- * What people put between the digits of a number they type ("06 3110 0548", "(555) 123-4567",
- * "555.123.4567"): spaces of any width, dots, dashes, slashes and parentheses. They are dropped
- * before SPEC's rule of 10 digits; a '+' is not (a country code makes it another number).
+ * What people put between the digits of a number they type ("06 3110 0548", "(555) 123 4567",
+ * "555.123.4567"): spaces of any width, dots and parentheses. They are dropped before SPEC's rule
+ * of 10 digits. Dashes are not: SPEC's rule says "no dashes", and its message says so; nor is a
+ * '+' (a country code makes it another number).
  */
-const PHONE_SEPARATORS = /[\s.\-\u2010-\u2015\u2212/()]/gu;
+const PHONE_SEPARATORS = /[\s.()]/gu;
 
 /** The number as typed, without the separators people put between its digits. */
 export function phoneDigits(typed: string): string {
@@ -91,7 +92,7 @@ export const phoneField = z
   .transform(phoneDigits)
   .pipe(z.string().regex(PHONE_PATTERN, MESSAGES.phoneFormat))
   .meta({
-    description: 'Exactly 10 digits; spaces, dots, dashes and parentheses between them are dropped ("555 123 4567")',
+    description: 'Exactly 10 digits, no dashes; spaces, dots and parentheses between them are dropped ("555 123 4567")',
     example: '5551234567',
   });
 

@@ -10,7 +10,7 @@ export function ProfileDetails({ user, onEdit }: { user: User; onEdit: () => voi
   const { logOut, warning } = useLogOut();
   const rows: [string, string][] = [
     ['Full Name', user.full_name],
-    ['Email', user.email],
+    ['Email', `${user.email} (${user.email_verified ? 'confirmed' : 'not confirmed yet'})`],
     ['Phone Number', user.phone_number],
     ['Pronouns', user.pronouns || 'Prefer not to say'],
   ];
