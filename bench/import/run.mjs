@@ -49,7 +49,9 @@ function boxOfficeCsv(rows, round) {
   for (let i = 0; i < rows; i++) {
     const minutes = 10 * 60 + (i % 600);
     const time = `${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
-    lines.push(`ticket${round}_${i}@example.org,${day}T${time},(202) 555-${String(1000 + (i % 9000)).padStart(4, '0')},"Corner of Main Street and First Avenue, gate ${i % 12}",${note}`);
+    lines.push(
+      `ticket${round}_${i}@example.org,${day}T${time},(202) 555-${String(1000 + (i % 9000)).padStart(4, '0')},"Corner of Main Street and First Avenue, gate ${i % 12}",${note}`,
+    );
   }
   return `${lines.join('\r\n')}\r\n`;
 }
@@ -123,7 +125,8 @@ await runBench('import', async () => {
     });
     const [times, result] = await Promise.all([probe(portal.url, cookie, interval, importing), importing]);
     const seconds = (performance.now() - started) / 1000;
-    if (result.created.length !== rows) throw new Error(`the import created ${result.created.length} of ${rows}: ${JSON.stringify(result.refused.slice(0, 3))}`);
+    if (result.created.length !== rows)
+      throw new Error(`the import created ${result.created.length} of ${rows}: ${JSON.stringify(result.refused.slice(0, 3))}`);
     report.imports.push({
       round,
       bytes: Buffer.byteLength(csv),
@@ -155,7 +158,9 @@ await runBench('import', async () => {
   report.cpu = cpu.stop();
   console.log(`  worst wait of a request during an import: ${worst.toFixed(1)} ms (goal: under 100 ms)`);
   console.log(`  p99 during the imports against p99 idle: ${report.ratioP99.toFixed(1)}x`);
-  console.log(`  CPU: portal ${percent(report.cpu.cpu.portal)}, bench ${percent(report.cpu.cpu.bench)}, other ${percent(report.cpu.otherCpu)} (of one core)`);
+  console.log(
+    `  CPU: portal ${percent(report.cpu.cpu.portal)}, bench ${percent(report.cpu.cpu.bench)}, other ${percent(report.cpu.otherCpu)} (of one core)`,
+  );
   writeResult('import', stampOf(new Date()), {
     ...report,
     label: values.label ?? null,

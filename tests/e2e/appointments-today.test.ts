@@ -112,7 +112,10 @@ describe.skipIf(chromiumMissing)('appointments on a phone', () => {
     await section.getByText(/The appointment is set/).waitFor();
     await section.getByText(/1 July 2030 at 18:30.*South gate/).waitFor();
     // Pending under the address until the participant confirms it: the dialog says so.
-    await section.getByText(/not confirmed/i).first().waitFor();
+    await section
+      .getByText(/not confirmed/i)
+      .first()
+      .waitFor();
     expect((await participant.client.get('/api/appointments/mine')).data.appointment).toBeNull();
     await confirmAddress(phone.portal.dataDir, participant);
     expect((await participant.client.get('/api/appointments/mine')).data.appointment).toMatchObject({ place: 'South gate', version: 1 });

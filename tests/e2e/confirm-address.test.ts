@@ -20,7 +20,10 @@ describe.skipIf(chromiumMissing)('an address not confirmed yet', () => {
   it('says on the home page and the profile why no appointment shows, and sends a new link', async () => {
     const participant = await newParticipant(phone.portal.url, { phone_number: '2025550123' });
     const admin = await adminClient(phone.portal.url);
-    expect((await admin.client.post('/api/appointments', { email: participant.user.email, start: '2031-07-01T18:30', place: 'North gate' })).status).toBe(201);
+    expect(
+      (await admin.client.post('/api/appointments', { email: participant.user.email, start: '2031-07-01T18:30', place: 'North gate' }))
+        .status,
+    ).toBe(201);
     for (const kind of ['phone', 'desktop'] as const) {
       const page = await pages.open(kind, participant.client.cookies.get('portal_session'));
       await page.goto('/home');

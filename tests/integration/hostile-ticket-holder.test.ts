@@ -49,7 +49,12 @@ describe('an appointment reaches only an account that proved the address', () =>
     // Mallory registers first with the ticket holder's address, and never confirms it.
     const mallory = await newParticipant(portal.url, { email: holder, phone_number: '2025550166' });
     // The user dialog sets the appointment by the account's address, as POST /api/appointments.
-    const set = await admin.client.post('/api/appointments', { email: holder, start: '2031-07-01T18:30', place: 'Gate 3', note: 'Code word: owl' });
+    const set = await admin.client.post('/api/appointments', {
+      email: holder,
+      start: '2031-07-01T18:30',
+      place: 'Gate 3',
+      note: 'Code word: owl',
+    });
     expect(set.status).toBe(201);
     const appointment = set.data as AdminAppointment;
     expect(appointment).toMatchObject({ user_id: null, full_name: null, verification_photo_url: null, address_status: 'not-confirmed' });
@@ -60,7 +65,12 @@ describe('an appointment reaches only an account that proved the address', () =>
     expect(mine).toMatchObject({ appointment: null, email_confirmed: false });
     expect((await mallory.client.get('/api/appointments/mine.ics')).status).toBe(404);
     // The call sheet shows no photo, name or number of hers; the user dialog shows it pending.
-    expect(await sheetRow('2031-07-01', holder)).toMatchObject({ user_id: null, full_name: null, verification_photo_url: null, phone: null });
+    expect(await sheetRow('2031-07-01', holder)).toMatchObject({
+      user_id: null,
+      full_name: null,
+      verification_photo_url: null,
+      phone: null,
+    });
     const dialog = (await admin.client.get(`/api/appointments/user/${mallory.user.id}`)).data as { appointment: AdminAppointment };
     expect(dialog.appointment).toMatchObject({ id: appointment.id, address_status: 'not-confirmed', user_id: null });
 
@@ -77,9 +87,9 @@ describe('an appointment reaches only an account that proved the address', () =>
     expect(moved.status).toBe(200);
     const confirmations = await waitForMail(portal.dataDir, holder, { subject: /your appointment/i, count: 2, timeoutMs: 30_000 });
     expect(confirmations.to).toContain(holder);
-    expect((await readOutbox(portal.dataDir)).filter((mail) => /your appointment/i.test(mail.subject) && !mail.to.includes(holder))).toEqual(
-      [],
-    );
+    expect(
+      (await readOutbox(portal.dataDir)).filter((mail) => /your appointment/i.test(mail.subject) && !mail.to.includes(holder)),
+    ).toEqual([]);
 
     // Deleting her account erases nothing of the holder's appointment.
     expect((await admin.client.delete(`/api/user/${mallory.user.id}`)).status).toBe(200);
@@ -96,7 +106,11 @@ describe('an appointment reaches only an account that proved the address', () =>
     });
     const ics = (await real.client.get('/api/appointments/mine.ics')).text.replace(/\r\n /g, '');
     expect(ics).toContain('+12025550123');
-    expect(await sheetRow('2031-07-01', holder)).toMatchObject({ user_id: real.user.id, address_status: 'confirmed', phone: '+12025550123' });
+    expect(await sheetRow('2031-07-01', holder)).toMatchObject({
+      user_id: real.user.id,
+      address_status: 'confirmed',
+      phone: '+12025550123',
+    });
   }, 120_000);
 
   it('lets the holder take the appointment to a new address, pending until that one is confirmed too', async () => {
@@ -189,13 +203,20 @@ describe('text that becomes mail', () => {
   it('refuses line breaks and format characters in names, places and notes, and never lets them start a line', async () => {
     const hostile = 'Bob\r\n\r\nURGENT ticket void, pay at http://pay.example';
     expect((await register({ username: `bob_${tag()}`, email: `bob_${tag()}@example.org`, full_name: hostile })).status).toBe(400);
-    expect((await register({ username: `bob_${tag()}`, email: `bob_${tag()}@example.org`, full_name: 'Bob\u202Eesrever' })).status).toBe(400);
+    expect((await register({ username: `bob_${tag()}`, email: `bob_${tag()}@example.org`, full_name: 'Bob\u202Eesrever' })).status).toBe(
+      400,
+    );
     for (const field of ['place', 'note'])
-      expect((await admin.client.post('/api/appointments', { email: `p_${tag()}@example.org`, start: '2031-07-01T18:30', [field]: 'a\nb' })).status).toBe(
-        400,
-      );
+      expect(
+        (await admin.client.post('/api/appointments', { email: `p_${tag()}@example.org`, start: '2031-07-01T18:30', [field]: 'a\nb' }))
+          .status,
+      ).toBe(400);
     const csv = new FormData();
-    csv.append('file', new Blob([`email,start,note\nn_${tag()}@example.org,2031-07-01T18:30,"two\nlines"\n`], { type: 'text/csv' }), 't.csv');
+    csv.append(
+      'file',
+      new Blob([`email,start,note\nn_${tag()}@example.org,2031-07-01T18:30,"two\nlines"\n`], { type: 'text/csv' }),
+      't.csv',
+    );
     const imported = (await admin.client.postForm('/api/appointments/import', csv)).data as AppointmentImportResult;
     expect(imported.refused).toMatchObject([{ line: 2, reason: 'bad-value' }]);
   }, 60_000);
@@ -203,7 +224,11 @@ describe('text that becomes mail', () => {
   it('names the number that will be called in the confirmation, by e-mail and in the calendar file', async () => {
     const participant = await newParticipant(portal.url, { phone_number: '2025550144', full_name: 'Nora Number' });
     await confirm(participant);
-    await admin.client.post('/api/appointments', { email: participant.user.email, start: '2031-07-03T18:30', place: 'Corner of Elm and 2nd' });
+    await admin.client.post('/api/appointments', {
+      email: participant.user.email,
+      start: '2031-07-03T18:30',
+      place: 'Corner of Elm and 2nd',
+    });
     const mail = await waitForMail(portal.dataDir, participant.user.email, { subject: /your appointment/i, timeoutMs: 30_000 });
     expect(mail.text).toContain('+12025550144');
     expect(mail.text).toContain('Corner of Elm and 2nd');

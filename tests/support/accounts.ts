@@ -73,10 +73,15 @@ export function publishedEvents(dataDir: string): PublishedEvent[] {
  * Follows the newest confirmation link mailed to the participant's address, as they would from
  * their mailbox: an appointment under the address is theirs only once it is confirmed.
  */
-export async function confirmAddress(dataDir: string, participant: { client: ApiClient; user: { email: string } }, count = 1): Promise<void> {
+export async function confirmAddress(
+  dataDir: string,
+  participant: { client: ApiClient; user: { email: string } },
+  count = 1,
+): Promise<void> {
   const mail = await waitForMail(dataDir, participant.user.email, { subject: /confirm/i, count, timeoutMs: 30_000 });
   const token = /verify-email\?token=([^\s&"<>]+)/.exec(mail.text)?.[1];
   if (!token) throw new Error(`no confirmation link in: ${mail.text}`);
   const followed = await participant.client.get(`/api/user/verify-email?token=${token}`);
-  if (followed.headers.get('location') !== '/verify-email?status=verified') throw new Error(`the confirmation link failed: ${followed.status}`);
+  if (followed.headers.get('location') !== '/verify-email?status=verified')
+    throw new Error(`the confirmation link failed: ${followed.status}`);
 }

@@ -823,7 +823,8 @@ const resetPaths: ZodOpenApiPathsObject = {
   },
   '/api/user/verify-email/resend': {
     post: op({
-      summary: 'A new confirmation link for the signed-in account’s address (the earlier one expired after 7 days, or was signed with a retired secret)',
+      summary:
+        'A new confirmation link for the signed-in account’s address (the earlier one expired after 7 days, or was signed with a retired secret)',
       description:
         'Limited to 5 an hour per account and per address the link goes to, and 50 an hour per client address (a venue’s shared network). An address already confirmed gets no link (200, sent: false).',
       tags: ['users'],

@@ -119,7 +119,8 @@ const CASELESS_LOWERCASE = /(?=\p{Ll})\P{Changes_When_Uppercased}/u;
 export function usernameProblem(name: string): string | null {
   if (INVISIBLE.test(name)) return 'Username must not contain invisible characters';
   if (CASELESS_LOWERCASE.test(name)) return 'Username must use the letters of an alphabet, not phonetic or small-capital letters';
-  if (!isSingleScript(name.normalize('NFKC'))) return 'Username must use the letters of one alphabet (digits, dots, dashes and underscores go with any)';
+  if (!isSingleScript(name.normalize('NFKC')))
+    return 'Username must use the letters of one alphabet (digits, dots, dashes and underscores go with any)';
   return null;
 }
 

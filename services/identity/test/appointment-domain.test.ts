@@ -19,7 +19,10 @@ describe('start times', () => {
     for (const bad of ['2026-13-01T10:00', '2026-07-01', 'tomorrow', '2026-07-01T25:00', '01/07/2026 18:30'])
       expect(parseStart(bad, 'Europe/Berlin'), bad).toBeNull();
     expect(parseStart('2026-03-29T02:30', 'Europe/Berlin')).toBeNull();
-    expect(readStart('2026-03-29T02:30', 'Europe/Berlin')).toEqual({ reason: 'bad-date', message: expect.stringMatching(/does not exist/) });
+    expect(readStart('2026-03-29T02:30', 'Europe/Berlin')).toEqual({
+      reason: 'bad-date',
+      message: expect.stringMatching(/does not exist/),
+    });
     // The hour after the change is there.
     expect(parseStart('2026-03-29T03:30', 'Europe/Berlin')).toBe('2026-03-29T01:30:00.000Z');
   });
@@ -53,7 +56,8 @@ describe('start times', () => {
 
 describe('the CSV import', () => {
   it('reads columns by name in any order and case, quoted fields included, and numbers lines from the header', async () => {
-    const csv = '\ufeffStart,EMAIL,note\r\n2026-07-01T18:30,A@Example.org,"north side, and a ""quote"""\r\n\r\n2026-07-01T19:00,b@example.org,\r\n';
+    const csv =
+      '\ufeffStart,EMAIL,note\r\n2026-07-01T18:30,A@Example.org,"north side, and a ""quote"""\r\n\r\n2026-07-01T19:00,b@example.org,\r\n';
     const { rows, refused } = await readAppointmentCsv(csv, 'Europe/Berlin', NOW);
     expect(refused).toEqual([]);
     expect(rows).toEqual([
@@ -63,7 +67,8 @@ describe('the CSV import', () => {
   });
 
   it('reports a record whose quoted cell spans lines at its first line, and refuses the line break a message would repeat', async () => {
-    const csv = 'email,start,note\n"a@example.org",2026-07-01T18:30,"two\nlines\nof note"\nb@example.org,2026-07-01T19:00,\nc@example.org,2026-07-01T20:00,"x\ny"\n';
+    const csv =
+      'email,start,note\n"a@example.org",2026-07-01T18:30,"two\nlines\nof note"\nb@example.org,2026-07-01T19:00,\nc@example.org,2026-07-01T20:00,"x\ny"\n';
     const { rows, refused } = await readAppointmentCsv(csv, 'UTC', NOW);
     expect(refused).toEqual([
       { line: 2, reason: 'bad-value', message: expect.stringMatching(/one line/) },
@@ -73,7 +78,12 @@ describe('the CSV import', () => {
   });
 
   it('refuses an ambiguous autumn time as ambiguous-time, and a place with format characters', async () => {
-    const csv = ['email,start,place', 'a@example.org,2026-10-25T02:30,', 'b@example.org,2026-10-25T02:30+01:00,', 'c@example.org,2026-07-01T18:00,"A\u202eB"'].join('\n');
+    const csv = [
+      'email,start,place',
+      'a@example.org,2026-10-25T02:30,',
+      'b@example.org,2026-10-25T02:30+01:00,',
+      'c@example.org,2026-07-01T18:00,"A\u202eB"',
+    ].join('\n');
     const { rows, refused } = await readAppointmentCsv(csv, 'Europe/Berlin', NOW);
     expect(refused.map(({ line, reason }) => [line, reason])).toEqual([
       [2, 'ambiguous-time'],

@@ -189,7 +189,14 @@ describe('sending appointment messages', () => {
 describe('what the messages say', () => {
   const branding = { productName: 'Operation Test', publicUrl: 'https://portal.example.org' };
   const job = (kind: AppointmentJob['kind']): AppointmentJob =>
-    ({ appointmentId: 'a1', version: 1, kind, offset: kind === 'reminder' ? '2h' : null, channel: 'email', message: 'Rain: wait inside' }) as AppointmentJob;
+    ({
+      appointmentId: 'a1',
+      version: 1,
+      kind,
+      offset: kind === 'reminder' ? '2h' : null,
+      channel: 'email',
+      message: 'Rain: wait inside',
+    }) as AppointmentJob;
 
   it('names the number that will be called in every message, by e-mail and by text', () => {
     const to = recipient('a1', { call_number: '+31631100548' });
@@ -207,7 +214,10 @@ describe('what the messages say', () => {
     });
     for (const kind of ['confirmation', 'reminder', 'announcement'] as const) {
       const lines = appointmentEmail(branding, job(kind), to).text.split('\n');
-      expect(lines.some((line) => /^(URGENT|PAY)/.test(line.trim())), kind).toBe(false);
+      expect(
+        lines.some((line) => /^(URGENT|PAY)/.test(line.trim())),
+        kind,
+      ).toBe(false);
       expect(appointmentSms(branding, job(kind), to)).not.toMatch(/[\r\n]/);
     }
   });

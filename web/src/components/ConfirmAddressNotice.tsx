@@ -56,7 +56,12 @@ export function ResendLinkButton({ fullWidth = false }: { fullWidth?: boolean })
  */
 export function ConfirmAddressNotice({ email }: { email: string }) {
   return (
-    <Alert severity="warning" component="section" aria-label="Confirm your e-mail address" sx={{ mb: 3, '& .MuiAlert-message': { width: '100%' } }}>
+    <Alert
+      severity="warning"
+      component="section"
+      aria-label="Confirm your e-mail address"
+      sx={{ mb: 3, '& .MuiAlert-message': { width: '100%' } }}
+    >
       <Typography sx={{ fontWeight: 600, mb: 0.5 }}>Confirm your e-mail address</Typography>
       <Typography sx={{ mb: 1 }}>{MESSAGES.emailNotConfirmed}</Typography>
       <Typography sx={{ mb: 1.5, overflowWrap: 'anywhere' }}>

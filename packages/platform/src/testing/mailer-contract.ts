@@ -15,7 +15,8 @@ export interface MailerContractOptions {
 }
 
 /** An address with its local part's quotes removed: '"a,b"@example.org' is 'a,b@example.org'. */
-const unquoted = (address: string) => address.replace(/^"((?:[^"\\]|\\.)*)"@/, (_match, local: string) => `${local.replace(/\\(.)/g, '$1')}@`);
+const unquoted = (address: string) =>
+  address.replace(/^"((?:[^"\\]|\\.)*)"@/, (_match, local: string) => `${local.replace(/\\(.)/g, '$1')}@`);
 
 /** The one contract every mailer adapter must pass. */
 export function mailerContract(name: string, options: MailerContractOptions): void {

@@ -28,5 +28,10 @@ export async function startSmtpCatcher(): Promise<SmtpCatcher> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const { port } = server.server.address() as { port: number };
-  return { url: `smtp://127.0.0.1:${port}`, messages, envelopes, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    messages,
+    envelopes,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }

@@ -10,9 +10,7 @@ const OFFSET = /(Z|([+-])(\d{2}):?(\d{2})?)$/;
 /** The farthest offsets any zone uses: UTC-12:00 and UTC+14:00 (Kiribati). */
 const MAX_OFFSET_MINUTES = 14 * 60;
 
-export type StartReading =
-  | { start: string }
-  | { reason: 'bad-date' | 'ambiguous-time'; message: string };
+export type StartReading = { start: string } | { reason: 'bad-date' | 'ambiguous-time'; message: string };
 
 /**
  * A start time as written in a CSV file or a form: ISO 8601 date and time, with or without an

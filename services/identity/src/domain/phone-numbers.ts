@@ -38,7 +38,9 @@ export interface NumberToCall {
  * Messages and calendar files name it, so that the participant knows which phone to carry.
  */
 export function numberToCall(boxOffice: string, profile: string, region: string): NumberToCall {
-  const given = boxOffice.trim() ? { text: boxOffice.trim(), from: 'box-office' as const } : { text: profile.trim(), from: 'profile' as const };
+  const given = boxOffice.trim()
+    ? { text: boxOffice.trim(), from: 'box-office' as const }
+    : { text: profile.trim(), from: 'profile' as const };
   if (!given.text) return { number: null, from: null };
   const parsed = parsePhoneNumberFromString(given.text, region as CountryCode);
   return { number: parsed?.isValid() ? parsed.number : given.text, from: given.from };

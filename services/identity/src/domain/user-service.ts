@@ -486,7 +486,10 @@ export class UserService {
     this.deps.onEventsCommitted();
     if (emailChanged && this.deps.addressChanged) {
       await this.deps.addressChanged(current, updated).catch((error: unknown) => {
-        this.deps.logger.error({ userId, err: error }, "the appointment of a changed address was not moved: it stays under the old address");
+        this.deps.logger.error(
+          { userId, err: error },
+          'the appointment of a changed address was not moved: it stays under the old address',
+        );
       });
     }
     return updated;

@@ -80,7 +80,8 @@ const addressKey = (req: Request): string => ipKeyGenerator(req.ip ?? '');
  * The mailbox a new confirmation link would go to: the signed-in account's address, set by the
  * route's first step (`res.locals.accountEmail`) before the limiters run.
  */
-export const resendMailboxKey = (res: Response): string => String((res.locals as { accountEmail?: string }).accountEmail ?? '').toLowerCase();
+export const resendMailboxKey = (res: Response): string =>
+  String((res.locals as { accountEmail?: string }).accountEmail ?? '').toLowerCase();
 const hashed = (value: string): string => createHash('sha256').update(value).digest('base64url').slice(0, 22);
 
 /** Counters in Redis, so that every identity replica counts the same requests. */
