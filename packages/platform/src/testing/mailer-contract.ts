@@ -18,6 +18,20 @@ export interface MailerContractOptions {
 const unquoted = (address: string) =>
   address.replace(/^"((?:[^"\\]|\\.)*)"@/, (_match, local: string) => `${local.replace(/\\(.)/g, '$1')}@`);
 
+/** The delivered message with this Message-ID, parsed, once it has arrived. */
+function deliveredMessage(options: MailerContractOptions, id: string) {
+  return waitFor(
+    async () => {
+      for (const raw of await options.delivered()) {
+        const parsed = await simpleParser(raw);
+        if (parsed.messageId === `<${id}>`) return parsed;
+      }
+      return null;
+    },
+    { what: 'the delivered message' },
+  );
+}
+
 /** The one contract every mailer adapter must pass. */
 export function mailerContract(name: string, options: MailerContractOptions): void {
   describe(`Mailer contract: ${name}`, () => {
@@ -32,16 +46,7 @@ export function mailerContract(name: string, options: MailerContractOptions): vo
         messageId: id,
       });
       expect(sent.messageId).toBe(id);
-      const message = await waitFor(
-        async () => {
-          for (const raw of await options.delivered()) {
-            const parsed = await simpleParser(raw);
-            if (parsed.messageId === `<${id}>`) return parsed;
-          }
-          return null;
-        },
-        { what: 'the delivered message' },
-      );
+      const message = await deliveredMessage(options, id);
       expect(message.subject).toBe('Your code: 123456 — Operation Ünïcode');
       expect(message.text?.trim()).toBe('Your code is 123456.\nIt is valid for 15 minutes.');
       expect(message.html).toContain('<strong>123456</strong>');
@@ -64,16 +69,7 @@ export function mailerContract(name: string, options: MailerContractOptions): vo
         );
         await mailer.close();
         if (!sent) continue;
-        const message = await waitFor(
-          async () => {
-            for (const raw of await options.delivered()) {
-              const parsed = await simpleParser(raw);
-              if (parsed.messageId === `<${id}>`) return parsed;
-            }
-            return null;
-          },
-          { what: 'the delivered message' },
-        );
+        const message = await deliveredMessage(options, id);
         const recipients = (Array.isArray(message.to) ? message.to : [message.to]).flatMap((list) => list?.value ?? []);
         // One recipient, never one of the addresses hidden inside the stored text.
         expect(recipients).toHaveLength(1);
