@@ -1,8 +1,9 @@
 import Alert from '@mui/material/Alert';
+import Box from '@mui/material/Box';
 import Button from '@mui/material/Button';
 import CircularProgress from '@mui/material/CircularProgress';
 import Typography from '@mui/material/Typography';
-import { useState } from 'react';
+import { useId, useState } from 'react';
 import { MESSAGES } from '@portal/contracts';
 import { resendConfirmationLink } from '../api/account';
 import { messageOf } from '../api/http';
@@ -52,22 +53,23 @@ export function ResendLinkButton({ fullWidth = false }: { fullWidth?: boolean })
 
 /**
  * Shown to someone signed in whose address is not confirmed yet (the home page and the profile):
- * why no appointment shows, what to do, and the button for a new link.
+ * why no appointment shows, what to do, and the button for a new link. The home page names the
+ * address (a typo shows there); the profile shows it in its details already.
  */
-export function ConfirmAddressNotice({ email }: { email: string }) {
+export function ConfirmAddressNotice({ email }: { email?: string }) {
+  const headingId = useId();
   return (
-    <Alert
-      severity="warning"
-      component="section"
-      aria-label="Confirm your e-mail address"
-      sx={{ mb: 3, '& .MuiAlert-message': { width: '100%' } }}
-    >
-      <Typography sx={{ fontWeight: 600, mb: 0.5 }}>Confirm your e-mail address</Typography>
-      <Typography sx={{ mb: 1 }}>{MESSAGES.emailNotConfirmed}</Typography>
-      <Typography sx={{ mb: 1.5, overflowWrap: 'anywhere' }}>
-        {`We sent the link to ${email}. Look in your mailbox (and its spam folder). The link works for 7 days; if it no longer works, ask for a new one.`}
-      </Typography>
-      <ResendLinkButton />
-    </Alert>
+    <Box component="section" aria-labelledby={headingId} sx={{ mb: 3 }}>
+      <Alert severity="warning" role="note" sx={{ '& .MuiAlert-message': { width: '100%' } }}>
+        <Typography id={headingId} component="h2" sx={{ fontWeight: 600, mb: 0.5, fontSize: '1rem' }}>
+          Confirm your e-mail address
+        </Typography>
+        <Typography sx={{ mb: 1 }}>{MESSAGES.emailNotConfirmed}</Typography>
+        <Typography sx={{ mb: 1.5, overflowWrap: 'anywhere' }}>
+          {`We sent the link to ${email ?? 'your e-mail address'} when you registered. Look in your mailbox (and its spam folder). The link works for 7 days; if it no longer works, ask for a new one.`}
+        </Typography>
+        <ResendLinkButton />
+      </Alert>
+    </Box>
   );
 }

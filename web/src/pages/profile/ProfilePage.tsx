@@ -27,7 +27,7 @@ export default function ProfilePage() {
       <Stack alignItems="center" sx={{ mb: 2 }}>
         <Avatar src={profilePictureOf(user)} alt={`Picture of ${user.username}`} sx={{ width: 112, height: 112, bgcolor: 'grey.300' }} />
       </Stack>
-      {!user.email_verified && !editing ? <ConfirmAddressNotice email={user.email} /> : null}
+      {!user.email_verified && !editing ? <ConfirmAddressNotice /> : null}
       {saved && !editing ? (
         <Alert severity="success" onClose={() => setSaved(false)} sx={{ mb: 2 }}>
           {MESSAGES.userUpdated}
