@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   TOPICS,
+  asOneLine,
   type AdminAppointment,
   type AnnounceRequest,
   type AnnounceResult,
@@ -299,9 +300,9 @@ export class AppointmentService {
         summary: `${settings.productName}: your appointment`,
         location: record.place,
         description: [
-          `Stand at ${record.place} and await a phone call on ${call.number ?? 'the number you gave at registration'}.`,
+          `Stand at ${asOneLine(record.place)} and await a phone call on ${call.number ?? 'the number you gave at registration'}.`,
           `In bad weather wait in ${settings.libraryEntryway}.`,
-          record.note ? `Note: ${record.note}` : '',
+          record.note ? `Note: ${asOneLine(record.note)}` : '',
         ]
           .filter((line) => line)
           .join('\n'),
