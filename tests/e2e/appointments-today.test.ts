@@ -9,7 +9,7 @@ import { DateTime } from 'luxon';
 import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { AdminAppointment, CallSheet, MyAppointment } from '@portal/contracts';
-import { adminClient, newParticipant } from '../support/accounts.js';
+import { adminClient, confirmAddress, newParticipant } from '../support/accounts.js';
 import { CHROMIUM_MISSING_REASON, chromiumMissing } from '../support/browser.js';
 import { waitForMail } from '../support/outbox.js';
 import { PhoneSuite } from '../support/phone.js';
@@ -78,6 +78,9 @@ describe.skipIf(chromiumMissing)('appointments on screens', () => {
       pronouns: 'She/Her',
     });
     const landline = await newParticipant(phone.portal.url, { full_name: 'Lena Landline' });
+    // Both confirmed their addresses: their appointments are theirs (name, photo, number).
+    await confirmAddress(phone.portal.dataDir, participant);
+    await confirmAddress(phone.portal.dataDir, landline);
     const admin = await adminClient(phone.portal.url);
     // Two hours from now, and the landline holder ten minutes later.
     const start = DateTime.now().plus({ hours: 2 });
@@ -102,9 +105,11 @@ describe.skipIf(chromiumMissing)('appointments on screens', () => {
       const card = home.getByRole('region', { name: 'Your appointment' });
       await card.waitFor();
       await expect(card.getByText(place).count()).resolves.toBe(1);
+      // The number that will be called, spaced for reading, and whose it is; the instructions name it too.
+      await card.getByText('We will call (202) 555-0123 (the number in your profile).').waitFor();
       expect(await card.getByRole('link', { name: 'Add to calendar' }).getAttribute('href')).toBe('/api/appointments/mine.ics');
       const instructions = home.getByRole('region', { name: 'Your instructions' });
-      await instructions.getByText(`stand at ${place} and await a phone call`).waitFor();
+      await instructions.getByText(`stand at ${place} and await a phone call on (202) 555-0123.`, { exact: false }).waitFor();
       expect(await instructions.getByText(CORNER).count()).toBe(0);
       await fitsWidth(home);
       expect(await violations(home)).toEqual([]);
@@ -312,8 +317,13 @@ describe.skipIf(chromiumMissing)('appointments on screens', () => {
     await dialog.waitFor({ state: 'detached' });
     await page.getByLabel('Day').fill(day);
     const row = page.getByRole('listitem', { name: /Zoë Ñúñez-Wolkenkratzerfensterputzerin/ });
-    await row.getByText(`Not registered yet (or the address is not confirmed): ${pending}`).waitFor();
+    await row.getByText(`Not registered yet: ${pending}`).waitFor();
     expect(await row.getByRole('link', { name: /^Call / }).getAttribute('href')).toBe('tel:+493012345678');
+    // Registered with that address but not confirmed yet: still the box office's name and number, and the sheet says why.
+    await newParticipant(phone.portal.url, { email: pending, full_name: 'Someone Else', phone_number: '2025550123' });
+    await row.getByText(`Registered, address not confirmed yet: ${pending}`).waitFor({ timeout: 15_000 });
+    expect(await row.getByRole('link', { name: /^Call / }).getAttribute('href')).toBe('tel:+493012345678');
+    expect(await page.getByText('Someone Else').count()).toBe(0);
     await fitsWidth(page);
 
     // On a desktop: the preview of a file that changes nothing, with nothing to import.
@@ -348,7 +358,7 @@ describe.skipIf(chromiumMissing)('appointments on screens', () => {
     const dialog = page.getByRole('dialog', { name: 'Announce' });
     expect(await dialog.getByLabel('Day').inputValue()).toBe(day);
     // The ready text, written out by the server, and whom the day reaches.
-    await dialog.getByText(`please wait in ${LIBRARY} instead of at the street corner`, { exact: false }).waitFor();
+    await dialog.getByText(`please wait in ${LIBRARY} instead of at your appointment's place`, { exact: false }).waitFor();
     await dialog.getByText(/It reaches 3 participants with an appointment on .* each by e-mail and by text\./).waitFor();
     // A time range narrows it (the same selection the announcement is sent to).
     await dialog.getByLabel('From').fill('18:00');
@@ -409,7 +419,12 @@ describe.skipIf(chromiumMissing)('appointments on screens', () => {
     await section.getByRole('textbox', { name: 'Place' }).fill('South gate');
     await section.getByRole('button', { name: 'Set appointment' }).click();
     await section.getByText(/The appointment is set/).waitFor();
-    await section.getByText(/1 July 2030 at 18:30.*South gate\. No number to call: "5551234567" is not a valid phone number/).waitFor();
+    // Pending under the address until the participant confirms it: the dialog says so, and the
+    // profile's number is not the one to call yet (only a number the box office gave would be).
+    await section.getByText(/1 July 2030 at 18:30.*South gate\. No number to call: no phone number is on file/).waitFor();
+    await section.getByText(/^Address not confirmed yet/).waitFor();
+    expect(((await participant.client.get('/api/appointments/mine')).data as MyAppointment).appointment).toBeNull();
+    await confirmAddress(phone.portal.dataDir, participant);
     expect(((await participant.client.get('/api/appointments/mine')).data as MyAppointment).appointment).toMatchObject({
       place: 'South gate',
       version: 1,
@@ -417,7 +432,9 @@ describe.skipIf(chromiumMissing)('appointments on screens', () => {
 
     await section.getByLabel(/^Time/).fill('2030-07-02T19:15');
     await section.getByRole('button', { name: 'Save appointment' }).click();
-    await section.getByText(/2 July 2030 at 19:15/).waitFor();
+    // Confirmed: the account's number is the one to call (this one is no valid number), and the dialog says whose it is.
+    await section.getByText(/2 July 2030 at 19:15.*No number to call: "5551234567" is not a valid phone number/).waitFor();
+    await section.getByText(/^Address confirmed/).waitFor();
     expect(((await participant.client.get('/api/appointments/mine')).data as MyAppointment).appointment).toMatchObject({ version: 2 });
     expect(await violations(page)).toEqual([]);
 

@@ -10,7 +10,7 @@ import { waitFor } from '@portal/platform/testing';
 import { jobsDatabaseFile } from '@portal/evidence';
 import { createNotifier, notifierSettingsFromEnv, type AppointmentJob, type MailJob, type NotifierHandle } from '@portal/notifier';
 import { ApiClient } from '../support/api-client.js';
-import { adminClient, newParticipant } from '../support/accounts.js';
+import { adminClient, confirmAddress, newParticipant } from '../support/accounts.js';
 import { freePort } from '../support/free-port.js';
 import { readOutbox, waitForMail } from '../support/outbox.js';
 import { startTestPortal, type TestPortal } from '../support/portal.js';
@@ -164,7 +164,24 @@ describe('appointments, reminders and the call sheet', () => {
     const token = /verify-email\?token=([^\s&"<>]+)/.exec(welcome.text)![1]!;
     expect((await participant.client.get(`/api/user/verify-email?token=${token}`)).status).toBe(303);
     const mine = (await participant.client.get('/api/appointments/mine')).data as MyAppointment;
-    expect(mine.appointment).toMatchObject({ time_zone: ZONE, place: 'Corner of 5th, and Main', version: 1 });
+    // Confirmed: their appointment, with the number that will be called (the profile's: the box
+    // office gave none), as the call sheet names it, spaced for reading too.
+    expect(mine.appointment).toMatchObject({
+      time_zone: ZONE,
+      place: 'Corner of 5th, and Main',
+      version: 1,
+      call_number: '+12025550123',
+      call_number_readable: '(202) 555-0123',
+      call_number_from: 'profile',
+    });
+    const confirmed = (
+      (await admin.client.get(`/api/appointments?date=${start.setZone(ZONE).toISODate()}`)).data as CallSheet
+    ).appointments.find((row) => row.email === holder)!;
+    expect(confirmed).toMatchObject({
+      address_status: 'confirmed',
+      call_number: mine.appointment!.call_number,
+      call_number_readable: mine.appointment!.call_number_readable,
+    });
     expect(Date.parse(mine.appointment!.start)).toBe(Math.floor(start.toMillis() / 1000) * 1000);
     expect(mine.appointment!.start).toMatch(/[+-]\d{2}:\d{2}$/);
 
@@ -330,6 +347,8 @@ describe('appointments, reminders and the call sheet', () => {
 
   it('sends no text to a participant who turned text reminders off, and says so on the call sheet', async () => {
     const participant = await newParticipant(portal.url, { phone_number: '2025550188' });
+    // The appointment is theirs (their opt-out, their number) once they confirmed the address.
+    await confirmAddress(portal.dataDir, participant);
     const form = new FormData();
     form.append('email', participant.user.email);
     form.append('phone_number', '2025550188');
@@ -378,6 +397,10 @@ describe('appointments, reminders and the call sheet', () => {
       `Zoë Ñúñez-Añadida,${added},${day}T18:30,,Gate 3`,
       `Lena Landline,${landline},${day}T18:40,+49 30 12345678,`,
       `No Body,nobody_${tag}@example.org,${day}T25:00,,`,
+      // A name of two lines (a quoted cell spanning lines 8 and 9) and a time the autumn night repeats:
+      // the dry run reads by the import's own rules.
+      `"Two\nLines",twolines_${tag}@example.org,${day}T18:50,,`,
+      `Au Tumn,autumn_${tag}@example.org,2032-10-31T02:30,,`,
     ].join('\n');
     const sheetOfDay = async () => ((await admin.client.get(`/api/appointments?date=${day}`)).data as CallSheet).appointments;
     // What an import changes (the notifier meanwhile records the first imports' messages).
@@ -410,7 +433,11 @@ describe('appointments, reminders and the call sheet', () => {
       { line: 3, moved: false, previous_start: `${day}T18:10:00.000+02:00`, start: `${day}T18:10:00.000+02:00` },
     ]);
     expect(dry.unchanged.map((entry) => entry.line)).toEqual([4]);
-    expect(dry.refused).toEqual([{ line: 7, reason: 'bad-date', message: expect.stringContaining('25:00') }]);
+    expect(dry.refused).toEqual([
+      { line: 7, reason: 'bad-date', message: expect.stringContaining('25:00') },
+      { line: 8, reason: 'bad-value', message: expect.stringContaining('The name must be one line of text') },
+      { line: 10, reason: 'ambiguous-time', message: expect.stringContaining('happens twice') },
+    ]);
     // Nothing was written: the day is as it was (and, below, the audit log has only the real import).
     expect(await appointmentsOfDay()).toEqual(before);
     expect((await admin.client.postForm('/api/appointments/import?dry_run=maybe', csvForm(csv))).status).toBe(400);
@@ -433,7 +460,13 @@ describe('appointments, reminders and the call sheet', () => {
     // Pending ticket holders show as who the box office says they are; a landline can be called but not texted.
     const sheet = await sheetOfDay();
     const pending = sheet.find((entry) => entry.email === added)!;
-    expect(pending).toMatchObject({ user_id: null, full_name: null, name: 'Zoë Ñúñez-Añadida', place: 'Gate 3' });
+    expect(pending).toMatchObject({
+      user_id: null,
+      full_name: null,
+      address_status: 'no-account',
+      name: 'Zoë Ñúñez-Añadida',
+      place: 'Gate 3',
+    });
     expect(sheet.find((entry) => entry.email === renamed)!.name).toBe('Ren Amed-Longer');
     expect(sheet.find((entry) => entry.email === same)!.name).toBeNull();
     expect(sheet.find((entry) => entry.email === landline)).toMatchObject({

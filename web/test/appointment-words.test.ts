@@ -49,7 +49,8 @@ describe('message words', () => {
       'Dropped: the appointment had started',
     );
     expect(refusalInWords('bad-date')).toBe('Not a date and time');
-    expect(refusalInWords('ambiguous-time')).toBe('Ambiguous time');
+    expect(refusalInWords('ambiguous-time')).toBe('The time happens twice');
+    expect(refusalInWords('too-many-lines')).toBe('Too many lines');
   });
 });
 

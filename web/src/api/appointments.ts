@@ -22,17 +22,9 @@ export function fetchMyAppointment(signal?: AbortSignal): Promise<MyAppointment>
   return apiRequest<MyAppointment>('/api/appointments/mine', signal ? { signal } : {});
 }
 
-/**
- * The number the performers will call, spaced for reading, when the participant's answer names it
- * (the box office's number, else the profile's); an answer without it keeps the instructions' own words.
- */
-export function numberToCall(appointment: Appointment): string | null {
-  const { call_number_readable: readable, call_number: number } = appointment as Appointment & {
-    call_number_readable?: unknown;
-    call_number?: unknown;
-  };
-  for (const value of [readable, number]) if (typeof value === 'string' && value !== '') return value;
-  return null;
+/** The number the performers will call (the box office's, else the profile's), spaced for reading; null when there is none. */
+export function numberToCall(appointment: Pick<Appointment, 'call_number' | 'call_number_readable'>): string | null {
+  return appointment.call_number_readable || appointment.call_number || null;
 }
 
 /** Whether a number can be dialled as it is (E.164, as the server writes every valid number): a tap-to-call link. */

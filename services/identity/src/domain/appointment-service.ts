@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   TOPICS,
+  asOneLine,
   type AdminAppointment,
   type AnnouncePreview,
   type AnnouncePreviewRequest,
@@ -22,15 +23,16 @@ import {
   createEvent,
   notFound,
   unauthenticated,
+  TimeSlices,
   type CallerIdentity,
   type Logger,
 } from '@portal/platform';
 import { DuplicateAppointmentError, type AppointmentRecord, type AppointmentStore } from '../repositories/appointment-store.js';
 import type { PendingEvent, UserRepository } from '../repositories/user-repository.js';
 import { readAppointmentCsv, type CsvAppointment } from './appointment-csv.js';
-import { dayBounds, dayIn, inZone, parseStart } from './appointment-times.js';
+import { dayBounds, dayIn, inZone, readStart } from './appointment-times.js';
 import { calendarFile } from './icalendar.js';
-import { textablePhone } from './phone-numbers.js';
+import { appointmentPhone, type AppointmentPhone } from './phone-numbers.js';
 import { verificationPhotoUrl, type UserRecord } from './user-record.js';
 
 export interface AppointmentSettings {
@@ -69,7 +71,7 @@ type ImportPlan =
 /** The ready texts of announcements. */
 export function readyText(text: 'bad-weather', settings: Pick<AppointmentSettings, 'libraryEntryway' | 'productName'>): string {
   if (text === 'bad-weather') {
-    return `${settings.productName}: because of bad weather, please wait in ${settings.libraryEntryway} instead of at the street corner. Keep your phone at hand: we will call you at your time.`;
+    return `${settings.productName}: because of bad weather, please wait in ${settings.libraryEntryway} instead of at your appointment's place. Keep your phone at hand: we will call you at your time.`;
   }
   throw new Error(`unknown ready text ${String(text)}`);
 }
@@ -95,7 +97,9 @@ export class AppointmentService {
 
   /**
    * Imports the box office's CSV, or with `dryRun` answers what the import would do (the same
-   * reading and the same decision per line, nothing written, no audit entry).
+   * reading and the same decision per line, nothing written, no audit entry). Either way it is read
+   * and planned in slices: a festival's file (thousands of lines) never holds the process long;
+   * every other request is answered between two slices (bench/import).
    */
   async importCsv(
     caller: Actor,
@@ -104,9 +108,11 @@ export class AppointmentService {
     { dryRun = false }: { dryRun?: boolean } = {},
   ): Promise<AppointmentImportResult> {
     const zone = this.deps.settings.timeZone;
-    const { rows, refused } = readAppointmentCsv(text, zone, this.clock());
+    const slices = new TimeSlices();
+    const { rows, refused } = await readAppointmentCsv(text, zone, this.clock(), slices);
     const result: AppointmentImportResult = { dry_run: dryRun, time_zone: zone, created: [], updated: [], unchanged: [], refused };
     for (const row of rows) {
+      await slices.maybeYield();
       const outcome = await (dryRun ? this.planRow(row) : this.applyRow(row)).catch((error: unknown) => {
         if (error instanceof DuplicateAppointmentError) return 'duplicate' as const;
         throw error;
@@ -161,12 +167,9 @@ export class AppointmentService {
       const moved = await this.change(caller, existing, { ...input, start });
       return { appointment: await this.adminView(moved), created: false };
     }
-    // Set by an administrator for an address that has an account (the user dialog): it is that account's.
-    const account = await this.deps.users.findByEmail(input.email);
-    const record = {
-      ...this.newRecord({ email: input.email, start, phone: input.phone, place: input.place, note: input.note }),
-      user_id: account?.id ?? null,
-    };
+    // Kept under the address, as an imported one is: it is an account's only while that account
+    // has confirmed the address (holderOf), whatever screen it was set from.
+    const record = this.newRecord({ email: input.email, start, phone: input.phone, place: input.place, note: input.note });
     try {
       await this.deps.store.create(record, [
         this.scheduledEvent(record, 'set'),
@@ -229,12 +232,15 @@ export class AppointmentService {
     return this.adminView(await this.require(id));
   }
 
-  /** The appointment of an account (the user dialog), or null. */
+  /**
+   * The appointment under an account's address (the user dialog), or null; until the account has
+   * confirmed the address it is shown as pending (`address_status`), with nothing of the account.
+   */
   async ofUser(userId: string): Promise<AdminAppointment | null> {
     const user = await this.deps.users.findById(userId);
     if (!user) throw notFound('No such user');
-    const record = await this.recordOf(user);
-    return record ? this.adminView(record, user) : null;
+    const record = await this.deps.store.findByEmail(user.email);
+    return record ? this.adminView(record) : null;
   }
 
   /** A day's call sheet; without a day, today's in EVENT_TIMEZONE (whatever the performer's phone says). */
@@ -319,20 +325,28 @@ export class AppointmentService {
 
   // --- the participant -----------------------------------------------------------------------
 
-  /** The caller's appointment; one kept under their address since before they registered becomes theirs. */
+  /**
+   * The caller's appointment: the one under their address, once they confirmed it. Until then the
+   * answer says only that the address is not confirmed, never whether an appointment waits there.
+   */
   async mine(caller: Pick<CallerIdentity, 'userId'>): Promise<MyAppointment> {
     const user = await this.deps.users.findById(caller.userId);
     if (!user) throw unauthenticated();
-    const record = await this.linkedRecord(user);
-    return { appointment: record ? this.participantView(record) : null, sms_reminders: user.sms_reminders };
+    const record = await this.recordOf(user);
+    return {
+      appointment: record ? this.participantView(record, this.phoneOf(record, user)) : null,
+      sms_reminders: user.sms_reminders,
+      email_confirmed: user.email_verified,
+    };
   }
 
   async mineCalendar(caller: Pick<CallerIdentity, 'userId'>, host: string): Promise<string | null> {
     const user = await this.deps.users.findById(caller.userId);
     if (!user) throw unauthenticated();
-    const record = await this.linkedRecord(user);
+    const record = await this.recordOf(user);
     if (!record) return null;
     const { settings } = this.deps;
+    const call = this.phoneOf(record, user);
     return calendarFile(
       {
         uid: `${record.id}@${host}`,
@@ -342,9 +356,9 @@ export class AppointmentService {
         summary: `${settings.productName}: your appointment`,
         location: record.place,
         description: [
-          `Stand at ${record.place} and await a phone call on ${user.phone_number}.`,
+          `Stand at ${asOneLine(record.place)} and await a phone call on ${call.toCall ?? 'the number you gave at registration'}.`,
           `In bad weather wait in ${settings.libraryEntryway}.`,
-          record.note,
+          record.note ? `Note: ${asOneLine(record.note)}` : '',
         ]
           .filter((line) => line)
           .join('\n'),
@@ -360,7 +374,7 @@ export class AppointmentService {
   async recipient(id: string): Promise<AppointmentRecipient | null> {
     const record = await this.deps.store.findById(id);
     if (!record) return null;
-    const user = await this.userOf(record);
+    const user = await this.holderOf(record);
     const phone = this.phoneOf(record, user);
     return {
       appointmentId: record.id,
@@ -369,11 +383,13 @@ export class AppointmentService {
       time_zone: record.time_zone,
       place: record.place,
       note: record.note,
-      email: user?.email ?? record.email,
+      // The address the appointment was given to, always: an account moves it only by confirming another (followAddress).
+      email: record.email,
       user_id: user?.id ?? null,
       full_name: user?.full_name ?? null,
       phone: phone.e164,
       phone_problem: phone.problem,
+      call_number: phone.toCall,
       sms_reminders: user?.sms_reminders ?? true,
       sent: record.deliveries.filter((delivery) => delivery.state === 'sent').map((delivery) => delivery.key),
     };
@@ -399,18 +415,41 @@ export class AppointmentService {
     return record ? this.adminView(record, user) : null;
   }
 
-  /** Removes the appointment (and with it its message records) of a deleted account. */
+  /**
+   * Removes the appointment (and with it its message records) of a deleted account: the one under
+   * its address if it had confirmed the address. An account that never did held nothing of it:
+   * the ticket holder's appointment stays under their address.
+   */
   async erase(user: Pick<UserRecord, 'id' | 'email' | 'email_verified'>): Promise<number> {
-    let erased = 0;
-    for (let record = await this.recordOf(user); record; record = await this.recordOf(user)) {
-      if (!(await this.deps.store.delete(record.id, [this.cancelledEvent(record, true)]))) break;
-      erased++;
+    const record = await this.recordOf(user);
+    if (!record || !(await this.deps.store.delete(record.id, [this.cancelledEvent(record, true)]))) return 0;
+    this.deps.onEventsCommitted();
+    this.deps.logger.info({ userId: user.id, appointments: 1 }, "erased a deleted account's appointment");
+    return 1;
+  }
+
+  /**
+   * An account's address changed (its owner, with the password, or an administrator). The
+   * appointment under the old address follows it only if the account had confirmed that address
+   * (it was the ticket holder's); it is then pending under the new one until that one is
+   * confirmed too. Any other account's change moves nothing: whoever registered with a ticket
+   * holder's address without confirming it cannot take the appointment (or its messages) along.
+   * When the new address already has an appointment of its own, the old one stays where it is.
+   */
+  async followAddress(before: Pick<UserRecord, 'id' | 'email' | 'email_verified'>, after: Pick<UserRecord, 'email'>): Promise<void> {
+    if (!before.email_verified || before.email.toLowerCase() === after.email.toLowerCase()) return;
+    const record = await this.deps.store.findByEmail(before.email);
+    if (!record) return;
+    const moved = { ...record, email: after.email.toLowerCase(), updated_at: new Date(this.clock()).toISOString() };
+    try {
+      if (await this.deps.store.replace(moved, record.version, [])) {
+        this.deps.logger.info({ userId: before.id, appointmentId: record.id }, "an appointment followed its holder's new address");
+        return;
+      }
+    } catch (error) {
+      if (!(error instanceof DuplicateAppointmentError)) throw error;
     }
-    if (erased > 0) {
-      this.deps.onEventsCommitted();
-      this.deps.logger.info({ userId: user.id, appointments: erased }, "erased a deleted account's appointment");
-    }
-    return erased;
+    this.deps.logger.warn({ userId: before.id, appointmentId: record.id }, "an appointment stayed under its holder's previous address");
   }
 
   // --- inside ------------------------------------------------------------------------------------
@@ -513,7 +552,6 @@ export class AppointmentService {
     return {
       id: randomUUID(),
       email: input.email.toLowerCase(),
-      user_id: null,
       name: input.name ?? '',
       start: input.start,
       time_zone: this.deps.settings.timeZone,
@@ -530,13 +568,10 @@ export class AppointmentService {
   }
 
   private startOf(input: string): string {
-    const start = parseStart(input, this.deps.settings.timeZone);
-    if (!start) {
-      const message = `"${input}" is not a date and time such as 2026-07-01T18:30 (times without an offset are read in ${this.deps.settings.timeZone})`;
-      throw badRequest(message, { start: message });
-    }
-    if (Date.parse(start) <= this.clock()) throw badRequest('The start has passed', { start: 'The start has passed' });
-    return start;
+    const reading = readStart(input, this.deps.settings.timeZone);
+    if (!('start' in reading)) throw badRequest(reading.message, { start: reading.message });
+    if (Date.parse(reading.start) <= this.clock()) throw badRequest('The start has passed', { start: 'The start has passed' });
+    return reading.start;
   }
 
   private async require(id: string): Promise<AppointmentRecord> {
@@ -546,36 +581,30 @@ export class AppointmentService {
   }
 
   /**
-   * The account's appointment: linked to it, or kept under its address, but only once the account
-   * has confirmed that address: whoever registers first with someone else's address (unconfirmed)
-   * learns nothing of that ticket holder's appointment, and performers are not given their number.
+   * The account's appointment: the one under its address, and only once the account has confirmed
+   * that address. Whoever registers first with someone else's address (unconfirmed) learns nothing
+   * of that ticket holder's appointment, and performers are not given their name, photo or number.
    */
-  private async recordOf(user: Pick<UserRecord, 'id' | 'email' | 'email_verified'>): Promise<AppointmentRecord | null> {
-    const record = await this.deps.store.findForUser(user.id, user.email);
-    if (record && !record.user_id && !user.email_verified) return null;
-    return record;
+  private async recordOf(user: Pick<UserRecord, 'email' | 'email_verified'>): Promise<AppointmentRecord | null> {
+    return user.email_verified ? this.deps.store.findByEmail(user.email) : null;
   }
 
-  private async linkedRecord(user: UserRecord): Promise<AppointmentRecord | null> {
-    const record = await this.recordOf(user);
-    if (!record || record.user_id) return record;
-    const linked = { ...record, user_id: user.id };
-    return (await this.deps.store.replace(linked, record.version, [])) ? linked : this.deps.store.findForUser(user.id, user.email);
-  }
-
-  /** The participant of an appointment: its linked account, or the account that confirmed its address. */
-  private async userOf(record: AppointmentRecord): Promise<UserRecord | null> {
-    if (record.user_id) return this.deps.users.findById(record.user_id);
+  /** The appointment's participant: the account that has confirmed its address, or null (pending under the address). */
+  private async holderOf(record: AppointmentRecord): Promise<UserRecord | null> {
     const user = await this.deps.users.findByEmail(record.email);
     return user?.email_verified ? user : null;
   }
 
-  /** The number to text: the box office's, else the account's. */
+  /**
+   * The appointment's number: the box office's, else the holder's (never an unconfirmed account's).
+   * The one the performers call (a landline too), that every screen, message and calendar names,
+   * and that texts go to when it can take them.
+   */
   private phoneOf(record: AppointmentRecord, user: UserRecord | null) {
-    return textablePhone(record.phone_input || user?.phone_number || '', this.deps.settings.smsRegion);
+    return appointmentPhone(record.phone_input, user?.phone_number ?? '', this.deps.settings.smsRegion);
   }
 
-  private participantView(record: AppointmentRecord): Appointment {
+  private participantView(record: AppointmentRecord, call: AppointmentPhone): Appointment {
     return {
       id: record.id,
       start: inZone(record.start, record.time_zone),
@@ -583,14 +612,19 @@ export class AppointmentService {
       place: record.place,
       note: record.note,
       version: record.version,
+      call_number: call.toCall,
+      call_number_readable: call.readable,
+      call_number_from: call.from,
     };
   }
 
   private async adminView(record: AppointmentRecord, known?: UserRecord): Promise<AdminAppointment> {
-    const user = known ?? (await this.userOf(record));
+    const account = known ?? (await this.deps.users.findByEmail(record.email));
+    const user = account?.email_verified ? account : null;
     const phone = this.phoneOf(record, user);
     return {
-      ...this.participantView(record),
+      ...this.participantView(record, phone),
+      address_status: user ? 'confirmed' : account ? 'not-confirmed' : 'no-account',
       email: record.email,
       user_id: user?.id ?? null,
       full_name: user?.full_name ?? null,
@@ -598,8 +632,6 @@ export class AppointmentService {
       verification_photo_url: user ? verificationPhotoUrl(user) : null,
       name: record.name || null,
       phone: phone.e164,
-      call_number: phone.toCall,
-      call_number_readable: phone.readable,
       phone_problem: phone.problem,
       sms_reminders: user?.sms_reminders ?? true,
       status: record.status,
@@ -616,7 +648,7 @@ export class AppointmentService {
   private async auditAbout(
     record: AppointmentRecord,
   ): Promise<{ target: { type: 'appointment'; id: string; label: string | null }; subjectUserId: string | null }> {
-    const user = await this.userOf(record);
+    const user = await this.holderOf(record);
     return { target: { type: 'appointment', id: record.id, label: user?.username ?? null }, subjectUserId: user?.id ?? null };
   }
 

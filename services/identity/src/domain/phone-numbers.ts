@@ -36,3 +36,20 @@ export function textablePhone(input: string, region: string): TextablePhone {
   }
   return { e164: parsed.number, ...toCall, problem: null };
 }
+
+export interface AppointmentPhone extends TextablePhone {
+  /** Whose number it is: the box office gave it with the appointment, or the participant's profile; null when there is none. */
+  from: 'box-office' | 'profile' | null;
+}
+
+/**
+ * An appointment's number: the box office's when it gave one, else the profile's (the holder's,
+ * never an unconfirmed account's: the caller passes '' then). The one number the performers call,
+ * that messages, calendar files, the home page and the call sheet name, and that texts go to when
+ * it can take them.
+ */
+export function appointmentPhone(boxOffice: string, profile: string, region: string): AppointmentPhone {
+  const fromBoxOffice = boxOffice.trim() !== '';
+  const from = fromBoxOffice ? 'box-office' : profile.trim() ? 'profile' : null;
+  return { ...textablePhone(fromBoxOffice ? boxOffice : profile, region), from };
+}

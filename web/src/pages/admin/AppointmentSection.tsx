@@ -16,6 +16,7 @@ import {
   updateAppointment,
 } from '../../api/appointments';
 import { messageOf } from '../../api/http';
+import { ADDRESS_STATUS_WORDS } from './appointment-words';
 
 /** The number performers will call, and whether it takes texts, in words. */
 function phoneInWords(appointment: Pick<AdminAppointment, 'phone' | 'call_number' | 'call_number_readable' | 'phone_problem'>): string {
@@ -88,6 +89,11 @@ export function AppointmentSection({ user }: { user: User }) {
               ? `${appointmentTime(appointment.start, appointment.time_zone)} at ${appointment.place}. ${phoneInWords(appointment)}`
               : 'No appointment yet.'}
           </Typography>
+          {appointment ? (
+            <Typography variant="body2" sx={{ mb: 1, overflowWrap: 'anywhere' }}>
+              {ADDRESS_STATUS_WORDS[appointment.address_status]}
+            </Typography>
+          ) : null}
           <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1.5}>
             <TextField
               label={`Time${appointment ? ` (${appointment.time_zone})` : ''}`}

@@ -25,7 +25,7 @@ import { appointmentTime, dayInWords, fetchCallSheet, isDialable, setAppointment
 import { messageOf } from '../../api/http';
 import { useNotify } from '../../notifications/notify-context';
 import { SEPARATE_TOGGLES } from './separate-toggles';
-import { STATUS_LABELS, inSendingOrder, messageInWords, outcomeInWords } from './appointment-words';
+import { PENDING_LABELS, STATUS_LABELS, inSendingOrder, messageInWords, outcomeInWords } from './appointment-words';
 
 const ImportDialog = lazy(() => import('./ImportDialog'));
 const AnnounceDialog = lazy(() => import('./AnnounceDialog'));
@@ -90,9 +90,9 @@ function CallSheetRow({
             <time dateTime={entry.start}>{time}</time> · {name}
           </Typography>
           {entry.pronouns ? <Typography variant="body2">{entry.pronouns}</Typography> : null}
-          {entry.user_id ? null : (
+          {entry.address_status === 'confirmed' ? null : (
             <Typography variant="body2" color="text.secondary">
-              {`Not registered yet (or the address is not confirmed)${name === entry.email ? '' : `: ${entry.email}`}`}
+              {`${PENDING_LABELS[entry.address_status]}${name === entry.email ? '' : `: ${entry.email}`}`}
             </Typography>
           )}
           <Typography variant="body2" color="text.secondary">

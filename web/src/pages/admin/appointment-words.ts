@@ -1,4 +1,10 @@
-import { parseReminderOffsets, type AppointmentDelivery, type AppointmentStatus } from '@portal/contracts';
+import {
+  type IMPORT_REFUSALS,
+  parseReminderOffsets,
+  type AdminAppointment,
+  type AppointmentDelivery,
+  type AppointmentStatus,
+} from '@portal/contracts';
 
 /** The performers' statuses in words. */
 export const STATUS_LABELS: Record<AppointmentStatus, string> = {
@@ -6,6 +12,25 @@ export const STATUS_LABELS: Record<AppointmentStatus, string> = {
   called: 'Called',
   arrived: 'Arrived',
   'no-show': 'No-show',
+};
+
+type AddressStatus = AdminAppointment['address_status'];
+
+/**
+ * Why an appointment is still pending under its address, as the call sheet says it beside the
+ * box office's name (one whose address an account confirmed is that account's: nothing to say).
+ */
+export const PENDING_LABELS: Record<Exclude<AddressStatus, 'confirmed'>, string> = {
+  'not-confirmed': 'Registered, address not confirmed yet',
+  'no-account': 'Not registered yet',
+};
+
+/** What the address's status means for the appointment, in a sentence (the user dialog). */
+export const ADDRESS_STATUS_WORDS: Record<AddressStatus, string> = {
+  confirmed: 'Address confirmed: the appointment is this account’s (its name, photo and number).',
+  'not-confirmed':
+    'Address not confirmed yet: the appointment waits under the address. Messages go to the address and only a number the box office gave is used, until the account opens the link in its e-mail.',
+  'no-account': 'No account has confirmed this address: the appointment waits under it.',
 };
 
 /** What became of a message, in words; a state the server adds later still reads (its own name). */
@@ -59,7 +84,7 @@ export function inSendingOrder<T extends Pick<AppointmentDelivery, 'kind' | 'off
 }
 
 /** Why the box office's line was refused, in words (the server's sentence follows). */
-export const REFUSAL_WORDS: Record<string, string> = {
+export const REFUSAL_WORDS: Record<(typeof IMPORT_REFUSALS)[number], string> = {
   'bad-date': 'Not a date and time',
   'unknown-column': 'Unknown column',
   duplicate: 'Address given twice',
@@ -67,8 +92,9 @@ export const REFUSAL_WORDS: Record<string, string> = {
   'bad-email': 'Not an e-mail address',
   'bad-value': 'A value is not accepted',
   'in-the-past': 'The time has passed',
+  'ambiguous-time': 'The time happens twice',
 };
 
 export function refusalInWords(reason: string): string {
-  return REFUSAL_WORDS[reason] ?? capitalised(reason.replace(/-/g, ' '));
+  return (REFUSAL_WORDS as Record<string, string>)[reason] ?? capitalised(reason.replace(/-/g, ' '));
 }

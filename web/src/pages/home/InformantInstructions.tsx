@@ -7,11 +7,12 @@ import { MyAppointment, useMyAppointment } from './MyAppointment';
 
 /**
  * The home page of a signed-in informant: the welcome and the three instruction paragraphs. With
- * an appointment, the instructions name its place (and the number that will be called, when the
- * server names it) instead of the event's default street corner: one truth per participant.
+ * an appointment, the instructions name its place and the number that will be called (when there
+ * is one) instead of the event's default street corner: one truth per participant.
  */
 export function InformantInstructions({ user, config }: { user: User; config: PublicConfig }) {
-  const appointment = useMyAppointment();
+  const mine = useMyAppointment();
+  const appointment = mine?.appointment ?? null;
   const place = appointment?.place || config.streetCorner;
   const number = appointment ? numberToCall(appointment) : null;
   return (
@@ -19,7 +20,7 @@ export function InformantInstructions({ user, config }: { user: User; config: Pu
       <Typography sx={{ mb: 3 }}>
         {`Everything you contribute to ${config.productName} is available to an investigator. Selected contributions may be made public online after ${config.publicAfterDate}.`}
       </Typography>
-      <MyAppointment appointment={appointment} />
+      <MyAppointment mine={mine} email={user.email} />
       <Paper
         component="section"
         aria-labelledby="instructions-heading"
