@@ -1,6 +1,14 @@
 import { join } from 'node:path';
-import type { ProbeResult, ProbedStream } from '@portal/platform';
-import { checkWrittenLength, ffmpegCommand, outputLimit, probedSeconds, runFfmpeg, type TranscodeWatchdog } from './ffmpeg-runner.js';
+import { FFMPEG_TIME_LIMIT_SECONDS, type ProbeResult, type ProbedStream } from '@portal/platform';
+import {
+  FFMPEG_THREADS,
+  checkWrittenLength,
+  ffmpegCommand,
+  outputLimit,
+  probedSeconds,
+  runFfmpeg,
+  type TranscodeWatchdog,
+} from './ffmpeg-runner.js';
 import { UnprocessableMediaError } from './media-error.js';
 
 export interface VideoOptions {
@@ -37,7 +45,7 @@ export async function transcodeVideo(
   probe: ProbeResult,
   workDir: string,
   onProgress: (percent: number) => void,
-  { demuxer = null, maxSeconds = 7200, tooLong = 'videos are limited in length', niceness = 0, watchdog }: VideoOptions = {},
+  { demuxer = null, maxSeconds = FFMPEG_TIME_LIMIT_SECONDS, tooLong = 'videos are limited in length', niceness = 0, watchdog }: VideoOptions = {},
 ) {
   const { video, audio } = chosenStreams(probe);
   if (!video) throw new UnprocessableMediaError('The file has no picture track');
@@ -67,7 +75,7 @@ export async function transcodeVideo(
       '-movflags',
       '+faststart',
       '-threads',
-      '2',
+      String(FFMPEG_THREADS),
     ])
     .output(output);
   return runVideoCommand(command, output, probe, onProgress, { maxSeconds, tooLong, watchdog });
@@ -87,7 +95,7 @@ export async function remuxVideo(
   probe: ProbeResult,
   workDir: string,
   onProgress: (percent: number) => void,
-  { demuxer = null, maxSeconds = 7200, tooLong = 'videos are limited in length', niceness = 0, watchdog }: VideoOptions = {},
+  { demuxer = null, maxSeconds = FFMPEG_TIME_LIMIT_SECONDS, tooLong = 'videos are limited in length', niceness = 0, watchdog }: VideoOptions = {},
 ) {
   const { video, audio } = chosenStreams(probe);
   if (!video) throw new UnprocessableMediaError('The file has no picture track');
