@@ -195,7 +195,12 @@ async function main() {
   if (profileDir) mkdirSync(profileDir, { recursive: true });
   // With --url, a running portal (a cluster): its metrics only through --metrics, its CPU not here.
   const portal = settings.url
-    ? { url: settings.url, evidenceUrl: settings.metricsUrl, entry: null, admin: { username: process.env.BENCH_ADMIN_USERNAME, password: process.env.BENCH_ADMIN_PASSWORD } }
+    ? {
+        url: settings.url,
+        evidenceUrl: settings.metricsUrl,
+        entry: null,
+        admin: { username: process.env.BENCH_ADMIN_USERNAME, password: process.env.BENCH_ADMIN_PASSWORD },
+      }
     : { ...(await startAllInOne(tempDir, { RATE_LIMIT_PER_MINUTE: '0', AUTH_RATE_LIMITS: 'false' }, { profileDir })), admin: ADMIN };
   // Names of this run's own on a portal that outlives it.
   const prefix = settings.url ? `festival_${stamp.replace(/\D/g, '').slice(-10)}` : 'festival';
@@ -296,7 +301,16 @@ async function main() {
     const items = await listAll(portal.url, '/api/evidence/admin', await login(portal.url, portal.admin));
     const ours = new Set(acknowledged.map((u) => u.id));
     const processing = items.filter((item) => ours.has(item.id) && item.media_status === 'processing').length;
-    return { waiting: processing, delayed: 0, active: 0, completed: acknowledged.length - processing, failed: 0, backlog: processing, loopP99Ms: null, loopMaxMs: null };
+    return {
+      waiting: processing,
+      delayed: 0,
+      active: 0,
+      completed: acknowledged.length - processing,
+      failed: 0,
+      backlog: processing,
+      loopP99Ms: null,
+      loopMaxMs: null,
+    };
   };
   const backlogNow = () => (portal.evidenceUrl ? mediaQueue(portal.evidenceUrl) : stillProcessing());
   const drainStart = await backlogNow();
@@ -337,8 +351,13 @@ async function main() {
     const adminCookie = await login(portal.url, portal.admin);
     await orFail(
       eachLimited(participants, 4, async ({ id, username }) => {
-        const response = await fetch(`${portal.url}/api/user/${id}`, { method: 'DELETE', headers: { cookie: adminCookie }, signal: AbortSignal.timeout(60_000) });
-        if (response.status !== 200 && response.status !== 204) throw new Error(`deleting ${username} answered ${response.status}: ${await response.text()}`);
+        const response = await fetch(`${portal.url}/api/user/${id}`, {
+          method: 'DELETE',
+          headers: { cookie: adminCookie },
+          signal: AbortSignal.timeout(60_000),
+        });
+        if (response.status !== 200 && response.status !== 204)
+          throw new Error(`deleting ${username} answered ${response.status}: ${await response.text()}`);
       }),
     );
     console.log(' done');

@@ -27,7 +27,12 @@ export const STALE_MS: number;
 export class NoSpaceError extends Error {}
 export function parseSize(text: string): number;
 export function freeBytes(dir: string): Promise<number>;
-export function checkFreeSpace(options: { dir: string; needed: number; reserve?: number; what?: string }): Promise<{ free: number; needed: number }>;
+export function checkFreeSpace(options: {
+  dir: string;
+  needed: number;
+  reserve?: number;
+  what?: string;
+}): Promise<{ free: number; needed: number }>;
 export function backupName(date?: Date): string;
 export function estimateBackup(
   options: BackupServers & { namespace: string; objects?: 'copy' | 'list' },

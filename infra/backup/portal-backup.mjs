@@ -37,7 +37,14 @@ import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import mongoose from 'mongoose';
-import { CopyObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  CopyObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 
 const { MongoClient, BSON } = mongoose.mongo;
 const SERVICES = ['identity', 'evidence'];
@@ -204,7 +211,10 @@ export async function estimateBackup({ mongoUrl, s3, namespace, objects = 'copy'
 
 /** A new backup's folder name: its UTC start time (the names sort by time, as prune needs). */
 export function backupName(date = new Date()) {
-  return date.toISOString().replace(/:/g, '').replace(/\.\d+Z$/, 'Z');
+  return date
+    .toISOString()
+    .replace(/:/g, '')
+    .replace(/\.\d+Z$/, 'Z');
 }
 
 /**
@@ -217,10 +227,22 @@ export function backupName(date = new Date()) {
  * `log` may answer a promise: the backup waits for it.
  * @returns {Promise<object>} the manifest (with `folder`, where it was written)
  */
-export async function backup({ mongoUrl, s3, namespace, out, root, keep, objects = 'copy', reserve = 0, parallel = DEFAULT_PARALLEL, log = () => {} }) {
+export async function backup({
+  mongoUrl,
+  s3,
+  namespace,
+  out,
+  root,
+  keep,
+  objects = 'copy',
+  reserve = 0,
+  parallel = DEFAULT_PARALLEL,
+  log = () => {},
+}) {
   if (objects !== 'copy' && objects !== 'list') throw new Error('--objects must be copy or list');
   if (root !== undefined) {
-    if (!Number.isInteger(keep) || keep < 2) throw new Error('--keep must be a whole number of at least 2 (the newest backup stays while the next is made)');
+    if (!Number.isInteger(keep) || keep < 2)
+      throw new Error('--keep must be a whole number of at least 2 (the newest backup stays while the next is made)');
     await mkdir(root, { recursive: true });
     await prune({ root, keep: keep - 1, log });
     out = join(root, backupName());
@@ -251,7 +273,9 @@ export async function backup({ mongoUrl, s3, namespace, out, root, keep, objects
     // A failed run frees its space at once, whatever stopped it.
     await rm(out, { recursive: true, force: true });
     if (error?.code === 'ENOSPC') {
-      throw new NoSpaceError(`not enough space in ${target}: the disk filled up during the backup of ${namespace} (objects stored meanwhile?); what it wrote is removed. Raise --reserve or give the volume more space.`);
+      throw new NoSpaceError(
+        `not enough space in ${target}: the disk filled up during the backup of ${namespace} (objects stored meanwhile?); what it wrote is removed. Raise --reserve or give the volume more space.`,
+      );
     }
     throw error;
   } finally {
@@ -317,7 +341,9 @@ async function copyInto({ mongoUrl, s3, namespace, out, objects, parallel, log }
     });
     index.end();
     await indexed;
-    await log(`s3 ${s3.bucket}/${manifest.s3.prefix}: ${manifest.s3.objects} objects, ${manifest.s3.bytes} bytes ${objects === 'copy' ? 'copied' : 'listed'}`);
+    await log(
+      `s3 ${s3.bucket}/${manifest.s3.prefix}: ${manifest.s3.objects} objects, ${manifest.s3.bytes} bytes ${objects === 'copy' ? 'copied' : 'listed'}`,
+    );
   } finally {
     index.destroy();
     client.destroy();
@@ -400,7 +426,9 @@ export async function restore({ mongoUrl, s3, namespace, from, parallel = DEFAUL
       if (inPlace) return void (objects += 1);
       if (listed) {
         // Inside the bucket: no byte passes through here; the object keeps its content type.
-        await client.send(new CopyObjectCommand({ Bucket: s3.bucket, Key: prefix + key, CopySource: copySource(s3.bucket, manifest.s3.prefix + key) }));
+        await client.send(
+          new CopyObjectCommand({ Bucket: s3.bucket, Key: prefix + key, CopySource: copySource(s3.bucket, manifest.s3.prefix + key) }),
+        );
         objects += 1;
         return;
       }
@@ -529,7 +557,9 @@ async function main(args) {
       parallel: parallelOption(args),
       log,
     });
-    console.log(`backup of ${manifest.namespace} written to ${manifest.folder} (${manifest.s3.objects} objects ${manifest.s3.copied ? 'copied' : 'listed'})`);
+    console.log(
+      `backup of ${manifest.namespace} written to ${manifest.folder} (${manifest.s3.objects} objects ${manifest.s3.copied ? 'copied' : 'listed'})`,
+    );
   } else if (command === 'restore') {
     await restore({ ...servers, namespace: option(args, 'namespace'), from: option(args, 'from'), parallel: parallelOption(args), log });
     console.log('restored');

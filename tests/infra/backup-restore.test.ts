@@ -146,7 +146,12 @@ if (servers.mongoUrl && servers.s3) {
     const elsewhere = `m${randomBytes(4).toString('hex')}`;
     const user = sampleUser({ username: `listed_${source}`, email: `listed_${source}@example.org` });
     const items = Array.from({ length: 4 }, (_, i) =>
-      sampleEvidence({ user_id: user.id, username: user.username, title: `Listed ${i}`, original_key: `evidence/${source}-${i}/original.jpg` }),
+      sampleEvidence({
+        user_id: user.id,
+        username: user.username,
+        title: `Listed ${i}`,
+        original_key: `evidence/${source}-${i}/original.jpg`,
+      }),
     );
     const env = {
       ...process.env,
@@ -209,10 +214,24 @@ if (servers.mongoUrl && servers.s3) {
       const root = join(scratch, 'reserve');
       mkdirSync(root);
       const free = await freeBytes(root);
-      const refused = cli('backup', '--namespace', source, '--root', root, '--keep', '2', '--objects', 'list', '--reserve', String(free + 1e12));
+      const refused = cli(
+        'backup',
+        '--namespace',
+        source,
+        '--root',
+        root,
+        '--keep',
+        '2',
+        '--objects',
+        'list',
+        '--reserve',
+        String(free + 1e12),
+      );
       expect(refused.status, refused.stderr).toBe(NO_SPACE_EXIT_CODE);
       // (stderr may start with Node's own warnings)
-      expect(refused.stderr).toMatch(new RegExp(`^not enough space in ${root}: the backup of ${source} \\(MongoDB [\\d.]+ GB, 3 objects listed\\) needs about`, 'm'));
+      expect(refused.stderr).toMatch(
+        new RegExp(`^not enough space in ${root}: the backup of ${source} \\(MongoDB [\\d.]+ GB, 3 objects listed\\) needs about`, 'm'),
+      );
       expect(readdirSync(root)).toEqual([]);
       const done = cli('backup', '--namespace', source, '--root', root, '--keep', '2', '--objects', 'list', '--reserve', '1Mi');
       expect(done.status, done.stderr).toBe(0);
@@ -228,7 +247,15 @@ if (servers.mongoUrl && servers.s3) {
         process.getuid?.() === 0
           ? spawnSync(command, args, { encoding: 'utf8' })
           : spawnSync('sudo', ['-n', command, ...args], { encoding: 'utf8' });
-      const mounted = asRoot('mount', '-t', 'tmpfs', '-o', `size=32m,mode=0700,uid=${process.getuid?.()},gid=${process.getgid?.()}`, 'tmpfs', disk);
+      const mounted = asRoot(
+        'mount',
+        '-t',
+        'tmpfs',
+        '-o',
+        `size=32m,mode=0700,uid=${process.getuid?.()},gid=${process.getgid?.()}`,
+        'tmpfs',
+        disk,
+      );
       if (mounted.status !== 0) {
         requirePrerequisite(`mounting a small tmpfs needs root or sudo (${(mounted.stderr || mounted.error?.message || '').trim()})`);
         return;

@@ -147,7 +147,9 @@ describe('Kafka over TLS with SASL', () => {
   // consumer groups, then the old credentials removed. Nothing handled is lost on the way.
   it('rotates the SASL credentials without an outage: a second user beside the first, the pods moved, the first removed', async () => {
     // Kafka's own ConfigCommand, from the jars the broker runs (its class path), over TLS and SASL.
-    const classPath = readFileSync(`/proc/${servers.pid('kafka')}/cmdline`, 'utf8').split('\0').find((arg) => arg.endsWith('/*'))!;
+    const classPath = readFileSync(`/proc/${servers.pid('kafka')}/cmdline`, 'utf8')
+      .split('\0')
+      .find((arg) => arg.endsWith('/*'))!;
     const clientConfig = join(servers.env.KAFKA_SSL_CA_FILE!, '..', 'admin.properties');
     writeFileSync(
       clientConfig,
@@ -160,13 +162,35 @@ describe('Kafka over TLS with SASL', () => {
       ].join('\n'),
     );
     const users = (...args: string[]) =>
-      promisify(execFile)('java', ['-Xmx128m', '-cp', classPath, 'kafka.admin.ConfigCommand', '--bootstrap-server', brokers[0]!, '--command-config', clientConfig, '--entity-type', 'users', ...args], {
-        timeout: 60_000,
-      });
+      promisify(execFile)(
+        'java',
+        [
+          '-Xmx128m',
+          '-cp',
+          classPath,
+          'kafka.admin.ConfigCommand',
+          '--bootstrap-server',
+          brokers[0]!,
+          '--command-config',
+          clientConfig,
+          '--entity-type',
+          'users',
+          ...args,
+        ],
+        {
+          timeout: 60_000,
+        },
+      );
     const OLD = { KAFKA_SASL_MECHANISM: 'scram-sha-512' };
-    const NEW = { KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: 'festival-next', KAFKA_SASL_PASSWORD: 'festival-next-secret-9876543210' };
+    const NEW = {
+      KAFKA_SASL_MECHANISM: 'scram-sha-512',
+      KAFKA_SASL_USERNAME: 'festival-next',
+      KAFKA_SASL_PASSWORD: 'festival-next-secret-9876543210',
+    };
     const namespace = `r${randomBytes(4).toString('hex')}`;
-    await createKafkaTopics({ brokers, namespace, partitions: 2, replicationFactor: 1, retentionMs: 3_600_000, ...connection(OLD) }, ['evidence.items']);
+    await createKafkaTopics({ brokers, namespace, partitions: 2, replicationFactor: 1, retentionMs: 3_600_000, ...connection(OLD) }, [
+      'evidence.items',
+    ]);
     const received: number[] = [];
     const pod = async (credentials: Record<string, string>) => {
       const bus = new KafkaEventBus({ brokers, clientId: 'rotation', logger: silent, namespace, ...connection(credentials) });
@@ -182,7 +206,13 @@ describe('Kafka over TLS with SASL', () => {
     await oldPod.bus.publish('evidence.items', [{ key: 'a', value: event(1) }]);
     await waitFor(() => received.includes(1), { timeoutMs: 30_000, what: 'the first event' });
     // 1. The new user beside the old one (Strimzi: a second KafkaUser; a managed Kafka: a second credential).
-    await users('--alter', '--add-config', `SCRAM-SHA-512=[iterations=8192,password=${NEW.KAFKA_SASL_PASSWORD}]`, '--entity-name', NEW.KAFKA_SASL_USERNAME);
+    await users(
+      '--alter',
+      '--add-config',
+      `SCRAM-SHA-512=[iterations=8192,password=${NEW.KAFKA_SASL_PASSWORD}]`,
+      '--entity-name',
+      NEW.KAFKA_SASL_USERNAME,
+    );
     // 2. The Secret portal-kafka changes and the pods roll: old and new share the consumer group.
     const newPod = await waitFor(() => pod(NEW).catch(() => null), { timeoutMs: 30_000, what: 'the new credentials to be accepted' });
     await newPod.bus.publish('evidence.items', [
@@ -196,7 +226,14 @@ describe('Kafka over TLS with SASL', () => {
     await users('--alter', '--delete-config', 'SCRAM-SHA-512', '--entity-name', servers.env.KAFKA_SASL_USERNAME!);
     const stale = new KafkaEventBus({ brokers, clientId: 'rotation-stale', logger: silent, ...connection(OLD) });
     try {
-      await waitFor(() => stale.ping().then(() => false, () => true), { timeoutMs: 30_000, what: 'the old credentials to be refused' });
+      await waitFor(
+        () =>
+          stale.ping().then(
+            () => false,
+            () => true,
+          ),
+        { timeoutMs: 30_000, what: 'the old credentials to be refused' },
+      );
     } finally {
       await stale.close();
     }

@@ -88,10 +88,14 @@ describe('free space, checked before a backup writes anything (checkFreeSpace)',
   it('refuses a backup larger than the free space, or one that would leave less than the reserve, and says how much of each', async () => {
     const free = await freeBytes(root);
     await expect(checkFreeSpace({ dir: root, needed: free + 1e9 })).rejects.toThrow(NoSpaceError);
-    const refused = await checkFreeSpace({ dir: root, needed: 5e8, reserve: free, what: 'the backup of portal' }).catch((error: Error) => error);
+    const refused = await checkFreeSpace({ dir: root, needed: 5e8, reserve: free, what: 'the backup of portal' }).catch(
+      (error: Error) => error,
+    );
     expect(refused).toBeInstanceOf(NoSpaceError);
     expect((refused as Error).message).toMatch(
-      new RegExp(`^not enough space in ${root}: the backup of portal needs about 0\\.50 GB and [\\d.]+ GB must stay free, but [\\d.]+ GB are free\\.`),
+      new RegExp(
+        `^not enough space in ${root}: the backup of portal needs about 0\\.50 GB and [\\d.]+ GB must stay free, but [\\d.]+ GB are free\\.`,
+      ),
     );
     expect((refused as Error).message).toMatch(/--keep|--objects list/);
     expect(await checkFreeSpace({ dir: root, needed: 1e6, reserve: 1e6 })).toMatchObject({ needed: 1e6 });

@@ -96,17 +96,23 @@ describe('docker-compose.yml', () => {
     const kafka = SERVICES.kafka!.environment!;
     // Every listener another container reaches asks for SASL; the controller's answers inside the container only.
     const listeners = String(kafka.KAFKA_LISTENERS).split(',');
-    const protocols = Object.fromEntries(String(kafka.KAFKA_LISTENER_SECURITY_PROTOCOL_MAP).split(',').map((pair) => pair.split(':')));
+    const protocols = Object.fromEntries(
+      String(kafka.KAFKA_LISTENER_SECURITY_PROTOCOL_MAP)
+        .split(',')
+        .map((pair) => pair.split(':')),
+    );
     for (const listener of listeners) {
       const [name, address] = listener.split('://');
-      if (protocols[name!] !== 'SASL_PLAINTEXT' && protocols[name!] !== 'SASL_SSL') expect(address, listener).toMatch(/^(localhost|127\.0\.0\.1):/);
+      if (protocols[name!] !== 'SASL_PLAINTEXT' && protocols[name!] !== 'SASL_SSL')
+        expect(address, listener).toMatch(/^(localhost|127\.0\.0\.1):/);
     }
     expect(String(kafka.KAFKA_ADVERTISED_LISTENERS)).toMatch(/^SASL_PLAINTEXT:\/\//);
     expect(resolved(kafka.KAFKA_LISTENER_NAME_SASL__PLAINTEXT_PLAIN_SASL_JAAS_CONFIG, env)).toMatch(/user_portal="kafka-secret"/);
     // Every process that talks to them uses the same credentials.
     for (const [name, service] of Object.entries(SERVICES)) {
       const environment = service.environment ?? {};
-      if (environment.MONGO_URL !== undefined) expect(resolved(environment.MONGO_URL, env), name).toMatch(/^mongodb:\/\/portal:mongo-secret@mongo:27017\//);
+      if (environment.MONGO_URL !== undefined)
+        expect(resolved(environment.MONGO_URL, env), name).toMatch(/^mongodb:\/\/portal:mongo-secret@mongo:27017\//);
       if (environment.REDIS_URL !== undefined) expect(resolved(environment.REDIS_URL, env), name).toBe('redis://:redis-secret@redis:6379');
       if (environment.KAFKA_BROKERS !== undefined) {
         expect(environment.KAFKA_SASL_MECHANISM, name).toBe('plain');

@@ -65,7 +65,10 @@ describe('docs/OPERATIONS.md', () => {
   const sizingRow = (participants: string) => {
     const table = OPERATIONS.slice(OPERATIONS.indexOf('| Participants active in the peak hour |'));
     const line = table.split('\n').find((row) => row.startsWith(`| ${participants}`))!;
-    return line.split('|').slice(1, -1).map((cell) => cell.trim());
+    return line
+      .split('|')
+      .slice(1, -1)
+      .map((cell) => cell.trim());
   };
   const number = (cell: string) => Number(/[\d,]+/.exec(cell)![0].replaceAll(',', ''));
 
@@ -77,31 +80,42 @@ describe('docs/OPERATIONS.md', () => {
     const rows = ['100', '500', '1,000', '3,000', '10,000'].map(sizingRow);
     for (const row of rows) expect(number(row[7]!), row[0]).toBe(Math.max(3000, (number(row[0]!) / 3) * 30));
     expect(/RATE_LIMIT_PER_MINUTE, value: "(\d+)"/.exec(overlay)?.[1]).toBe(String(number(perAddress!)));
-    const ceiling = Number(/name: media-worker \}\n\s+patch: \|-\n\s+- \{ op: replace, path: \/spec\/minReplicas, value: \d+ \}\n\s+- \{ op: replace, path: \/spec\/maxReplicas, value: (\d+) \}/.exec(overlay)?.[1]);
+    const ceiling = Number(
+      /name: media-worker \}\n\s+patch: \|-\n\s+- \{ op: replace, path: \/spec\/minReplicas, value: \d+ \}\n\s+- \{ op: replace, path: \/spec\/maxReplicas, value: (\d+) \}/.exec(
+        overlay,
+      )?.[1],
+    );
     expect(ceiling).toBeGreaterThanOrEqual(number(workers!));
     expect(ceiling).toBeLessThanOrEqual(Math.ceil(number(workers!) * 1.5));
     expect(OPERATIONS).toContain(`its audio/video workers go from 4 to ${ceiling}`);
   });
 
-  it('sizes the backups\' claim for BACKUP_KEEP copies of the largest festival\'s databases and the reserve, as it says', () => {
+  it("sizes the backups' claim for BACKUP_KEEP copies of the largest festival's databases and the reserve, as it says", () => {
     const docs = parseAllDocuments(read('k8s/components/backup-cronjob/backup.yaml')).map((doc) => doc.toJS() as any);
     const claim = parseSize(docs.find((d) => d.kind === 'PersistentVolumeClaim').spec.resources.requests.storage);
     const container = docs.find((d) => d.kind === 'CronJob').spec.jobTemplate.spec.template.spec.containers[0];
     const env = Object.fromEntries(container.env.map((e: { name: string; value: string }) => [e.name, e.value]));
-    const perCopy = Number(/about 50 MB for the worked example's 3,000 participants \(18,000\s+items\), (\d+) MB for 10,000/.exec(OPERATIONS)?.[1]) * 1e6;
+    const perCopy =
+      Number(/about 50 MB for the worked example's 3,000 participants \(18,000\s+items\), (\d+) MB for 10,000/.exec(OPERATIONS)?.[1]) * 1e6;
     expect(perCopy).toBeGreaterThan(0);
     expect(env.BACKUP_OBJECTS).toBe('list');
     expect(claim).toBeGreaterThanOrEqual(Number(env.BACKUP_KEEP) * perCopy + parseSize(env.BACKUP_RESERVE));
-    expect(OPERATIONS).toContain(`claim's ${docs.find((d) => d.kind === 'PersistentVolumeClaim').spec.resources.requests.storage.replace('Gi', ' Gi')}`);
+    expect(OPERATIONS).toContain(
+      `claim's ${docs.find((d) => d.kind === 'PersistentVolumeClaim').spec.resources.requests.storage.replace('Gi', ' Gi')}`,
+    );
   });
 
-  it('requests the memory of two ffmpeg runs for the audio/video workers, and the video cap fits ffmpeg\'s time limit and their grace period', () => {
+  it("requests the memory of two ffmpeg runs for the audio/video workers, and the video cap fits ffmpeg's time limit and their grace period", () => {
     const measured = Number(/was measured at ([\d.]+) GB/.exec(OPERATIONS)?.[1]) * 1e9;
-    const worker = parse(read('k8s/base/media-worker.yaml')) as { spec: { template: { spec: { containers: { resources: { requests: { memory: string } } }[] } } } };
+    const worker = parse(read('k8s/base/media-worker.yaml')) as {
+      spec: { template: { spec: { containers: { resources: { requests: { memory: string } } }[] } } };
+    };
     expect(parseSize(worker.spec.template.spec.containers[0]!.resources.requests.memory)).toBeGreaterThanOrEqual(2 * measured);
     expect(read('k8s/overlays/festival/kustomization.yaml')).toMatch(/resources\/requests\/memory, value: 2Gi/);
     expect(OPERATIONS).toContain(`\`MEDIA_MAX_VIDEO_SECONDS\` (${FFMPEG_TIME_LIMIT_SECONDS / 60} minutes by default, and at most that`);
-    const grace = Number(/terminationGracePeriodSeconds, value: (\d+) \}/.exec(read('k8s/components/media-worker-split/kustomization.yaml'))?.[1]);
+    const grace = Number(
+      /terminationGracePeriodSeconds, value: (\d+) \}/.exec(read('k8s/components/media-worker-split/kustomization.yaml'))?.[1],
+    );
     expect(grace).toBeGreaterThan(FFMPEG_TIME_LIMIT_SECONDS);
   });
 
@@ -110,7 +124,7 @@ describe('docs/OPERATIONS.md', () => {
       .filter((path) => path.endsWith('.yaml'))
       .map((path) => read(`k8s/${path}`));
     expect(manifests.some((text) => text.includes('pod-deletion-cost'))).toBe(false);
-    for (const mention of OPERATIONS.matchAll(/pod-deletion-cost/g)) expect(OPERATIONS.slice(mention.index - 80, mention.index)).toMatch(/sets no/);
+    for (const mention of OPERATIONS.matchAll(/pod-deletion-cost/g))
+      expect(OPERATIONS.slice(mention.index - 80, mention.index)).toMatch(/sets no/);
   });
 });
-

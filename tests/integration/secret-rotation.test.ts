@@ -258,8 +258,11 @@ describe('rotating the shared secret', () => {
     beforeAll(async () => {
       const server = createServer((req, res) => {
         req.resume().on('end', () => {
-          const [sid, token] = Buffer.from((req.headers.authorization ?? '').replace(/^Basic /, ''), 'base64').toString().split(':');
-          const answer = (status: number, body: object) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+          const [sid, token] = Buffer.from((req.headers.authorization ?? '').replace(/^Basic /, ''), 'base64')
+            .toString()
+            .split(':');
+          const answer = (status: number, body: object) =>
+            res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
           if (sid !== SID || !accepted.has(token!)) return answer(401, { code: 20003, message: 'Authenticate', status: 401 });
           if (req.method === 'GET' && req.url === `/2010-04-01/Accounts/${SID}.json`) return answer(200, { sid: SID, status: 'active' });
           if (req.method === 'POST' && req.url === `/2010-04-01/Accounts/${SID}/Messages.json`) {

@@ -23,7 +23,7 @@ const sample = (text: string, name: string, labels: string) =>
   new RegExp(`^${name}\\{${labels},service="[a-z-]+"\\} (\\S+)$`, 'm').exec(text)?.[1];
 
 describe('portal_job_oldest_waiting_seconds', () => {
-  it("says per queue how long its oldest waiting job has waited, 0 when none waits", async () => {
+  it('says per queue how long its oldest waiting job has waited, 0 when none waits', async () => {
     const queue = (name: string) => {
       const opened = new SqliteJobQueue<{ n: number }>({ file: join(root, 'jobs.sqlite'), queue: name, logger, pollIntervalMs: 20 });
       open.push(opened);
@@ -75,7 +75,9 @@ describe('portal_consumer_lag', () => {
     open.push(subscription);
     await expect.poll(() => handled.length, { timeout: 5_000 }).toBe(4);
     await expect
-      .poll(async () => sample(await metrics.text(), 'portal_consumer_lag', 'group="identity.audit",topic="audit.entries"'), { timeout: 5_000 })
+      .poll(async () => sample(await metrics.text(), 'portal_consumer_lag', 'group="identity.audit",topic="audit.entries"'), {
+        timeout: 5_000,
+      })
       .toBe('0');
     text = await metrics.text();
     expect(sample(text, 'portal_consumer_lag', 'group="identity.other",topic="identity.users"')).toBe('1');

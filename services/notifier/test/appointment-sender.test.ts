@@ -200,7 +200,8 @@ describe('sending appointment messages', () => {
     const text = await h.add(reminder('a3', 'sms'));
     const mail = await h.add(reminder('a3', 'email'));
     await waitFor(
-      async () => ((await h.queue.getJob(text.id))?.state === 'completed' && (await h.queue.getJob(mail.id))?.state === 'completed') || null,
+      async () =>
+        ((await h.queue.getJob(text.id))?.state === 'completed' && (await h.queue.getJob(mail.id))?.state === 'completed') || null,
       { what: 'both jobs to end' },
     );
     expect((await h.queue.getJob(text.id))!.attemptsMade).toBe(1);

@@ -119,7 +119,10 @@ export class BullMqJobQueue<T = unknown> implements JobQueue<T> {
     // A delayed job whose time has come waits in the delayed set until a worker moves it: with
     // no worker running it would never be counted. Its score there is its due time (ms × 4096).
     const dueSince = (job: Job<T>) => job.timestamp + (job.opts.delay ?? 0);
-    const [[waiting], [delayed]] = await Promise.all([this.queue.getJobs(['wait'], 0, 0, true), this.queue.getJobs(['delayed'], 0, 0, true)]);
+    const [[waiting], [delayed]] = await Promise.all([
+      this.queue.getJobs(['wait'], 0, 0, true),
+      this.queue.getJobs(['delayed'], 0, 0, true),
+    ]);
     const candidates = waiting ? [dueSince(waiting as Job<T>)] : [];
     if (delayed?.id) {
       const score = await (await this.queue.client).zscore(this.queue.keys.delayed!, delayed.id);

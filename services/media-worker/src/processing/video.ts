@@ -45,7 +45,13 @@ export async function transcodeVideo(
   probe: ProbeResult,
   workDir: string,
   onProgress: (percent: number) => void,
-  { demuxer = null, maxSeconds = FFMPEG_TIME_LIMIT_SECONDS, tooLong = 'videos are limited in length', niceness = 0, watchdog }: VideoOptions = {},
+  {
+    demuxer = null,
+    maxSeconds = FFMPEG_TIME_LIMIT_SECONDS,
+    tooLong = 'videos are limited in length',
+    niceness = 0,
+    watchdog,
+  }: VideoOptions = {},
 ) {
   const { video, audio } = chosenStreams(probe);
   if (!video) throw new UnprocessableMediaError('The file has no picture track');
@@ -95,7 +101,13 @@ export async function remuxVideo(
   probe: ProbeResult,
   workDir: string,
   onProgress: (percent: number) => void,
-  { demuxer = null, maxSeconds = FFMPEG_TIME_LIMIT_SECONDS, tooLong = 'videos are limited in length', niceness = 0, watchdog }: VideoOptions = {},
+  {
+    demuxer = null,
+    maxSeconds = FFMPEG_TIME_LIMIT_SECONDS,
+    tooLong = 'videos are limited in length',
+    niceness = 0,
+    watchdog,
+  }: VideoOptions = {},
 ) {
   const { video, audio } = chosenStreams(probe);
   if (!video) throw new UnprocessableMediaError('The file has no picture track');
