@@ -23,6 +23,17 @@ export interface VideoOptions {
   watchdog?: TranscodeWatchdog;
 }
 
+/** The options of a display copy, with their defaults (the longest video: ffmpeg's time limit). */
+function withDefaults(options: VideoOptions) {
+  return {
+    demuxer: options.demuxer ?? null,
+    maxSeconds: options.maxSeconds ?? FFMPEG_TIME_LIMIT_SECONDS,
+    tooLong: options.tooLong ?? 'videos are limited in length',
+    niceness: options.niceness ?? 0,
+    watchdog: options.watchdog,
+  };
+}
+
 /** The first picture track that is not cover art, and the first sound track: the only ones used. */
 export function chosenStreams(probe: ProbeResult): { video: ProbedStream | undefined; audio: ProbedStream | undefined } {
   return {
@@ -45,14 +56,9 @@ export async function transcodeVideo(
   probe: ProbeResult,
   workDir: string,
   onProgress: (percent: number) => void,
-  {
-    demuxer = null,
-    maxSeconds = FFMPEG_TIME_LIMIT_SECONDS,
-    tooLong = 'videos are limited in length',
-    niceness = 0,
-    watchdog,
-  }: VideoOptions = {},
+  options: VideoOptions = {},
 ) {
+  const { demuxer, maxSeconds, tooLong, niceness, watchdog } = withDefaults(options);
   const { video, audio } = chosenStreams(probe);
   if (!video) throw new UnprocessableMediaError('The file has no picture track');
   const output = join(workDir, 'display.mp4');
@@ -101,14 +107,9 @@ export async function remuxVideo(
   probe: ProbeResult,
   workDir: string,
   onProgress: (percent: number) => void,
-  {
-    demuxer = null,
-    maxSeconds = FFMPEG_TIME_LIMIT_SECONDS,
-    tooLong = 'videos are limited in length',
-    niceness = 0,
-    watchdog,
-  }: VideoOptions = {},
+  options: VideoOptions = {},
 ) {
+  const { demuxer, maxSeconds, tooLong, niceness, watchdog } = withDefaults(options);
   const { video, audio } = chosenStreams(probe);
   if (!video) throw new UnprocessableMediaError('The file has no picture track');
   const output = join(workDir, 'display-remuxed.mp4');
