@@ -153,7 +153,7 @@ describe('the backup CronJob’s image (k8s/components/backup-cronjob runs the s
     expect(cronjob).toContain('image: portal-identity');
     expect(cronjob).toContain('node infra/backup/portal-backup.mjs backup');
     const script = await read('infra/backup/portal-backup.mjs');
-    const imported = [...script.matchAll(/^import .* from '([^.][^']*)';$/gm)].map((m) => m[1]!).filter((m) => !m.startsWith('node:'));
+    const imported = [...script.matchAll(/^import [^;]* from '([^.][^']*)';$/gm)].map((m) => m[1]!).filter((m) => !m.startsWith('node:'));
     expect(imported.sort()).toEqual(['@aws-sdk/client-s3', 'mongoose']);
     const identity = JSON.parse(await read('services/identity/package.json')) as { dependencies: Record<string, string> };
     const platform = JSON.parse(await read('packages/platform/package.json')) as { dependencies: Record<string, string> };
