@@ -2,7 +2,7 @@
 // with "Add to calendar"; a performer's Today screen (the call sheet) shows the photo, a number
 // to tap, what cannot be texted, and a status that another performer's phone sees within seconds.
 import { describe, expect, it } from 'vitest';
-import { adminClient, newParticipant } from '../support/accounts.js';
+import { adminClient, confirmAddress, newParticipant } from '../support/accounts.js';
 import { CHROMIUM_MISSING_REASON, chromiumMissing } from '../support/browser.js';
 import { PhoneSuite } from '../support/phone.js';
 import { violations } from '../support/axe.js';
@@ -22,6 +22,9 @@ describe.skipIf(chromiumMissing)('appointments on a phone', () => {
       pronouns: 'She/Her',
     });
     const landline = await newParticipant(phone.portal.url, { full_name: 'Lena Landline' });
+    // Both confirmed their addresses: their appointments are theirs (name, photo, number).
+    await confirmAddress(phone.portal.dataDir, participant);
+    await confirmAddress(phone.portal.dataDir, landline);
     const admin = await adminClient(phone.portal.url);
     // Two hours from now (UTC, the event's zone here), and the landline holder ten minutes later.
     const start = new Date(Date.now() + 2 * 3600_000);
@@ -108,6 +111,13 @@ describe.skipIf(chromiumMissing)('appointments on a phone', () => {
     await section.getByRole('button', { name: 'Set appointment' }).click();
     await section.getByText(/The appointment is set/).waitFor();
     await section.getByText(/1 July 2030 at 18:30.*South gate/).waitFor();
+    // Pending under the address until the participant confirms it: the dialog says so.
+    await section
+      .getByText(/not confirmed/i)
+      .first()
+      .waitFor();
+    expect((await participant.client.get('/api/appointments/mine')).data.appointment).toBeNull();
+    await confirmAddress(phone.portal.dataDir, participant);
     expect((await participant.client.get('/api/appointments/mine')).data.appointment).toMatchObject({ place: 'South gate', version: 1 });
 
     await section.getByLabel(/^Time/).fill('2030-07-02T19:15');

@@ -188,12 +188,18 @@ describe.skipIf(chromiumMissing)('a participant on a phone', () => {
     await logIn(page, `ZOE\u0308_${tag.toUpperCase()}`, zoe.password);
     await page.getByRole('heading', { level: 1, name: `Welcome, Zoë_${tag}` }).waitFor();
 
-    // The registration form's check and the server both refuse a look-alike (a Cyrillic о).
+    // The registration form's check and the server both refuse a look-alike: fullwidth letters
+    // are the same name once folded (NFKC); a Cyrillic о among Latin letters mixes alphabets.
     const stranger = new ApiClient(phone.portal.url);
-    const check = await stranger.post('/api/user/check', { username: `Z\u043eë_${tag}` });
+    const check = await stranger.post('/api/user/check', { username: `Ｚｏë_${tag}` });
     expect(check.data).toMatchObject({ exists: true, message: MESSAGES.usernameTaken, field: 'username' });
-    await expect(newParticipant(phone.portal.url, { username: `Z\u043eë_${tag}`, email: `zoe2_${tag}@example.org` })).rejects.toThrow(
+    await expect(newParticipant(phone.portal.url, { username: `Ｚｏë_${tag}`, email: `zoe2_${tag}@example.org` })).rejects.toThrow(
       MESSAGES.usernameTaken,
+    );
+    const mixed = await stranger.post('/api/user/check', { username: `Z\u043eë_${tag}` });
+    expect(mixed.data).toMatchObject({ exists: true, message: expect.stringMatching(/one alphabet/), field: 'username' });
+    await expect(newParticipant(phone.portal.url, { username: `Z\u043eë_${tag}`, email: `zoe4_${tag}@example.org` })).rejects.toThrow(
+      /one alphabet/,
     );
     // Anything but letters, digits, dots, dashes and underscores is still SPEC's refusal.
     await expect(newParticipant(phone.portal.url, { username: `zoë <${tag}>`, email: `zoe3_${tag}@example.org` })).rejects.toThrow(

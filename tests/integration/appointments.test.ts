@@ -10,7 +10,7 @@ import { waitFor } from '@portal/platform/testing';
 import { jobsDatabaseFile } from '@portal/evidence';
 import { createNotifier, notifierSettingsFromEnv, type AppointmentJob, type MailJob, type NotifierHandle } from '@portal/notifier';
 import { ApiClient } from '../support/api-client.js';
-import { adminClient, newParticipant } from '../support/accounts.js';
+import { adminClient, confirmAddress, newParticipant } from '../support/accounts.js';
 import { freePort } from '../support/free-port.js';
 import { readOutbox, waitForMail } from '../support/outbox.js';
 import { startTestPortal, type TestPortal } from '../support/portal.js';
@@ -330,6 +330,8 @@ describe('appointments, reminders and the call sheet', () => {
 
   it('sends no text to a participant who turned text reminders off, and says so on the call sheet', async () => {
     const participant = await newParticipant(portal.url, { phone_number: '2025550188' });
+    // The appointment is theirs (their opt-out, their number) once they confirmed the address.
+    await confirmAddress(portal.dataDir, participant);
     const form = new FormData();
     form.append('email', participant.user.email);
     form.append('phone_number', '2025550188');

@@ -317,6 +317,12 @@ export const API_ROUTES: Record<string, Probe[]> = {
       return as(ctx, caller).put('/api/user/passwordupdated', { email: account.email, code: '123456', password: 'a-new-password-1' });
     }),
   ],
+  // No input: the link goes to the caller's own address (confirmed here: nothing is sent, 200).
+  'identity POST /api/user/verify-email/resend': [
+    probe("a new link for one's own address", by(401, 200, 200, 200), (caller, ctx) =>
+      as(ctx, caller).post('/api/user/verify-email/resend'),
+    ),
+  ],
   'identity GET /api/user/verify-email': [
     probe('a forged link', 303, (caller, ctx) => as(ctx, caller).get('/api/user/verify-email?token=forged')),
   ],

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { emailField } from './users.js';
+import { emailField, oneLine } from './users.js';
 
 /**
  * Appointments: one per ticket holder (by e-mail address), imported from the box office or set by
@@ -41,12 +41,20 @@ export const startField = z
   .max(40, 'start must be a date and time, e.g. 2026-07-01T18:30')
   .meta({ description: 'Date and time (ISO 8601); without an offset it is read in EVENT_TIMEZONE', example: '2026-07-01T18:30' });
 
-const placeField = z
+/** Where to stand: one line (it is written into e-mails, text messages and calendar files). */
+export const placeField = z
   .string()
   .trim()
   .max(200, 'place must be at most 200 characters')
-  .meta({ description: 'Where to stand (a street corner)' });
-const noteField = z.string().trim().max(500, 'note must be at most 500 characters');
+  .superRefine(oneLine('The place'))
+  .meta({ description: 'Where to stand (a street corner); one line, no control or formatting characters' });
+/** A note for the participant: one line, for the same reason. */
+export const noteField = z
+  .string()
+  .trim()
+  .max(500, 'note must be at most 500 characters')
+  .superRefine(oneLine('The note'))
+  .meta({ description: 'A note for the participant; one line, no control or formatting characters' });
 const phoneInput = z
   .string()
   .trim()
@@ -78,23 +86,47 @@ export const appointmentSchema = z
     place: z.string(),
     note: z.string(),
     version: z.number().int().positive().meta({ description: 'Grows with every move' }),
+    call_number: z.string().nullable().meta({
+      description:
+        "The number the performers will call: the box office's when it gave one, else the profile's (E.164 when valid, else as given); null when there is none",
+      example: '+12025550123',
+    }),
+    call_number_from: z
+      .enum(['box-office', 'profile'])
+      .nullable()
+      .meta({ description: 'Whose number call_number is: the one the box office gave, or the profile’s' }),
   })
   .meta({ id: 'Appointment' });
 export type Appointment = z.infer<typeof appointmentSchema>;
 
 export const myAppointmentSchema = z
   .object({
-    appointment: appointmentSchema.nullable(),
+    appointment: appointmentSchema
+      .nullable()
+      .meta({ description: 'null until an appointment is under the address and the address is confirmed' }),
     sms_reminders: z.boolean().meta({ description: 'Whether text reminders are on (the profile)' }),
+    email_confirmed: z.boolean().meta({
+      description:
+        "Whether the account's address is confirmed: until it is, no appointment is shown (whether one waits under the address is not said); POST /api/user/verify-email/resend sends a new link",
+    }),
   })
   .meta({ id: 'MyAppointment' });
 export type MyAppointment = z.infer<typeof myAppointmentSchema>;
 
 /** An appointment as administrators see it (the call sheet, the user dialog). */
+export const ADDRESS_STATUSES = ['confirmed', 'not-confirmed', 'no-account'] as const;
+
 export const adminAppointmentSchema = appointmentSchema
   .extend({
+    address_status: z.enum(ADDRESS_STATUSES).meta({
+      description:
+        'confirmed: an account confirmed the address (user_id, name, photo and its number are that account’s); not-confirmed: an account has the address but has not confirmed it; no-account: nobody registered with it. Until confirmed the appointment is pending under the address: messages go to the address, only the box office’s number is used',
+    }),
     email: z.string(),
-    user_id: z.string().nullable().meta({ description: 'The account, once the ticket holder registered with this address' }),
+    user_id: z
+      .string()
+      .nullable()
+      .meta({ description: 'The account that has confirmed this address (the ticket holder), or null while the appointment is pending' }),
     full_name: z.string().nullable(),
     pronouns: z.string().nullable(),
     verification_photo_url: z.string().nullable(),
@@ -154,6 +186,7 @@ export const IMPORT_REFUSALS = [
   'bad-email',
   'bad-value',
   'in-the-past',
+  'ambiguous-time',
 ] as const;
 
 /** POST /api/appointments/import: what became of each line of the CSV (the header is line 1). */
@@ -250,6 +283,8 @@ export const appointmentRecipientSchema = z.object({
   full_name: z.string().nullable(),
   phone: z.string().nullable(),
   phone_problem: z.string().nullable(),
+  /** The number the performers will call (the box office's, else the holder's), named in every message. */
+  call_number: z.string().nullable(),
   sms_reminders: z.boolean(),
   /** Keys of the messages already sent for this version (never sent twice). */
   sent: z.array(z.string()),

@@ -12,3 +12,4 @@ export * from './audit.js';
 export * from './investigator-export.js';
 export * from './moderation-digest.js';
 export * from './appointments.js';
+export * from './text-rules.js';

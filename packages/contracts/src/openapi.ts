@@ -7,6 +7,7 @@ import {
   checkResponseSchema,
   loginRequestSchema,
   okResponseSchema,
+  resendLinkResponseSchema,
   pageQuerySchema,
   profileUpdateSchema,
   registerRequestSchema,
@@ -646,8 +647,9 @@ const appointmentIdPath = z.object({ id: z.string().meta({ description: 'Appoint
 const appointmentPaths: ZodOpenApiPathsObject = {
   '/api/appointments/mine': {
     get: op({
-      summary: "The signed-in participant's appointment (time with its zone, place), or null",
-      description: 'An appointment imported under the address before the person registered is theirs from their first request on.',
+      summary: "The signed-in participant's appointment (time with its zone, place, the number that will be called), or null",
+      description:
+        'The appointment under the account’s address, once the account has confirmed that address (email_confirmed); until then appointment is null whether or not one waits there.',
       tags: ['appointments'],
       security: [sessionCookie],
       responses: { '200': { description: 'The appointment and whether text reminders are on', ...json(myAppointmentSchema) }, ...signedIn },
@@ -817,6 +819,22 @@ const resetPaths: ZodOpenApiPathsObject = {
       tags: ['password reset'],
       requestBody: body(passwordUpdateBodySchema),
       responses: { '200': { description: 'Password updated', ...json(okResponseSchema) }, ...commonErrors },
+    }),
+  },
+  '/api/user/verify-email/resend': {
+    post: op({
+      summary:
+        'A new confirmation link for the signed-in account’s address (the earlier one expired after 7 days, or was signed with a retired secret)',
+      description:
+        'Limited to 5 an hour per account and per address the link goes to, and 50 an hour per client address (a venue’s shared network). An address already confirmed gets no link (200, sent: false).',
+      tags: ['users'],
+      security: [sessionCookie],
+      responses: {
+        '202': { description: 'A new link is on its way', ...json(resendLinkResponseSchema) },
+        '200': { description: 'The address is already confirmed: nothing sent', ...json(resendLinkResponseSchema) },
+        ...signedIn,
+        '429': error('Too many links asked for: wait a while'),
+      },
     }),
   },
   '/api/user/verify-email': {

@@ -52,4 +52,5 @@ export * from './observability/trace-context.js';
 export * from './context/request-context.js';
 export * from './context/continue-work.js';
 export * from './runtime/private-files.js';
+export * from './runtime/time-slices.js';
 export * from './runtime/service-process.js';

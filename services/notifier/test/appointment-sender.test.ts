@@ -11,6 +11,7 @@ import { waitFor } from '@portal/platform/testing';
 import { appointmentJobId, type AppointmentJob } from '../src/appointments/appointment-job.js';
 import { appointmentSender } from '../src/appointments/appointment-sender.js';
 import type { AppointmentDirectory } from '../src/appointments/identity-client.js';
+import { appointmentEmail, appointmentSms } from '../src/appointments/messages.js';
 import { smsFromSettings } from '../src/service.js';
 import { notifierSettingsFromEnv } from '../src/config.js';
 
@@ -79,6 +80,7 @@ function recipient(id: string, overrides: Partial<AppointmentRecipient> = {}): A
     full_name: 'Ida Informant',
     phone: '+12025550123',
     phone_problem: null,
+    call_number: '+12025550123',
     sms_reminders: true,
     sent: [],
     ...overrides,
@@ -215,5 +217,42 @@ describe('sending appointment messages', () => {
     expect(h.mails()).toHaveLength(1);
     expect(() => readdirSync(join(root, 'pod', 'sms-outbox'))).toThrow();
     await h.close();
+  });
+});
+
+describe('what the messages say', () => {
+  const branding = { productName: 'Operation Test', publicUrl: 'https://portal.example.org' };
+  const job = (kind: AppointmentJob['kind']): AppointmentJob =>
+    ({
+      appointmentId: 'a1',
+      version: 1,
+      kind,
+      offset: kind === 'reminder' ? '2h' : null,
+      channel: 'email',
+      message: 'Rain: wait inside',
+    }) as AppointmentJob;
+
+  it('names the number that will be called in every message, by e-mail and by text', () => {
+    const to = recipient('a1', { call_number: '+31631100548' });
+    for (const kind of ['confirmation', 'reminder', 'announcement'] as const) {
+      expect(appointmentEmail(branding, job(kind), to).text, kind).toContain('+31631100548');
+      expect(appointmentSms(branding, job(kind), to), kind).toContain('+31631100548');
+    }
+  });
+
+  it('never lets a name, place or note stored with line breaks start a line of its own', () => {
+    const to = recipient('a1', {
+      full_name: 'Bob\r\n\r\nURGENT ticket void',
+      place: 'Gate 3\nPAY AT http://pay.example',
+      note: 'Bring this\r\nURGENT: pay now',
+    });
+    for (const kind of ['confirmation', 'reminder', 'announcement'] as const) {
+      const lines = appointmentEmail(branding, job(kind), to).text.split('\n');
+      expect(
+        lines.some((line) => /^(URGENT|PAY)/.test(line.trim())),
+        kind,
+      ).toBe(false);
+      expect(appointmentSms(branding, job(kind), to)).not.toMatch(/[\r\n]/);
+    }
   });
 });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   TOPICS,
+  asOneLine,
   type AdminAppointment,
   type AnnounceRequest,
   type AnnounceResult,
@@ -20,15 +21,16 @@ import {
   createEvent,
   notFound,
   unauthenticated,
+  TimeSlices,
   type CallerIdentity,
   type Logger,
 } from '@portal/platform';
 import { DuplicateAppointmentError, type AppointmentRecord, type AppointmentStore } from '../repositories/appointment-store.js';
 import type { PendingEvent, UserRepository } from '../repositories/user-repository.js';
 import { readAppointmentCsv, type CsvAppointment } from './appointment-csv.js';
-import { dayBounds, inZone, parseStart } from './appointment-times.js';
+import { dayBounds, inZone, readStart } from './appointment-times.js';
 import { calendarFile } from './icalendar.js';
-import { textablePhone } from './phone-numbers.js';
+import { numberToCall, textablePhone } from './phone-numbers.js';
 import { verificationPhotoUrl, type UserRecord } from './user-record.js';
 
 export interface AppointmentSettings {
@@ -61,7 +63,7 @@ type Actor = CallerIdentity;
 /** The ready texts of announcements. */
 export function readyText(text: 'bad-weather', settings: Pick<AppointmentSettings, 'libraryEntryway' | 'productName'>): string {
   if (text === 'bad-weather') {
-    return `${settings.productName}: because of bad weather, please wait in ${settings.libraryEntryway} instead of at the street corner. Keep your phone at hand: we will call you at your time.`;
+    return `${settings.productName}: because of bad weather, please wait in ${settings.libraryEntryway} instead of at your appointment's place. Keep your phone at hand: we will call you at your time.`;
   }
   throw new Error(`unknown ready text ${String(text)}`);
 }
@@ -86,9 +88,13 @@ export class AppointmentService {
   // --- administrators ----------------------------------------------------------------------
 
   async importCsv(caller: Actor, text: string, fileName: string): Promise<AppointmentImportResult> {
-    const { rows, refused } = readAppointmentCsv(text, this.deps.settings.timeZone, this.clock());
+    // Read and applied in slices: a festival's file (thousands of lines) never holds the process
+    // long; every other request is answered between two slices (bench/import).
+    const slices = new TimeSlices();
+    const { rows, refused } = await readAppointmentCsv(text, this.deps.settings.timeZone, this.clock(), slices);
     const result: AppointmentImportResult = { created: [], updated: [], unchanged: [], refused };
     for (const row of rows) {
+      await slices.maybeYield();
       const outcome = await this.applyRow(row).catch((error: unknown) => {
         if (error instanceof DuplicateAppointmentError) return 'duplicate' as const;
         throw error;
@@ -133,12 +139,9 @@ export class AppointmentService {
       const moved = await this.change(caller, existing, { ...input, start });
       return { appointment: await this.adminView(moved), created: false };
     }
-    // Set by an administrator for an address that has an account (the user dialog): it is that account's.
-    const account = await this.deps.users.findByEmail(input.email);
-    const record = {
-      ...this.newRecord({ email: input.email, start, phone: input.phone, place: input.place, note: input.note }),
-      user_id: account?.id ?? null,
-    };
+    // Kept under the address, as an imported one is: it is an account's only while that account
+    // has confirmed the address (holderOf), whatever screen it was set from.
+    const record = this.newRecord({ email: input.email, start, phone: input.phone, place: input.place, note: input.note });
     try {
       await this.deps.store.create(record, [
         this.scheduledEvent(record, 'set'),
@@ -201,12 +204,15 @@ export class AppointmentService {
     return this.adminView(await this.require(id));
   }
 
-  /** The appointment of an account (the user dialog), or null. */
+  /**
+   * The appointment under an account's address (the user dialog), or null; until the account has
+   * confirmed the address it is shown as pending (`address_status`), with nothing of the account.
+   */
   async ofUser(userId: string): Promise<AdminAppointment | null> {
     const user = await this.deps.users.findById(userId);
     if (!user) throw notFound('No such user');
-    const record = await this.recordOf(user);
-    return record ? this.adminView(record, user) : null;
+    const record = await this.deps.store.findByEmail(user.email);
+    return record ? this.adminView(record) : null;
   }
 
   async callSheet(date: string): Promise<CallSheet> {
@@ -263,20 +269,28 @@ export class AppointmentService {
 
   // --- the participant -----------------------------------------------------------------------
 
-  /** The caller's appointment; one kept under their address since before they registered becomes theirs. */
+  /**
+   * The caller's appointment: the one under their address, once they confirmed it. Until then the
+   * answer says only that the address is not confirmed, never whether an appointment waits there.
+   */
   async mine(caller: Pick<CallerIdentity, 'userId'>): Promise<MyAppointment> {
     const user = await this.deps.users.findById(caller.userId);
     if (!user) throw unauthenticated();
-    const record = await this.linkedRecord(user);
-    return { appointment: record ? this.participantView(record) : null, sms_reminders: user.sms_reminders };
+    const record = await this.recordOf(user);
+    return {
+      appointment: record ? this.participantView(record, user) : null,
+      sms_reminders: user.sms_reminders,
+      email_confirmed: user.email_verified,
+    };
   }
 
   async mineCalendar(caller: Pick<CallerIdentity, 'userId'>, host: string): Promise<string | null> {
     const user = await this.deps.users.findById(caller.userId);
     if (!user) throw unauthenticated();
-    const record = await this.linkedRecord(user);
+    const record = await this.recordOf(user);
     if (!record) return null;
     const { settings } = this.deps;
+    const call = this.callNumberOf(record, user);
     return calendarFile(
       {
         uid: `${record.id}@${host}`,
@@ -286,9 +300,9 @@ export class AppointmentService {
         summary: `${settings.productName}: your appointment`,
         location: record.place,
         description: [
-          `Stand at ${record.place} and await a phone call on ${user.phone_number}.`,
+          `Stand at ${asOneLine(record.place)} and await a phone call on ${call.number ?? 'the number you gave at registration'}.`,
           `In bad weather wait in ${settings.libraryEntryway}.`,
-          record.note,
+          record.note ? `Note: ${asOneLine(record.note)}` : '',
         ]
           .filter((line) => line)
           .join('\n'),
@@ -304,7 +318,7 @@ export class AppointmentService {
   async recipient(id: string): Promise<AppointmentRecipient | null> {
     const record = await this.deps.store.findById(id);
     if (!record) return null;
-    const user = await this.userOf(record);
+    const user = await this.holderOf(record);
     const phone = this.phoneOf(record, user);
     return {
       appointmentId: record.id,
@@ -313,11 +327,13 @@ export class AppointmentService {
       time_zone: record.time_zone,
       place: record.place,
       note: record.note,
-      email: user?.email ?? record.email,
+      // The address the appointment was given to, always: an account moves it only by confirming another (followAddress).
+      email: record.email,
       user_id: user?.id ?? null,
       full_name: user?.full_name ?? null,
       phone: phone.e164,
       phone_problem: phone.problem,
+      call_number: this.callNumberOf(record, user).number,
       sms_reminders: user?.sms_reminders ?? true,
       sent: record.deliveries.filter((delivery) => delivery.state === 'sent').map((delivery) => delivery.key),
     };
@@ -343,18 +359,41 @@ export class AppointmentService {
     return record ? this.adminView(record, user) : null;
   }
 
-  /** Removes the appointment (and with it its message records) of a deleted account. */
+  /**
+   * Removes the appointment (and with it its message records) of a deleted account: the one under
+   * its address if it had confirmed the address. An account that never did held nothing of it:
+   * the ticket holder's appointment stays under their address.
+   */
   async erase(user: Pick<UserRecord, 'id' | 'email' | 'email_verified'>): Promise<number> {
-    let erased = 0;
-    for (let record = await this.recordOf(user); record; record = await this.recordOf(user)) {
-      if (!(await this.deps.store.delete(record.id, [this.cancelledEvent(record, true)]))) break;
-      erased++;
+    const record = await this.recordOf(user);
+    if (!record || !(await this.deps.store.delete(record.id, [this.cancelledEvent(record, true)]))) return 0;
+    this.deps.onEventsCommitted();
+    this.deps.logger.info({ userId: user.id, appointments: 1 }, "erased a deleted account's appointment");
+    return 1;
+  }
+
+  /**
+   * An account's address changed (its owner, with the password, or an administrator). The
+   * appointment under the old address follows it only if the account had confirmed that address
+   * (it was the ticket holder's); it is then pending under the new one until that one is
+   * confirmed too. Any other account's change moves nothing: whoever registered with a ticket
+   * holder's address without confirming it cannot take the appointment (or its messages) along.
+   * When the new address already has an appointment of its own, the old one stays where it is.
+   */
+  async followAddress(before: Pick<UserRecord, 'id' | 'email' | 'email_verified'>, after: Pick<UserRecord, 'email'>): Promise<void> {
+    if (!before.email_verified || before.email.toLowerCase() === after.email.toLowerCase()) return;
+    const record = await this.deps.store.findByEmail(before.email);
+    if (!record) return;
+    const moved = { ...record, email: after.email.toLowerCase(), updated_at: new Date(this.clock()).toISOString() };
+    try {
+      if (await this.deps.store.replace(moved, record.version, [])) {
+        this.deps.logger.info({ userId: before.id, appointmentId: record.id }, "an appointment followed its holder's new address");
+        return;
+      }
+    } catch (error) {
+      if (!(error instanceof DuplicateAppointmentError)) throw error;
     }
-    if (erased > 0) {
-      this.deps.onEventsCommitted();
-      this.deps.logger.info({ userId: user.id, appointments: erased }, "erased a deleted account's appointment");
-    }
-    return erased;
+    this.deps.logger.warn({ userId: before.id, appointmentId: record.id }, "an appointment stayed under its holder's previous address");
   }
 
   // --- inside ------------------------------------------------------------------------------------
@@ -448,7 +487,6 @@ export class AppointmentService {
     return {
       id: randomUUID(),
       email: input.email.toLowerCase(),
-      user_id: null,
       start: input.start,
       time_zone: this.deps.settings.timeZone,
       place: input.place || this.deps.settings.defaultPlace,
@@ -464,13 +502,10 @@ export class AppointmentService {
   }
 
   private startOf(input: string): string {
-    const start = parseStart(input, this.deps.settings.timeZone);
-    if (!start) {
-      const message = `"${input}" is not a date and time such as 2026-07-01T18:30 (times without an offset are read in ${this.deps.settings.timeZone})`;
-      throw badRequest(message, { start: message });
-    }
-    if (Date.parse(start) <= this.clock()) throw badRequest('The start has passed', { start: 'The start has passed' });
-    return start;
+    const reading = readStart(input, this.deps.settings.timeZone);
+    if (!('start' in reading)) throw badRequest(reading.message, { start: reading.message });
+    if (Date.parse(reading.start) <= this.clock()) throw badRequest('The start has passed', { start: 'The start has passed' });
+    return reading.start;
   }
 
   private async require(id: string): Promise<AppointmentRecord> {
@@ -480,36 +515,32 @@ export class AppointmentService {
   }
 
   /**
-   * The account's appointment: linked to it, or kept under its address, but only once the account
-   * has confirmed that address: whoever registers first with someone else's address (unconfirmed)
-   * learns nothing of that ticket holder's appointment, and performers are not given their number.
+   * The account's appointment: the one under its address, and only once the account has confirmed
+   * that address. Whoever registers first with someone else's address (unconfirmed) learns nothing
+   * of that ticket holder's appointment, and performers are not given their name, photo or number.
    */
-  private async recordOf(user: Pick<UserRecord, 'id' | 'email' | 'email_verified'>): Promise<AppointmentRecord | null> {
-    const record = await this.deps.store.findForUser(user.id, user.email);
-    if (record && !record.user_id && !user.email_verified) return null;
-    return record;
+  private async recordOf(user: Pick<UserRecord, 'email' | 'email_verified'>): Promise<AppointmentRecord | null> {
+    return user.email_verified ? this.deps.store.findByEmail(user.email) : null;
   }
 
-  private async linkedRecord(user: UserRecord): Promise<AppointmentRecord | null> {
-    const record = await this.recordOf(user);
-    if (!record || record.user_id) return record;
-    const linked = { ...record, user_id: user.id };
-    return (await this.deps.store.replace(linked, record.version, [])) ? linked : this.deps.store.findForUser(user.id, user.email);
-  }
-
-  /** The participant of an appointment: its linked account, or the account that confirmed its address. */
-  private async userOf(record: AppointmentRecord): Promise<UserRecord | null> {
-    if (record.user_id) return this.deps.users.findById(record.user_id);
+  /** The appointment's participant: the account that has confirmed its address, or null (pending under the address). */
+  private async holderOf(record: AppointmentRecord): Promise<UserRecord | null> {
     const user = await this.deps.users.findByEmail(record.email);
     return user?.email_verified ? user : null;
   }
 
-  /** The number to text: the box office's, else the account's. */
+  /** The number to text: the box office's, else the holder's (never an unconfirmed account's). */
   private phoneOf(record: AppointmentRecord, user: UserRecord | null) {
     return textablePhone(record.phone_input || user?.phone_number || '', this.deps.settings.smsRegion);
   }
 
-  private participantView(record: AppointmentRecord): Appointment {
+  /** The number the performers will call, as messages and calendars name it. */
+  private callNumberOf(record: AppointmentRecord, user: UserRecord | null) {
+    return numberToCall(record.phone_input, user?.phone_number ?? '', this.deps.settings.smsRegion);
+  }
+
+  private participantView(record: AppointmentRecord, user: UserRecord | null): Appointment {
+    const call = this.callNumberOf(record, user);
     return {
       id: record.id,
       start: inZone(record.start, record.time_zone),
@@ -517,14 +548,18 @@ export class AppointmentService {
       place: record.place,
       note: record.note,
       version: record.version,
+      call_number: call.number,
+      call_number_from: call.from,
     };
   }
 
   private async adminView(record: AppointmentRecord, known?: UserRecord): Promise<AdminAppointment> {
-    const user = known ?? (await this.userOf(record));
+    const account = known ?? (await this.deps.users.findByEmail(record.email));
+    const user = account?.email_verified ? account : null;
     const phone = this.phoneOf(record, user);
     return {
-      ...this.participantView(record),
+      ...this.participantView(record, user),
+      address_status: user ? 'confirmed' : account ? 'not-confirmed' : 'no-account',
       email: record.email,
       user_id: user?.id ?? null,
       full_name: user?.full_name ?? null,
@@ -547,7 +582,7 @@ export class AppointmentService {
   private async auditAbout(
     record: AppointmentRecord,
   ): Promise<{ target: { type: 'appointment'; id: string; label: string | null }; subjectUserId: string | null }> {
-    const user = await this.userOf(record);
+    const user = await this.holderOf(record);
     return { target: { type: 'appointment', id: record.id, label: user?.username ?? null }, subjectUserId: user?.id ?? null };
   }
 

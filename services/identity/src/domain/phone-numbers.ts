@@ -25,3 +25,23 @@ export function textablePhone(input: string, region: string): TextablePhone {
   }
   return { e164: parsed.number, problem: null };
 }
+
+export interface NumberToCall {
+  /** E.164 when the number is valid (a landline too), else as it was given; null when there is none. */
+  number: string | null;
+  /** Whose it is: the box office gave it with the appointment, or the participant's profile. */
+  from: 'box-office' | 'profile' | null;
+}
+
+/**
+ * The number the performers will call: the box office's when it gave one, else the profile's.
+ * Messages and calendar files name it, so that the participant knows which phone to carry.
+ */
+export function numberToCall(boxOffice: string, profile: string, region: string): NumberToCall {
+  const given = boxOffice.trim()
+    ? { text: boxOffice.trim(), from: 'box-office' as const }
+    : { text: profile.trim(), from: 'profile' as const };
+  if (!given.text) return { number: null, from: null };
+  const parsed = parsePhoneNumberFromString(given.text, region as CountryCode);
+  return { number: parsed?.isValid() ? parsed.number : given.text, from: given.from };
+}

@@ -8,7 +8,6 @@ export function sampleAppointment(overrides: Partial<AppointmentRecord> = {}): A
   return {
     id: randomUUID(),
     email: `holder-${randomUUID().slice(0, 8)}@example.org`,
-    user_id: null,
     start: '2030-07-01T16:30:00.000Z',
     time_zone: 'Europe/Berlin',
     place: 'the corner of Main Street and First Avenue',
@@ -38,19 +37,6 @@ export function appointmentStoreContract(name: string, create: () => Promise<App
       await expect(store.create(sampleAppointment({ email: record.email.toUpperCase() }), [])).rejects.toBeInstanceOf(
         DuplicateAppointmentError,
       );
-    });
-
-    it("finds a participant's appointment linked to the account, or kept under their address until then", async () => {
-      const store = await create();
-      const userId = randomUUID();
-      const waiting = sampleAppointment();
-      await store.create(waiting, []);
-      expect((await store.findForUser(userId, waiting.email))?.id).toBe(waiting.id);
-      expect(await store.replace({ ...waiting, user_id: userId }, 1, [])).toBe(true);
-      // Linked: found by the account even after its address changed.
-      expect((await store.findForUser(userId, 'changed@example.org'))?.id).toBe(waiting.id);
-      // Someone else registering with the address later does not get it.
-      expect(await store.findForUser(randomUUID(), waiting.email)).toBeNull();
     });
 
     it('replaces only at the expected version (two moves at once: one wins)', async () => {

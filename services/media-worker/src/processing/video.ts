@@ -101,7 +101,16 @@ export async function transcodeVideo(
  * every other track (a phone's timed-metadata track of positions); the muxer writes no user data
  * it was not given. The display matrix (rotation) is the track's side data, not a tag: stream
  * copy keeps it, and the browser turns the picture upright as it plays.
+ *
+ * The picture's own bitstream can carry text too: SEI messages (user data, which some cameras
+ * fill with an owner, a serial number or a place; the encoder's settings). The `filter_units`
+ * bitstream filter drops every SEI NAL unit of the copied H.264 stream (type 6; the 720p copy
+ * is encoded anew and carries none of the original's). SEI is supplementary: no decoder needs it
+ * to show the pictures. Debian's ffmpeg and the static fallback npm installs both have the filter.
  */
+/** The bitstream filter that drops H.264's SEI NAL units (type 6): their user data may hold text. */
+export const H264_WITHOUT_SEI = 'filter_units=remove_types=6';
+
 export async function remuxVideo(
   input: string,
   probe: ProbeResult,
@@ -127,6 +136,8 @@ export async function remuxVideo(
       ...outputLimit(maxSeconds),
       '-c',
       'copy',
+      '-bsf:v',
+      H264_WITHOUT_SEI,
       ...(audio ? [] : ['-an']),
       '-sn',
       '-dn',

@@ -6,9 +6,17 @@ import TextField from '@mui/material/TextField';
 import Typography from '@mui/material/Typography';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useState } from 'react';
-import type { User } from '@portal/contracts';
+import type { AdminAppointment, User } from '@portal/contracts';
 import { appointmentTime, cancelAppointment, fetchUserAppointment, setAppointment, updateAppointment } from '../../api/appointments';
 import { messageOf } from '../../api/http';
+
+/** What the address's status means for the appointment, in words. */
+const ADDRESS_STATUS_WORDS: Record<AdminAppointment['address_status'], string> = {
+  confirmed: 'Address confirmed: the appointment is this account’s (its name, photo and number).',
+  'not-confirmed':
+    'Address not confirmed yet: the appointment waits under the address. Messages go to the address and only a number the box office gave is used, until the account opens the link in its e-mail.',
+  'no-account': 'No account has confirmed this address: the appointment waits under it.',
+};
 
 /**
  * The user dialog's appointment: set one, move it (a new confirmation goes out and the reminders
@@ -69,11 +77,16 @@ export function AppointmentSection({ user }: { user: User }) {
         <Typography role="status">Loading…</Typography>
       ) : (
         <>
-          <Typography variant="body2" sx={{ mb: 1 }}>
+          <Typography variant="body2" sx={{ mb: 1, overflowWrap: 'anywhere' }}>
             {appointment
-              ? `${appointmentTime(appointment.start, appointment.time_zone)} at ${appointment.place}. Phone for the call: ${appointment.phone ?? `none that can be texted (${appointment.phone_problem})`}.`
+              ? `${appointmentTime(appointment.start, appointment.time_zone)} at ${appointment.place}. Phone for the call: ${appointment.call_number ?? 'none'}${appointment.phone ? '' : ` (no texts: ${appointment.phone_problem})`}.`
               : 'No appointment yet.'}
           </Typography>
+          {appointment ? (
+            <Typography variant="body2" sx={{ mb: 1, overflowWrap: 'anywhere' }}>
+              {ADDRESS_STATUS_WORDS[appointment.address_status]}
+            </Typography>
+          ) : null}
           <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1.5}>
             <TextField
               label={`Time${appointment ? ` (${appointment.time_zone})` : ''}`}

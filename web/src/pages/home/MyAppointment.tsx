@@ -4,13 +4,19 @@ import Paper from '@mui/material/Paper';
 import Typography from '@mui/material/Typography';
 import { useQuery } from '@tanstack/react-query';
 import { MY_CALENDAR_URL, appointmentTime, fetchMyAppointment } from '../../api/appointments';
+import { useCurrentUser } from '../../auth/useCurrentUser';
+import { ConfirmAddressNotice } from '../../components/ConfirmAddressNotice';
 
 /**
- * The participant's appointment above the instructions, with a link that adds it to their
- * calendar (an .ics file with an alarm). Nothing is shown until the box office gave them one.
+ * The participant's appointment above the instructions, with the number that will be called and a
+ * link that adds it to their calendar (an .ics file with an alarm). Nothing is shown until the box
+ * office gave them one; until their address is confirmed they are told why nothing can show, and
+ * get a button for a new link.
  */
 export function MyAppointment() {
+  const { user } = useCurrentUser();
   const { data } = useQuery({ queryKey: ['my-appointment'], queryFn: ({ signal }) => fetchMyAppointment(signal), staleTime: 60_000 });
+  if (data && !data.email_confirmed && user) return <ConfirmAddressNotice email={user.email} />;
   const appointment = data?.appointment;
   if (!appointment) return null;
   return (
@@ -21,9 +27,14 @@ export function MyAppointment() {
       <Typography sx={{ mb: 1, fontWeight: 600 }}>
         <time dateTime={appointment.start}>{appointmentTime(appointment.start, appointment.time_zone)}</time>
       </Typography>
-      <Typography sx={{ mb: appointment.note ? 1 : 2 }}>{appointment.place}</Typography>
-      {appointment.note ? <Typography sx={{ mb: 2 }}>{appointment.note}</Typography> : null}
-      <Button component="a" href={MY_CALENDAR_URL} download="appointment.ics" variant="outlined" startIcon={<EventIcon />}>
+      <Typography sx={{ mb: 1, overflowWrap: 'anywhere' }}>{appointment.place}</Typography>
+      {appointment.call_number ? (
+        <Typography sx={{ mb: 1 }}>
+          {`We will call ${appointment.call_number}${appointment.call_number_from === 'box-office' ? ' (the number the box office gave)' : ' (the number in your profile)'}.`}
+        </Typography>
+      ) : null}
+      {appointment.note ? <Typography sx={{ mb: 2, overflowWrap: 'anywhere' }}>{appointment.note}</Typography> : null}
+      <Button component="a" href={MY_CALENDAR_URL} download="appointment.ics" variant="outlined" startIcon={<EventIcon />} sx={{ mt: 1 }}>
         Add to calendar
       </Button>
     </Paper>
