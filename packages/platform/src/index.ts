@@ -32,6 +32,7 @@ export * from './mail/smtp-mailer.js';
 export * from './sms/sms-sender.js';
 export * from './sms/outbox-sms-sender.js';
 export * from './sms/twilio-sms-sender.js';
+export * from './sms/unconfigured-sms-sender.js';
 export * from './crypto/sealed-box.js';
 export * from './config/internal-secret.js';
 export * from './events/kafka-event-bus.js';

@@ -48,7 +48,7 @@ import type { AuditLogStore } from './repositories/audit-log-store.js';
 import { SqliteAuditLog } from './repositories/sqlite/sqlite-audit-log.js';
 import { MongoAuditLog } from './repositories/mongo/mongo-audit-log.js';
 import { AuditTrail } from './domain/audit-trail.js';
-import { subscribeAuditConsumer } from './consumers/audit-consumer.js';
+import { AUDIT_CONSUMER, subscribeAuditConsumer } from './consumers/audit-consumer.js';
 import type { ScheduleStore } from './repositories/schedule-store.js';
 import { SqliteScheduleStore } from './repositories/sqlite/sqlite-schedule-store.js';
 import { MongoScheduleStore } from './repositories/mongo/mongo-schedule-store.js';
@@ -250,6 +250,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
   // Where received pictures wait while they are checked (this process's alone: emptied at start).
   const uploadsTmpDir = join(settings.dataDir, 'tmp', 'identity-uploads');
   const metrics = new ServiceMetrics('identity');
+  metrics.watchConsumerLag(runtime.bus, AUDIT_CONSUMER.groupId, AUDIT_CONSUMER.topics);
   const app = createIdentityApp({
     logger,
     tokens,

@@ -1,6 +1,14 @@
 import { join } from 'node:path';
-import type { ProbeResult, ProbedStream } from '@portal/platform';
-import { checkWrittenLength, ffmpegCommand, outputLimit, probedSeconds, runFfmpeg, type TranscodeWatchdog } from './ffmpeg-runner.js';
+import { FFMPEG_TIME_LIMIT_SECONDS, type ProbeResult, type ProbedStream } from '@portal/platform';
+import {
+  FFMPEG_THREADS,
+  checkWrittenLength,
+  ffmpegCommand,
+  outputLimit,
+  probedSeconds,
+  runFfmpeg,
+  type TranscodeWatchdog,
+} from './ffmpeg-runner.js';
 import { UnprocessableMediaError } from './media-error.js';
 
 export interface VideoOptions {
@@ -13,6 +21,17 @@ export interface VideoOptions {
   niceness?: number;
   /** Stops a transcode that runs far past what the video's length predicts. */
   watchdog?: TranscodeWatchdog;
+}
+
+/** The options of a display copy, with their defaults (the longest video: ffmpeg's time limit). */
+function withDefaults(options: VideoOptions) {
+  return {
+    demuxer: options.demuxer ?? null,
+    maxSeconds: options.maxSeconds ?? FFMPEG_TIME_LIMIT_SECONDS,
+    tooLong: options.tooLong ?? 'videos are limited in length',
+    niceness: options.niceness ?? 0,
+    watchdog: options.watchdog,
+  };
 }
 
 /** The first picture track that is not cover art, and the first sound track: the only ones used. */
@@ -37,8 +56,9 @@ export async function transcodeVideo(
   probe: ProbeResult,
   workDir: string,
   onProgress: (percent: number) => void,
-  { demuxer = null, maxSeconds = 7200, tooLong = 'videos are limited in length', niceness = 0, watchdog }: VideoOptions = {},
+  options: VideoOptions = {},
 ) {
+  const { demuxer, maxSeconds, tooLong, niceness, watchdog } = withDefaults(options);
   const { video, audio } = chosenStreams(probe);
   if (!video) throw new UnprocessableMediaError('The file has no picture track');
   const output = join(workDir, 'display.mp4');
@@ -67,7 +87,7 @@ export async function transcodeVideo(
       '-movflags',
       '+faststart',
       '-threads',
-      '2',
+      String(FFMPEG_THREADS),
     ])
     .output(output);
   return runVideoCommand(command, output, probe, onProgress, { maxSeconds, tooLong, watchdog });
@@ -96,8 +116,9 @@ export async function remuxVideo(
   probe: ProbeResult,
   workDir: string,
   onProgress: (percent: number) => void,
-  { demuxer = null, maxSeconds = 7200, tooLong = 'videos are limited in length', niceness = 0, watchdog }: VideoOptions = {},
+  options: VideoOptions = {},
 ) {
+  const { demuxer, maxSeconds, tooLong, niceness, watchdog } = withDefaults(options);
   const { video, audio } = chosenStreams(probe);
   if (!video) throw new UnprocessableMediaError('The file has no picture track');
   const output = join(workDir, 'display-remuxed.mp4');
