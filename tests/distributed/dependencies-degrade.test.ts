@@ -46,7 +46,18 @@ describe('a slow dependency degrades the portal, it does not take it down', () =
     expect((await admin.put(`/api/evidence/clearance/${note.data.id}`)).data.is_public).toBe(true);
     const visitor = new ApiClient(portal.url);
     const urls = [portal.url, ...SERVICES.map((service) => portal.serviceUrl(service))];
-    for (const url of urls) expect((await readiness(url)).body.status).toBe('ready');
+    for (const url of urls.filter((url) => url !== portal.serviceUrl('notifier'))) expect((await readiness(url)).body.status).toBe('ready');
+    // No text-message provider is set up here: the notifier says so (degraded, the check `sms`
+    // names what is missing) instead of writing texts into its scratch folder as if sent.
+    const notifier = await readiness(portal.serviceUrl('notifier'));
+    expect(notifier.status).toBe(200);
+    expect(notifier.body.status).toBe('degraded');
+    expect(Object.entries(notifier.body.checks).filter(([, state]) => state !== 'ok')).toEqual([
+      ['sms', 'no text-message provider is set up (TWILIO_ACCOUNT_SID): texts are not sent'],
+    ]);
+    const metrics = await (await fetch(`${portal.serviceUrl('notifier')}/metrics`)).text();
+    expect(metrics).toMatch(/^portal_dependency_up\{dependency="sms",service="notifier"\} 0$/m);
+    expect(portal.logs('notifier')).toMatch(/appointment texts will not be sent/);
 
     for (const dependency of ['kafka', 's3'] as const) {
       const pid = servers.pid(dependency);

@@ -11,7 +11,7 @@ import { GROUP_PHOTO, makeGroupVideo } from '../support/face-fixtures.js';
 import { FaceCounter } from '../support/faces.js';
 import { startTestPortal, type TestPortal } from '../support/portal.js';
 
-// Faces blurred before the public sees them (docs/decisions/0042): on the all-in-one portal with
+// Faces blurred before the public sees them (docs/decisions/0044): on the all-in-one portal with
 // its real media worker, FACE_BLUR at its default (auto); the portal's own detector reads what a
 // visitor and the owner are served. Videos: tests/e2e/faces.test.ts (both modes) and
 // services/media-worker/test/faces.test.ts (every frame of the public copy).

@@ -33,7 +33,7 @@ import { identityDatabaseFile, type IdentitySettings } from './config.js';
 import { PasswordHasher } from './domain/passwords.js';
 import { PhotoProcessor } from './domain/photo-processor.js';
 import { SessionService } from './domain/session-service.js';
-import { UserService } from './domain/user-service.js';
+import { UserService, type UserServiceDeps } from './domain/user-service.js';
 import { EmailVerificationTokens } from './domain/email-verification.js';
 import { PasswordResetService } from './domain/password-reset-service.js';
 import { SqliteResetCodeStore } from './repositories/sqlite/sqlite-reset-code-store.js';
@@ -48,7 +48,7 @@ import type { AuditLogStore } from './repositories/audit-log-store.js';
 import { SqliteAuditLog } from './repositories/sqlite/sqlite-audit-log.js';
 import { MongoAuditLog } from './repositories/mongo/mongo-audit-log.js';
 import { AuditTrail } from './domain/audit-trail.js';
-import { subscribeAuditConsumer } from './consumers/audit-consumer.js';
+import { AUDIT_CONSUMER, subscribeAuditConsumer } from './consumers/audit-consumer.js';
 import type { ScheduleStore } from './repositories/schedule-store.js';
 import { SqliteScheduleStore } from './repositories/sqlite/sqlite-schedule-store.js';
 import { MongoScheduleStore } from './repositories/mongo/mongo-schedule-store.js';
@@ -151,6 +151,7 @@ export interface UserServiceParts {
   /** The current participation terms (TERMS_VERSION); the ops command registers nobody and may leave it out. */
   termsVersion?: string;
   onEventsCommitted: () => void;
+  addressChanged?: UserServiceDeps['addressChanged'];
 }
 
 /** The use cases over the given stores (the HTTP app and the admin command both use this). */
@@ -168,6 +169,7 @@ export function buildUserService(parts: UserServiceParts): { users: UserService;
     sealer: new SealedBox(parts.secret),
     termsVersion: parts.termsVersion ?? DEFAULT_TERMS_VERSION,
     onEventsCommitted: parts.onEventsCommitted,
+    ...(parts.addressChanged ? { addressChanged: parts.addressChanged } : {}),
   });
   return { users, sessions };
 }
@@ -204,6 +206,14 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
   const stores = await openIdentityStores(runtime.infrastructure, logger);
   const blobs = runtime.blobs ?? createBlobStore(runtime.infrastructure);
   const relay = new OutboxRelay({ store: stores.users.outbox, bus: runtime.bus, logger });
+  const appointments = new AppointmentService({
+    store: stores.appointments,
+    users: stores.users,
+    settings: settings.appointments,
+    logger,
+    onEventsCommitted: () => relay.kick(),
+    ...(runtime.clock ? { clock: runtime.clock } : {}),
+  });
   const { users, sessions } = buildUserService({
     stores,
     blobs,
@@ -212,6 +222,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
     secret: settings.internalSecret,
     termsVersion: settings.termsVersion,
     onEventsCommitted: () => relay.kick(),
+    addressChanged: (before, after) => appointments.followAddress(before, after),
   });
   const resets = buildPasswordResetService({
     stores,
@@ -236,17 +247,10 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
         })
       : undefined;
   const trail = new AuditTrail({ store: stores.audit, users: stores.users, logger });
-  const appointments = new AppointmentService({
-    store: stores.appointments,
-    users: stores.users,
-    settings: settings.appointments,
-    logger,
-    onEventsCommitted: () => relay.kick(),
-    ...(runtime.clock ? { clock: runtime.clock } : {}),
-  });
   // Where received pictures wait while they are checked (this process's alone: emptied at start).
   const uploadsTmpDir = join(settings.dataDir, 'tmp', 'identity-uploads');
   const metrics = new ServiceMetrics('identity');
+  metrics.watchConsumerLag(runtime.bus, AUDIT_CONSUMER.groupId, AUDIT_CONSUMER.topics);
   const app = createIdentityApp({
     logger,
     tokens,

@@ -1,3 +1,4 @@
+import { TimeSlices } from '../runtime/time-slices.js';
 import { EventEmitter } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { EventEnvelope } from '@portal/contracts';
@@ -300,6 +301,8 @@ class GroupConsumer {
     }
   }
 
+  private readonly slices = new TimeSlices();
+
   /** Handles one batch of every topic in offset order; true when something was handled. */
   private async drainOnce(): Promise<boolean> {
     const fromBeginning = this.options.fromBeginning ?? true;
@@ -317,6 +320,9 @@ class GroupConsumer {
       const done = await this.deliver(message);
       if (!done) return true; // stopping: leave the offset uncommitted so the message comes again
       this.bus.commit(this.groupId, message.topic, Number(message.offset));
+      // Handlers on embedded stores answer at once (microtasks): a backlog of thousands of events
+      // (a box office's import) is handled in slices, with the process's requests answered between.
+      await this.slices.maybeYield();
     }
     return batch.length > 0;
   }

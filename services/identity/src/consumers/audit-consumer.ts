@@ -6,10 +6,12 @@ import type { AuditTrail } from '../domain/audit-trail.js';
  * The audit log's intake: every service's `audit.recorded` events, and identity's own
  * `user.deleted` (the erasure of that person's identifiers from the log). Both are idempotent.
  */
+/** The audit log's consumer group and its topics (its lag is reported under this group). */
+export const AUDIT_CONSUMER = { groupId: 'identity.audit', topics: [TOPICS.audit, TOPICS.users] };
+
 export async function subscribeAuditConsumer(bus: EventBus, trail: AuditTrail, logger: Logger): Promise<Subscription> {
   return bus.subscribe({
-    groupId: 'identity.audit',
-    topics: [TOPICS.audit, TOPICS.users],
+    ...AUDIT_CONSUMER,
     handler: async (message) => {
       if (message.topic === TOPICS.users) {
         const parsed = userEventSchema.safeParse(message.value);

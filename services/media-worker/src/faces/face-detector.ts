@@ -20,7 +20,7 @@ export interface FaceDetector {
 
 /**
  * The detector: SSD MobileNet v1 of @vladmandic/face-api on TensorFlow.js's WASM backend
- * (docs/decisions/0042-faces-blurred-before-the-public-sees-them.md). Its weights and the WASM binaries
+ * (docs/decisions/0044-faces-blurred-before-the-public-sees-them.md). Its weights and the WASM binaries
  * are files of the installed packages, read from disk: nothing is fetched.
  */
 export const FACE_MODEL = 'ssd_mobilenetv1';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { postedCountsSchema } from '@portal/contracts';
+import { VERIFICATION_REASONS, postedCountsSchema } from '@portal/contracts';
 
 /** One e-mail to send, as kept in the mail queue. Secrets inside stay sealed until sending. */
 export const mailJobSchema = z.discriminatedUnion('kind', [
@@ -20,7 +20,7 @@ export const mailJobSchema = z.discriminatedUnion('kind', [
     to: z.string(),
     fullName: z.string(),
     sealedToken: z.string(),
-    reason: z.enum(['registered', 'email-changed']),
+    reason: z.enum(VERIFICATION_REASONS),
   }),
   z.object({
     kind: z.literal('account-notice'),

@@ -229,7 +229,7 @@ export function evidenceRoutes({ evidence, tmpDir, publicLocationDecimals }: Evi
     }),
   );
 
-  // Faces: administrators decide on the original (docs/decisions/0042).
+  // Faces: administrators decide on the original (docs/decisions/0044).
   router.get(
     '/api/evidence/:id/faces',
     route(async (req, res) => {

@@ -91,7 +91,7 @@ export const EVIDENCE_MIGRATIONS = [
      PRIMARY KEY (user_id, key)
    );
    CREATE INDEX idempotency_keys_by_item ON idempotency_keys (evidence_id);`,
-  // Faces (docs/decisions/0042): the check of each photo and video, the regions' blob and version,
+  // Faces (docs/decisions/0044): the check of each photo and video, the regions' blob and version,
   // the consent on record, and the blurred public copies. Items from before were never checked
   // and keep being shown as they are (face_check NULL, public_blur 'none'); those still waiting for
   // their media are checked by the worker that processes them.
