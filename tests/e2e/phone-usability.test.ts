@@ -166,7 +166,11 @@ describe.skipIf(chromiumMissing)('a participant on a phone', () => {
       a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
     expect(overlaps(shown, title)).toBe(false);
     expect(overlaps(shown, button)).toBe(false);
-    // Moving on to another page, the toast goes (it would cover that page's buttons).
+    // Moving on to another page, the toast goes (it would cover that page's buttons). A toast follows
+    // a navigation that comes within a second of it (NotificationProvider's grace, for a message
+    // shown just before the app moves on by itself): a person reads it first. On a busy machine the
+    // toast's lazy chunk can take most of that second to appear, so the move waits out the grace.
+    await page.waitForTimeout(1_100);
     await page.getByRole('button', { name: 'Menu' }).click();
     await page.getByRole('menuitem', { name: 'Archive' }).click();
     await page.waitForURL('**/archive');
