@@ -6,6 +6,7 @@ export * from './events/event-bus.js';
 export * from './events/consumer-policy.js';
 export * from './resilience/failures.js';
 export * from './resilience/backoff.js';
+export * from './resilience/job-policy.js';
 export * from './events/envelope.js';
 export * from './events/outbox.js';
 export * from './events/audit-event.js';
