@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { buildOpenApiDocument } from '@portal/contracts/openapi';
-import { mediaQueueList, openMediaQueues, type MediaJob } from '@portal/contracts';
+import { MEDIA_RESULTS_QUEUE, mediaQueueList, openMediaQueues, type MediaJob } from '@portal/contracts';
 import {
   FsBlobStore,
   SqliteEventBus,
@@ -16,6 +16,7 @@ import {
   loadOrCreateInternalSecret,
   parseEnv,
   type Logger,
+  type QueuedEvent,
   type ServedRoute,
 } from '@portal/platform';
 import { createIdentityService, identitySettingsFromEnv } from '@portal/identity';
@@ -89,6 +90,7 @@ export async function startAllInOne(
   const mediaQueues = openMediaQueues(
     (queue) => new SqliteJobQueue<MediaJob>({ file: jobsDatabaseFile(base.DATA_DIR), queue, logger: loggerFor('jobs') }),
   );
+  const mediaResults = new SqliteJobQueue<QueuedEvent>({ file: jobsDatabaseFile(base.DATA_DIR), queue: MEDIA_RESULTS_QUEUE, logger: loggerFor('jobs') });
   const mail = new SqliteJobQueue<MailJob>({
     file: jobsDatabaseFile(base.DATA_DIR),
     queue: 'mail',
@@ -103,7 +105,7 @@ export async function startAllInOne(
   });
   const stops: (() => Promise<void>)[] = [
     () => bus.close(),
-    ...mediaQueueList(mediaQueues).map((queue) => () => queue.close()),
+    ...[...mediaQueueList(mediaQueues), mediaResults].map((queue) => () => queue.close()),
     () => mail.close(),
     () => appointmentMessages.close(),
   ];
@@ -137,7 +139,13 @@ export async function startAllInOne(
     stops.push(() => identity.stop());
 
     if (base.MEDIA_WORKER_ENABLED) {
-      const worker = createMediaWorker(mediaWorkerSettingsFromEnv(shared), { bus, mediaQueues, blobs, logger: loggerFor('media-worker') });
+      const worker = createMediaWorker(mediaWorkerSettingsFromEnv(shared), {
+        bus,
+        mediaQueues,
+        results: mediaResults,
+        blobs,
+        logger: loggerFor('media-worker'),
+      });
       await worker.start();
       stops.push(() => worker.stop());
     }

@@ -20,6 +20,7 @@ import {
   mediaCapsFromEnv,
   probeMedia,
   tooLongMessage,
+  untilAvailable,
   type ActiveJob,
   type BlobStore,
   type EventBus,
@@ -35,10 +36,16 @@ import { playability, shownSize, type TranscodePolicy } from './processing/playa
 import { transcodeAudio } from './processing/audio.js';
 import { DEFAULT_TRANSCODE_WATCHDOG, probedSeconds, type TranscodeWatchdog } from './processing/ffmpeg-runner.js';
 
+/** What ffmpeg is run for, as counted (portal_media_ffmpeg_runs_total). */
+export type FfmpegRunKind = 'transcode' | 'remux' | 'audio' | 'poster';
+
 export interface MediaJobDeps {
   blobs: BlobStore;
-  bus: EventBus;
+  /** Where results go: the media worker's outbox (QueuedPublisher), or a bus. */
+  bus: Pick<EventBus, 'publish'>;
   logger: Logger;
+  /** Told each time ffmpeg is started for a job, and what for. */
+  ffmpegRun?: (kind: FfmpegRunKind, jobId: string) => void;
   /** Scratch space for originals and outputs while a job runs. */
   workRoot: string;
   /** Longest video and recording, most tracks (MEDIA_MAX_*); the defaults when not given. */
@@ -76,12 +83,16 @@ export function transcodeJobIdFor(data: Pick<MediaJob, 'evidenceId' | 'revision'
  * One media job: fetch the private original, make the public derivatives, store them under the
  * job's prefix, and report the result on the bus. Running it twice gives the same keys and the
  * same report, so retries and redeliveries are harmless. A file that cannot be processed ends as
- * a "failed" report with the reason; anything else (storage, bus) is thrown so the job is retried.
+ * a "failed" report with the reason; anything else is thrown so the job is retried. Once ffmpeg
+ * has made the derivatives, a dependency away (S3 taking them, Redis taking the report into the
+ * outbox) is waited for where the job is (untilAvailable): the derivatives are kept, not made again.
  */
 export function mediaJobHandler(deps: MediaJobDeps) {
   if (deps.transcodePolicy === 'playable-first' && !deps.transcodeQueue)
     throw new Error('the playable-first policy needs the queue of the 720p jobs');
   return async (job: ActiveJob<MediaJob>): Promise<MediaProcessedData> => {
+    const keep = <T>(what: string, work: () => Promise<T>) => untilAvailable(work, { what: `${what} (job ${job.id})`, logger: deps.logger });
+    const counted = (kind: FfmpegRunKind) => deps.ffmpegRun?.(kind, job.id);
     const data = job.data;
     const workDir = join(deps.workRoot, job.id.replace(/[^A-Za-z0-9._-]/g, '_'));
     await rm(workDir, { recursive: true, force: true });
@@ -109,7 +120,7 @@ export function mediaJobHandler(deps: MediaJobDeps) {
       let followUp: MediaJob | undefined;
       try {
         const { followUp: next, ...derivatives } = await process(
-          deps,
+          { ...deps, keep, counted },
           data,
           original,
           workDir,
@@ -125,9 +136,8 @@ export function mediaJobHandler(deps: MediaJobDeps) {
               poster: stills.poster!,
               placeholder: stills.placeholder,
             };
-            await deps.bus.publish(TOPICS.media, [
-              { key: data.evidenceId, value: createEvent({ type: 'media.stills', key: data.evidenceId, data: announced }) },
-            ]);
+            const event = createEvent({ type: 'media.stills', key: data.evidenceId, data: announced });
+            await keep('announcing the stills', () => deps.bus.publish(TOPICS.media, [{ key: data.evidenceId, value: event }]));
           },
         );
         followUp = next;
@@ -168,17 +178,19 @@ export function mediaJobHandler(deps: MediaJobDeps) {
           ...NO_DERIVATIVES,
         };
       }
-      await deps.bus.publish(TOPICS.media, [
-        { key: data.evidenceId, value: createEvent({ type: `media.${result.status}`, key: data.evidenceId, data: result }) },
-      ]);
+      const event = createEvent({ type: `media.${result.status}`, key: data.evidenceId, data: result });
+      await keep('reporting the result', () => deps.bus.publish(TOPICS.media, [{ key: data.evidenceId, value: event }]));
       // Added after the first copy is announced, before this job completes: a worker that dies in
       // between runs this job again, which adds it then (the job id makes a second add a no-op).
       if (followUp) {
-        await deps.transcodeQueue!.add('transcode-video', followUp, {
-          jobId: transcodeJobIdFor(followUp),
-          attempts: 3,
-          backoff: { type: 'exponential', delay: 5000 },
-        });
+        const next = followUp;
+        await keep('queueing the 720p copy', () =>
+          deps.transcodeQueue!.add('transcode-video', next, {
+            jobId: transcodeJobIdFor(next),
+            attempts: 3,
+            backoff: { type: 'exponential', delay: 5000 },
+          }),
+        );
       }
       deps.logger.info({ jobId: job.id, status: result.status, display: result.display_copy, ms: Date.now() - started }, 'media job done');
       return result;
@@ -188,8 +200,15 @@ export function mediaJobHandler(deps: MediaJobDeps) {
   };
 }
 
+interface ProcessDeps extends MediaJobDeps {
+  /** Runs a step that needs a dependency again while it is away (untilAvailable). */
+  keep: <T>(what: string, work: () => Promise<T>) => Promise<T>;
+  /** Counts an ffmpeg run. */
+  counted: (kind: FfmpegRunKind) => void;
+}
+
 async function process(
-  deps: MediaJobDeps,
+  deps: ProcessDeps,
   job: MediaJob,
   original: string,
   workDir: string,
@@ -205,8 +224,9 @@ async function process(
     const key = `${job.outputPrefix}${name}`;
     // A file (a display copy) is handed over whole: the file store links it into place instead of
     // copying it (a remuxed phone video is hundreds of MB; the copy was seconds of its job).
-    if (typeof body === 'string') await deps.blobs.putFile(key, body, { contentType });
-    else await deps.blobs.put(key, body, { contentType });
+    await deps.keep(`storing ${name}`, () =>
+      typeof body === 'string' ? deps.blobs.putFile(key, body, { contentType }) : deps.blobs.put(key, body, { contentType }),
+    );
     return { key, contentType };
   };
 
@@ -251,6 +271,7 @@ async function process(
 
     /** The poster frame of a video (upright), its WebP poster and thumbnail stored, and its ThumbHash. */
     const stillsOf = async (video: string, seconds: number | null, from: Parameters<typeof posterFrame>[3]): Promise<Stills> => {
+      deps.counted('poster');
       const poster = await stillImages(await posterFrame(video, seconds, workDir, { watchdog: options.watchdog, ...from }), 1280);
       return {
         thumbnail: await put('thumb.webp', poster.thumbnail, 'image/webp'),
@@ -272,6 +293,7 @@ async function process(
     const playable = job.step === undefined && deps.transcodePolicy === 'playable-first' ? playability(probe, demuxer) : null;
     if (playable?.playable) {
       const stills = await stillsFromOriginal();
+      deps.counted('remux');
       const remuxed = await remuxVideo(original, probe, workDir, onProgress, options);
       const output = await probeMedia(remuxed, { demuxer: 'mov' });
       const size = shownSize(output.streams.find((s) => s.codec_type === 'video') ?? playable.video);
@@ -302,6 +324,7 @@ async function process(
             );
             return null;
           });
+    deps.counted('transcode');
     const video = await transcodeVideo(original, probe, workDir, onProgress, options);
     const output = await probeMedia(video, { demuxer: 'mov' });
     const duration = durationOf(output);
@@ -319,6 +342,7 @@ async function process(
 
   // A recording is one ffmpeg process (see transcodeAudio); its length is what ffmpeg reports
   // having written.
+  deps.counted('audio');
   const audio = await transcodeAudio(original, workDir, onProgress, {
     demuxer: job.demuxer ?? null,
     maxSeconds: caps.maxAudioSeconds,

@@ -123,6 +123,7 @@ function videoJob(id: string, data: Partial<MediaJob> = {}): ActiveJob<MediaJob>
     id: data.step ? transcodeJobIdFor({ evidenceId: id, revision: 1 }) : `${id}.r1`,
     name: data.step ? 'transcode-video' : 'process-media',
     attemptsMade: 0,
+    postponements: 0,
     data: {
       evidenceId: id,
       revision: 1,

@@ -1,7 +1,10 @@
 import { join } from 'node:path';
 import {
+  BackgroundSubscriptions,
   IdentityTokens,
   OutboxSmsSender,
+  consumerChecks,
+  type HealthCheck,
   TwilioSmsSender,
   type SmsSender,
   OutboxMailer,
@@ -13,7 +16,6 @@ import {
   type JobWorker,
   type Logger,
   type Mailer,
-  type Subscription,
 } from '@portal/platform';
 import { TOPICS } from '@portal/contracts';
 import type { Counter } from 'prom-client';
@@ -21,10 +23,10 @@ import type { JobHandler } from '@portal/platform';
 import type { NotifierSettings } from './config.js';
 import { MAIL_KINDS, type MailJob } from './emails/mail-job.js';
 import { mailSender } from './emails/mail-sender.js';
-import { subscribeIdentityEvents } from './consumers/identity-events.js';
+import { NOTIFIER_GROUP, subscribeIdentityEvents } from './consumers/identity-events.js';
 import type { AppointmentJob } from './appointments/appointment-job.js';
 import { appointmentSender } from './appointments/appointment-sender.js';
-import { subscribeAppointmentEvents } from './appointments/appointment-events.js';
+import { APPOINTMENTS_GROUP, subscribeAppointmentEvents } from './appointments/appointment-events.js';
 import { HttpAppointmentDirectory, type AppointmentDirectory } from './appointments/identity-client.js';
 
 /** Tries of an appointment message, with doubling waits from 30 s (about an hour in all) before it counts as failed. */
@@ -61,6 +63,8 @@ export interface NotifierHandle {
   mailer: Mailer;
   sms: SmsSender;
   metrics: ServiceMetrics;
+  /** Its consumers' readiness checks: each says what it waits for while it holds messages or subscribes. */
+  consumerChecks: HealthCheck[];
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -82,17 +86,18 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
   const sms = runtime.sms ?? smsFromSettings(settings, runtime.logger);
   const clock = runtime.clock ?? Date.now;
   const jobOptions = runtime.appointmentJobOptions ?? APPOINTMENT_JOB_OPTIONS;
-  let subscription: Subscription | undefined;
-  let appointmentEvents: Subscription | undefined;
+  const consumers = new BackgroundSubscriptions(runtime.logger);
   let worker: JobWorker | undefined;
   let appointmentWorker: JobWorker | undefined;
   const metrics = new ServiceMetrics('notifier');
   metrics.watchQueue(runtime.mail);
   if (runtime.appointments) {
     metrics.watchQueue(runtime.appointments);
-    metrics.watchConsumerLag(runtime.bus, 'notifier-appointments', [TOPICS.appointments]);
+    metrics.watchConsumerLag(runtime.bus, APPOINTMENTS_GROUP, [TOPICS.appointments]);
   }
-  metrics.watchConsumerLag(runtime.bus, 'notifier', [TOPICS.users, TOPICS.passwordResets, TOPICS.moderation]);
+  metrics.watchConsumerLag(runtime.bus, NOTIFIER_GROUP, [TOPICS.users, TOPICS.passwordResets, TOPICS.moderation]);
+  const groups = runtime.appointments ? [NOTIFIER_GROUP, APPOINTMENTS_GROUP] : [NOTIFIER_GROUP];
+  metrics.watchConsumers(runtime.bus, groups);
   const sent = metrics.counter('portal_emails_sent_total', 'E-mails handed to the mail server (or the outbox)', ['kind']);
   const failed = metrics.counter('portal_emails_failed_total', 'Tries to send an e-mail that failed (each is retried)', ['kind']);
   // Every kind's series from the start, at 0: an alert comparing failures with successes (and
@@ -110,6 +115,7 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
     mailer,
     sms,
     metrics,
+    consumerChecks: consumerChecks(() => runtime.bus.consumerStates(), groups),
     async start() {
       worker = await runtime.mail.work(
         metrics.timeJobs(
@@ -128,7 +134,9 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
         ),
         { concurrency: 2, lockDurationMs: 60_000 },
       );
-      subscription = await subscribeIdentityEvents(runtime.bus, runtime.mail, mailer, runtime.logger);
+      // Consumes once Kafka answers (readiness says "degraded" until then).
+      const mailQueue = [{ name: 'mail queue', check: () => runtime.mail.ping() }];
+      consumers.start((signal) => subscribeIdentityEvents(runtime.bus, runtime.mail, mailer, runtime.logger, { dependencies: mailQueue, signal }));
       const appointments = runtime.appointments;
       if (appointments) {
         const send = appointmentSender({
@@ -152,16 +160,20 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
           }),
           { concurrency: 4, lockDurationMs: 60_000 },
         );
-        appointmentEvents = await subscribeAppointmentEvents({
-          bus: runtime.bus,
-          queue: appointments,
-          mailer,
-          sms,
-          reminders: settings.reminders,
-          jobOptions,
-          logger: runtime.logger,
-          clock,
-        });
+        consumers.start((signal) =>
+          subscribeAppointmentEvents({
+            bus: runtime.bus,
+            queue: appointments,
+            mailer,
+            sms,
+            reminders: settings.reminders,
+            jobOptions,
+            logger: runtime.logger,
+            clock,
+            dependencies: [{ name: 'appointment queue', check: () => appointments.ping() }],
+            signal,
+          }),
+        );
       }
       runtime.logger.info(
         { transport: settings.smtpUrl ? 'smtp' : 'outbox', sms: settings.twilio ? 'twilio' : 'outbox' },
@@ -169,8 +181,7 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
       );
     },
     async stop() {
-      await subscription?.close();
-      await appointmentEvents?.close();
+      await consumers.close();
       await worker?.close();
       await appointmentWorker?.close();
       await mailer.close();

@@ -1,6 +1,15 @@
-import { TOPICS, moderationDigestRequestedData, passwordResetEventSchema, userEventSchema } from '@portal/contracts';
-import type { EventBus, JobQueue, Logger, Mailer, Subscription } from '@portal/platform';
+import {
+  TOPICS,
+  accountNoticeData,
+  emailVerificationRequestedData,
+  moderationDigestRequestedData,
+  passwordResetRequestedData,
+  userDeletedData,
+} from '@portal/contracts';
+import { parseEventData, type EventBus, type HealthCheck, type JobQueue, type Logger, type Mailer, type Subscription } from '@portal/platform';
 import type { MailJob } from '../emails/mail-job.js';
+
+export const NOTIFIER_GROUP = 'notifier';
 
 /** Mail jobs keep the event's id as their job id: the same event delivered twice queues one e-mail. */
 export const mailJobId = (eventId: string) => `mail.${eventId}`;
@@ -9,20 +18,30 @@ const MAIL_JOB_OPTIONS = { attempts: 10, backoff: { type: 'exponential' as const
 
 /**
  * Turns identity's events into queued e-mails, and forgets a deleted account's e-mails: those
- * still queued (or kept as sent or failed) and the outbox's copies.
+ * still queued (or kept as sent or failed) and the outbox's copies. While the mail queue (Redis) is
+ * away the consumer holds its messages (the bus's policy); an event of these types whose data
+ * breaks its schema is a dead letter.
  */
-export function subscribeIdentityEvents(bus: EventBus, mail: JobQueue<MailJob>, mailer: Mailer, logger: Logger): Promise<Subscription> {
+export function subscribeIdentityEvents(
+  bus: EventBus,
+  mail: JobQueue<MailJob>,
+  mailer: Mailer,
+  logger: Logger,
+  options: { dependencies: HealthCheck[]; signal?: AbortSignal },
+): Promise<Subscription> {
   return bus.subscribe({
-    groupId: 'notifier',
+    groupId: NOTIFIER_GROUP,
     topics: [TOPICS.users, TOPICS.passwordResets, TOPICS.moderation],
+    dependencies: options.dependencies,
+    ...(options.signal ? { signal: options.signal } : {}),
     handler: async (message) => {
+      const { id, type } = message.value;
       if (message.topic === TOPICS.moderation) {
-        const digest = moderationDigestRequestedData.safeParse(message.value.data);
-        if (message.value.type !== 'moderation-digest.requested' || !digest.success) {
-          logger.warn({ eventId: message.value.id, type: message.value.type }, 'ignored an unknown moderation event');
+        if (type !== 'moderation-digest.requested') {
+          logger.warn({ eventId: id, type }, 'ignored an unknown moderation event');
           return;
         }
-        const { data } = digest;
+        const data = parseEventData(moderationDigestRequestedData, message.value);
         await mail.add(
           'moderation-digest',
           {
@@ -39,9 +58,8 @@ export function subscribeIdentityEvents(bus: EventBus, mail: JobQueue<MailJob>, 
         );
         return;
       }
-      const reset = passwordResetEventSchema.safeParse(message.value);
-      if (reset.success) {
-        const { data, id } = reset.data;
+      if (type === 'password-reset.requested') {
+        const data = parseEventData(passwordResetRequestedData, message.value);
         await mail.add(
           'reset-code',
           {
@@ -57,9 +75,8 @@ export function subscribeIdentityEvents(bus: EventBus, mail: JobQueue<MailJob>, 
         );
         return;
       }
-      const user = userEventSchema.safeParse(message.value);
-      if (user.success && user.data.type === 'email-verification.requested') {
-        const { data, id } = user.data;
+      if (type === 'email-verification.requested') {
+        const data = parseEventData(emailVerificationRequestedData, message.value);
         await mail.add(
           'verify-email',
           {
@@ -75,8 +92,8 @@ export function subscribeIdentityEvents(bus: EventBus, mail: JobQueue<MailJob>, 
         );
         return;
       }
-      if (user.success && user.data.type === 'account.notice') {
-        const { data, id } = user.data;
+      if (type === 'account.notice') {
+        const data = parseEventData(accountNoticeData, message.value);
         await mail.add(
           'account-notice',
           {
@@ -92,16 +109,14 @@ export function subscribeIdentityEvents(bus: EventBus, mail: JobQueue<MailJob>, 
         );
         return;
       }
-      if (user.success && user.data.type === 'user.deleted') {
-        const { userId } = user.data.data;
+      if (type === 'user.deleted') {
+        const { userId } = parseEventData(userDeletedData, message.value);
         const jobs = await mail.removeJobs((job) => job.data.userId === userId);
         const copies = await mailer.forget(userId);
         logger.info({ userId, jobs, copies }, "forgot a deleted account's e-mail");
         return;
       }
-      if (!user.success && message.topic === TOPICS.passwordResets) {
-        logger.warn({ eventId: message.value.id, type: message.value.type }, 'ignored an unknown reset event');
-      }
+      if (message.topic === TOPICS.passwordResets) logger.warn({ eventId: id, type }, 'ignored an unknown reset event');
     },
   });
 }
