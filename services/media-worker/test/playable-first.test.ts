@@ -252,6 +252,7 @@ describe('playable-first: a phone video is ready with a remux of its streams, th
       subscribe: (options) => bus.subscribe(options),
       ping: () => bus.ping(),
       lag: (groupId, topics) => bus.lag(groupId, topics),
+      consumerStates: () => bus.consumerStates(),
       close: async () => {},
       publish: async (topic, messages) => {
         for (const message of messages) {

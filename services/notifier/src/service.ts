@@ -2,6 +2,8 @@ import { join } from 'node:path';
 import {
   BackgroundSubscriptions,
   IdentityTokens,
+  RetryJobLaterError,
+  holdWhileAway,
   OutboxSmsSender,
   consumerChecks,
   type HealthCheck,
@@ -29,8 +31,15 @@ import { appointmentSender } from './appointments/appointment-sender.js';
 import { APPOINTMENTS_GROUP, subscribeAppointmentEvents } from './appointments/appointment-events.js';
 import { HttpAppointmentDirectory, type AppointmentDirectory } from './appointments/identity-client.js';
 
-/** Tries of an appointment message, with doubling waits from 30 s (about an hour in all) before it counts as failed. */
+/**
+ * Tries of an appointment message, with doubling waits from 30 s (about an hour in all) before it
+ * counts as failed. A provider away uses none of them: the message is tried again until the
+ * appointment's start (appointment-sender.ts).
+ */
 export const APPOINTMENT_JOB_OPTIONS = { attempts: 8, backoff: { type: 'exponential' as const, delay: 30_000 } };
+
+/** While the mail server or the text provider is away: tried again after 15 s, 30 s, 1 min... then every 2 minutes. */
+export const MESSAGE_RETRY_BACKOFF = { initialMs: 15_000, maxMs: 120_000 };
 
 /**
  * How long a sent e-mail's job is kept: long enough that an event delivered again (at least
@@ -56,6 +65,8 @@ export interface NotifierRuntime {
   directory?: AppointmentDirectory;
   /** Tries of an appointment message (tests make it fail for good sooner). */
   appointmentJobOptions?: typeof APPOINTMENT_JOB_OPTIONS;
+  /** Waits while the mail server or the text provider is away (tests make them short). */
+  messageRetryBackoff?: typeof MESSAGE_RETRY_BACKOFF;
   clock?: () => number;
 }
 
@@ -86,6 +97,7 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
   const sms = runtime.sms ?? smsFromSettings(settings, runtime.logger);
   const clock = runtime.clock ?? Date.now;
   const jobOptions = runtime.appointmentJobOptions ?? APPOINTMENT_JOB_OPTIONS;
+  const retryBackoff = runtime.messageRetryBackoff ?? MESSAGE_RETRY_BACKOFF;
   const consumers = new BackgroundSubscriptions(runtime.logger);
   let worker: JobWorker | undefined;
   let appointmentWorker: JobWorker | undefined;
@@ -108,7 +120,7 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
   }
   const appointmentOutcomes = metrics.counter(
     'portal_appointment_messages_total',
-    'Appointment messages by channel and outcome (sent, skipped, not_sent, failed)',
+    'Appointment messages by channel and outcome (sent, skipped, not_sent, failed; failed_try and postponed: tried again later)',
     ['channel', 'outcome'],
   );
   return {
@@ -117,26 +129,40 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
     metrics,
     consumerChecks: consumerChecks(() => runtime.bus.consumerStates(), groups),
     async start() {
-      worker = await runtime.mail.work(
-        metrics.timeJobs(
-          'mail',
-          countOutcomes(
-            sent,
-            failed,
-            mailSender({
-              mailer,
-              sealer: new SealedBox(settings.internalSecret),
-              branding: { productName: settings.productName, publicUrl: settings.publicUrl },
-              logger: runtime.logger,
-              clock: runtime.clock ?? Date.now,
-            }),
-          ),
+      // While the mail server is away an e-mail waits, its tries unspent, until its sendBy
+      // (MAIL_RETRY_HOURS; a reset code's expiry); then it fails for good, saying why.
+      const sendMail = holdWhileAway(
+        countOutcomes(
+          sent,
+          failed,
+          mailSender({
+            mailer,
+            sealer: new SealedBox(settings.internalSecret),
+            branding: { productName: settings.productName, publicUrl: settings.publicUrl },
+            logger: runtime.logger,
+            clock,
+          }),
         ),
-        { concurrency: 2, lockDurationMs: 60_000 },
+        {
+          logger: runtime.logger,
+          backoff: retryBackoff,
+          deadline: (job) => (job.data.sendBy ? Date.parse(job.data.sendBy) : null),
+          gaveUp: (job, failure) =>
+            job.data.kind === 'reset-code'
+              ? `the code expired before the mail server could be reached (${failure.reason})`
+              : `the mail server could not be reached in time (${failure.reason})`,
+        },
       );
+      worker = await runtime.mail.work(metrics.timeJobs('mail', sendMail), { concurrency: 2, lockDurationMs: 60_000 });
       // Consumes once Kafka answers (readiness says "degraded" until then).
       const mailQueue = [{ name: 'mail queue', check: () => runtime.mail.ping() }];
-      consumers.start((signal) => subscribeIdentityEvents(runtime.bus, runtime.mail, mailer, runtime.logger, { dependencies: mailQueue, signal }));
+      consumers.start((signal) =>
+        subscribeIdentityEvents(runtime.bus, runtime.mail, mailer, runtime.logger, {
+          dependencies: mailQueue,
+          signal,
+          retryForMs: settings.mailRetryMs,
+        }),
+      );
       const appointments = runtime.appointments;
       if (appointments) {
         const send = appointmentSender({
@@ -147,11 +173,12 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
           logger: runtime.logger,
           clock,
           attempts: jobOptions.attempts,
+          retryBackoff,
         });
         appointmentWorker = await appointments.work(
           metrics.timeJobs('appointment', async (job) => {
             const outcome = await send(job).catch((error: unknown) => {
-              appointmentOutcomes.inc({ channel: job.data.channel, outcome: 'failed_try' });
+              appointmentOutcomes.inc({ channel: job.data.channel, outcome: error instanceof RetryJobLaterError ? 'postponed' : 'failed_try' });
               throw error;
             });
             const name = 'sent' in outcome ? 'sent' : 'skipped' in outcome ? 'skipped' : 'notSent' in outcome ? 'not_sent' : 'failed';

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { JobFailedForGoodError, RetryJobLaterError, type ActiveJob, type JobHandler } from '../jobs/job-queue.js';
+import { JobFailedForGoodError, RetryJobLaterError, type ActiveJob } from '../jobs/job-queue.js';
 import { DEPENDENCY_BACKOFF, backoffDelay, type Backoff } from './backoff.js';
 import { classifyFailure, type FailureKind } from './failures.js';
 
@@ -37,7 +37,7 @@ export interface HoldWhileAwayOptions<T> {
  * A job handler under the policy: a dependency away puts the job off (no try counted) until its
  * deadline, then fails it for good; poison fails it at once; anything else is a counted try.
  */
-export function holdWhileAway<T>(handler: JobHandler<T>, options: HoldWhileAwayOptions<T>): JobHandler<T> {
+export function holdWhileAway<T, R>(handler: (job: ActiveJob<T>) => Promise<R>, options: HoldWhileAwayOptions<T>): (job: ActiveJob<T>) => Promise<R> {
   return async (job) => {
     try {
       return await handler(job);

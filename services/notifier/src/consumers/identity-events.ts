@@ -27,8 +27,11 @@ export function subscribeIdentityEvents(
   mail: JobQueue<MailJob>,
   mailer: Mailer,
   logger: Logger,
-  options: { dependencies: HealthCheck[]; signal?: AbortSignal },
+  options: { dependencies: HealthCheck[]; signal?: AbortSignal; retryForMs: number },
 ): Promise<Subscription> {
+  /** Until when an e-mail for this event is worth sending: retryForMs after it, or sooner (a code's expiry). */
+  const sendBy = (occurredAt: string, expires?: string) =>
+    new Date(Math.min((Date.parse(occurredAt) || Date.now()) + options.retryForMs, expires ? Date.parse(expires) || Infinity : Infinity)).toISOString();
   return bus.subscribe({
     groupId: NOTIFIER_GROUP,
     topics: [TOPICS.users, TOPICS.passwordResets, TOPICS.moderation],
@@ -47,6 +50,7 @@ export function subscribeIdentityEvents(
           {
             kind: 'moderation-digest',
             eventId: message.value.id,
+            sendBy: sendBy(message.value.occurredAt),
             userId: data.userId,
             to: data.email,
             fullName: data.full_name,
@@ -65,6 +69,7 @@ export function subscribeIdentityEvents(
           {
             kind: 'reset-code',
             eventId: id,
+            sendBy: sendBy(message.value.occurredAt, data.expiresAt),
             userId: data.userId,
             to: data.email,
             fullName: data.full_name,
@@ -82,6 +87,7 @@ export function subscribeIdentityEvents(
           {
             kind: 'verify-email',
             eventId: id,
+            sendBy: sendBy(message.value.occurredAt),
             userId: data.userId,
             to: data.email,
             fullName: data.full_name,
@@ -99,6 +105,7 @@ export function subscribeIdentityEvents(
           {
             kind: 'account-notice',
             eventId: id,
+            sendBy: sendBy(message.value.occurredAt),
             userId: data.userId,
             to: data.email,
             fullName: data.full_name,
