@@ -101,6 +101,7 @@ export async function startDistributedPortal(
       KAFKA_TOPIC_PARTITIONS: '3',
       KAFKA_REPLICATION_FACTOR: '1',
       KAFKA_TOPIC_RETENTION_MS: '3600000',
+      DEAD_LETTER_RETENTION_MS: '3600000',
     });
   } else {
     await createKafkaTopics({
@@ -109,6 +110,7 @@ export async function startDistributedPortal(
       partitions: 3,
       replicationFactor: 1,
       retentionMs: 3_600_000,
+      deadLetterRetentionMs: 3_600_000,
       ...kafkaClientOf(env),
     });
   }

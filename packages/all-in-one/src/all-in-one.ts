@@ -75,6 +75,7 @@ export async function startAllInOne(
     ...infrastructureFromEnv({
       DATA_DIR: base.DATA_DIR,
       ...(env.BUS_PRUNE_AFTER_MS ? { BUS_PRUNE_AFTER_MS: env.BUS_PRUNE_AFTER_MS } : {}),
+      ...(env.DEAD_LETTER_RETENTION_MS ? { DEAD_LETTER_RETENTION_MS: env.DEAD_LETTER_RETENTION_MS } : {}),
     }),
     kafkaBrokers: null,
     redisUrl: null,
@@ -85,6 +86,7 @@ export async function startAllInOne(
     file: join(base.DATA_DIR, 'bus.sqlite'),
     logger: loggerFor('bus'),
     pruneAfterMs: infrastructure.busPruneAfterMs,
+    deadLetterRetentionMs: infrastructure.deadLetterRetentionMs,
   });
   const blobs = new FsBlobStore(join(base.DATA_DIR, 'blobs'));
   const mediaQueues = openMediaQueues(

@@ -5,6 +5,8 @@ export * from './sqlite/sqlite-outbox.js';
 export * from './events/event-bus.js';
 export * from './events/consumer-policy.js';
 export * from './events/queued-publisher.js';
+export * from './events/dead-letters.js';
+export * from './cli/dead-letters.js';
 export * from './resilience/failures.js';
 export * from './resilience/backoff.js';
 export * from './resilience/job-policy.js';
