@@ -64,6 +64,9 @@ export interface DistributedPortal {
   kill(service: ServiceName): Promise<void>;
   /** Starts a killed or stopped service again and waits until it is ready. */
   start(service: ServiceName): Promise<void>;
+  /** Freezes a service (SIGSTOP: a pod stalled, its consumers falling behind) and thaws it (SIGCONT). */
+  pause(service: ServiceName): void;
+  resume(service: ServiceName): void;
   logs(service: ServiceName): string;
   /** Where a service's own HTTP port answers (health, metrics); the gateway's metrics port for 'gateway-metrics'. */
   serviceUrl(service: ServiceName | 'gateway-metrics'): string;
@@ -239,6 +242,14 @@ export async function startDistributedPortal(
     namespace,
     kill,
     start,
+    pause: (service) => {
+      const child = children.get(service);
+      if (child && isRunning(child)) signal(child, 'SIGSTOP');
+    },
+    resume: (service) => {
+      const child = children.get(service);
+      if (child && isRunning(child)) signal(child, 'SIGCONT');
+    },
     logs: (service) => output.get(service) ?? '',
     serviceUrl: (service) => `http://127.0.0.1:${ports[service]}`,
     stop,

@@ -66,6 +66,8 @@ export interface ConsumerState {
   holds: ConsumerHold[];
   /** Messages it wrote to a dead-letter topic, by original topic, since the process started. */
   deadLetters: Record<string, number>;
+  /** Tries of a held message that failed because its dependency was still away, by topic, since the process started. */
+  holdTries: Record<string, number>;
 }
 
 export interface ConsumerStateHandle {
@@ -82,7 +84,7 @@ export class ConsumerStates {
   private readonly states = new Set<ConsumerState>();
 
   register(groupId: string, topics: string[]): ConsumerStateHandle {
-    const state: ConsumerState = { groupId, topics: [...topics], subscribing: null, holds: [], deadLetters: {} };
+    const state: ConsumerState = { groupId, topics: [...topics], subscribing: null, holds: [], deadLetters: {}, holdTries: {} };
     this.states.add(state);
     return {
       subscribing: (reason) => {
@@ -92,6 +94,7 @@ export class ConsumerStates {
         state.subscribing = null;
       },
       hold: (topic, dependency, reason) => {
+        state.holdTries[topic] = (state.holdTries[topic] ?? 0) + 1;
         const existing = state.holds.find((hold) => hold.topic === topic);
         if (existing) Object.assign(existing, { dependency, reason });
         else state.holds.push({ topic, dependency, reason, since: Date.now() });
@@ -109,7 +112,12 @@ export class ConsumerStates {
   }
 
   list(): ConsumerState[] {
-    return [...this.states].map((state) => ({ ...state, holds: [...state.holds], deadLetters: { ...state.deadLetters } }));
+    return [...this.states].map((state) => ({
+      ...state,
+      holds: [...state.holds],
+      deadLetters: { ...state.deadLetters },
+      holdTries: { ...state.holdTries },
+    }));
   }
 }
 
@@ -226,15 +234,14 @@ export async function deliverMessage(options: DeliverOptions): Promise<'handled'
       }
       if (failure.kind === 'dependency') {
         holds++;
+        state.hold(message.topic, failure.dependency, failure.reason);
         if (holds === 1) {
           heldSince = Date.now();
-          state.hold(message.topic, failure.dependency, failure.reason);
           logger.warn(
             { ...where, dependency: failure.dependency, reason: failure.reason },
             'dependency away: the consumer holds this message (and those after it) until it answers',
           );
         } else if (holds % 20 === 0) {
-          state.hold(message.topic, failure.dependency, failure.reason);
           logger.warn(
             { ...where, dependency: failure.dependency, reason: failure.reason, tries: holds, heldMs: Date.now() - heldSince },
             'still waiting for a dependency',

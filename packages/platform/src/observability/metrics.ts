@@ -116,8 +116,9 @@ export class ServiceMetrics {
   /**
    * What this process's consumer groups are doing, read at scrape time from the bus client:
    * `portal_consumer_paused{group, topic}` is 1 while the group holds that topic's messages because
-   * a dependency is away (0 otherwise), and `portal_event_dead_letters_total{topic, group}` counts
-   * the messages it wrote to the topic's dead letters (from 0 for every topic it reads).
+   * a dependency is away (0 otherwise), `portal_event_dead_letters_total{topic, group}` counts
+   * the messages it wrote to the topic's dead letters (from 0 for every topic it reads), and
+   * `portal_consumer_hold_retries_total{group, topic}` the tries that failed while it held one.
    */
   watchConsumers(bus: Pick<EventBus, 'consumerStates'>, groups: string[]): void {
     const mine = () => bus.consumerStates().filter((state) => groups.includes(state.groupId));
@@ -132,6 +133,18 @@ export class ServiceMetrics {
           for (const topic of state.topics) {
             this.set({ group: state.groupId, topic }, state.holds.some((hold) => hold.topic === topic) ? 1 : 0);
           }
+        }
+      },
+    });
+    new Counter({
+      name: 'portal_consumer_hold_retries_total',
+      help: 'Tries of a held message that failed because its dependency was still away, by group and topic',
+      labelNames: ['group', 'topic'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const state of mine()) {
+          for (const topic of state.topics) this.inc({ group: state.groupId, topic }, state.holdTries[topic] ?? 0);
         }
       },
     });
