@@ -61,7 +61,10 @@ export function createMediaWorker(settings: MediaWorkerSettings, runtime: MediaW
       runtime.logger.info({ ...binaries, queues, caps: settings.caps, transcodePolicy: settings.transcodePolicy }, 'media worker starting');
       // Results go to the bus through the outbox, whose worker publishes them, each retried alone
       // while Kafka is away: a finished job never waits for Kafka, nor runs again because of it.
-      if (outbox) publisher = await outbox.work(runtime.bus, runtime.logger);
+      if (outbox && runtime.results) {
+        const queue = runtime.results.name;
+        publisher = await outbox.work(runtime.bus, runtime.logger, { wrap: (publish) => metrics.timeJobs(queue, publish) });
+      }
       const handler = mediaJobHandler({
         blobs: runtime.blobs,
         bus: outbox ?? runtime.bus,

@@ -131,9 +131,23 @@ export class KafkaEventBus implements EventBus {
     options.signal?.addEventListener('abort', abortWith, { once: true });
     // The group's consumer now: a new one replaces it after a crash kafkajs does not restart from.
     const current: { consumer?: Consumer } = {};
+    // A stop does not wait for a connection attempt kafkajs is still retrying (a shutdown while
+    // Kafka is away): the attempt's consumer, if it ever connects, is let go.
+    const stopped = new Promise<never>((_, reject) => {
+      if (stop.signal.aborted) reject(stop.signal.reason);
+      stop.signal.addEventListener('abort', () => reject(stop.signal.reason), { once: true });
+    });
+    stopped.catch(() => undefined);
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.consume(options, state, stop.signal, current);
+        const attemptDone = this.consume(options, state, stop.signal, current);
+        attemptDone.then(
+          async () => {
+            if (stop.signal.aborted) await current.consumer?.disconnect().catch(() => undefined);
+          },
+          () => undefined,
+        );
+        await Promise.race([attemptDone, stopped]);
         state.subscribed();
         break;
       } catch (error) {

@@ -1,6 +1,6 @@
 // Before any kafkajs client is made: its idle timer loop, fixed (see the module).
 import './kafkajs-idle-loop-fix.js';
-import { ConfigResourceTypes, Kafka, logLevel, type Admin } from 'kafkajs';
+import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { TOPICS } from '@portal/contracts';
 import type { Logger } from 'pino';
 import { deadLetterTopic } from './event-bus.js';
@@ -83,6 +83,8 @@ export async function createKafkaTopics(
 }
 
 const DEAD_LETTER_SUFFIX = deadLetterTopic('');
+/** kafkajs's ConfigResourceTypes.TOPIC (a CommonJS export Node's ES module loader does not see by name). */
+const TOPIC_RESOURCE = 2;
 
 function retentionOf(topic: string, options: KafkaTopicSettings): number {
   return topic.endsWith(DEAD_LETTER_SUFFIX) ? options.deadLetterRetentionMs : options.retentionMs;
@@ -98,7 +100,7 @@ async function raiseDeadLetterRetention(admin: Admin, topics: string[], retentio
   if (topics.length === 0) return [];
   const described = await admin.describeConfigs({
     includeSynonyms: false,
-    resources: topics.map((name) => ({ type: ConfigResourceTypes.TOPIC, name })),
+    resources: topics.map((name) => ({ type: TOPIC_RESOURCE, name })),
   });
   const raised: string[] = [];
   for (const resource of described.resources) {
@@ -114,7 +116,7 @@ async function raiseDeadLetterRetention(admin: Admin, topics: string[], retentio
       validateOnly: false,
       resources: [
         {
-          type: ConfigResourceTypes.TOPIC,
+          type: TOPIC_RESOURCE,
           name: resource.resourceName,
           configEntries: [...own, { name: 'retention.ms', value: String(retentionMs) }],
         },

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { JobQueue, JobWorker } from '../jobs/job-queue.js';
+import type { JobHandler, JobQueue, JobWorker } from '../jobs/job-queue.js';
 import { holdWhileAway } from '../resilience/job-policy.js';
 import type { Backoff } from '../resilience/backoff.js';
 import type { EventBus, OutgoingMessage } from './event-bus.js';
@@ -27,11 +27,16 @@ export class QueuedPublisher implements Pick<EventBus, 'publish'> {
     }
   }
 
-  /** Publishes what waits, and what comes, to the bus. */
-  work(bus: Pick<EventBus, 'publish'>, logger: Logger, options: { backoff?: Backoff } = {}): Promise<JobWorker> {
-    return this.queue.work(
-      holdWhileAway(async (job) => bus.publish(job.data.topic, [job.data.message]), { logger, ...options }),
-      { concurrency: 1 },
-    );
+  /** Publishes what waits, and what comes, to the bus; `wrap` times the jobs (ServiceMetrics.timeJobs). */
+  work(
+    bus: Pick<EventBus, 'publish'>,
+    logger: Logger,
+    options: { backoff?: Backoff; wrap?: (handler: JobHandler<QueuedEvent>) => JobHandler<QueuedEvent> } = {},
+  ): Promise<JobWorker> {
+    const publish = holdWhileAway<QueuedEvent, void>(async (job) => bus.publish(job.data.topic, [job.data.message]), {
+      logger,
+      ...(options.backoff ? { backoff: options.backoff } : {}),
+    });
+    return this.queue.work(options.wrap ? options.wrap(publish) : publish, { concurrency: 1 });
   }
 }
