@@ -18,7 +18,14 @@ describe.skipIf(!servers.kafkaBrokers)('Kafka: dead letters seen and replayed', 
   it('lists a poison message of one group, and replays it to that group alone once the handler is mended', async () => {
     const brokers = servers.kafkaBrokers!;
     const namespace = `dl${randomUUID().slice(0, 8)}`;
-    await createKafkaTopics({ brokers, namespace, partitions: 2, replicationFactor: 1, retentionMs: 3_600_000, deadLetterRetentionMs: 3_600_000 });
+    await createKafkaTopics({
+      brokers,
+      namespace,
+      partitions: 2,
+      replicationFactor: 1,
+      retentionMs: 3_600_000,
+      deadLetterRetentionMs: 3_600_000,
+    });
     const bus = new KafkaEventBus({ brokers, clientId: 'dead-letters-test', logger: silent, namespace });
     const env = { KAFKA_BROKERS: brokers.join(','), DEPLOYMENT_NAMESPACE: namespace };
     const command = async (args: string[]) => {
@@ -40,19 +47,33 @@ describe.skipIf(!servers.kafkaBrokers)('Kafka: dead letters seen and replayed', 
           handled.push(message.value.id);
         },
       });
-      const notifier = await bus.subscribe({ groupId: 'notifier', topics: [TOPICS.users], handler: async (message) => void others.push(message.value.id) });
+      const notifier = await bus.subscribe({
+        groupId: 'notifier',
+        topics: [TOPICS.users],
+        handler: async (message) => void others.push(message.value.id),
+      });
       const second = event(2);
       await bus.publish(TOPICS.users, [
         { key: 'u1', value: first },
         { key: 'u1', value: second },
       ]);
-      await waitFor(() => handled.includes(second.id) && others.length === 2, { timeoutMs: 60_000, what: 'both groups past the poison message' });
+      await waitFor(() => handled.includes(second.id) && others.length === 2, {
+        timeoutMs: 60_000,
+        what: 'both groups past the poison message',
+      });
 
       const listed = await command(['list', '--topic', TOPICS.users, '--json']);
       expect(listed.code, listed.lines.join('\n')).toBe(0);
       const letters = listed.lines.map((line) => JSON.parse(line) as DeadLetter);
       expect(letters).toEqual([
-        expect.objectContaining({ topic: TOPICS.users, group: 'evidence', kind: 'poison', key: 'u1', replayedAt: null, error: 'user.updated without a username' }),
+        expect.objectContaining({
+          topic: TOPICS.users,
+          group: 'evidence',
+          kind: 'poison',
+          key: 'u1',
+          replayedAt: null,
+          error: 'user.updated without a username',
+        }),
       ]);
       expect(JSON.parse(letters[0]!.value)).toMatchObject({ id: first.id, type: 'user.updated' });
 

@@ -67,9 +67,9 @@ describe('Kafka over TLS with SASL', () => {
     await admin.connect();
     const config = async (topic: string) =>
       Object.fromEntries(
-        (await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: 2, name: `${namespace}.${topic}` }] })).resources[0]!.configEntries.map(
-          (entry) => [entry.configName, entry.configValue],
-        ),
+        (
+          await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: 2, name: `${namespace}.${topic}` }] })
+        ).resources[0]!.configEntries.map((entry) => [entry.configName, entry.configValue]),
       );
     try {
       const metadata = await admin.fetchTopicMetadata({ topics: [`${namespace}.evidence.items`] });

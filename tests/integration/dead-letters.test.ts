@@ -41,7 +41,8 @@ describe('dead letters of the embedded bus, and the command', () => {
       { what: "the groups' dead letters" },
     );
     expect(letters.map((letter) => letter.group)).toEqual(expect.arrayContaining(['evidence', 'notifier', 'identity.audit']));
-    for (const letter of letters) expect(letter).toMatchObject({ kind: 'poison', key: 'someone', value: '{"type": "user.deleted", "data": ' });
+    for (const letter of letters)
+      expect(letter).toMatchObject({ kind: 'poison', key: 'someone', value: '{"type": "user.deleted", "data": ' });
     const { code, lines } = await admin(['list', '--topic', TOPICS.users]);
     expect(code).toBe(0);
     expect(lines[0]).toMatch(/identity\.users .*kind=poison .*\(the message is not JSON\)/);
@@ -89,7 +90,9 @@ describe('dead letters of the embedded bus, and the command', () => {
     expect(again.lines.at(-1)).toBe('0 replayed, 1 already replayed');
     expect((await admin(['list', '--topic', TOPICS.audit])).lines[0]).toMatch(/group=identity\.audit .*replayed=\d{4}-/);
     // A replay to the same group again (--again) changes nothing in the log: the entry is there once.
-    expect((await admin(['replay', '--topic', TOPICS.audit, '--since', '1h', '--again'])).lines.at(-1)).toBe('1 replayed, 0 already replayed');
+    expect((await admin(['replay', '--topic', TOPICS.audit, '--since', '1h', '--again'])).lines.at(-1)).toBe(
+      '1 replayed, 0 already replayed',
+    );
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(((await client.get('/api/admin/activity?target=replayed-target')).data as AuditEntry[]).length).toBe(1);
   });

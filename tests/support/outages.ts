@@ -85,7 +85,12 @@ export function waitForCheck(portal: DistributedPortal, service: ServiceName, ch
 const METRICS_URL: Partial<Record<ServiceName, ServiceName | 'gateway-metrics'>> = { gateway: 'gateway-metrics' };
 
 /** The sum of a metric's series whose labels include these, from one service's /metrics. */
-export async function metric(portal: DistributedPortal, service: ServiceName, name: string, labels: Record<string, string> = {}): Promise<number> {
+export async function metric(
+  portal: DistributedPortal,
+  service: ServiceName,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
   const text = await (await fetch(`${portal.serviceUrl(METRICS_URL[service] ?? service)}/metrics`)).text();
   let sum = 0;
   for (const line of text.split('\n')) {

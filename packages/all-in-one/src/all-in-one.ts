@@ -92,7 +92,11 @@ export async function startAllInOne(
   const mediaQueues = openMediaQueues(
     (queue) => new SqliteJobQueue<MediaJob>({ file: jobsDatabaseFile(base.DATA_DIR), queue, logger: loggerFor('jobs') }),
   );
-  const mediaResults = new SqliteJobQueue<QueuedEvent>({ file: jobsDatabaseFile(base.DATA_DIR), queue: MEDIA_RESULTS_QUEUE, logger: loggerFor('jobs') });
+  const mediaResults = new SqliteJobQueue<QueuedEvent>({
+    file: jobsDatabaseFile(base.DATA_DIR),
+    queue: MEDIA_RESULTS_QUEUE,
+    logger: loggerFor('jobs'),
+  });
   const mail = new SqliteJobQueue<MailJob>({
     file: jobsDatabaseFile(base.DATA_DIR),
     queue: 'mail',

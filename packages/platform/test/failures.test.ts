@@ -82,7 +82,9 @@ describe('classifyFailure: a dependency away, told from the real clients', () =>
     expect(classifyFailure(await thrownBy(() => fetch(`http://127.0.0.1:${port}/`)))).toMatchObject({ kind: 'dependency' });
     const silent = createServer(() => undefined);
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    const error = await thrownBy(() => fetch(`http://127.0.0.1:${(silent.address() as AddressInfo).port}/`, { signal: AbortSignal.timeout(200) }));
+    const error = await thrownBy(() =>
+      fetch(`http://127.0.0.1:${(silent.address() as AddressInfo).port}/`, { signal: AbortSignal.timeout(200) }),
+    );
     silent.close();
     expect(classifyFailure(error)).toMatchObject({ kind: 'dependency' });
   });

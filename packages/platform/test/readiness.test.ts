@@ -80,7 +80,10 @@ describe('start-up and consumers in readiness and metrics', () => {
     const checks = consumerChecks(() => states.list(), ['identity.audit']);
     const metrics = new ServiceMetrics('identity');
     metrics.watchConsumers({ consumerStates: () => states.list() }, ['identity.audit']);
-    expect(await runReadinessChecks(checks, false)).toEqual({ ready: true, body: { status: 'ready', checks: { 'consumer identity.audit': 'ok' } } });
+    expect(await runReadinessChecks(checks, false)).toEqual({
+      ready: true,
+      body: { status: 'ready', checks: { 'consumer identity.audit': 'ok' } },
+    });
 
     audit.hold('audit.entries', 'mongodb', 'MongoServerSelectionError: connect ECONNREFUSED');
     audit.hold('audit.entries', 'mongodb', 'MongoServerSelectionError: connect ECONNREFUSED');

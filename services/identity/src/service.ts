@@ -315,7 +315,8 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
       // (so a sweep that fails at start, S3 away, is done then).
       const shared = Boolean(runtime.infrastructure.mongoUrl);
       const sweep = users.sweepPictureIntents(intentsSettledBefore(shared));
-      if (shared) await sweep.catch((error: unknown) => logger.warn({ err: error }, 'settling interrupted picture writes failed; tried again later'));
+      if (shared)
+        await sweep.catch((error: unknown) => logger.warn({ err: error }, 'settling interrupted picture writes failed; tried again later'));
       else await sweep;
       if (shared) {
         timer = setInterval(() => {

@@ -91,7 +91,8 @@ export function mediaJobHandler(deps: MediaJobDeps) {
   if (deps.transcodePolicy === 'playable-first' && !deps.transcodeQueue)
     throw new Error('the playable-first policy needs the queue of the 720p jobs');
   return async (job: ActiveJob<MediaJob>): Promise<MediaProcessedData> => {
-    const keep = <T>(what: string, work: () => Promise<T>) => untilAvailable(work, { what: `${what} (job ${job.id})`, logger: deps.logger });
+    const keep = <T>(what: string, work: () => Promise<T>) =>
+      untilAvailable(work, { what: `${what} (job ${job.id})`, logger: deps.logger });
     const counted = (kind: FfmpegRunKind) => deps.ffmpegRun?.(kind, job.id);
     const data = job.data;
     const workDir = join(deps.workRoot, job.id.replace(/[^A-Za-z0-9._-]/g, '_'));

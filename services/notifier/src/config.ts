@@ -54,7 +54,11 @@ const notifierEnvSchema = z.object({
     .regex(/^MG[0-9a-fA-F]{32}$/, 'must be a Messaging Service SID (MG followed by 32 hex digits)')
     .optional(),
   TWILIO_API_BASE_URL: z.url().optional(),
-  MAIL_RETRY_HOURS: z.coerce.number().positive().max(24 * 14).default(24),
+  MAIL_RETRY_HOURS: z.coerce
+    .number()
+    .positive()
+    .max(24 * 14)
+    .default(24),
 });
 
 /** PUBLIC_URL's default: the portal on this machine, at the port it listens on (PORT, else 8080). */

@@ -178,7 +178,10 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
         appointmentWorker = await appointments.work(
           metrics.timeJobs('appointment', async (job) => {
             const outcome = await send(job).catch((error: unknown) => {
-              appointmentOutcomes.inc({ channel: job.data.channel, outcome: error instanceof RetryJobLaterError ? 'postponed' : 'failed_try' });
+              appointmentOutcomes.inc({
+                channel: job.data.channel,
+                outcome: error instanceof RetryJobLaterError ? 'postponed' : 'failed_try',
+              });
               throw error;
             });
             const name = 'sent' in outcome ? 'sent' : 'skipped' in outcome ? 'skipped' : 'notSent' in outcome ? 'not_sent' : 'failed';

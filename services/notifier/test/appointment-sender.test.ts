@@ -137,7 +137,10 @@ describe('sending appointment messages', () => {
     const states = h.directory.reports.map((report) => report.state);
     expect(states.filter((state) => state === 'retrying').length).toBeGreaterThanOrEqual(3);
     expect(states.at(-1)).toBe('not-sent');
-    expect(h.directory.reports[0]).toMatchObject({ key: '2h:sms', reason: expect.stringMatching(/the text provider is not answering .*HTTP 500/) });
+    expect(h.directory.reports[0]).toMatchObject({
+      key: '2h:sms',
+      reason: expect.stringMatching(/the text provider is not answering .*HTTP 500/),
+    });
     expect(h.directory.reports.at(-1)!.reason).toBe('the appointment started before the text provider could be reached');
     // More tries than the job's 3, none of them counted; nothing went out after the start.
     expect(await h.queue.getJob(job.id)).toMatchObject({ state: 'completed', attemptsMade: 1 });

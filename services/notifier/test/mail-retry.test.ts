@@ -71,7 +71,10 @@ describe('e-mails while the mail server is away (real SMTP client and server, re
     });
     await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
     try {
-      await waitFor(async () => (await mail.getJob('patient'))?.state === 'completed', { timeoutMs: 10_000, what: 'the e-mail once the server is back' });
+      await waitFor(async () => (await mail.getJob('patient'))?.state === 'completed', {
+        timeoutMs: 10_000,
+        what: 'the e-mail once the server is back',
+      });
       expect(received).toEqual(['patient@example.org']);
     } finally {
       await notifier.stop();

@@ -102,12 +102,16 @@ export async function runDeadLetterCommand(
     for (const letter of chosen) {
       if (letter.replayedAt !== null && !values.again) {
         skipped++;
-        print(`skipped ${letter.id} (${describeDeadLetterValue(letter)}): replayed at ${new Date(letter.replayedAt).toISOString()}; --again replays it anyway`);
+        print(
+          `skipped ${letter.id} (${describeDeadLetterValue(letter)}): replayed at ${new Date(letter.replayedAt).toISOString()}; --again replays it anyway`,
+        );
         continue;
       }
       if (!values['dry-run']) await store.replay(letter);
       replayed++;
-      print(`${values['dry-run'] ? 'would replay' : 'replayed'} ${letter.id} to ${letter.topic} for ${letter.group}: ${describeDeadLetterValue(letter)}`);
+      print(
+        `${values['dry-run'] ? 'would replay' : 'replayed'} ${letter.id} to ${letter.topic} for ${letter.group}: ${describeDeadLetterValue(letter)}`,
+      );
     }
     print(`${replayed} ${values['dry-run'] ? 'to replay' : 'replayed'}, ${skipped} already replayed`);
     return 0;

@@ -134,9 +134,13 @@ export function consumerChecks(states: () => ConsumerState[], groups: string[]):
       const problems: string[] = [];
       for (const state of mine) {
         if (state.subscribing)
-          problems.push(`not subscribed yet: waiting for kafka since ${new Date(state.subscribing.since).toISOString()} (${state.subscribing.reason})`);
+          problems.push(
+            `not subscribed yet: waiting for kafka since ${new Date(state.subscribing.since).toISOString()} (${state.subscribing.reason})`,
+          );
         for (const hold of state.holds)
-          problems.push(`paused on ${hold.topic}: waiting for ${hold.dependency} since ${new Date(hold.since).toISOString()} (${hold.reason})`);
+          problems.push(
+            `paused on ${hold.topic}: waiting for ${hold.dependency} since ${new Date(hold.since).toISOString()} (${hold.reason})`,
+          );
       }
       if (problems.length > 0) throw new Error(problems.join('; '));
     },
@@ -168,7 +172,9 @@ export function deadLetterHeaders(
   failure: FailureKind,
   partition?: number,
 ): Record<string, string> {
-  const own = Object.fromEntries(Object.entries(message.headers).filter(([name]) => !Object.values(REPLAY_HEADERS).includes(name as never)));
+  const own = Object.fromEntries(
+    Object.entries(message.headers).filter(([name]) => !Object.values(REPLAY_HEADERS).includes(name as never)),
+  );
   return {
     ...own,
     [DEAD_LETTER_HEADERS.group]: groupId,

@@ -76,7 +76,12 @@ function replayHeaders(letter: DeadLetter, now: number): Record<string, string> 
   const own = Object.fromEntries(
     Object.entries(letter.headers).filter(([name]) => !Object.values(DEAD_LETTER_HEADERS).includes(name as never)),
   );
-  return { ...own, [REPLAY_HEADERS.forGroup]: letter.group, [REPLAY_HEADERS.of]: letter.id, [REPLAY_HEADERS.at]: new Date(now).toISOString() };
+  return {
+    ...own,
+    [REPLAY_HEADERS.forGroup]: letter.group,
+    [REPLAY_HEADERS.of]: letter.id,
+    [REPLAY_HEADERS.at]: new Date(now).toISOString(),
+  };
 }
 
 function replayRecord(letter: DeadLetter, now: number): { key: string; value: string; headers: Record<string, string> } {

@@ -158,7 +158,8 @@ export class KafkaEventBus implements EventBus {
         state.subscribing(describeError(error));
         const wait = backoffDelay(attempt, SUBSCRIBE_BACKOFF);
         const where = { groupId: options.groupId, reason: describeError(error), attempt, retryInMs: wait };
-        if (attempt === 1 || attempt % 10 === 0) this.options.logger.warn(where, 'cannot subscribe yet: Kafka does not answer; trying again');
+        if (attempt === 1 || attempt % 10 === 0)
+          this.options.logger.warn(where, 'cannot subscribe yet: Kafka does not answer; trying again');
         await sleep(wait, stop.signal).catch((reason: unknown) => {
           state.remove();
           throw reason;
@@ -206,7 +207,10 @@ export class KafkaEventBus implements EventBus {
       await this.connect();
       await this.ensureTopics(options.topics);
       await consumer.connect();
-      await consumer.subscribe({ topics: options.topics.map((topic) => this.qualify(topic)), fromBeginning: options.fromBeginning ?? true });
+      await consumer.subscribe({
+        topics: options.topics.map((topic) => this.qualify(topic)),
+        fromBeginning: options.fromBeginning ?? true,
+      });
     } catch (error) {
       await consumer.disconnect().catch(() => undefined);
       throw error;
@@ -268,7 +272,9 @@ export class KafkaEventBus implements EventBus {
             await this.producer.send({
               topic: this.qualify(deadLetterTopic(topic)),
               acks: -1,
-              messages: [{ key: message.key, value: message.value, headers: deadLetterHeaders(busMessage, options.groupId, failure, partition) }],
+              messages: [
+                { key: message.key, value: message.value, headers: deadLetterHeaders(busMessage, options.groupId, failure, partition) },
+              ],
             });
           },
           keepAlive: heartbeat,

@@ -108,7 +108,11 @@ export class SqliteEventBus implements EventBus {
       topic,
       messages.map((message) => {
         const traceparent = message.value.trace?.traceparent;
-        return { key: message.key, value: JSON.stringify(message.value), headers: { ...(traceparent ? { traceparent } : {}), ...message.headers } };
+        return {
+          key: message.key,
+          value: JSON.stringify(message.value),
+          headers: { ...(traceparent ? { traceparent } : {}), ...message.headers },
+        };
       }),
     );
   }

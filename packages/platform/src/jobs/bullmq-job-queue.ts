@@ -156,7 +156,10 @@ export class BullMqJobQueue<T = unknown> implements JobQueue<T> {
         } catch (error) {
           if (error instanceof RetryJobLaterError) {
             // Delayed again with no try counted (BullMQ's documented way: moveToDelayed, then DelayedError).
-            await redis.hset(key, { [POSTPONEMENTS_FIELD]: active.postponements + 1, [POSTPONED_REASON_FIELD]: error.message.slice(0, 500) });
+            await redis.hset(key, {
+              [POSTPONEMENTS_FIELD]: active.postponements + 1,
+              [POSTPONED_REASON_FIELD]: error.message.slice(0, 500),
+            });
             await job.moveToDelayed(Date.now() + Math.max(0, error.delayMs), token);
             throw new DelayedError();
           }

@@ -71,10 +71,16 @@ export async function untilAvailable<T>(work: () => Promise<T>, options: UntilAv
       if (failure.kind !== 'dependency' || options.signal?.aborted) throw error;
       waits++;
       if (waits === 1) {
-        options.logger.warn({ what: options.what, dependency: failure.dependency, reason: failure.reason }, 'dependency away; waiting for it');
+        options.logger.warn(
+          { what: options.what, dependency: failure.dependency, reason: failure.reason },
+          'dependency away; waiting for it',
+        );
         options.onWait?.(failure);
       } else if (waits % 10 === 0) {
-        options.logger.warn({ what: options.what, dependency: failure.dependency, reason: failure.reason, waits }, 'still waiting for a dependency');
+        options.logger.warn(
+          { what: options.what, dependency: failure.dependency, reason: failure.reason, waits },
+          'still waiting for a dependency',
+        );
       }
       await sleep(backoffDelay(waits, backoff), options.signal).catch(() => {
         throw error;

@@ -109,14 +109,17 @@ function dependencyOf(error: ErrorShape): string | null {
   if (error instanceof DependencyUnavailableError) return error.dependency;
   // MongoDB and mongoose: no server, no primary, a pool cleared by a failover, commands buffered too long.
   if (MONGO_NAMES.has(name)) return 'mongodb';
-  if (name.startsWith('Mongo') && (hasLabel(error, 'RetryableWriteError') || hasLabel(error, 'TransientTransactionError'))) return 'mongodb';
+  if (name.startsWith('Mongo') && (hasLabel(error, 'RetryableWriteError') || hasLabel(error, 'TransientTransactionError')))
+    return 'mongodb';
   if (name.startsWith('Mongo') && typeof error.code === 'number' && MONGO_TRANSIENT_CODES.has(error.code)) return 'mongodb';
-  if (name === 'MongooseError' && /buffering timed out|Connection was force closed|Client must be connected/i.test(message)) return 'mongodb';
+  if (name === 'MongooseError' && /buffering timed out|Connection was force closed|Client must be connected/i.test(message))
+    return 'mongodb';
   // Kafka (kafkajs): connections, brokers, leaders, timeouts. A protocol error the broker says is
   // final (a message too large, an authorisation refused) is not an absence.
   if (name.startsWith('KafkaJS')) return name === 'KafkaJSProtocolError' && error.retriable === false ? null : 'kafka';
   // Redis (ioredis, BullMQ).
-  if (name === 'MaxRetriesPerRequestError' || REDIS_AWAY.test(message) || (name === 'ReplyError' && REDIS_BUSY.test(message))) return 'redis';
+  if (name === 'MaxRetriesPerRequestError' || REDIS_AWAY.test(message) || (name === 'ReplyError' && REDIS_BUSY.test(message)))
+    return 'redis';
   // S3 (AWS SDK v3): the server's own 5xx, throttling, timeouts.
   if (error.$metadata !== undefined || error.$fault !== undefined) {
     const status = error.$metadata?.httpStatusCode;
@@ -126,7 +129,8 @@ function dependencyOf(error: ErrorShape): string | null {
       return 's3';
   }
   // SMTP (nodemailer): the server could not be reached, or said "try again later" (4xx).
-  if (typeof error.code === 'string' && SMTP_CODES.has(error.code) && (error.code !== 'ETIMEDOUT' || error.command !== undefined)) return 'smtp';
+  if (typeof error.code === 'string' && SMTP_CODES.has(error.code) && (error.code !== 'ETIMEDOUT' || error.command !== undefined))
+    return 'smtp';
   if (typeof error.responseCode === 'number' && error.responseCode >= 400 && error.responseCode < 500) return 'smtp';
   return null;
 }

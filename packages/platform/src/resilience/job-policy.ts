@@ -37,7 +37,10 @@ export interface HoldWhileAwayOptions<T> {
  * A job handler under the policy: a dependency away puts the job off (no try counted) until its
  * deadline, then fails it for good; poison fails it at once; anything else is a counted try.
  */
-export function holdWhileAway<T, R>(handler: (job: ActiveJob<T>) => Promise<R>, options: HoldWhileAwayOptions<T>): (job: ActiveJob<T>) => Promise<R> {
+export function holdWhileAway<T, R>(
+  handler: (job: ActiveJob<T>) => Promise<R>,
+  options: HoldWhileAwayOptions<T>,
+): (job: ActiveJob<T>) => Promise<R> {
   return async (job) => {
     try {
       return await handler(job);
@@ -57,7 +60,13 @@ export function holdWhileAway<T, R>(handler: (job: ActiveJob<T>) => Promise<R>, 
       }
       if (job.postponements === 0 || (job.postponements + 1) % 10 === 0) {
         options.logger.warn(
-          { jobId: job.id, dependency: failure.dependency, reason: failure.reason, postponements: job.postponements + 1, retryInMs: later.delayMs },
+          {
+            jobId: job.id,
+            dependency: failure.dependency,
+            reason: failure.reason,
+            postponements: job.postponements + 1,
+            retryInMs: later.delayMs,
+          },
           'dependency away: the job waits for it (no try counted)',
         );
       }

@@ -5,7 +5,12 @@ import type { Logger } from 'pino';
 import { envBoolean, parseEnv } from '../config/env.js';
 import type { EventBus } from '../events/event-bus.js';
 import { KafkaEventBus } from '../events/kafka-event-bus.js';
-import { describeKafkaConnection, kafkaConnectionFromEnv, kafkaTopicsFromEnv, type KafkaConnectionSettings } from '../events/kafka-settings.js';
+import {
+  describeKafkaConnection,
+  kafkaConnectionFromEnv,
+  kafkaTopicsFromEnv,
+  type KafkaConnectionSettings,
+} from '../events/kafka-settings.js';
 import { SqliteEventBus } from '../events/sqlite-event-bus.js';
 import type { BlobStore } from '../blobs/blob-store.js';
 import { FsBlobStore } from '../blobs/fs-blob-store.js';

@@ -200,7 +200,7 @@ export function eventBusContract(name: string, options: EventBusContractOptions)
       expect(deadLetters).toEqual([]);
     });
 
-    it('takes a failure it does not recognise for a dependency\'s while one of the dependencies it was given does not answer', async () => {
+    it("takes a failure it does not recognise for a dependency's while one of the dependencies it was given does not answer", async () => {
       const bus = await connect();
       const topic = unique('probe');
       const groupId = unique('group');
@@ -280,7 +280,11 @@ export function eventBusContract(name: string, options: EventBusContractOptions)
       const groupId = unique('group');
       const handled: number[] = [];
       subscriptions.push(
-        await bus.subscribe({ groupId, topics: [topic], handler: async (message) => void handled.push((message.value.data as { n: number }).n) }),
+        await bus.subscribe({
+          groupId,
+          topics: [topic],
+          handler: async (message) => void handled.push((message.value.data as { n: number }).n),
+        }),
       );
       await options.writeRaw(bus, topic, 'k', '{"not": "an event"');
       await options.writeRaw(bus, topic, 'k', '{"not": "an event either"}');

@@ -46,7 +46,8 @@ export function subscribeMediaResults(bus: EventBus, evidence: EvidenceService, 
       const { type } = message.value;
       // A video's poster and thumbnail, ahead of its display copy.
       if (type === 'media.stills') await evidence.applyMediaStills(parseEventData(mediaStillsData, message.value));
-      else if (type === 'media.ready' || type === 'media.failed') await evidence.applyMediaResult(parseEventData(mediaProcessedData, message.value));
+      else if (type === 'media.ready' || type === 'media.failed')
+        await evidence.applyMediaResult(parseEventData(mediaProcessedData, message.value));
     },
   });
 }

@@ -6,7 +6,15 @@ import {
   passwordResetRequestedData,
   userDeletedData,
 } from '@portal/contracts';
-import { parseEventData, type EventBus, type HealthCheck, type JobQueue, type Logger, type Mailer, type Subscription } from '@portal/platform';
+import {
+  parseEventData,
+  type EventBus,
+  type HealthCheck,
+  type JobQueue,
+  type Logger,
+  type Mailer,
+  type Subscription,
+} from '@portal/platform';
 import type { MailJob } from '../emails/mail-job.js';
 
 export const NOTIFIER_GROUP = 'notifier';
@@ -31,7 +39,9 @@ export function subscribeIdentityEvents(
 ): Promise<Subscription> {
   /** Until when an e-mail for this event is worth sending: retryForMs after it, or sooner (a code's expiry). */
   const sendBy = (occurredAt: string, expires?: string) =>
-    new Date(Math.min((Date.parse(occurredAt) || Date.now()) + options.retryForMs, expires ? Date.parse(expires) || Infinity : Infinity)).toISOString();
+    new Date(
+      Math.min((Date.parse(occurredAt) || Date.now()) + options.retryForMs, expires ? Date.parse(expires) || Infinity : Infinity),
+    ).toISOString();
   return bus.subscribe({
     groupId: NOTIFIER_GROUP,
     topics: [TOPICS.users, TOPICS.passwordResets, TOPICS.moderation],
