@@ -46,7 +46,10 @@ describe('a slow dependency degrades the portal, it does not take it down', () =
     expect((await admin.put(`/api/evidence/clearance/${note.data.id}`)).data.is_public).toBe(true);
     const visitor = new ApiClient(portal.url);
     const urls = [portal.url, ...SERVICES.map((service) => portal.serviceUrl(service))];
-    for (const url of urls) expect((await readiness(url)).body.status).toBe('ready');
+    // Each consumer joins its group in the background after its process listens ("degraded" until then).
+    for (const url of urls) {
+      await waitFor(async () => (await readiness(url)).body.status === 'ready', { timeoutMs: 60_000, intervalMs: 500, what: `${url} to be ready` });
+    }
 
     for (const dependency of ['kafka', 's3'] as const) {
       const pid = servers.pid(dependency);

@@ -201,6 +201,7 @@ describe('Kafka, S3 and the mail server away for longer than any retry budget: n
         ({ down, back } = await outage(rig, 's3', S3_AWAY_MS, async () => {
           portal.resume('evidence');
           await portal.start('media-worker');
+          // The erasure starts with the files: evidence holds it until S3 answers.
           await waitForCheck(portal, 'evidence', 'consumer evidence', /^paused on identity\.users: waiting for s3/);
           await waitFor(async () => (await jobs(MEDIA_QUEUES.stills, 'postponed')) > 0, {
             timeoutMs: 60_000,

@@ -11,6 +11,7 @@ import {
   metric,
   outage,
   printFigures,
+  readiness,
   startOutageRig,
   waitForCheck,
   whilePaused,
@@ -91,9 +92,23 @@ describe('a store away for longer than any retry budget: the consumers hold thei
         );
         expect(refused.status, refused.text).toBe(503);
         expect(refused.data).toMatchObject({ code: 'service_unavailable' });
+
+        // identity started again now (a pod rescheduled): it listens and is live, says what it waits
+        // for, and is not ready until MongoDB answers; no crash-loop.
+        await portal.kill('identity');
+        await portal.start('identity', { until: 'live' });
+        expect((await readiness(portal.serviceUrl('identity'))).status).toBe(503);
+        const starting = await waitForCheck(portal, 'identity', 'start', /^waiting for mongodb: /);
+        expect(starting).toMatchObject({ status: 503, body: { status: 'starting' } });
       });
 
-      // Every held event is handled, once: the six entries, and the erasure (of the entry's identifiers and of the items).
+      // identity becomes ready by itself, and every held event is handled, once: the six entries, and
+      // the erasure (of the entry's identifiers and of the items).
+      await waitFor(async () => (await readiness(portal.serviceUrl('identity')).catch(() => null))?.status === 200, {
+        timeoutMs: 120_000,
+        intervalMs: 1_000,
+        what: 'identity, started while MongoDB was away, to be ready',
+      });
       await waitFor(
         async () => {
           const published = await activity('?action=evidence.publish');
@@ -165,6 +180,15 @@ describe('a store away for longer than any retry budget: the consumers hold thei
           expect(
             (await visitor.post('/api/user/login', { username: people[0]!.user.username, password: people[0]!.password })).status,
           ).toBe(503);
+          // The media worker and the notifier started again now: live, not ready while their job queues wait for Redis.
+          for (const service of ['media-worker', 'notifier'] as const) {
+            await portal.kill(service);
+            await portal.start(service, { until: 'live' });
+            expect(await readiness(portal.serviceUrl(service)), service).toMatchObject({
+              status: 503,
+              body: { status: 'starting', checks: { start: 'connecting the job queues' } },
+            });
+          }
         }));
       });
 
@@ -178,6 +202,12 @@ describe('a store away for longer than any retry budget: the consumers hold thei
         { timeoutMs: 180_000, intervalMs: 1_000, what: 'the three reset codes' },
       );
       const recovered = Date.now();
+      for (const service of ['media-worker', 'notifier'] as const) {
+        await waitFor(async () => (await readiness(portal.serviceUrl(service)).catch(() => null))?.status === 200, {
+          timeoutMs: 60_000,
+          what: `${service}, started while Redis was away, to be ready`,
+        });
+      }
       // Given a moment for a second copy to show up, if one were sent: there is none.
       await new Promise((resolve) => setTimeout(resolve, 5_000));
       const mails = await readMailApi(servers.env.MAIL_API!);

@@ -62,8 +62,11 @@ export interface DistributedPortal {
   namespace: string;
   /** SIGKILL one service: a crash, not a shutdown. */
   kill(service: ServiceName): Promise<void>;
-  /** Starts a killed or stopped service again and waits until it is ready. */
-  start(service: ServiceName): Promise<void>;
+  /**
+   * Starts a killed or stopped service again and waits until it is ready, or (`until: 'live'`) only
+   * until it answers /healthz (a start while a dependency it needs is away: live, not ready).
+   */
+  start(service: ServiceName, options?: { until?: 'ready' | 'live' }): Promise<void>;
   /** Freezes a service (SIGSTOP: a pod stalled, its consumers falling behind) and thaws it (SIGCONT). */
   pause(service: ServiceName): void;
   resume(service: ServiceName): void;
@@ -165,7 +168,7 @@ export async function startDistributedPortal(
   const children = new Map<ServiceName, ChildProcess>();
   const output = new Map<ServiceName, string>();
 
-  const start = async (service: ServiceName) => {
+  const start = async (service: ServiceName, { until = 'ready' }: { until?: 'ready' | 'live' } = {}) => {
     const command = await launcher.command(service, {
       ...shared,
       ...perService[service],
@@ -185,10 +188,10 @@ export async function startDistributedPortal(
     await waitFor(
       async () => {
         if (child.exitCode !== null) throw new Error(`${service} exited (${child.exitCode}): ${output.get(service)?.slice(-3000)}`);
-        const response = await fetch(`http://127.0.0.1:${ports[service]}/readyz`).catch(() => null);
+        const response = await fetch(`http://127.0.0.1:${ports[service]}/${until === 'live' ? 'healthz' : 'readyz'}`).catch(() => null);
         return response?.status === 200;
       },
-      { timeoutMs: 60_000, intervalMs: 200, what: `${service} to be ready` },
+      { timeoutMs: 60_000, intervalMs: 200, what: `${service} to be ${until}` },
     ).catch((error: Error) => {
       throw new Error(`${error.message}\n--- ${service} output ---\n${output.get(service)?.slice(-3000) ?? ''}`);
     });

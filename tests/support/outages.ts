@@ -71,15 +71,22 @@ export async function readiness(url: string): Promise<{ status: number; body: { 
 }
 
 /** Waits until a service's readiness check says what the test expects (a consumer paused for a dependency, say). */
-export function waitForCheck(portal: DistributedPortal, service: ServiceName, check: string, state: RegExp, timeoutMs = 120_000) {
-  return waitFor(
-    async () => {
-      const answer = await readiness(portal.serviceUrl(service)).catch(() => null);
-      const value = answer?.body.checks[check];
-      return value !== undefined && state.test(value) ? answer : null;
-    },
-    { timeoutMs, intervalMs: 500, what: `${service}'s readiness check "${check}" to match ${state}` },
-  );
+export async function waitForCheck(portal: DistributedPortal, service: ServiceName, check: string, state: RegExp, timeoutMs = 120_000) {
+  let last: unknown = null;
+  try {
+    return await waitFor(
+      async () => {
+        const answer = await readiness(portal.serviceUrl(service)).catch(() => null);
+        last = answer?.body ?? last;
+        const value = answer?.body.checks[check];
+        return value !== undefined && state.test(value) ? answer : null;
+      },
+      { timeoutMs, intervalMs: 500, what: `${service}'s readiness check "${check}" to match ${state}` },
+    );
+  } catch (error) {
+    const lines = portal.logs(service).split('\n').slice(-15).join('\n');
+    throw new Error(`${(error as Error).message}\nlast readiness: ${JSON.stringify(last)}\nlast log lines:\n${lines}`, { cause: error });
+  }
 }
 
 const METRICS_URL: Partial<Record<ServiceName, ServiceName | 'gateway-metrics'>> = { gateway: 'gateway-metrics' };

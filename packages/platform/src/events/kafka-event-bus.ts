@@ -126,6 +126,8 @@ export class KafkaEventBus implements EventBus {
    */
   async subscribe(options: SubscribeOptions): Promise<Subscription> {
     const state = this.states.register(options.groupId, options.topics);
+    // Not consuming until it has joined its group: readiness says so from the start.
+    state.subscribing('connecting to kafka');
     const stop = new AbortController();
     const abortWith = () => stop.abort(options.signal?.reason ?? new Error('subscription cancelled'));
     options.signal?.addEventListener('abort', abortWith, { once: true });
