@@ -214,8 +214,11 @@ describe('Kafka, S3 and the mail server away for longer than any retry budget: n
 
       expect((await waitForMedia(owner.client, photo.data.id as string, 120_000)).media_status).toBe('ready');
       await waitFor(async () => (await store.stat(original)) === null, { timeoutMs: 120_000, what: "the deleted participant's files" });
+      await waitFor(async () => (await admin.client.get(`/api/evidence/item/${kept.data.id as string}`)).status === 404, {
+        timeoutMs: 60_000,
+        what: "the deleted participant's items",
+      });
       const recovered = Date.now();
-      expect((await admin.client.get(`/api/evidence/item/${kept.data.id as string}`)).status).toBe(404);
       expect(await jobs(MEDIA_QUEUES.stills, 'failed')).toBe(0);
       const letters = await deadLetters(rig);
       expect(letters).toEqual({ counted: 0, listed: [] });

@@ -1,10 +1,11 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { Kafka, logLevel, type IHeaders } from 'kafkajs';
+import { Kafka, logLevel } from 'kafkajs';
 import type { InfrastructureSettings } from '../runtime/infrastructure.js';
 import { DEAD_LETTER_HEADERS, REPLAY_HEADERS, decodeEnvelope } from './consumer-policy.js';
 import { deadLetterTopic } from './event-bus.js';
 import { SqliteEventBus } from './sqlite-event-bus.js';
+import { headersToStrings } from './kafka-event-bus.js';
 import { PoisonMessageError } from '../resilience/failures.js';
 import { untilAvailable } from '../resilience/backoff.js';
 
@@ -118,14 +119,6 @@ export class EmbeddedDeadLetters implements DeadLetterStore {
   }
 }
 
-function headersOf(headers: IHeaders | undefined): Record<string, string> {
-  const result: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers ?? {})) {
-    if (value !== undefined) result[name] = Array.isArray(value) ? value.map(String).join(',') : value.toString();
-  }
-  return result;
-}
-
 /** Kafka's `<namespace>.<topic>.dead-letter` topics, read whole (they are small) by a consumer group of the command's own, removed after. */
 export class KafkaDeadLetters implements DeadLetterStore {
   private readonly kafka: Kafka;
@@ -193,7 +186,7 @@ export class KafkaDeadLetters implements DeadLetterStore {
                 at: Number(message.timestamp),
                 key: message.key?.toString() ?? '',
                 value: message.value?.toString() ?? '',
-                headers: headersOf(message.headers),
+                headers: headersToStrings(message.headers),
               });
               if (Number(message.offset) >= last) pending.delete(partition);
               if (pending.size === 0) {

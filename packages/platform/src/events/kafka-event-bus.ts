@@ -49,7 +49,8 @@ export interface KafkaEventBusOptions extends KafkaConnectionSettings {
   namespace?: string;
 }
 
-function headersToStrings(headers: IHeaders | undefined): Record<string, string> {
+/** Kafka's header values (Buffers, arrays) as strings. */
+export function headersToStrings(headers: IHeaders | undefined): Record<string, string> {
   const result: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers ?? {})) {
     if (value === undefined) continue;
