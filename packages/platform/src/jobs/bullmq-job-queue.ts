@@ -1,6 +1,7 @@
 import { DelayedError, Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { continueWork, currentWorkOrigin } from '../context/continue-work.js';
+import { classifyFailure } from '../resilience/failures.js';
 import {
   DEFAULT_FREE_HAND_BACKS,
   JobFailedForGoodError,
@@ -182,7 +183,10 @@ export class BullMqJobQueue<T = unknown> implements JobQueue<T> {
     worker.on('failed', (job, error) => {
       this.options.logger.warn({ jobId: job?.id, queue: this.name, err: error }, 'job failed');
     });
-    worker.on('error', (error) => this.options.logger.error({ err: error, queue: this.name }, 'job worker error'));
+    // While Redis is away the worker says so on every reconnection try: a warning (its jobs wait), not an error.
+    worker.on('error', (error) =>
+      this.options.logger[classifyFailure(error).kind === 'dependency' ? 'warn' : 'error']({ err: error, queue: this.name }, 'job worker error'),
+    );
     this.workers.add(worker);
     await worker.waitUntilReady();
     return {
