@@ -11,10 +11,12 @@
 # images. The toolchain (python3, make, g++) stays in those stages; the images run as the
 # unprivileged "node" user (uid 1000).
 #
-# Node 24 is the supported LTS the images run on (Node 20 reached its end of life in April 2026).
-# NODE_IMAGE may name any Debian bookworm based image with node and npm in PATH, Node's headers
-# (for node-gyp) and a "node" user.
-ARG NODE_IMAGE=node:24-bookworm-slim
+# Node 24 is the supported LTS the images run on (Node 20 reached its end of life in April 2026),
+# on Debian 13 (trixie; bookworm's regular security support ended in June 2026). The default is
+# pinned by digest: a tag is moved by every rebuild of the image, a digest always means the same
+# bytes (update both together). NODE_IMAGE may name any Debian trixie based image with node and
+# npm in PATH, Node's headers (for node-gyp) and a "node" user: infra/images/build.sh gives its own.
+ARG NODE_IMAGE=node:24-trixie-slim@sha256:8ec5d7557396cfe32d21c3f9c13072355ceab22b584578ca4bb28af31120cffe
 
 FROM ${NODE_IMAGE} AS toolchain
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*

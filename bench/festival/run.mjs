@@ -10,8 +10,11 @@
 // ratio is the portal's media throughput while it drains the backlog against that.
 //
 //   npm run bench:festival -- [--participants 200] [--seconds 120] [--think 5] [--sample 3]
+//   BENCH_ADMIN_USERNAME=... BENCH_ADMIN_PASSWORD=... npm run bench:festival -- --url https://portal.example.org [--metrics http://127.0.0.1:4002]
 //
-// It builds nothing: run `npm run build` first. All traffic goes to 127.0.0.1.
+// It builds nothing: run `npm run build` first. All traffic goes to 127.0.0.1, or with --url to a
+// running portal (a festival's cluster, before the festival: docs/OPERATIONS.md "The festival's
+// day"), whose participants it registers under names of its own and deletes again afterwards.
 import { mkdirSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
@@ -54,6 +57,14 @@ Options:
       --photo <WxH>       the photos' size (noisy JPEG, like a phone camera's)      default 2000x1500
       --audio <s>         the recordings' length (WebM/Opus at 128 kbit/s)          default 10
       --profile           start the portal with node --cpu-prof and print the top of its profile
+      --url <url>         a running portal (a cluster) instead of one started here; an administrator's
+                          BENCH_ADMIN_USERNAME and BENCH_ADMIN_PASSWORD check the items and delete the
+                          bench's participants afterwards. Its per-address limits must let one
+                          machine through (RATE_LIMIT_PER_MINUTE=0, AUTH_RATE_LIMITS=false for the test)
+      --metrics <url>     with --url: the evidence service's /metrics (kubectl port-forward
+                          deploy/evidence 4002), for the media backlog; without it the backlog is
+                          followed through the administrator's list of items
+      --keep              with --url: keep the bench's participants and their items
       --label <text>      a note stored in the JSON result
   -h, --help              this text
 
@@ -71,9 +82,17 @@ function settingsFromArgs() {
       audio: { type: 'string' },
       profile: { type: 'boolean' },
       label: { type: 'string' },
+      url: { type: 'string' },
+      metrics: { type: 'string' },
+      keep: { type: 'boolean' },
     },
     HELP,
   );
+  const remote = values.url ? new URL(values.url).href.replace(/\/+$/, '') : null;
+  if (remote && (!process.env.BENCH_ADMIN_USERNAME || !process.env.BENCH_ADMIN_PASSWORD)) {
+    throw new Error('--url needs an administrator of that portal: BENCH_ADMIN_USERNAME and BENCH_ADMIN_PASSWORD');
+  }
+  if (values.metrics && !remote) throw new Error('--metrics goes with --url (the local portal is read directly)');
   const photo = /^(\d+)x(\d+)$/.exec(values.photo ?? '2000x1500');
   const width = int('photo width', photo?.[1], 2000, 64, 8000);
   const height = int('photo height', photo?.[2], 1500, 64, 8000);
@@ -87,13 +106,17 @@ function settingsFromArgs() {
     audioSeconds: int('audio', values.audio, 10, 1, 120),
     profile: values.profile ?? false,
     label: values.label ?? process.env.BENCH_LABEL ?? '',
+    url: remote,
+    metricsUrl: values.metrics ? new URL(values.metrics).href.replace(/\/(metrics)?$/, '') : null,
+    keep: values.keep ?? false,
   };
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * The media queue's jobs by state, from the evidence service's Prometheus metrics, and the
+ * The media queues' jobs by state (every media queue added up: stills, audio/video, 720p copies and
+ * the queue of earlier releases), from the evidence service's Prometheus metrics, and the
  * process's event-loop delay since the previous scrape (prom-client's default metrics: its delay
  * histogram is reset at every scrape; in the all-in-one portal that is the one process's loop).
  */
@@ -104,9 +127,9 @@ async function mediaQueue(evidenceUrl) {
   let loopP99Ms = null;
   let loopMaxMs = null;
   for (const line of text.split('\n')) {
-    const match = /^portal_jobs_media\{([^}]*)\}\s+(\S+)/.exec(line);
+    const match = /^portal_jobs_media(?:_[a-z0-9_]+)?\{([^}]*)\}\s+(\S+)/.exec(line);
     const state = match && /state="([^"]+)"/.exec(match[1])?.[1];
-    if (state) counts[state] = Number(match[2]);
+    if (state) counts[state] += Number(match[2]);
     const lag = /^nodejs_eventloop_lag_(p99|max)_seconds(?:\{[^}]*\})?\s+(\S+)/.exec(line);
     if (lag?.[1] === 'p99') loopP99Ms = Number(lag[2]) * 1000;
     if (lag?.[1] === 'max') loopMaxMs = Number(lag[2]) * 1000;
@@ -170,7 +193,17 @@ async function main() {
   // the per-address limits of the gateway and of sign-in would otherwise refuse most of them.
   const profileDir = settings.profile ? join(RESULTS_DIR, `profiles-${stamp}`) : undefined;
   if (profileDir) mkdirSync(profileDir, { recursive: true });
-  const portal = await startAllInOne(tempDir, { RATE_LIMIT_PER_MINUTE: '0', AUTH_RATE_LIMITS: 'false' }, { profileDir });
+  // With --url, a running portal (a cluster): its metrics only through --metrics, its CPU not here.
+  const portal = settings.url
+    ? {
+        url: settings.url,
+        evidenceUrl: settings.metricsUrl,
+        entry: null,
+        admin: { username: process.env.BENCH_ADMIN_USERNAME, password: process.env.BENCH_ADMIN_PASSWORD },
+      }
+    : { ...(await startAllInOne(tempDir, { RATE_LIMIT_PER_MINUTE: '0', AUTH_RATE_LIMITS: 'false' }, { profileDir })), admin: ADMIN };
+  // Names of this run's own on a portal that outlives it.
+  const prefix = settings.url ? `festival_${stamp.replace(/\D/g, '').slice(-10)}` : 'festival';
 
   process.stdout.write(`  registering ${settings.participants} participants through the API...`);
   const registeredAt = performance.now();
@@ -179,7 +212,7 @@ async function main() {
     eachLimited(
       Array.from({ length: settings.participants }, (_, i) => i),
       4,
-      (i) => registerParticipant(portal.url, `festival_${i}`, face),
+      (i) => registerParticipant(portal.url, `${prefix}_${i}`, face),
     ),
   );
   console.log(` ${((performance.now() - registeredAt) / 1000).toFixed(1)} s`);
@@ -191,7 +224,7 @@ async function main() {
   const now = () => (performance.now() - t0) / 1000;
   let sampling = true;
   const sampler = (async () => {
-    while (sampling) {
+    while (sampling && portal.evidenceUrl) {
       try {
         const queue = await mediaQueue(portal.evidenceUrl);
         samples.push({ t: Math.round(now() * 10) / 10, acknowledged: uploads.filter((u) => u.id).length, ...queue });
@@ -202,7 +235,7 @@ async function main() {
     }
   })();
   const endAt = settings.seconds;
-  const meter = cpuMeter([portal.entry]);
+  const meter = portal.entry ? cpuMeter([portal.entry]) : null;
   console.log(`  uploading for ${settings.seconds} s...`);
   const progress = setInterval(() => {
     const last = samples.at(-1);
@@ -254,19 +287,38 @@ async function main() {
     ),
   );
   const uploadSeconds = now();
-  const uploadCpu = meter.stop();
+  const uploadCpu = meter?.stop() ?? { cpu: {}, otherCpu: null };
   clearInterval(progress);
 
   // --- the drain -----------------------------------------------------------------------------
   console.log(
     `  uploads stopped at ${uploadSeconds.toFixed(1)} s; waiting for the media backlog to drain (at most ${settings.drain} s)...`,
   );
-  const drainStart = await mediaQueue(portal.evidenceUrl);
+  const acknowledged = uploads.filter((u) => u.id);
+  // Without the evidence service's metrics (a cluster without --metrics), the backlog is the
+  // acknowledged uploads still processing, from the administrator's list of items.
+  const stillProcessing = async () => {
+    const items = await listAll(portal.url, '/api/evidence/admin', await login(portal.url, portal.admin));
+    const ours = new Set(acknowledged.map((u) => u.id));
+    const processing = items.filter((item) => ours.has(item.id) && item.media_status === 'processing').length;
+    return {
+      waiting: processing,
+      delayed: 0,
+      active: 0,
+      completed: acknowledged.length - processing,
+      failed: 0,
+      backlog: processing,
+      loopP99Ms: null,
+      loopMaxMs: null,
+    };
+  };
+  const backlogNow = () => (portal.evidenceUrl ? mediaQueue(portal.evidenceUrl) : stillProcessing());
+  const drainStart = await backlogNow();
   const drainT0 = now();
   let drained = drainStart;
   while (drained.backlog > 0 && now() - drainT0 < settings.drain) {
-    await orFail(sleep(1000));
-    drained = await mediaQueue(portal.evidenceUrl);
+    await orFail(sleep(portal.evidenceUrl ? 1000 : 5000));
+    drained = await backlogNow();
   }
   const drainSeconds = now() - drainT0;
   sampling = false;
@@ -278,10 +330,9 @@ async function main() {
 
   // --- every acknowledged upload must be ready ------------------------------------------------
   // The outcome of the last jobs reaches the items through the bus: give it a few seconds.
-  const acknowledged = uploads.filter((u) => u.id);
   let states = {};
   for (let attempt = 0; attempt < 20; attempt++) {
-    const adminCookie = await login(portal.url, ADMIN);
+    const adminCookie = await login(portal.url, portal.admin);
     const items = await listAll(portal.url, '/api/evidence/admin', adminCookie);
     const byId = new Map(items.map((item) => [item.id, item.media_status]));
     states = {};
@@ -294,6 +345,23 @@ async function main() {
   }
   const allReady = acknowledged.length > 0 && (states.ready ?? 0) === acknowledged.length;
   await stopChildren();
+  if (settings.url && !settings.keep) {
+    // The bench's participants and everything of theirs go, as an administrator deletes a person.
+    process.stdout.write(`  deleting the ${participants.length} bench participants and their items...`);
+    const adminCookie = await login(portal.url, portal.admin);
+    await orFail(
+      eachLimited(participants, 4, async ({ id, username }) => {
+        const response = await fetch(`${portal.url}/api/user/${id}`, {
+          method: 'DELETE',
+          headers: { cookie: adminCookie },
+          signal: AbortSignal.timeout(60_000),
+        });
+        if (response.status !== 200 && response.status !== 204)
+          throw new Error(`deleting ${username} answered ${response.status}: ${await response.text()}`);
+      }),
+    );
+    console.log(' done');
+  }
 
   // --- the report ----------------------------------------------------------------------------
   const latencies = acknowledged.map((u) => u.ms);

@@ -72,7 +72,7 @@ export async function registerParticipant(url, username, facePhoto) {
   const watched = await fetch(`${url}/api/user/watched/${id}`, { method: 'PUT', headers: { cookie }, signal: AbortSignal.timeout(30_000) });
   if (watched.status !== 200)
     throw new Error(`marking the video watched for ${username} answered ${watched.status}: ${await watched.text()}`);
-  return { username, cookie };
+  return { username, cookie, id };
 }
 
 /** The worker's own processing functions and the ffmpeg it uses (from the build). */

@@ -5,7 +5,7 @@
 #
 #   bash infra/images/build.sh [base|images|smoke|all|clean]     (default: all)
 #
-# base    A Debian bookworm root file system made by mmdebstrap from Debian's packages, with the
+# base    A Debian trixie root file system made by mmdebstrap from Debian's packages, with the
 #         Node.js this machine runs (binary, npm, headers for node-gyp), the machine's CA bundle
 #         and apt sources, and a "node" user (uid 1000): the image NODE_IMAGE points at. It is
 #         kept as a tar under IMAGE_CACHE_DIR, keyed by the Node version and this script, and
@@ -24,7 +24,9 @@
 #
 # Environment: IMAGE_TAG, IMAGE_CACHE_DIR (default ~/.cache/portal-images), BUILDAH_ISOLATION
 # (default chroot: works without a container runtime), NODE_BASE_IMAGE (skip "base" and build
-# on this image instead, e.g. node:24-bookworm-slim where a registry of images is reachable).
+# on this image instead, e.g. the Dockerfile's node:24-trixie-slim@sha256:... where a registry of
+# images is reachable), DEBIAN_SUITE (default trixie) and DEBIAN_MIRROR, DEBIAN_SECURITY_MIRROR
+# (default deb.debian.org: the base's apt sources, whatever this machine runs).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -39,20 +41,25 @@ say() { echo "[images $((SECONDS - started)) s] $*"; }
 
 node_prefix() { dirname "$(dirname "$(command -v node)")"; }
 
-# The base's key: what goes into it. A new Node on the machine or a change to this script makes
-# a new base; the Debian packages are whatever bookworm has on the day the key first appears.
+DEBIAN_SUITE=${DEBIAN_SUITE:-trixie}
+DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+DEBIAN_SECURITY_MIRROR=${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
+
+# The base's key: what goes into it. A new Node on the machine, another suite or mirror, or a
+# change to this script makes a new base; the Debian packages are whatever the suite has on the
+# day the key first appears (its security updates included: make a new base to take newer ones).
 base_key() {
-  { node --version; npm --version; sed -n '/^make_base()/,/^}/p' "$0"; } | sha256sum | cut -c1-16
+  { node --version; npm --version; echo "$DEBIAN_SUITE $DEBIAN_MIRROR $DEBIAN_SECURITY_MIRROR"; sed -n '/^make_base()/,/^}/p' "$0"; } | sha256sum | cut -c1-16
 }
 
 make_base() {
   local out=$1 prefix
   prefix=$(node_prefix)
   [ -f "$prefix/include/node/node_version.h" ] || { echo "Node's headers are not under $prefix/include/node" >&2; exit 1; }
-  local sources=/etc/apt/sources.list.d/debian.sources
-  [ -f "$sources" ] || sources=/etc/apt/sources.list
-  # minbase: dpkg, apt and the essential packages; documentation and locales left out. mmdebstrap
-  # keeps the machine's apt sources in the image (/etc/apt/sources.list.d/0000debian.sources).
+  # minbase: dpkg, apt and the essential packages; documentation and locales left out. The suite
+  # with its updates and security updates, whatever this machine runs; mmdebstrap keeps these
+  # sources in the image (the Dockerfile's apt-get reads them) and checks them with this
+  # machine's keyring (bookworm's debian-archive-keyring 2023.3+deb12u2 holds trixie's keys).
   mmdebstrap --quiet --variant=minbase --include=ca-certificates \
     --aptopt='Acquire::Check-Valid-Until "false"' \
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
@@ -64,7 +71,10 @@ make_base() {
     --customize-hook='mkdir -p "$1/usr/etc" && printf "cafile=/etc/ssl/certs/ca-certificates.crt\nfund=false\naudit=false\nupdate-notifier=false\n" > "$1/usr/etc/npmrc"' \
     --customize-hook='chroot "$1" groupadd --gid 1000 node && chroot "$1" useradd --uid 1000 --gid node --create-home --shell /bin/bash node' \
     --customize-hook='rm -rf "$1/var/lib/apt/lists/"* "$1/var/cache/apt/"*' \
-    bookworm "$out" "$sources"
+    "$DEBIAN_SUITE" "$out" \
+    "deb $DEBIAN_MIRROR $DEBIAN_SUITE main" \
+    "deb $DEBIAN_MIRROR $DEBIAN_SUITE-updates main" \
+    "deb $DEBIAN_SECURITY_MIRROR $DEBIAN_SUITE-security main"
 }
 
 cmd_base() {
@@ -80,7 +90,7 @@ cmd_base() {
     if [ -f "$tar" ]; then
       say "base: root file system from the cache ($tar)"
     else
-      say "base: making the root file system (mmdebstrap, bookworm, Node $(node --version))"
+      say "base: making the root file system (mmdebstrap, $DEBIAN_SUITE, Node $(node --version))"
       rm -rf "$tar.partial.tar"
       make_base "$tar.partial.tar"
       mv "$tar.partial.tar" "$tar"
@@ -92,7 +102,7 @@ cmd_base() {
     buildah config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
       --env NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt \
       --env npm_config_nodedir=/usr --cmd node \
-      --label "org.opencontainers.image.description=Debian bookworm with Node $(node --version)" "$ctr"
+      --label "org.opencontainers.image.description=Debian $DEBIAN_SUITE with Node $(node --version)" "$ctr"
     buildah commit --quiet --rm "$ctr" "$image" >/dev/null
     say "base: $image"
   fi

@@ -104,6 +104,8 @@ def labels_match(selector, labels):
 def check_custom(obj, objects, problems):
     kind, spec = obj['kind'], obj.get('spec') or {}
     deployments = {o['metadata']['name']: o for o in objects if o['kind'] == 'Deployment'}
+    if kind in ('PodMonitor', 'ServiceMonitor', 'PrometheusRule') and not obj['metadata'].get('labels'):
+        problems.append(f"{name(obj)}: carries no label a Prometheus Operator could select it by (prometheus-selector-labels)")
     if kind == 'ScaledObject':
         target = (spec.get('scaleTargetRef') or {}).get('name')
         if target not in deployments:

@@ -31,7 +31,7 @@ S3_PORT=${S3_PORT:-27070}
 SMTP_PORT=${SMTP_PORT:-21025}
 MAIL_API_PORT=${MAIL_API_PORT:-28025}
 
-KAFKA_VERSION=${KAFKA_VERSION:-3.9.2}
+KAFKA_VERSION=${KAFKA_VERSION:-4.3.1}
 KAFKA_HEAP_OPTS=${KAFKA_HEAP_OPTS:--Xms32m -Xmx512m}
 # Serial GC and the C1 compiler only: a faster start and ~280 MiB instead of ~350 MiB idle RSS than
 # Kafka's own G1 defaults; for load tests set KAFKA_JVM_OPTS='-XX:+UseG1GC -XX:MaxGCPauseMillis=20'.

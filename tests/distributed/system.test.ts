@@ -285,16 +285,23 @@ describe('the portal as five processes on Kafka, MongoDB, Redis, S3 and SMTP', (
     const identity = await text('identity');
     expect(identity).toMatch(/portal_http_request_duration_seconds_bucket\{[^}]*route="\/api\/user\/login"/);
     expect(identity).toContain('process_cpu_seconds_total');
+    // Every consumer group's lag in one metric, the audit log's included.
+    expect(identity).toMatch(/portal_consumer_lag\{[^}]*group="identity.audit",topic="audit.entries"/);
     const evidence = await text('evidence');
-    expect(evidence).toMatch(/portal_consumer_lag_evidence\{[^}]*topic="identity.users"/);
+    expect(evidence).toMatch(/portal_consumer_lag\{[^}]*group="evidence",topic="identity.users"/);
+    expect(evidence).toMatch(/portal_consumer_lag\{[^}]*group="evidence.media-results",topic="media.results"/);
     const worker = await text('media-worker');
     // One gauge per media queue: stills, audio/video, and the queue from before the split.
     for (const queue of ['media_stills', 'media_av', 'media'])
       expect(worker).toMatch(new RegExp(`portal_jobs_${queue}\\{[^}]*state="completed"`));
     expect(worker).toMatch(/portal_job_duration_seconds_count\{[^}]*queue="media-(stills|av)",outcome="completed"/);
+    // How long each queue's oldest waiting job has waited (none waits now: 0), the 720p copies' too.
+    for (const queue of ['media-stills', 'media-av', 'media-av-720p'])
+      expect(worker).toMatch(new RegExp(`portal_job_oldest_waiting_seconds\\{queue="${queue}"[^}]*\\} 0\n`));
     const notifier = await text('notifier');
     expect(notifier).toMatch(/portal_emails_sent_total\{[^}]*kind="reset-code"[^}]*\} [1-9]/);
-    expect(notifier).toMatch(/portal_consumer_lag_notifier\{/);
+    expect(notifier).toMatch(/portal_consumer_lag\{[^}]*group="notifier",/);
+    expect(notifier).toMatch(/portal_consumer_lag\{[^}]*group="notifier-appointments",/);
     const gateway = await text('gateway-metrics');
     expect(gateway).toMatch(/portal_http_request_duration_seconds_count\{[^}]*route="\/api\/user\/\*"/);
     // Metrics never leave through the public port.

@@ -1,7 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { buffer } from 'node:stream/consumers';
 import type { Connection } from 'mongoose';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -10,8 +11,18 @@ import { MongoUserRepository } from '../../services/identity/src/repositories/mo
 import { MongoEvidenceRepository } from '../../services/evidence/src/repositories/mongo/mongo-evidence-repository.js';
 import { sampleUser } from '../../services/identity/test/contracts/identity-store-contracts.js';
 import { sampleEvidence } from '../../services/evidence/test/contracts/evidence-store-contracts.js';
-import { backup, restore, verify, type BackupServers } from '../../infra/backup/portal-backup.mjs';
+import {
+  NO_SPACE_EXIT_CODE,
+  NoSpaceError,
+  backup,
+  estimateBackup,
+  freeBytes,
+  restore,
+  verify,
+  type BackupServers,
+} from '../../infra/backup/portal-backup.mjs';
 import { infraServers, stopContainers } from '../support/infra-servers.js';
+import { requirePrerequisite } from '../support/required-suites.js';
 
 // infra/backup/portal-backup.mjs against the real MongoDB and S3 servers: a namespace filled
 // through the services' own repositories and blob store is backed up, restored into a fresh
@@ -127,6 +138,159 @@ if (servers.mongoUrl && servers.s3) {
           `s3: ${items[0]!.original_key} is missing`,
         ].sort(),
       );
+    });
+  });
+
+  describe('backups that cannot fill their own disk, and objects the bucket keeps itself', () => {
+    const source = `l${randomBytes(4).toString('hex')}`;
+    const elsewhere = `m${randomBytes(4).toString('hex')}`;
+    const user = sampleUser({ username: `listed_${source}`, email: `listed_${source}@example.org` });
+    const items = Array.from({ length: 4 }, (_, i) =>
+      sampleEvidence({
+        user_id: user.id,
+        username: user.username,
+        title: `Listed ${i}`,
+        original_key: `evidence/${source}-${i}/original.jpg`,
+      }),
+    );
+    const env = {
+      ...process.env,
+      MONGO_URL: backupServers.mongoUrl,
+      S3_ENDPOINT: backupServers.s3.endpoint,
+      S3_BUCKET: backupServers.s3.bucket,
+      S3_REGION: backupServers.s3.region,
+      S3_ACCESS_KEY_ID: backupServers.s3.accessKeyId,
+      S3_SECRET_ACCESS_KEY: backupServers.s3.secretAccessKey,
+    };
+    const cli = (...args: string[]) =>
+      spawnSync(process.execPath, ['infra/backup/portal-backup.mjs', ...args], { env, encoding: 'utf8', timeout: 120_000 });
+    const finishedFolder = (root: string, name: string) => {
+      mkdirSync(join(root, name), { recursive: true });
+      writeFileSync(join(root, name, 'manifest.json'), JSON.stringify({ finishedAt: name }));
+    };
+
+    it('applies the retention rule before copying, lists the objects instead of copying them, and restores them from the bucket', async () => {
+      const from = await stores(backupServers, source);
+      await from.users.ensureIndexes();
+      await from.evidence.ensureIndexes();
+      await from.users.create(user, []);
+      for (const item of items) await from.evidence.create(item, []);
+      for (const item of items) await from.blobs.put(item.original_key!, randomBytes(64 * 1024), { contentType: 'image/jpeg' });
+
+      const root = join(scratch, 'nightly');
+      for (const name of ['2026-11-21T033000Z', '2026-11-22T033000Z', '2026-11-23T033000Z']) finishedFolder(root, name);
+      const manifest = await backup({ ...backupServers, namespace: source, root, keep: 2, objects: 'list', reserve: 1e6 });
+      // keep 2: the newest old backup and the new one; older ones went before the copy began.
+      expect(readdirSync(root).sort()).toEqual(['2026-11-23T033000Z', basename(manifest.folder)]);
+      expect(basename(manifest.folder)).toMatch(/^\d{4}-\d\d-\d\dT\d{6}Z$/);
+      expect(manifest.s3).toMatchObject({ copied: false, objects: items.length, bytes: items.length * 64 * 1024 });
+      expect(existsSync(join(manifest.folder, 's3'))).toBe(false);
+      expect(existsSync(join(manifest.folder, '.in-progress'))).toBe(false);
+
+      // Into another namespace: the objects are copied inside the bucket, content type and all.
+      await restore({ ...backupServers, namespace: elsewhere, from: manifest.folder });
+      expect(await verify({ ...backupServers, namespace: elsewhere, from: manifest.folder })).toEqual([]);
+      const to = await stores(backupServers, elsewhere);
+      expect((await to.blobs.get(items[0]!.original_key!))?.info.contentType).toBe('image/jpeg');
+      expect(await to.evidence.findById(items[1]!.id)).toEqual(items[1]);
+
+      // In place, after the databases were lost: the objects are found where they are.
+      await from.identity.dropDatabase();
+      await from.evidenceDb.dropDatabase();
+      await restore({ ...backupServers, namespace: source, from: manifest.folder });
+      expect(await verify({ ...backupServers, namespace: source, from: manifest.folder })).toEqual([]);
+
+      // An object the bucket no longer holds is named before anything is restored.
+      await from.blobs.delete(items[2]!.original_key!);
+      const third = `n${randomBytes(4).toString('hex')}`;
+      await expect(restore({ ...backupServers, namespace: third, from: manifest.folder })).rejects.toThrow(
+        new RegExp(`no longer holds 1 of the objects.*${items[2]!.original_key!}.*earlier versions or its replica`),
+      );
+      const untouched = await stores(backupServers, third);
+      expect(await untouched.users.findById(user.id)).toBeNull();
+    });
+
+    it("refuses a backup that would leave less than the reserve free on the volume's real file system, before writing anything (exit code 3)", async () => {
+      const root = join(scratch, 'reserve');
+      mkdirSync(root);
+      const free = await freeBytes(root);
+      const refused = cli(
+        'backup',
+        '--namespace',
+        source,
+        '--root',
+        root,
+        '--keep',
+        '2',
+        '--objects',
+        'list',
+        '--reserve',
+        String(free + 1e12),
+      );
+      expect(refused.status, refused.stderr).toBe(NO_SPACE_EXIT_CODE);
+      // (stderr may start with Node's own warnings)
+      expect(refused.stderr).toMatch(
+        new RegExp(`^not enough space in ${root}: the backup of ${source} \\(MongoDB [\\d.]+ GB, 3 objects listed\\) needs about`, 'm'),
+      );
+      expect(readdirSync(root)).toEqual([]);
+      const done = cli('backup', '--namespace', source, '--root', root, '--keep', '2', '--objects', 'list', '--reserve', '1Mi');
+      expect(done.status, done.stderr).toBe(0);
+      expect(done.stdout).toMatch(/backup of .* written to .* \(3 objects listed\)/);
+    });
+
+    it('on a small disk of its own (a tmpfs), refuses a copy that does not fit, and one that fills the disk on the way leaves nothing behind', async () => {
+      const disk = join(scratch, 'small-disk');
+      mkdirSync(disk);
+      // 32 MiB: the namespace's objects (4 × 64 KiB) and documents fit; 24 MiB more do not.
+      // As root, or through sudo without a password (as infra/local/servers.sh does), owned by this user.
+      const asRoot = (command: string, ...args: string[]) =>
+        process.getuid?.() === 0
+          ? spawnSync(command, args, { encoding: 'utf8' })
+          : spawnSync('sudo', ['-n', command, ...args], { encoding: 'utf8' });
+      const mounted = asRoot(
+        'mount',
+        '-t',
+        'tmpfs',
+        '-o',
+        `size=32m,mode=0700,uid=${process.getuid?.()},gid=${process.getgid?.()}`,
+        'tmpfs',
+        disk,
+      );
+      if (mounted.status !== 0) {
+        requirePrerequisite(`mounting a small tmpfs needs root or sudo (${(mounted.stderr || mounted.error?.message || '').trim()})`);
+        return;
+      }
+      try {
+        const from = await stores(backupServers, source);
+        const estimate = await estimateBackup({ ...backupServers, namespace: source });
+        expect(estimate.objectBytes).toBe(3 * 64 * 1024);
+        // Stored while the backup runs (after its check): the disk fills during the copy.
+        let stored = false;
+        const failed = await backup({
+          ...backupServers,
+          namespace: source,
+          root: disk,
+          keep: 2,
+          log: async (line) => {
+            if (stored || !line.startsWith('space:')) return;
+            stored = true;
+            await from.blobs.put(`evidence/${source}-late/original.mp4`, randomBytes(40 * 1024 * 1024), { contentType: 'video/mp4' });
+          },
+        }).catch((error: Error) => error);
+        expect(failed).toBeInstanceOf(NoSpaceError);
+        expect((failed as Error).message).toMatch(/the disk filled up during the backup/);
+        expect(readdirSync(disk).filter((name) => name !== 'lost+found')).toEqual([]);
+        // The next night: the 40 MiB video is there, the check refuses before writing a byte.
+        const refused = cli('backup', '--namespace', source, '--root', disk, '--keep', '2');
+        expect(refused.status, refused.stderr).toBe(NO_SPACE_EXIT_CODE);
+        expect(refused.stderr).toMatch(/^not enough space in .*: the backup of .* needs about 0\.04 GB, but 0\.03 GB are free/m);
+        expect(readdirSync(disk)).toEqual([]);
+        await from.blobs.delete(`evidence/${source}-late/original.mp4`);
+      } finally {
+        // Busy when the backup left a file open: it must not.
+        const unmounted = asRoot('umount', disk);
+        expect(unmounted.status, unmounted.stderr).toBe(0);
+      }
     });
   });
 } else {

@@ -1,4 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { Kafka } from 'kafkajs';
@@ -170,4 +174,105 @@ describe('Kafka over TLS with SASL', () => {
       await bus.close();
     }
   });
+
+  // The procedure of docs/OPERATIONS.md ("Rotating the Kafka credentials"): new credentials beside
+  // the old (a second SCRAM user), every pod rolled onto them while old and new pods share their
+  // consumer groups, then the old credentials removed. Nothing handled is lost on the way.
+  it('rotates the SASL credentials without an outage: a second user beside the first, the pods moved, the first removed', async () => {
+    // Kafka's own ConfigCommand, from the jars the broker runs (its class path), over TLS and SASL.
+    const classPath = readFileSync(`/proc/${servers.pid('kafka')}/cmdline`, 'utf8')
+      .split('\0')
+      .find((arg) => arg.endsWith('/*'))!;
+    const clientConfig = join(servers.env.KAFKA_SSL_CA_FILE!, '..', 'admin.properties');
+    writeFileSync(
+      clientConfig,
+      [
+        'security.protocol=SASL_SSL',
+        'sasl.mechanism=SCRAM-SHA-512',
+        `sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="${servers.env.KAFKA_SASL_USERNAME}" password="${servers.env.KAFKA_SASL_PASSWORD}";`,
+        'ssl.truststore.type=PEM',
+        `ssl.truststore.location=${servers.env.KAFKA_SSL_CA_FILE}`,
+      ].join('\n'),
+    );
+    const users = (...args: string[]) =>
+      promisify(execFile)(
+        'java',
+        [
+          '-Xmx128m',
+          '-cp',
+          classPath,
+          'kafka.admin.ConfigCommand',
+          '--bootstrap-server',
+          brokers[0]!,
+          '--command-config',
+          clientConfig,
+          '--entity-type',
+          'users',
+          ...args,
+        ],
+        {
+          timeout: 60_000,
+        },
+      );
+    const OLD = { KAFKA_SASL_MECHANISM: 'scram-sha-512' };
+    const NEW = {
+      KAFKA_SASL_MECHANISM: 'scram-sha-512',
+      KAFKA_SASL_USERNAME: 'festival-next',
+      KAFKA_SASL_PASSWORD: 'festival-next-secret-9876543210',
+    };
+    const namespace = `r${randomBytes(4).toString('hex')}`;
+    await createKafkaTopics({ brokers, namespace, partitions: 2, replicationFactor: 1, retentionMs: 3_600_000, ...connection(OLD) }, [
+      'evidence.items',
+    ]);
+    const received: number[] = [];
+    const pod = async (credentials: Record<string, string>) => {
+      const bus = new KafkaEventBus({ brokers, clientId: 'rotation', logger: silent, namespace, ...connection(credentials) });
+      const subscription = await bus.subscribe({
+        groupId: 'evidence',
+        topics: ['evidence.items'],
+        handler: async (message) => void received.push((message.value.data as { n: number }).n),
+      });
+      return { bus, close: async () => (await subscription.close(), await bus.close()) };
+    };
+
+    const oldPod = await pod(OLD);
+    await oldPod.bus.publish('evidence.items', [{ key: 'a', value: event(1) }]);
+    await waitFor(() => received.includes(1), { timeoutMs: 30_000, what: 'the first event' });
+    // 1. The new user beside the old one (Strimzi: a second KafkaUser; a managed Kafka: a second credential).
+    await users(
+      '--alter',
+      '--add-config',
+      `SCRAM-SHA-512=[iterations=8192,password=${NEW.KAFKA_SASL_PASSWORD}]`,
+      '--entity-name',
+      NEW.KAFKA_SASL_USERNAME,
+    );
+    // 2. The Secret portal-kafka changes and the pods roll: old and new share the consumer group.
+    const newPod = await waitFor(() => pod(NEW).catch(() => null), { timeoutMs: 30_000, what: 'the new credentials to be accepted' });
+    await newPod.bus.publish('evidence.items', [
+      { key: 'b', value: event(2) },
+      { key: 'c', value: event(3) },
+    ]);
+    await oldPod.bus.publish('evidence.items', [{ key: 'd', value: event(4) }]);
+    await waitFor(() => [2, 3, 4].every((n) => received.includes(n)), { timeoutMs: 60_000, what: 'the events of both pods' });
+    await oldPod.close();
+    // 3. The old credentials go: a client still using them is refused, the rolled pods go on.
+    await users('--alter', '--delete-config', 'SCRAM-SHA-512', '--entity-name', servers.env.KAFKA_SASL_USERNAME!);
+    const stale = new KafkaEventBus({ brokers, clientId: 'rotation-stale', logger: silent, ...connection(OLD) });
+    try {
+      await waitFor(
+        () =>
+          stale.ping().then(
+            () => false,
+            () => true,
+          ),
+        { timeoutMs: 30_000, what: 'the old credentials to be refused' },
+      );
+    } finally {
+      await stale.close();
+    }
+    await newPod.bus.publish('evidence.items', [{ key: 'e', value: event(5) }]);
+    await waitFor(() => received.includes(5), { timeoutMs: 60_000, what: 'an event after the rotation' });
+    await newPod.close();
+    expect([...new Set(received)].sort()).toEqual([1, 2, 3, 4, 5]);
+  }, 240_000);
 });

@@ -4,13 +4,13 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { DateTime } from 'luxon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AdminAppointment, AppointmentImportResult, AuditEntry, CallSheet, MyAppointment } from '@portal/contracts';
+import type { AdminAppointment, AnnouncePreview, AppointmentImportResult, AuditEntry, CallSheet, MyAppointment } from '@portal/contracts';
 import { SqliteEventBus, SqliteJobQueue, createLogger } from '@portal/platform';
 import { waitFor } from '@portal/platform/testing';
 import { jobsDatabaseFile } from '@portal/evidence';
 import { createNotifier, notifierSettingsFromEnv, type AppointmentJob, type MailJob, type NotifierHandle } from '@portal/notifier';
 import { ApiClient } from '../support/api-client.js';
-import { adminClient, newParticipant } from '../support/accounts.js';
+import { adminClient, confirmAddress, newParticipant } from '../support/accounts.js';
 import { freePort } from '../support/free-port.js';
 import { readOutbox, waitForMail } from '../support/outbox.js';
 import { startTestPortal, type TestPortal } from '../support/portal.js';
@@ -164,7 +164,24 @@ describe('appointments, reminders and the call sheet', () => {
     const token = /verify-email\?token=([^\s&"<>]+)/.exec(welcome.text)![1]!;
     expect((await participant.client.get(`/api/user/verify-email?token=${token}`)).status).toBe(303);
     const mine = (await participant.client.get('/api/appointments/mine')).data as MyAppointment;
-    expect(mine.appointment).toMatchObject({ time_zone: ZONE, place: 'Corner of 5th, and Main', version: 1 });
+    // Confirmed: their appointment, with the number that will be called (the profile's: the box
+    // office gave none), as the call sheet names it, spaced for reading too.
+    expect(mine.appointment).toMatchObject({
+      time_zone: ZONE,
+      place: 'Corner of 5th, and Main',
+      version: 1,
+      call_number: '+12025550123',
+      call_number_readable: '(202) 555-0123',
+      call_number_from: 'profile',
+    });
+    const confirmed = (
+      (await admin.client.get(`/api/appointments?date=${start.setZone(ZONE).toISODate()}`)).data as CallSheet
+    ).appointments.find((row) => row.email === holder)!;
+    expect(confirmed).toMatchObject({
+      address_status: 'confirmed',
+      call_number: mine.appointment!.call_number,
+      call_number_readable: mine.appointment!.call_number_readable,
+    });
     expect(Date.parse(mine.appointment!.start)).toBe(Math.floor(start.toMillis() / 1000) * 1000);
     expect(mine.appointment!.start).toMatch(/[+-]\d{2}:\d{2}$/);
 
@@ -330,6 +347,8 @@ describe('appointments, reminders and the call sheet', () => {
 
   it('sends no text to a participant who turned text reminders off, and says so on the call sheet', async () => {
     const participant = await newParticipant(portal.url, { phone_number: '2025550188' });
+    // The appointment is theirs (their opt-out, their number) once they confirmed the address.
+    await confirmAddress(portal.dataDir, participant);
     const form = new FormData();
     form.append('email', participant.user.email);
     form.append('phone_number', '2025550188');
@@ -352,5 +371,146 @@ describe('appointments, reminders and the call sheet', () => {
     expect(record).toMatchObject({ state: 'not-sent', reason: expect.stringMatching(/turned text reminders off/) });
     expect(textMessages().some((message) => message.to === '+12025550188')).toBe(false);
     expect(((await participant.client.get('/api/appointments/mine')).data as MyAppointment).sms_reminders).toBe(false);
+  }, 60_000);
+
+  it('previews an import (dry run) exactly as it then imports, names who is pending, keeps a landline to call, and counts whom an announcement reaches', async () => {
+    const tag = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+    const day = '2032-05-05';
+    const [moving, renamed, same, added, landline] = ['moving', 'renamed', 'same', 'added', 'landline'].map(
+      (who) => `${who}_${tag}@example.org`,
+    );
+    const first = await admin.client.postForm(
+      '/api/appointments/import',
+      csvForm(
+        ['email,start,name,place', `${moving},${day}T18:00,Mo Ving,`, `${renamed},${day}T18:10,Ren Amed,`, `${same},${day}T18:20,,`].join(
+          '\n',
+        ),
+      ),
+    );
+    expect((first.data as AppointmentImportResult).created).toHaveLength(3);
+
+    const csv = [
+      'Name,Email,Start,Phone,Place',
+      `Mo Ving,${moving},${day}T19:00,,`,
+      `Ren Amed-Longer,${renamed},${day}T18:10,,`,
+      `,${same},${day}T18:20,,`,
+      `Zoë Ñúñez-Añadida,${added},${day}T18:30,,Gate 3`,
+      `Lena Landline,${landline},${day}T18:40,+49 30 12345678,`,
+      `No Body,nobody_${tag}@example.org,${day}T25:00,,`,
+      // A name of two lines (a quoted cell spanning lines 8 and 9) and a time the autumn night repeats:
+      // the dry run reads by the import's own rules.
+      `"Two\nLines",twolines_${tag}@example.org,${day}T18:50,,`,
+      `Au Tumn,autumn_${tag}@example.org,2032-10-31T02:30,,`,
+    ].join('\n');
+    const sheetOfDay = async () => ((await admin.client.get(`/api/appointments?date=${day}`)).data as CallSheet).appointments;
+    // What an import changes (the notifier meanwhile records the first imports' messages).
+    const appointmentsOfDay = async () =>
+      (await sheetOfDay()).map(({ id, email, start, version, name, place, note, call_number }) => ({
+        id,
+        email,
+        start,
+        version,
+        name,
+        place,
+        note,
+        call_number,
+      }));
+    const audited = async () =>
+      (((await admin.client.get('/api/admin/activity?action=appointment.import')).data as AuditEntry[]) ?? []).length;
+    const before = await appointmentsOfDay();
+    const auditBefore = await audited();
+
+    const preview = await admin.client.postForm('/api/appointments/import?dry_run=true', csvForm(csv));
+    expect(preview.status).toBe(200);
+    const dry = preview.data as AppointmentImportResult;
+    expect(dry).toMatchObject({ dry_run: true, time_zone: ZONE });
+    expect(dry.created).toEqual([
+      { line: 5, email: added, id: null, name: 'Zoë Ñúñez-Añadida', start: `${day}T18:30:00.000+02:00` },
+      { line: 6, email: landline, id: null, name: 'Lena Landline', start: `${day}T18:40:00.000+02:00` },
+    ]);
+    expect(dry.updated.map(({ line, moved, previous_start, start }) => ({ line, moved, previous_start, start }))).toEqual([
+      { line: 2, moved: true, previous_start: `${day}T18:00:00.000+02:00`, start: `${day}T19:00:00.000+02:00` },
+      { line: 3, moved: false, previous_start: `${day}T18:10:00.000+02:00`, start: `${day}T18:10:00.000+02:00` },
+    ]);
+    expect(dry.unchanged.map((entry) => entry.line)).toEqual([4]);
+    expect(dry.refused).toEqual([
+      { line: 7, reason: 'bad-date', message: expect.stringContaining('25:00') },
+      { line: 8, reason: 'bad-value', message: expect.stringContaining('The name must be one line of text') },
+      { line: 10, reason: 'ambiguous-time', message: expect.stringContaining('happens twice') },
+    ]);
+    // Nothing was written: the day is as it was (and, below, the audit log has only the real import).
+    expect(await appointmentsOfDay()).toEqual(before);
+    expect((await admin.client.postForm('/api/appointments/import?dry_run=maybe', csvForm(csv))).status).toBe(400);
+
+    // The import does what the preview said, line by line.
+    const imported = (await admin.client.postForm('/api/appointments/import', csvForm(csv))).data as AppointmentImportResult;
+    const withoutIds = (result: AppointmentImportResult) => ({
+      created: result.created.map(({ id: _id, ...rest }) => rest),
+      updated: result.updated,
+      unchanged: result.unchanged,
+      refused: result.refused,
+    });
+    expect(imported.dry_run).toBe(false);
+    expect(imported.created.every((entry) => typeof entry.id === 'string')).toBe(true);
+    expect(withoutIds(imported)).toEqual(withoutIds(dry));
+    await waitFor(async () => ((await audited()) > auditBefore ? true : null), { what: 'the import in the audit log' });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(await audited()).toBe(auditBefore + 1);
+
+    // Pending ticket holders show as who the box office says they are; a landline can be called but not texted.
+    const sheet = await sheetOfDay();
+    const pending = sheet.find((entry) => entry.email === added)!;
+    expect(pending).toMatchObject({
+      user_id: null,
+      full_name: null,
+      address_status: 'no-account',
+      name: 'Zoë Ñúñez-Añadida',
+      place: 'Gate 3',
+    });
+    expect(sheet.find((entry) => entry.email === renamed)!.name).toBe('Ren Amed-Longer');
+    expect(sheet.find((entry) => entry.email === same)!.name).toBeNull();
+    expect(sheet.find((entry) => entry.email === landline)).toMatchObject({
+      phone: null,
+      call_number: '+493012345678',
+      call_number_readable: '+49 30 12345678',
+      phone_problem: expect.stringMatching(/not a mobile number/),
+    });
+
+    // Without a day, the call sheet is today's in EVENT_TIMEZONE.
+    const today = (await admin.client.get('/api/appointments')).data as CallSheet;
+    expect(today).toMatchObject({ date: DateTime.now().setZone(ZONE).toISODate(), time_zone: ZONE });
+
+    // An announcement's reach, counted by the same selection it is sent to, nothing sent.
+    const announceAudits = async () =>
+      (((await admin.client.get('/api/admin/activity?action=appointment.announce')).data as AuditEntry[]) ?? []).length;
+    const announcedBefore = await announceAudits();
+    const count = await admin.client.post('/api/appointments/announce?dry_run=true', { date: day, from: '18:15', to: '18:45' });
+    expect(count.status).toBe(200);
+    expect(count.data as AnnouncePreview).toEqual({
+      dry_run: true,
+      recipients: 3,
+      message: null,
+      from: `${day}T18:15:00.000+02:00`,
+      to: `${day}T18:45:00.000+02:00`,
+      time_zone: ZONE,
+    });
+    const words = (await admin.client.post('/api/appointments/announce?dry_run=true', { date: day, text: 'bad-weather' }))
+      .data as AnnouncePreview;
+    expect(words).toMatchObject({ recipients: 5, message: expect.stringContaining('the entryway of the Test Library') });
+    expect((await admin.client.post('/api/appointments/announce?dry_run=true', { date: day, from: '19:00', to: '18:00' })).status).toBe(
+      400,
+    );
+    const sent = await admin.client.post('/api/appointments/announce', {
+      date: day,
+      from: '18:15',
+      to: '18:45',
+      message: 'Gate 3 only today',
+    });
+    expect(sent.status).toBe(202);
+    expect(sent.data).toMatchObject({ recipients: 3 });
+    // Only the announcement sent is in the audit log, not the dry runs before it.
+    await waitFor(async () => ((await announceAudits()) > announcedBefore ? true : null), { what: 'the announcement in the audit log' });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(await announceAudits()).toBe(announcedBefore + 1);
   }, 60_000);
 });

@@ -244,9 +244,15 @@ export const API_ROUTES: Record<string, Probe[]> = {
       );
       return as(ctx, caller).postForm('/api/appointments/import', form);
     }),
+    probe('preview a CSV import (dry run)', by(401, 403, 403, 200), (caller, ctx) => {
+      const form = new FormData();
+      form.append('file', new Blob([`email,start\nmatrix_dry@example.org,2030-07-01T18:30\n`], { type: 'text/csv' }), 'tickets.csv');
+      return as(ctx, caller).postForm('/api/appointments/import?dry_run=true', form);
+    }),
   ],
   'identity GET /api/appointments': [
     probe("a day's call sheet", by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get('/api/appointments?date=2030-07-01')),
+    probe("today's call sheet", by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).get('/api/appointments')),
   ],
   'identity POST /api/appointments': [
     probe('set an appointment', by(401, 403, 403, 201), (caller, ctx) =>
@@ -259,6 +265,9 @@ export const API_ROUTES: Record<string, Probe[]> = {
   'identity POST /api/appointments/announce': [
     probe('announce to a day', by(401, 403, 403, 202), (caller, ctx) =>
       as(ctx, caller).post('/api/appointments/announce', { date: '2031-01-01', message: 'Matrix test' }),
+    ),
+    probe('count whom an announcement reaches (dry run)', by(401, 403, 403, 200), (caller, ctx) =>
+      as(ctx, caller).post('/api/appointments/announce?dry_run=true', { date: '2030-07-01' }),
     ),
   ],
   'identity GET /api/appointments/user/:id': [
@@ -316,6 +325,12 @@ export const API_ROUTES: Record<string, Probe[]> = {
       const { account } = await ctx.freshParticipant();
       return as(ctx, caller).put('/api/user/passwordupdated', { email: account.email, code: '123456', password: 'a-new-password-1' });
     }),
+  ],
+  // No input: the link goes to the caller's own address (confirmed here: nothing is sent, 200).
+  'identity POST /api/user/verify-email/resend': [
+    probe("a new link for one's own address", by(401, 200, 200, 200), (caller, ctx) =>
+      as(ctx, caller).post('/api/user/verify-email/resend'),
+    ),
   ],
   'identity GET /api/user/verify-email': [
     probe('a forged link', 303, (caller, ctx) => as(ctx, caller).get('/api/user/verify-email?token=forged')),

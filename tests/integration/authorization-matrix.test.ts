@@ -4,7 +4,7 @@ import { buildOpenApiDocument } from '@portal/contracts/openapi';
 import type { ServedRoute } from '@portal/platform';
 import { ROUTE_RULES } from '@portal/gateway';
 import { ApiClient } from '../support/api-client.js';
-import { adminClient, newParticipant } from '../support/accounts.js';
+import { adminClient, confirmAddress, newParticipant } from '../support/accounts.js';
 import { waitForMedia, type EvidenceItem } from '../support/evidence.js';
 import { phoneJpeg, photoBlob } from '../support/media.js';
 import { codeIn, waitForMail } from '../support/outbox.js';
@@ -58,6 +58,8 @@ beforeAll(async () => {
   if (!portal.routes) throw new Error('the authorization matrix needs the all-in-one portal (it reads the route lists)');
   served = portal.routes();
   const [owner, other, admin] = await Promise.all([newParticipant(portal.url), newParticipant(portal.url), adminClient(portal.url)]);
+  // Both confirmed their addresses: an appointment under one is that account's (and only then).
+  await Promise.all([confirmAddress(portal.dataDir, owner), confirmAddress(portal.dataDir, other)]);
   clients = { visitor: new ApiClient(portal.url), owner: owner.client, other: other.client, admin: admin.client };
   accounts = {
     owner: { ...owner.user, password: owner.password },

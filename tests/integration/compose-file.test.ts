@@ -17,6 +17,8 @@ interface ComposeService {
   stop_grace_period?: string;
   command?: string[] | string;
   environment?: Record<string, string | number>;
+  ports?: string[];
+  healthcheck?: { test: string[] | string };
 }
 /** The file as compose reads it (YAML merge keys `<<:` included), before interpolation. */
 const SERVICES = (parse(COMPOSE, { merge: true }) as { services: Record<string, ComposeService> }).services;
@@ -55,13 +57,78 @@ function interpolate(text: string, env: Record<string, string>): { errors: strin
   return { errors: [...new Set(errors)] };
 }
 
+/** The secrets compose refuses to start without: the services' shared one and each server's password. */
+const SECRETS = ['INTERNAL_SECRET', 'KAFKA_SASL_PASSWORD', 'MONGO_PASSWORD', 'REDIS_PASSWORD', 'S3_SECRET_ACCESS_KEY'];
+const ALL_SET = Object.fromEntries(SECRETS.map((name) => [name, 'c0ffee'.repeat(8)]));
+
+/** The service's environment value, with compose's interpolation applied from `env`. */
+function resolved(value: string | number | undefined, env: Record<string, string>): string {
+  return String(value ?? '').replace(/\$\{([A-Z0-9_]+)(?::?[-?][^}]*)?\}/g, (_, name: string) => env[name] ?? '');
+}
+
+/** An image's version as numbers: apache/kafka:4.3.1 -> [4, 3, 1]; redis:8.6.7-alpine -> [8, 6, 7]. */
+function versionOf(image: string): number[] {
+  return (/:(\d+(?:\.\d+)*)/.exec(image)?.[1] ?? '0').split('.').map(Number);
+}
+const atLeast = (version: number[], minimum: number[]) => {
+  for (let i = 0; i < minimum.length; i += 1) if ((version[i] ?? 0) !== minimum[i]) return (version[i] ?? 0) > minimum[i]!;
+  return true;
+};
+
 describe('docker-compose.yml', () => {
-  it('refuses to start without INTERNAL_SECRET and the storage password, and says how to make them', () => {
+  it("refuses to start without INTERNAL_SECRET and every server's password, and says how to make them", () => {
     const { errors } = interpolate(COMPOSE, {});
-    expect(errors.map((error) => error.split(':')[0]).sort()).toEqual(['INTERNAL_SECRET', 'S3_SECRET_ACCESS_KEY']);
+    expect(errors.map((error) => error.split(':')[0]).sort()).toEqual(SECRETS);
     for (const error of errors) expect(error).toMatch(/README/);
-    expect(interpolate(COMPOSE, { INTERNAL_SECRET: '', S3_SECRET_ACCESS_KEY: 'x' }).errors).toHaveLength(1);
-    expect(interpolate(COMPOSE, { INTERNAL_SECRET: 'a'.repeat(64), S3_SECRET_ACCESS_KEY: 'b'.repeat(48) }).errors).toEqual([]);
+    for (const name of SECRETS) expect(interpolate(COMPOSE, { ...ALL_SET, [name]: '' }).errors.map((e) => e.split(':')[0])).toEqual([name]);
+    expect(interpolate(COMPOSE, ALL_SET).errors).toEqual([]);
+  });
+
+  it('runs no server without authentication: MongoDB with a user, Redis with a password, Kafka with SASL, each from .env', () => {
+    const env = { ...ALL_SET, MONGO_PASSWORD: 'mongo-secret', REDIS_PASSWORD: 'redis-secret', KAFKA_SASL_PASSWORD: 'kafka-secret' };
+    const mongo = SERVICES.mongo!;
+    expect(resolved(mongo.environment!.MONGO_INITDB_ROOT_USERNAME, env)).toBe('portal');
+    expect(resolved(mongo.environment!.MONGO_INITDB_ROOT_PASSWORD, env)).toBe('mongo-secret');
+    const redis = SERVICES.redis!;
+    const redisArgs = [redis.command].flat().map((arg) => resolved(arg, env));
+    expect(redisArgs[redisArgs.indexOf('--requirepass') + 1]).toBe('redis-secret');
+    expect(resolved(redis.environment!.REDISCLI_AUTH, env)).toBe('redis-secret');
+    const kafka = SERVICES.kafka!.environment!;
+    // Every listener another container reaches asks for SASL; the controller's answers inside the container only.
+    const listeners = String(kafka.KAFKA_LISTENERS).split(',');
+    const protocols = Object.fromEntries(
+      String(kafka.KAFKA_LISTENER_SECURITY_PROTOCOL_MAP)
+        .split(',')
+        .map((pair) => pair.split(':')),
+    );
+    for (const listener of listeners) {
+      const [name, address] = listener.split('://');
+      if (protocols[name!] !== 'SASL_PLAINTEXT' && protocols[name!] !== 'SASL_SSL')
+        expect(address, listener).toMatch(/^(localhost|127\.0\.0\.1):/);
+    }
+    expect(String(kafka.KAFKA_ADVERTISED_LISTENERS)).toMatch(/^SASL_PLAINTEXT:\/\//);
+    expect(resolved(kafka.KAFKA_LISTENER_NAME_SASL__PLAINTEXT_PLAIN_SASL_JAAS_CONFIG, env)).toMatch(/user_portal="kafka-secret"/);
+    // Every process that talks to them uses the same credentials.
+    for (const [name, service] of Object.entries(SERVICES)) {
+      const environment = service.environment ?? {};
+      if (environment.MONGO_URL !== undefined)
+        expect(resolved(environment.MONGO_URL, env), name).toMatch(/^mongodb:\/\/portal:mongo-secret@mongo:27017\//);
+      if (environment.REDIS_URL !== undefined) expect(resolved(environment.REDIS_URL, env), name).toBe('redis://:redis-secret@redis:6379');
+      if (environment.KAFKA_BROKERS !== undefined) {
+        expect(environment.KAFKA_SASL_MECHANISM, name).toBe('plain');
+        expect(environment.KAFKA_SASL_USERNAME, name).toBe('portal');
+        expect(resolved(environment.KAFKA_SASL_PASSWORD, env), name).toBe('kafka-secret');
+      }
+    }
+    // None of these servers is published on the host.
+    for (const name of ['kafka', 'mongo', 'redis', 's3']) expect(SERVICES[name]!.ports, name).toBeUndefined();
+  });
+
+  it('runs patched releases: MongoDB 7.0.28 or later (CVE-2025-14847), Redis 8.6.3 or later (CVE-2026-23479), Kafka 4 (KRaft)', () => {
+    expect(atLeast(versionOf(SERVICES.mongo!.image!), [7, 0, 28])).toBe(true);
+    expect(atLeast(versionOf(SERVICES.redis!.image!), [8, 6, 3])).toBe(true);
+    expect(versionOf(SERVICES.kafka!.image!)[0]).toBe(4);
+    expect(SERVICES.kafka!.environment!.KAFKA_PROCESS_ROLES).toBe('broker,controller');
   });
 
   it("names in the README's .env line exactly the variables it refuses to start without", () => {
@@ -76,7 +143,7 @@ describe('docker-compose.yml', () => {
   });
 
   it('has no default for a secret or a password', () => {
-    expect(COMPOSE).not.toMatch(/\$\{(INTERNAL_SECRET|S3_SECRET_ACCESS_KEY)(:?-)/);
+    expect(COMPOSE).not.toMatch(/\$\{(INTERNAL_SECRET|S3_SECRET_ACCESS_KEY|MONGO_PASSWORD|REDIS_PASSWORD|KAFKA_SASL_PASSWORD)(:?-)/);
     expect(COMPOSE).not.toMatch(/change-me|portal-minio-secret/);
   });
 

@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -239,5 +241,83 @@ describe('rotating the shared secret', () => {
       expect(await checkCode(afterIdentity.url, user.email, newCode)).toEqual({ codeMatches: true });
       expect(await follow(afterIdentity.url)).toBe('/verify-email?status=invalid');
     }, 90_000);
+  });
+
+  // Twilio keeps two auth tokens at once: a secondary is made beside the primary, the notifier is
+  // rolled onto it, then it is promoted (the old one stops working). The pods check the token at
+  // every readiness probe (a real request to Twilio): a pod left on the old token says so.
+  describe('TWILIO_AUTH_TOKEN: a secondary token, the notifier rolled onto it, then promoted', () => {
+    const SID = 'AC00000000000000000000000000000003';
+    const OLD_TOKEN = 'twilio-old-token-0123456789abcdef';
+    const NEW_TOKEN = 'twilio-new-token-fedcba9876543210';
+    // A STAND-IN for Twilio's REST API (no provider is reachable here): the account's record and
+    // its Messages endpoint, with HTTP basic auth against the tokens the account has now.
+    const accepted = new Set([OLD_TOKEN]);
+    const sent: string[] = [];
+    let twilioUrl = '';
+    beforeAll(async () => {
+      const server = createServer((req, res) => {
+        req.resume().on('end', () => {
+          const [sid, token] = Buffer.from((req.headers.authorization ?? '').replace(/^Basic /, ''), 'base64')
+            .toString()
+            .split(':');
+          const answer = (status: number, body: object) =>
+            res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+          if (sid !== SID || !accepted.has(token!)) return answer(401, { code: 20003, message: 'Authenticate', status: 401 });
+          if (req.method === 'GET' && req.url === `/2010-04-01/Accounts/${SID}.json`) return answer(200, { sid: SID, status: 'active' });
+          if (req.method === 'POST' && req.url === `/2010-04-01/Accounts/${SID}/Messages.json`) {
+            sent.push(token!);
+            return answer(201, { sid: `SM${String(sent.length).padStart(32, '0')}`, status: 'queued' });
+          }
+          answer(404, { code: 20404, message: 'Not found', status: 404 });
+        });
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      twilioUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      stops.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    });
+
+    /** A notifier pod as main.ts makes it on distributed servers, with the Secret portal-sms's token. */
+    const notifierPod = (token: string) => {
+      const dataDir = scratch('notifier-sms');
+      const bus = new SqliteEventBus({ file: join(dataDir, 'bus.sqlite'), logger: silent });
+      const mail = new SqliteJobQueue<never>({ file: join(dataDir, 'jobs.sqlite'), queue: 'mail', logger: silent });
+      stops.push(async () => {
+        await mail.close();
+        await bus.close();
+      });
+      const settings = notifierSettingsFromEnv({
+        DATA_DIR: dataDir,
+        ...after,
+        TWILIO_ACCOUNT_SID: SID,
+        TWILIO_AUTH_TOKEN: token,
+        TWILIO_FROM: '+12025550100',
+        TWILIO_API_BASE_URL: twilioUrl,
+      });
+      return createNotifier(settings, { bus, mail, logger: silent, distributed: true }).sms;
+    };
+    const text = (sms: ReturnType<typeof notifierPod>, n: number) =>
+      sms.send({ to: '+12025550123', body: `Reminder ${n}`, messageId: `rotation-${n}` });
+
+    it('old and new pods both send while both tokens are valid; after the promotion the old pod is not ready to text, the new one sends', async () => {
+      const oldPod = notifierPod(OLD_TOKEN);
+      await oldPod.ping();
+      await text(oldPod, 1);
+      // 1. A secondary token in Twilio's console; the Secret gets it, the notifier rolls.
+      accepted.add(NEW_TOKEN);
+      const newPod = notifierPod(NEW_TOKEN);
+      await newPod.ping();
+      await text(newPod, 2);
+      await text(oldPod, 3); // the old pod, still running during the rollout
+      expect(sent).toEqual([OLD_TOKEN, NEW_TOKEN, OLD_TOKEN]);
+      // 2. Promoted: the old token stops working. A pod still on it fails its readiness check sms
+      // (degraded, PortalTextMessagesUnavailable) and its texts (retried, not lost); the new one sends.
+      accepted.delete(OLD_TOKEN);
+      await expect(oldPod.ping()).rejects.toThrow();
+      await expect(text(oldPod, 4)).rejects.toThrow();
+      await newPod.ping();
+      await text(newPod, 5);
+      expect(sent).toEqual([OLD_TOKEN, NEW_TOKEN, OLD_TOKEN, NEW_TOKEN]);
+    });
   });
 });

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { ApiClient } from './api-client.js';
 import { phoneJpeg, registrationForm } from './media.js';
 import { TEST_ADMIN } from './portal.js';
+import { waitForMail } from './outbox.js';
 
 let counter = 0;
 
@@ -66,4 +67,21 @@ export function publishedEvents(dataDir: string): PublishedEvent[] {
   } finally {
     db.close();
   }
+}
+
+/**
+ * Follows the newest confirmation link mailed to the participant's address, as they would from
+ * their mailbox: an appointment under the address is theirs only once it is confirmed.
+ */
+export async function confirmAddress(
+  dataDir: string,
+  participant: { client: ApiClient; user: { email: string } },
+  count = 1,
+): Promise<void> {
+  const mail = await waitForMail(dataDir, participant.user.email, { subject: /confirm/i, count, timeoutMs: 30_000 });
+  const token = /verify-email\?token=([^\s&"<>]+)/.exec(mail.text)?.[1];
+  if (!token) throw new Error(`no confirmation link in: ${mail.text}`);
+  const followed = await participant.client.get(`/api/user/verify-email?token=${token}`);
+  if (followed.headers.get('location') !== '/verify-email?status=verified')
+    throw new Error(`the confirmation link failed: ${followed.status}`);
 }

@@ -67,6 +67,8 @@ export async function launchBrowser(): Promise<Browser> {
  */
 export interface ContextOptions {
   serviceWorkers?: 'allow' | 'block';
+  /** The device's own time zone (IANA), e.g. a phone on another continent than the event. */
+  timezoneId?: string;
 }
 
 /** A phone: 390x844, touch, a mobile user agent, camera and microphone allowed. */
@@ -75,6 +77,7 @@ export async function phoneContext(browser: Browser, baseURL: string, options: C
     baseURL,
     serviceWorkers: options.serviceWorkers ?? 'block',
     viewport: { width: 390, height: 844 },
+    ...(options.timezoneId ? { timezoneId: options.timezoneId } : {}),
     deviceScaleFactor: 2,
     isMobile: true,
     hasTouch: true,
@@ -90,6 +93,7 @@ export async function desktopContext(browser: Browser, baseURL: string, options:
   const context = await browser.newContext({
     baseURL,
     viewport: { width: 1280, height: 900 },
+    ...(options.timezoneId ? { timezoneId: options.timezoneId } : {}),
     serviceWorkers: options.serviceWorkers ?? 'block',
   });
   context.setDefaultTimeout(WAIT_MS);

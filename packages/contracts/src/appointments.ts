@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { emailField } from './users.js';
+import { emailField, oneLine } from './users.js';
 
 /**
  * Appointments: one per ticket holder (by e-mail address), imported from the box office or set by
@@ -45,13 +45,29 @@ export const startField = z
   .max(40, 'start must be a date and time, e.g. 2026-07-01T18:30')
   .meta({ description: 'Date and time (ISO 8601); without an offset it is read in EVENT_TIMEZONE', example: '2026-07-01T18:30' });
 
-const placeField = z
+/** Where to stand: one line (it is written into e-mails, text messages and calendar files). */
+export const placeField = z
   .string()
   .trim()
   .max(200, 'place must be at most 200 characters')
-  .meta({ description: 'Where to stand (a street corner)' });
-const noteField = z.string().trim().max(500, 'note must be at most 500 characters');
-const phoneInput = z
+  .superRefine(oneLine('The place'))
+  .meta({ description: 'Where to stand (a street corner); one line, no control or formatting characters' });
+/** The ticket holder's name as the box office gives it (the CSV's name column): one line, shown on the call sheet. */
+export const boxOfficeNameField = z
+  .string()
+  .trim()
+  .max(200, 'name must be at most 200 characters')
+  .superRefine(oneLine('The name'))
+  .meta({ description: "The ticket holder's name as the box office has it; one line, no control or formatting characters" });
+/** A note for the participant: one line, for the same reason. */
+export const noteField = z
+  .string()
+  .trim()
+  .max(500, 'note must be at most 500 characters')
+  .superRefine(oneLine('The note'))
+  .meta({ description: 'A note for the participant; one line, no control or formatting characters' });
+/** A phone number as a form or the box office's file gives it (read when a message is sent). */
+export const appointmentPhoneField = z
   .string()
   .trim()
   .max(40, 'phone must be at most 40 characters')
@@ -82,26 +98,56 @@ export const appointmentSchema = z
     place: z.string(),
     note: z.string(),
     version: z.number().int().positive().meta({ description: 'Grows with every move' }),
+    call_number: z.string().nullable().meta({
+      description:
+        "The number the performers will call: the box office's when it gave one, else the profile's (E.164 when valid, a landline that cannot take texts included, else as given); null when there is none",
+      example: '+12025550123',
+    }),
+    call_number_readable: z.string().nullable().meta({
+      description:
+        'call_number spaced for reading: national form in SMS_DEFAULT_REGION, e.g. (202) 555-0123, else international, e.g. +49 30 12345678; as given when not valid',
+      example: '(202) 555-0123',
+    }),
+    call_number_from: z
+      .enum(['box-office', 'profile'])
+      .nullable()
+      .meta({ description: 'Whose number call_number is: the one the box office gave, or the profile’s' }),
   })
   .meta({ id: 'Appointment' });
 export type Appointment = z.infer<typeof appointmentSchema>;
 
 export const myAppointmentSchema = z
   .object({
-    appointment: appointmentSchema.nullable(),
+    appointment: appointmentSchema
+      .nullable()
+      .meta({ description: 'null until an appointment is under the address and the address is confirmed' }),
     sms_reminders: z.boolean().meta({ description: 'Whether text reminders are on (the profile)' }),
+    email_confirmed: z.boolean().meta({
+      description:
+        "Whether the account's address is confirmed: until it is, no appointment is shown (whether one waits under the address is not said); POST /api/user/verify-email/resend sends a new link",
+    }),
   })
   .meta({ id: 'MyAppointment' });
 export type MyAppointment = z.infer<typeof myAppointmentSchema>;
 
 /** An appointment as administrators see it (the call sheet, the user dialog). */
+export const ADDRESS_STATUSES = ['confirmed', 'not-confirmed', 'no-account'] as const;
+
 export const adminAppointmentSchema = appointmentSchema
   .extend({
+    address_status: z.enum(ADDRESS_STATUSES).meta({
+      description:
+        'confirmed: an account confirmed the address (user_id, name, photo and its number are that account’s); not-confirmed: an account has the address but has not confirmed it; no-account: nobody registered with it. Until confirmed the appointment is pending under the address: messages go to the address, only the box office’s number is used',
+    }),
     email: z.string(),
-    user_id: z.string().nullable().meta({ description: 'The account, once the ticket holder registered with this address' }),
+    user_id: z
+      .string()
+      .nullable()
+      .meta({ description: 'The account that has confirmed this address (the ticket holder), or null while the appointment is pending' }),
     full_name: z.string().nullable(),
     pronouns: z.string().nullable(),
     verification_photo_url: z.string().nullable(),
+    name: z.string().nullable().meta({ description: "The name the box office gave (the CSV's name column); null when it gave none" }),
     phone: z.string().nullable().meta({ description: 'E.164, e.g. +12025550123; null when there is no number that can be texted' }),
     phone_problem: z
       .string()
@@ -115,11 +161,17 @@ export const adminAppointmentSchema = appointmentSchema
   .meta({ id: 'AdminAppointment' });
 export type AdminAppointment = z.infer<typeof adminAppointmentSchema>;
 
-export const callSheetQuerySchema = z.object({ date: dateOnly });
+export const callSheetQuerySchema = z.object({
+  date: dateOnly.optional().meta({ description: 'The day (YYYY-MM-DD); without it, today in EVENT_TIMEZONE' }),
+});
 export const callSheetSchema = z
   .object({
     date: z.string(),
     time_zone: z.string(),
+    appointment_minutes: z
+      .number()
+      .int()
+      .meta({ description: 'How long an appointment lasts (APPOINTMENT_MINUTES): one whose end has passed is over' }),
     appointments: z.array(adminAppointmentSchema).meta({ description: 'In time order' }),
   })
   .meta({ id: 'CallSheet' });
@@ -130,7 +182,7 @@ export const appointmentCreateSchema = z
   .object({
     email: emailField,
     start: startField,
-    phone: phoneInput.optional(),
+    phone: appointmentPhoneField.optional(),
     place: placeField.optional(),
     note: noteField.optional(),
   })
@@ -141,7 +193,7 @@ export type AppointmentCreate = z.infer<typeof appointmentCreateSchema>;
 export const appointmentUpdateSchema = z
   .object({
     start: startField.optional(),
-    phone: phoneInput.optional(),
+    phone: appointmentPhoneField.optional(),
     place: placeField.optional(),
     note: noteField.optional(),
     status: appointmentStatusSchema.optional().meta({ description: "The performers' status of the day" }),
@@ -158,14 +210,38 @@ export const IMPORT_REFUSALS = [
   'bad-email',
   'bad-value',
   'in-the-past',
+  'ambiguous-time',
 ] as const;
+
+/** `?dry_run=true` on the import and the announcement: what would happen, computed by the same code, nothing written or sent. */
+export const dryRunQuerySchema = z.object({
+  dry_run: z
+    .enum(['true', 'false'], { error: 'dry_run must be true or false' })
+    .optional()
+    .meta({ description: 'true: answer what would happen, change nothing' }),
+});
+
+const importedLine = z.object({
+  line: z.number().int(),
+  email: z.string(),
+  id: z.string().nullable().meta({ description: 'The appointment; null in a dry run for one that would be created' }),
+  name: z.string().meta({ description: "The file's name column (empty when none)" }),
+  start: z.string().meta({ description: "The file's start, with its offset in the event time zone (ISO 8601)" }),
+});
 
 /** POST /api/appointments/import: what became of each line of the CSV (the header is line 1). */
 export const appointmentImportResultSchema = z
   .object({
-    created: z.array(z.object({ line: z.number().int(), email: z.string(), id: z.string() })),
-    updated: z.array(z.object({ line: z.number().int(), email: z.string(), id: z.string() })),
-    unchanged: z.array(z.object({ line: z.number().int(), email: z.string(), id: z.string() })),
+    dry_run: z.boolean().meta({ description: 'true: what the import would do; nothing was written' }),
+    time_zone: z.string().meta({ description: 'EVENT_TIMEZONE: where times without an offset were read' }),
+    created: z.array(importedLine),
+    updated: z.array(
+      importedLine.extend({
+        moved: z.boolean().meta({ description: 'The start changed (a new confirmation goes out); false: only place, note, phone or name' }),
+        previous_start: z.string().meta({ description: 'The start before, with its offset in the event time zone' }),
+      }),
+    ),
+    unchanged: z.array(importedLine),
     refused: z.array(
       z.object({
         line: z.number().int(),
@@ -182,37 +258,55 @@ export const APPOINTMENT_CSV_MAX_BYTES = 2 * 1024 * 1024;
 
 export const READY_TEXTS = ['bad-weather'] as const;
 
+const timeOfDay = (name: 'from' | 'to', example: string) =>
+  z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, `${name} must be a time of day, e.g. ${example}`);
+
+const announceFields = z.object({
+  date: dateOnly,
+  from: timeOfDay('from', '18:00').optional().meta({ description: 'Only appointments from this time of the day' }),
+  to: timeOfDay('to', '20:00').optional().meta({ description: 'Only appointments before this time of the day' }),
+  message: z.string().trim().min(1, 'The message is empty').max(600, 'The message must be at most 600 characters').optional(),
+  text: z
+    .enum(READY_TEXTS, { error: `text must be one of: ${READY_TEXTS.join(', ')}` })
+    .optional()
+    .meta({ description: 'A ready text instead of message' }),
+});
+const notBoth = { message: 'Send either message or text (a ready text), not both', path: ['message'] };
+
 /** POST /api/appointments/announce: one message to the participants of a day (or a time range of it). */
-export const announceRequestSchema = z
-  .object({
-    date: dateOnly,
-    from: z
-      .string()
-      .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'from must be a time of day, e.g. 18:00')
-      .optional()
-      .meta({ description: 'Only appointments from this time of the day' }),
-    to: z
-      .string()
-      .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'to must be a time of day, e.g. 20:00')
-      .optional()
-      .meta({ description: 'Only appointments before this time of the day' }),
-    message: z.string().trim().min(1, 'The message is empty').max(600, 'The message must be at most 600 characters').optional(),
-    text: z
-      .enum(READY_TEXTS, { error: `text must be one of: ${READY_TEXTS.join(', ')}` })
-      .optional()
-      .meta({ description: 'A ready text instead of message' }),
-  })
-  .refine((value) => (value.message === undefined) !== (value.text === undefined), {
-    message: 'Send either message or text (a ready text), not both',
-    path: ['message'],
-  })
+export const announceRequestSchema = announceFields
+  .refine((value) => (value.message === undefined) !== (value.text === undefined), notBoth)
   .meta({ id: 'AnnounceRequest' });
 export type AnnounceRequest = z.infer<typeof announceRequestSchema>;
+
+/** POST /api/appointments/announce?dry_run=true: the same selection; the message may still be missing (the count alone). */
+export const announcePreviewRequestSchema = announceFields
+  .refine((value) => value.message === undefined || value.text === undefined, notBoth)
+  .meta({ id: 'AnnouncePreviewRequest' });
+export type AnnouncePreviewRequest = z.infer<typeof announcePreviewRequestSchema>;
 
 export const announceResultSchema = z
   .object({ id: z.string(), recipients: z.number().int(), message: z.string() })
   .meta({ id: 'AnnounceResult' });
 export type AnnounceResult = z.infer<typeof announceResultSchema>;
+
+export const announcePreviewSchema = z
+  .object({
+    dry_run: z.literal(true),
+    recipients: z
+      .number()
+      .int()
+      .meta({ description: 'How many participants the announcement would reach (one message each by e-mail and text)' }),
+    message: z
+      .string()
+      .nullable()
+      .meta({ description: 'The words that would be sent (a ready text written out); null when none was given' }),
+    from: z.string().meta({ description: 'Start of the selection, with its offset in the event time zone' }),
+    to: z.string().meta({ description: 'End of the selection (not included), with its offset in the event time zone' }),
+    time_zone: z.string(),
+  })
+  .meta({ id: 'AnnouncePreview' });
+export type AnnouncePreview = z.infer<typeof announcePreviewSchema>;
 
 /** Topic identity.appointments: identity → notifier. Keyed by the appointment id. */
 export const appointmentScheduledData = z.object({
@@ -254,6 +348,8 @@ export const appointmentRecipientSchema = z.object({
   full_name: z.string().nullable(),
   phone: z.string().nullable(),
   phone_problem: z.string().nullable(),
+  /** The number the performers will call (the box office's, else the holder's), named in every message. */
+  call_number: z.string().nullable(),
   sms_reminders: z.boolean(),
   /** Keys of the messages already sent for this version (never sent twice). */
   sent: z.array(z.string()),

@@ -12,3 +12,5 @@ export * from './audit.js';
 export * from './investigator-export.js';
 export * from './moderation-digest.js';
 export * from './appointments.js';
+export * from './csv.js';
+export * from './text-rules.js';

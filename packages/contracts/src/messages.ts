@@ -72,6 +72,11 @@ export const MESSAGES = {
   resetPasswordRequired: 'Enter and confirm your new password',
   emailVerified: 'Email Verified Successfully!',
   verificationLinkInvalid: 'This verification link is invalid or has expired.',
+  tooManyLinks: 'You asked for several links just now. Please wait a while and check your mailbox (and its spam folder) first.',
+  newLinkSent: 'A new confirmation link is on its way to your e-mail address. It works for 7 days.',
+  alreadyConfirmed: 'Your e-mail address is already confirmed.',
+  emailNotConfirmed:
+    'Your e-mail address is not confirmed yet. Open the link in the e-mail we sent when you registered: until then your appointment, if the box office gave you one, cannot be shown here.',
 } as const;
 
 export type MessageKey = keyof typeof MESSAGES;

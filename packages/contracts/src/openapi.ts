@@ -7,6 +7,7 @@ import {
   checkResponseSchema,
   loginRequestSchema,
   okResponseSchema,
+  resendLinkResponseSchema,
   pageQuerySchema,
   profileUpdateSchema,
   registerRequestSchema,
@@ -17,6 +18,7 @@ import { publicConfigSchema } from './public-config.js';
 import {
   APPOINTMENT_CSV_MAX_BYTES,
   adminAppointmentSchema,
+  announcePreviewSchema,
   announceRequestSchema,
   announceResultSchema,
   appointmentCreateSchema,
@@ -24,6 +26,7 @@ import {
   appointmentUpdateSchema,
   callSheetQuerySchema,
   callSheetSchema,
+  dryRunQuerySchema,
   myAppointmentSchema,
 } from './appointments.js';
 import { auditEntrySchema, auditFilterSchema, auditQuerySchema } from './audit.js';
@@ -646,8 +649,9 @@ const appointmentIdPath = z.object({ id: z.string().meta({ description: 'Appoint
 const appointmentPaths: ZodOpenApiPathsObject = {
   '/api/appointments/mine': {
     get: op({
-      summary: "The signed-in participant's appointment (time with its zone, place), or null",
-      description: 'An appointment imported under the address before the person registered is theirs from their first request on.',
+      summary: "The signed-in participant's appointment (time with its zone, place, the number that will be called), or null",
+      description:
+        'The appointment under the account’s address, once the account has confirmed that address (email_confirmed); until then appointment is null whether or not one waits there.',
       tags: ['appointments'],
       security: [sessionCookie],
       responses: { '200': { description: 'The appointment and whether text reminders are on', ...json(myAppointmentSchema) }, ...signedIn },
@@ -669,17 +673,22 @@ const appointmentPaths: ZodOpenApiPathsObject = {
     post: op({
       summary: "Import the box office's appointments as CSV (administrators)",
       description:
-        `A header line names the columns: email and start required; phone, place, note optional (any order, any case). Times without an offset are read in EVENT_TIMEZONE. ` +
+        `A header line names the columns: email and start required; name, phone, place, note optional (any order, any case). Times without an offset are read in EVENT_TIMEZONE. ` +
         `One appointment per address: an address that has one is updated (moved, when the start changes). Refusals carry the line number (the header is line 1) and a reason. ` +
-        `At most ${APPOINTMENT_CSV_MAX_BYTES / 1024 / 1024} MB. Recorded in the audit log.`,
+        `With dry_run=true the answer is what the import would do, by the same reading and decisions, and nothing is written. ` +
+        `At most ${APPOINTMENT_CSV_MAX_BYTES / 1024 / 1024} MB. Recorded in the audit log (not a dry run).`,
       tags: ['appointments'],
       security: [sessionCookie],
+      requestParams: { query: dryRunQuerySchema },
       requestBody: {
         required: true,
         content: { 'multipart/form-data': { schema: z.object({ file: binary.meta({ description: 'The CSV file (UTF-8)' }) }) } },
       },
       responses: {
-        '200': { description: 'What was created, updated, left unchanged and refused', ...json(appointmentImportResultSchema) },
+        '200': {
+          description: 'What was (or would be) created, updated, left unchanged and refused',
+          ...json(appointmentImportResultSchema),
+        },
         ...adminOnly,
         '413': error('The file is too large'),
       },
@@ -690,7 +699,7 @@ const appointmentPaths: ZodOpenApiPathsObject = {
       summary:
         "A day's call sheet (administrators): the appointments in time order with name, pronouns, photo, number, reminders and status",
       description:
-        "Phone numbers are E.164; a number that cannot be texted is null with phone_problem saying why. Poll it to see other performers' status changes.",
+        "Without a day, today's in EVENT_TIMEZONE. Phone numbers are E.164: phone is the number texts go to (null when it cannot take texts, phone_problem saying why), call_number the one to call (a landline too). Poll it to see other performers' status changes.",
       tags: ['appointments'],
       security: [sessionCookie],
       requestParams: { query: callSheetQuerySchema },
@@ -712,11 +721,18 @@ const appointmentPaths: ZodOpenApiPathsObject = {
   '/api/appointments/announce': {
     post: op({
       summary: 'Send one message to the participants of a day (or a time range of it) by e-mail and text (administrators)',
-      description: 'Either message, or a ready text (bad-weather names LIBRARY_ENTRYWAY). Recorded in the audit log.',
+      description:
+        'Either message, or a ready text (bad-weather names LIBRARY_ENTRYWAY). Recorded in the audit log. With dry_run=true nothing is sent: ' +
+        'the answer is how many participants the same selection reaches and the words that would go (message and text may then both be left out, for the count alone).',
       tags: ['appointments'],
       security: [sessionCookie],
+      requestParams: { query: dryRunQuerySchema },
       requestBody: body(announceRequestSchema),
-      responses: { '202': { description: 'Queued for each participant', ...json(announceResultSchema) }, ...adminOnly },
+      responses: {
+        '202': { description: 'Queued for each participant', ...json(announceResultSchema) },
+        '200': { description: 'dry_run=true: whom it would reach, and its words', ...json(announcePreviewSchema) },
+        ...adminOnly,
+      },
     }),
   },
   '/api/appointments/user/{id}': {
@@ -817,6 +833,22 @@ const resetPaths: ZodOpenApiPathsObject = {
       tags: ['password reset'],
       requestBody: body(passwordUpdateBodySchema),
       responses: { '200': { description: 'Password updated', ...json(okResponseSchema) }, ...commonErrors },
+    }),
+  },
+  '/api/user/verify-email/resend': {
+    post: op({
+      summary:
+        'A new confirmation link for the signed-in account’s address (the earlier one expired after 7 days, or was signed with a retired secret)',
+      description:
+        'Limited to 5 an hour per account and per address the link goes to, and 50 an hour per client address (a venue’s shared network). An address already confirmed gets no link (200, sent: false).',
+      tags: ['users'],
+      security: [sessionCookie],
+      responses: {
+        '202': { description: 'A new link is on its way', ...json(resendLinkResponseSchema) },
+        '200': { description: 'The address is already confirmed: nothing sent', ...json(resendLinkResponseSchema) },
+        ...signedIn,
+        '429': error('Too many links asked for: wait a while'),
+      },
     }),
   },
   '/api/user/verify-email': {

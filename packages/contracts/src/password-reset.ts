@@ -63,6 +63,9 @@ export const passwordResetRequestedData = z.object({
 });
 export type PasswordResetRequestedData = z.infer<typeof passwordResetRequestedData>;
 
+/** Why a confirmation link is sent. */
+export const VERIFICATION_REASONS = ['registered', 'email-changed', 'resent'] as const;
+
 export const emailVerificationRequestedData = z.object({
   userId: z.string(),
   email: z.string(),
@@ -70,7 +73,8 @@ export const emailVerificationRequestedData = z.object({
   full_name: z.string(),
   /** The link token, sealed like the reset code. */
   sealedToken: z.string(),
-  reason: z.enum(['registered', 'email-changed']),
+  /** resent: the person asked for a new link (the earlier one died: 7 days, or a rotated secret). */
+  reason: z.enum(VERIFICATION_REASONS),
 });
 export type EmailVerificationRequestedData = z.infer<typeof emailVerificationRequestedData>;
 

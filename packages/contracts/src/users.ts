@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { MESSAGES } from './messages.js';
 
 import { PRONOUN_OPTIONS } from './roles.js';
+import { codePointName, forbiddenInLine, usernameProblem } from './text-rules.js';
 
 export { ROLE_ADMIN, ROLE_USER, isAdminRole, PRONOUN_OPTIONS, type Pronouns } from './roles.js';
 
@@ -9,8 +10,14 @@ export const PASSWORD_MIN_LENGTH = 7;
 export const PASSWORD_MAX_LENGTH = 256;
 export const PHONE_DIGITS = 10;
 
-// A practical e-mail pattern: something@something.tld, no spaces.
-const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/**
+ * One address, exactly one addr-spec: WHATWG HTML's "valid e-mail address" (what a browser's
+ * type=email field takes; zod's `html5Email`): a dot-atom local part, a host name's labels, no
+ * quoted strings, comments, display names, angle brackets, commas or semicolons, so that a mail
+ * library cannot read one stored address as several recipients. The domain needs a dot, as before.
+ */
+const EMAIL_PATTERN = z.regexes.html5Email;
+const EMAIL_DOMAIN_WITH_DOT = /@[^@]+\.[^@.]+$/;
 /**
  * 3 to 30 letters of any script (each with at most two combining marks), digits, dots, dashes or
  * underscores: 'Zoë', 'José', 'Мария' as well as 'nightowl'. Checked after NFC normalisation; the
@@ -18,6 +25,34 @@ const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
  */
 const USERNAME_PATTERN = /^(?:[\p{L}\p{Nd}._-]\p{M}{0,2}){3,30}$/u;
 const PHONE_PATTERN = /^\d{10}$/;
+/**
+ * What people put between the digits of a number they type ("06 3110 0548", "(555) 123 4567",
+ * "555.123.4567"): spaces of any width, dots and parentheses. They are dropped before SPEC's rule
+ * of 10 digits. Dashes are not: SPEC's rule says "no dashes", and its message says so; nor is a
+ * '+' (a country code makes it another number).
+ */
+const PHONE_SEPARATORS = /[\s.()]/gu;
+
+/** The number as typed, without the separators people put between its digits. */
+export function phoneDigits(typed: string): string {
+  return typed.replace(PHONE_SEPARATORS, '');
+}
+
+/**
+ * A zod check that the text holds no control, line-breaking or format character (see
+ * text-rules.ts): names, places and notes reach e-mails and text messages, where a line break
+ * would let them write a line in the portal's name.
+ */
+export function oneLine(field: string) {
+  return (text: string, ctx: z.core.$RefinementCtx<string>) => {
+    const char = forbiddenInLine(text);
+    if (char !== null)
+      ctx.addIssue({
+        code: 'custom',
+        message: `${field} must be one line of text, without control or formatting characters (it holds ${codePointName(char)})`,
+      });
+  };
+}
 
 export const usernameField = z
   .string({ error: MESSAGES.registrationInput })
@@ -25,6 +60,10 @@ export const usernameField = z
   .normalize('NFC')
   .min(1, MESSAGES.registrationInput)
   .regex(USERNAME_PATTERN, MESSAGES.usernameFormat)
+  .superRefine((name, ctx) => {
+    const problem = usernameProblem(name);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  })
   .meta({ description: 'Public name; 3 to 30 letters (any script, NFC), digits, dots, dashes or underscores', example: 'nightowl' });
 
 export const passwordField = z
@@ -40,19 +79,29 @@ export const emailField = z
   .toLowerCase()
   .max(254, MESSAGES.invalidEmail)
   .regex(EMAIL_PATTERN, MESSAGES.invalidEmail)
-  .meta({ description: 'E-mail address (stored in lower case)', example: 'informant@example.org' });
+  .regex(EMAIL_DOMAIN_WITH_DOT, MESSAGES.invalidEmail)
+  .refine((address) => address.indexOf('@') <= 64, MESSAGES.invalidEmail)
+  .meta({
+    description: 'One e-mail address (an addr-spec: no display name, comma or angle brackets), stored in lower case',
+    example: 'informant@example.org',
+  });
 
 export const phoneField = z
   .string({ error: MESSAGES.phoneFormat })
-  .trim()
-  .regex(PHONE_PATTERN, MESSAGES.phoneFormat)
-  .meta({ description: 'Exactly 10 digits, no dashes', example: '5551234567' });
+  .max(40, MESSAGES.phoneFormat)
+  .transform(phoneDigits)
+  .pipe(z.string().regex(PHONE_PATTERN, MESSAGES.phoneFormat))
+  .meta({
+    description: 'Exactly 10 digits, no dashes; spaces, dots and parentheses between them are dropped ("555 123 4567")',
+    example: '5551234567',
+  });
 
 export const fullNameField = z
   .string({ error: MESSAGES.fullNameRequired })
   .trim()
   .min(1, MESSAGES.fullNameRequired)
   .max(100, 'Full name must be at most 100 characters long')
+  .superRefine(oneLine('Full name'))
   .meta({ example: 'Ada Lovelace' });
 
 export const pronounsField = z
@@ -99,7 +148,7 @@ export const registrationFormSchema = registerRequestSchema
       ctx.addIssue({ code: 'custom', path: ['confirm_password'], message: MESSAGES.passwordsDoNotMatch });
     }
     if (!form.accept_terms) ctx.addIssue({ code: 'custom', path: ['accept_terms'], message: MESSAGES.termsRequired });
-    if (form.phone_number !== form.confirm_phone_number.trim()) {
+    if (form.phone_number !== phoneDigits(form.confirm_phone_number)) {
       ctx.addIssue({ code: 'custom', path: ['confirm_phone_number'], message: MESSAGES.phonesDoNotMatch });
     }
   });
@@ -219,3 +268,13 @@ export const pageQuerySchema = z.object({
 export type PageQuery = z.infer<typeof pageQuerySchema>;
 
 export const okResponseSchema = z.object({ ok: z.literal(true), message: z.string().optional() }).meta({ id: 'Ok' });
+
+/** POST /api/user/verify-email/resend. */
+export const resendLinkResponseSchema = z
+  .object({
+    ok: z.literal(true),
+    sent: z.boolean().meta({ description: 'false: the address is already confirmed, nothing was sent' }),
+    message: z.string(),
+  })
+  .meta({ id: 'ResendLinkResponse' });
+export type ResendLinkResponse = z.infer<typeof resendLinkResponseSchema>;

@@ -37,6 +37,7 @@ mailerContract('SMTP', {
   from: FROM,
   create: async () => new SmtpMailer(smtp.url, FROM),
   delivered: async () => smtp.messages,
+  envelopes: async () => smtp.envelopes,
 });
 
 describe('SMTP mailer', () => {

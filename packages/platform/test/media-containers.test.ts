@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  FFMPEG_TIME_LIMIT_SECONDS,
   MEDIA_DEMUXERS,
   capBreach,
   demuxerForExtension,
@@ -60,9 +61,9 @@ describe('media caps', () => {
     format: duration === undefined ? {} : { duration },
   });
 
-  it('defaults to 2 hours of video, 4 hours of sound, 16 tracks and what a phone records, and reads the environment', () => {
+  it('defaults to 30 minutes of video, 4 hours of sound, 16 tracks and what a phone records, and reads the environment', () => {
     expect(mediaCapsFromEnv({})).toEqual({
-      maxVideoSeconds: 7200,
+      maxVideoSeconds: 1800,
       maxAudioSeconds: 14_400,
       maxStreams: 16,
       maxVideoSide: 8192,
@@ -92,10 +93,20 @@ describe('media caps', () => {
     expect(() => mediaCapsFromEnv({ MEDIA_MAX_VIDEO_SECONDS: 'long' })).toThrow(/MEDIA_MAX_VIDEO_SECONDS/);
   });
 
+  // The cap was 2 hours while ffmpeg is stopped after 30 minutes: a 2-hour video was taken, then
+  // converted three times for half an hour each and failed.
+  it('refuses a video cap longer than ffmpeg may run, and says why', () => {
+    expect(FFMPEG_TIME_LIMIT_SECONDS).toBe(1800);
+    expect(mediaCapsFromEnv({ MEDIA_MAX_VIDEO_SECONDS: '1800' }).maxVideoSeconds).toBe(FFMPEG_TIME_LIMIT_SECONDS);
+    expect(() => mediaCapsFromEnv({ MEDIA_MAX_VIDEO_SECONDS: '7200' })).toThrow(
+      /MEDIA_MAX_VIDEO_SECONDS.*at most 1800: ffmpeg is stopped after 30 minutes, and a longer video could never be converted/,
+    );
+  });
+
   it('says which cap a probed file breaks, in words a participant reads', () => {
     const caps = mediaCapsFromEnv({});
-    expect(capBreach(probe('7200', 2), 'video', caps)).toBeNull();
-    expect(capBreach(probe('7200.5', 2), 'video', caps)).toEqual({ cap: 'duration', message: 'Videos can be at most 2 hours long' });
+    expect(capBreach(probe('1800', 2), 'video', caps)).toBeNull();
+    expect(capBreach(probe('1800.5', 2), 'video', caps)).toEqual({ cap: 'duration', message: 'Videos can be at most 30 minutes long' });
     expect(capBreach(probe('14401', 1), 'audio', caps)).toEqual({ cap: 'duration', message: 'Recordings can be at most 4 hours long' });
     expect(capBreach(probe(undefined, 1), 'audio', caps)).toBeNull();
     expect(capBreach(probe('10', 17), 'audio', caps)).toEqual({
@@ -126,7 +137,7 @@ describe('media caps', () => {
       streams: [{ codec_type: 'video', width, height, avg_frame_rate: rate, disposition: { attached_pic: 0 } }],
       format: { duration: String(seconds) },
     });
-    expect(capBreach(long(1920, 1080, '30/1', 2400), 'video', caps)).toBeNull();
+    expect(capBreach(long(1920, 1080, '30/1', 1800), 'video', caps)).toBeNull();
     expect(capBreach(long(3840, 2160, '60/1', 300), 'video', caps)).toBeNull();
     expect(capBreach(long(7680, 4320, '30/1', 120), 'video', caps)).toBeNull();
     expect(capBreach(long(1920, 1080, '240/1', 300), 'video', caps)).toBeNull();
@@ -134,7 +145,7 @@ describe('media caps', () => {
       cap: 'pixel-budget',
       message: 'At 3840×2160 pixels and 60 frames a second, a video can be at most 5 minutes long: this one is longer',
     });
-    expect(capBreach(long(7680, 4320, '240/1', 7200), 'video', caps)?.cap).toBe('pixel-budget');
+    expect(capBreach(long(7680, 4320, '240/1', 1800), 'video', caps)?.cap).toBe('pixel-budget');
     expect(capBreach(long(7680, 4320, '30/1', 120), 'audio', caps)).toBeNull();
     // Unknown rates (a recorder's live WebM says 0/0) and a cover picture's track are not refused.
     expect(capBreach(video(64, 64, '0/0'), 'video', caps)).toBeNull();

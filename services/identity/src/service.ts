@@ -36,7 +36,7 @@ import { identityDatabaseFile, type IdentitySettings } from './config.js';
 import { PasswordHasher } from './domain/passwords.js';
 import { PhotoProcessor } from './domain/photo-processor.js';
 import { SessionService } from './domain/session-service.js';
-import { UserService } from './domain/user-service.js';
+import { UserService, type UserServiceDeps } from './domain/user-service.js';
 import { EmailVerificationTokens } from './domain/email-verification.js';
 import { PasswordResetService } from './domain/password-reset-service.js';
 import { SqliteResetCodeStore } from './repositories/sqlite/sqlite-reset-code-store.js';
@@ -51,7 +51,7 @@ import type { AuditLogStore } from './repositories/audit-log-store.js';
 import { SqliteAuditLog } from './repositories/sqlite/sqlite-audit-log.js';
 import { MongoAuditLog } from './repositories/mongo/mongo-audit-log.js';
 import { AuditTrail } from './domain/audit-trail.js';
-import { AUDIT_CONSUMER_GROUP, subscribeAuditConsumer } from './consumers/audit-consumer.js';
+import { AUDIT_CONSUMER, subscribeAuditConsumer } from './consumers/audit-consumer.js';
 import type { ScheduleStore } from './repositories/schedule-store.js';
 import { SqliteScheduleStore } from './repositories/sqlite/sqlite-schedule-store.js';
 import { MongoScheduleStore } from './repositories/mongo/mongo-schedule-store.js';
@@ -163,6 +163,7 @@ export interface UserServiceParts {
   /** The current participation terms (TERMS_VERSION); the ops command registers nobody and may leave it out. */
   termsVersion?: string;
   onEventsCommitted: () => void;
+  addressChanged?: UserServiceDeps['addressChanged'];
 }
 
 /** The use cases over the given stores (the HTTP app and the admin command both use this). */
@@ -180,6 +181,7 @@ export function buildUserService(parts: UserServiceParts): { users: UserService;
     sealer: new SealedBox(parts.secret),
     termsVersion: parts.termsVersion ?? DEFAULT_TERMS_VERSION,
     onEventsCommitted: parts.onEventsCommitted,
+    ...(parts.addressChanged ? { addressChanged: parts.addressChanged } : {}),
   });
   return { users, sessions };
 }
@@ -216,6 +218,14 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
   const stores = await openIdentityStores(runtime.infrastructure, logger);
   const blobs = runtime.blobs ?? createBlobStore(runtime.infrastructure);
   const relay = new OutboxRelay({ store: stores.users.outbox, bus: runtime.bus, logger });
+  const appointments = new AppointmentService({
+    store: stores.appointments,
+    users: stores.users,
+    settings: settings.appointments,
+    logger,
+    onEventsCommitted: () => relay.kick(),
+    ...(runtime.clock ? { clock: runtime.clock } : {}),
+  });
   const { users, sessions } = buildUserService({
     stores,
     blobs,
@@ -224,6 +234,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
     secret: settings.internalSecret,
     termsVersion: settings.termsVersion,
     onEventsCommitted: () => relay.kick(),
+    addressChanged: (before, after) => appointments.followAddress(before, after),
   });
   const resets = buildPasswordResetService({
     stores,
@@ -248,18 +259,11 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
         })
       : undefined;
   const trail = new AuditTrail({ store: stores.audit, users: stores.users, logger });
-  const appointments = new AppointmentService({
-    store: stores.appointments,
-    users: stores.users,
-    settings: settings.appointments,
-    logger,
-    onEventsCommitted: () => relay.kick(),
-    ...(runtime.clock ? { clock: runtime.clock } : {}),
-  });
   // Where received pictures wait while they are checked (this process's alone: emptied at start).
   const uploadsTmpDir = join(settings.dataDir, 'tmp', 'identity-uploads');
   const metrics = new ServiceMetrics('identity');
-  metrics.watchConsumers(runtime.bus, [AUDIT_CONSUMER_GROUP]);
+  metrics.watchConsumerLag(runtime.bus, AUDIT_CONSUMER.groupId, AUDIT_CONSUMER.topics);
+  metrics.watchConsumers(runtime.bus, [AUDIT_CONSUMER.groupId]);
   const storeChecks = [
     { name: 'users', check: () => stores.users.ping() },
     { name: 'audit', check: () => stores.audit.ping() },
@@ -296,7 +300,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
       { name: 'sessions', check: () => stores.sessions.ping() },
       { name: 'blobs', check: () => blobs.ping() },
       { name: 'bus', check: () => runtime.bus.ping() },
-      ...consumerChecks(() => runtime.bus.consumerStates(), [AUDIT_CONSUMER_GROUP]),
+      ...consumerChecks(() => runtime.bus.consumerStates(), [AUDIT_CONSUMER.groupId]),
     ],
   });
   let server: Server | undefined;

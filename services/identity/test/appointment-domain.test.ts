@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { readAppointmentCsv } from '../src/domain/appointment-csv.js';
-import { dayBounds, inZone, parseStart } from '../src/domain/appointment-times.js';
+import { dayBounds, inZone, parseStart, readStart } from '../src/domain/appointment-times.js';
 import { calendarFile, escapeText, foldLine } from '../src/domain/icalendar.js';
-import { textablePhone } from '../src/domain/phone-numbers.js';
+import { appointmentPhone, textablePhone } from '../src/domain/phone-numbers.js';
 
 const NOW = Date.parse('2026-06-01T00:00:00Z');
 
@@ -19,6 +19,30 @@ describe('start times', () => {
     for (const bad of ['2026-13-01T10:00', '2026-07-01', 'tomorrow', '2026-07-01T25:00', '01/07/2026 18:30'])
       expect(parseStart(bad, 'Europe/Berlin'), bad).toBeNull();
     expect(parseStart('2026-03-29T02:30', 'Europe/Berlin')).toBeNull();
+    expect(readStart('2026-03-29T02:30', 'Europe/Berlin')).toEqual({
+      reason: 'bad-date',
+      message: expect.stringMatching(/does not exist/),
+    });
+    // The hour after the change is there.
+    expect(parseStart('2026-03-29T03:30', 'Europe/Berlin')).toBe('2026-03-29T01:30:00.000Z');
+  });
+
+  it('refuses a wall time the autumn change repeats as ambiguous, and takes it with its offset', () => {
+    expect(readStart('2026-10-25T02:30', 'Europe/Berlin')).toEqual({
+      reason: 'ambiguous-time',
+      message: expect.stringContaining('2026-10-25T02:30+02:00 or 2026-10-25T02:30+01:00'),
+    });
+    expect(readStart('2026-11-01 01:30', 'America/New_York')).toMatchObject({ reason: 'ambiguous-time' });
+    expect(parseStart('2026-10-25T02:30+01:00', 'Europe/Berlin')).toBe('2026-10-25T01:30:00.000Z');
+    expect(parseStart('2026-10-25T02:30+02:00', 'Europe/Berlin')).toBe('2026-10-25T00:30:00.000Z');
+    expect(parseStart('2026-10-25T03:30', 'Europe/Berlin')).toBe('2026-10-25T02:30:00.000Z');
+  });
+
+  it('refuses an offset beyond ±14:00', () => {
+    expect(readStart('2026-07-01T18:30+14:30', 'UTC')).toMatchObject({ reason: 'bad-date', message: expect.stringMatching(/±14:00/) });
+    expect(readStart('2026-07-01T18:30-1500', 'UTC')).toMatchObject({ reason: 'bad-date' });
+    expect(parseStart('2026-07-01T18:30+14:00', 'UTC')).toBe('2026-07-01T04:30:00.000Z');
+    expect(parseStart('2026-07-01T18:30-12:00', 'UTC')).toBe('2026-07-02T06:30:00.000Z');
   });
 
   it("answers a day's bounds in the zone", () => {
@@ -31,18 +55,44 @@ describe('start times', () => {
 });
 
 describe('the CSV import', () => {
-  it('reads columns by name in any order and case, quoted fields included, and numbers lines from the header', () => {
+  it('reads columns by name in any order and case, quoted fields included, and numbers lines from the header', async () => {
     const csv =
-      '\ufeffStart,EMAIL,note\r\n2026-07-01T18:30,A@Example.org,"two\nlines, and a ""quote"""\r\n\r\n2026-07-01T19:00,b@example.org,\r\n';
-    const { rows, refused } = readAppointmentCsv(csv, 'Europe/Berlin', NOW);
+      '\ufeffStart,EMAIL,note\r\n2026-07-01T18:30,A@Example.org,"north side, and a ""quote"""\r\n\r\n2026-07-01T19:00,b@example.org,\r\n';
+    const { rows, refused } = await readAppointmentCsv(csv, 'Europe/Berlin', NOW);
     expect(refused).toEqual([]);
     expect(rows).toEqual([
-      { line: 3, email: 'a@example.org', start: '2026-07-01T16:30:00.000Z', note: 'two\nlines, and a "quote"' },
-      { line: 5, email: 'b@example.org', start: '2026-07-01T17:00:00.000Z', note: '' },
+      { line: 2, email: 'a@example.org', start: '2026-07-01T16:30:00.000Z', note: 'north side, and a "quote"' },
+      { line: 4, email: 'b@example.org', start: '2026-07-01T17:00:00.000Z', note: '' },
     ]);
   });
 
-  it('refuses lines with their reasons: bad date, duplicate, a value in no column, a bad address, a past start', () => {
+  it('reports a record whose quoted cell spans lines at its first line, and refuses the line break a message would repeat', async () => {
+    const csv =
+      'email,start,note\n"a@example.org",2026-07-01T18:30,"two\nlines\nof note"\nb@example.org,2026-07-01T19:00,\nc@example.org,2026-07-01T20:00,"x\ny"\n';
+    const { rows, refused } = await readAppointmentCsv(csv, 'UTC', NOW);
+    expect(refused).toEqual([
+      { line: 2, reason: 'bad-value', message: expect.stringMatching(/one line/) },
+      { line: 6, reason: 'bad-value', message: expect.stringMatching(/one line/) },
+    ]);
+    expect(rows.map((row) => row.line)).toEqual([5]);
+  });
+
+  it('refuses an ambiguous autumn time as ambiguous-time, and a place with format characters', async () => {
+    const csv = [
+      'email,start,place',
+      'a@example.org,2026-10-25T02:30,',
+      'b@example.org,2026-10-25T02:30+01:00,',
+      'c@example.org,2026-07-01T18:00,"A\u202eB"',
+    ].join('\n');
+    const { rows, refused } = await readAppointmentCsv(csv, 'Europe/Berlin', NOW);
+    expect(refused.map(({ line, reason }) => [line, reason])).toEqual([
+      [2, 'ambiguous-time'],
+      [4, 'bad-value'],
+    ]);
+    expect(rows.map((row) => row.line)).toEqual([3]);
+  });
+
+  it('refuses lines with their reasons: bad date, duplicate, a value in no column, a bad address, a past start', async () => {
     const csv = [
       'email,start',
       'a@example.org,2026-07-01T18:30',
@@ -52,7 +102,7 @@ describe('the CSV import', () => {
       'not-an-address,2026-07-01T18:30',
       'd@example.org,2026-01-01T10:00',
     ].join('\n');
-    const { rows, refused } = readAppointmentCsv(csv, 'UTC', NOW);
+    const { rows, refused } = await readAppointmentCsv(csv, 'UTC', NOW);
     expect(rows.map((row) => row.line)).toEqual([2]);
     expect(refused.map(({ line, reason }) => [line, reason])).toEqual([
       [3, 'bad-date'],
@@ -64,24 +114,83 @@ describe('the CSV import', () => {
     expect(refused[1]!.message).toContain('line 2');
   });
 
-  it('refuses the whole file at line 1 for an unknown or missing column', () => {
-    expect(readAppointmentCsv('email,start,seat\na@example.org,2026-07-01T18:30,4', 'UTC', NOW).refused).toEqual([
+  it("reads the ticket holder's name when the file has a name column, and refuses one too long or of several lines", async () => {
+    const csv = [
+      'email,NAME,start',
+      'a@example.org,"Ñúñez, Zoë",2026-07-01T18:30',
+      `b@example.org,${'x'.repeat(201)},2026-07-01T18:30`,
+      'c@example.org,"Zoë\nURGENT: pay at http://example.com",2026-07-01T18:30',
+    ].join('\n');
+    const { rows, refused } = await readAppointmentCsv(csv, 'UTC', NOW);
+    expect(rows).toEqual([{ line: 2, email: 'a@example.org', start: '2026-07-01T18:30:00.000Z', name: 'Ñúñez, Zoë' }]);
+    expect(refused).toEqual([
+      { line: 3, reason: 'bad-value', message: 'name must be at most 200 characters' },
+      { line: 4, reason: 'bad-value', message: expect.stringContaining('The name must be one line of text') },
+    ]);
+  });
+
+  it('refuses the whole file at line 1 for an unknown or missing column', async () => {
+    expect((await readAppointmentCsv('email,start,seat\na@example.org,2026-07-01T18:30,4', 'UTC', NOW)).refused).toEqual([
       { line: 1, reason: 'unknown-column', message: expect.stringContaining('"seat"') },
     ]);
-    expect(readAppointmentCsv('email,phone\na@example.org,1', 'UTC', NOW).refused).toEqual([
+    expect((await readAppointmentCsv('email,phone\na@example.org,1', 'UTC', NOW)).refused).toEqual([
       { line: 1, reason: 'missing-field', message: expect.stringContaining('start') },
     ]);
-    expect(readAppointmentCsv('', 'UTC', NOW).refused[0]!.reason).toBe('missing-field');
+    expect((await readAppointmentCsv('', 'UTC', NOW)).refused[0]!.reason).toBe('missing-field');
   });
 });
 
 describe('phone numbers', () => {
   it('normalises to E.164 in the default region, and says why a number cannot be texted', () => {
-    expect(textablePhone('(202) 555-0123', 'US')).toEqual({ e164: '+12025550123', problem: null });
-    expect(textablePhone('+49 151 23456789', 'US')).toEqual({ e164: '+4915123456789', problem: null });
-    expect(textablePhone('030 12345678', 'DE').problem).toMatch(/fixed line/);
-    expect(textablePhone('5551234567', 'US').problem).toMatch(/not a valid phone number/);
-    expect(textablePhone('', 'US').problem).toMatch(/No phone number/);
+    expect(textablePhone('2025550123', 'US')).toEqual({
+      e164: '+12025550123',
+      toCall: '+12025550123',
+      readable: '(202) 555-0123',
+      problem: null,
+    });
+    expect(textablePhone('+49 151 23456789', 'US')).toEqual({
+      e164: '+4915123456789',
+      toCall: '+4915123456789',
+      readable: '+49 1512 3456789',
+      problem: null,
+    });
+    expect(textablePhone('5551234567', 'US')).toEqual({
+      e164: null,
+      toCall: '5551234567',
+      readable: '5551234567',
+      problem: expect.stringMatching(/not a valid phone number/),
+    });
+    expect(textablePhone('', 'US')).toEqual({
+      e164: null,
+      toCall: null,
+      readable: null,
+      problem: expect.stringMatching(/no phone number/i),
+    });
+  });
+
+  it('keeps a landline to call, with texts off and the reason in words', () => {
+    expect(textablePhone('030 12345678', 'DE')).toEqual({
+      e164: null,
+      toCall: '+493012345678',
+      readable: '030 12345678',
+      problem: 'not a mobile number (a fixed line cannot take text messages)',
+    });
+  });
+
+  it("is the box office's number when it gave one, else the profile's, and says whose", () => {
+    expect(appointmentPhone('030 12345678', '+4915123456789', 'DE')).toMatchObject({
+      toCall: '+493012345678',
+      readable: '030 12345678',
+      e164: null,
+      from: 'box-office',
+    });
+    expect(appointmentPhone('', '0151 23456789', 'DE')).toMatchObject({
+      toCall: '+4915123456789',
+      readable: '01512 3456789',
+      e164: '+4915123456789',
+      from: 'profile',
+    });
+    expect(appointmentPhone(' ', '', 'DE')).toMatchObject({ toCall: null, readable: null, e164: null, from: null });
   });
 });
 

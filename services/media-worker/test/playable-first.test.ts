@@ -39,6 +39,10 @@ let phoneMov: string;
 let phoneMp4: string;
 /** HEVC in MP4 (what iPhones record by default): not played by every browser. */
 let hevcMp4: string;
+/** Playable H.264 whose bitstream carries text in SEI user data. */
+let seiMp4: string;
+const SEI_UUID = 'dc45e9bd-e6d9-48b7-962c-d820d923eeef';
+const SEI_TEXT = 'CAMERA-OWNER Jane Doe 51.5007N 0.1246W';
 
 const ffmpeg = (args: string[]) => run(locateFfmpeg().ffmpeg, ['-v', 'error', '-y', ...args], { timeout: 120_000 });
 
@@ -91,6 +95,10 @@ beforeAll(async () => {
     phoneMp4,
   ]);
   hevcMp4 = await makeTestVideo(join(dir, 'hevc.mp4'), { size: '640x360', rate: 30, seconds: 2, codec: 'hevc' });
+  // Text in the H.264 bitstream itself, as some cameras write it (owner, serial number, place):
+  // SEI "user data unregistered" messages injected by h264_metadata, beside x264's own.
+  seiMp4 = join(dir, 'sei.mp4');
+  await ffmpeg(['-i', upright, '-c', 'copy', '-bsf:v', `h264_metadata=sei_user_data=${SEI_UUID}+${SEI_TEXT}`, seiMp4]);
   blobs = new FsBlobStore(join(root, 'blobs'));
   bus = new SqliteEventBus({ file: join(root, 'bus.sqlite'), logger: pino({ level: 'silent' }), pruneAfterMs: 3600_000 });
   queue = new SqliteJobQueue<MediaJob>({ file: join(root, 'jobs.sqlite'), queue: 'media-av', logger: pino({ level: 'silent' }) });
@@ -234,6 +242,23 @@ describe('playable-first: a phone video is ready with a remux of its streams, th
       expectNoLocation(transcoded);
     }, 120_000);
   }
+
+  it('drops the text a camera wrote into the H.264 SEI user data from the remuxed copy, which still plays', async () => {
+    // The text is there before: the injected user data and x264's own (its settings).
+    const before = readFileSync(seiMp4);
+    expect(before.includes(SEI_TEXT)).toBe(true);
+    expect(before.includes('x264 - core')).toBe(true);
+    const first = await runJob(seiMp4);
+    expect(first).toMatchObject({ status: 'ready', display_copy: 'remuxed' });
+    const remuxed = await saved(first.display!.key, `${counter}-sei-remuxed.mp4`);
+    expect(remuxed.bytes.includes(SEI_TEXT)).toBe(false);
+    expect(remuxed.bytes.includes('x264 - core')).toBe(false);
+    expect(remuxed.bytes.includes(Buffer.from(SEI_UUID.replace(/-/g, ''), 'hex'))).toBe(false);
+    // Every frame still decodes, with no error.
+    const decoded = await run(locateFfmpeg().ffmpeg, ['-v', 'error', '-i', remuxed.path, '-f', 'null', '-'], { timeout: 60_000 });
+    expect(decoded.stderr).toBe('');
+    expect(remuxed.probe.streams.find((s) => s.codec_type === 'video')).toMatchObject({ codec_name: 'h264', nb_frames: '90' });
+  }, 60_000);
 
   it('transcodes what not every browser plays before it is ready, as the always policy does', async () => {
     const result = await runJob(hevcMp4);

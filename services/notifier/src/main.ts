@@ -13,7 +13,9 @@ const { logger, infrastructure, bus } = startServiceProcess('notifier');
 const settings = notifierSettingsFromEnv();
 const mail = createJobQueue<MailJob>(infrastructure, 'mail', logger, { keepCompletedMs: MAIL_KEEP_SENT_MS });
 const appointments = createJobQueue<AppointmentJob>(infrastructure, 'appointment-messages', logger, { keepCompletedMs: MAIL_KEEP_SENT_MS });
-const notifier = createNotifier(settings, { bus, mail, appointments, logger });
+// On distributed servers DATA_DIR is a pod's scratch space: no text is "sent" into it.
+const distributed = infrastructure.kafkaBrokers !== null || infrastructure.redisUrl !== null;
+const notifier = createNotifier(settings, { bus, mail, appointments, logger, distributed });
 const gate = new StartupGate();
 gate.waitingFor('connecting the job queues');
 const health = await serveProcessHealth(
@@ -24,6 +26,8 @@ const health = await serveProcessHealth(
     { name: 'mail queue', check: () => mail.ping() },
     { name: 'appointment queue', check: () => appointments.ping() },
     { name: 'mailer', check: () => notifier.mailer.ping() },
+    // Text messages: Twilio's account answers, or (no provider set up) why none is sent.
+    { name: 'sms', check: () => notifier.sms.ping() },
     { name: 'bus', check: () => bus.ping() },
     ...notifier.consumerChecks,
   ],

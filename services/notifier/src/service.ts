@@ -8,6 +8,8 @@ import {
   consumerChecks,
   type HealthCheck,
   TwilioSmsSender,
+  UnconfiguredSmsSender,
+  NO_SMS_PROVIDER,
   type SmsSender,
   OutboxMailer,
   SealedBox,
@@ -61,6 +63,11 @@ export interface NotifierRuntime {
   logger: Logger;
   mailer?: Mailer;
   sms?: SmsSender;
+  /**
+   * Whether the process runs on distributed servers (Kafka, Redis), its DATA_DIR a pod's scratch
+   * space: then no text is written to an outbox there (smsFromSettings).
+   */
+  distributed?: boolean;
   /** Identity's appointments (tests give their own address through settings.identityUrl). */
   directory?: AppointmentDirectory;
   /** Tries of an appointment message (tests make it fail for good sooner). */
@@ -87,14 +94,19 @@ export function mailerFromSettings(settings: NotifierSettings, logger: Logger): 
     : new OutboxMailer(join(settings.dataDir, 'outbox'), settings.from, logger);
 }
 
-/** The text-message sender chosen by configuration alone: Twilio when TWILIO_ACCOUNT_SID is set, else the JSON outbox. */
-export function smsFromSettings(settings: NotifierSettings, logger: Logger): SmsSender {
-  return settings.twilio ? new TwilioSmsSender(settings.twilio) : new OutboxSmsSender(join(settings.dataDir, 'sms-outbox'), logger);
+/**
+ * The text-message sender chosen by configuration: Twilio when TWILIO_ACCOUNT_SID is set; else
+ * the JSON outbox under DATA_DIR, on one machine only. A notifier on distributed servers (its
+ * folder a pod's scratch space) without a provider sends nothing and says so (UnconfiguredSmsSender).
+ */
+export function smsFromSettings(settings: NotifierSettings, logger: Logger, { distributed = false } = {}): SmsSender {
+  if (settings.twilio) return new TwilioSmsSender(settings.twilio);
+  return distributed ? new UnconfiguredSmsSender() : new OutboxSmsSender(join(settings.dataDir, 'sms-outbox'), logger);
 }
 
 export function createNotifier(settings: NotifierSettings, runtime: NotifierRuntime): NotifierHandle {
   const mailer = runtime.mailer ?? mailerFromSettings(settings, runtime.logger);
-  const sms = runtime.sms ?? smsFromSettings(settings, runtime.logger);
+  const sms = runtime.sms ?? smsFromSettings(settings, runtime.logger, { distributed: runtime.distributed ?? false });
   const clock = runtime.clock ?? Date.now;
   const jobOptions = runtime.appointmentJobOptions ?? APPOINTMENT_JOB_OPTIONS;
   const retryBackoff = runtime.messageRetryBackoff ?? MESSAGE_RETRY_BACKOFF;
@@ -120,9 +132,14 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
   }
   const appointmentOutcomes = metrics.counter(
     'portal_appointment_messages_total',
-    'Appointment messages by channel and outcome (sent, skipped, not_sent, failed; failed_try and postponed: tried again later)',
+    'Appointment messages by channel and outcome (sent, skipped, not_sent, failed; failed_try: a try that failed; postponed: put off, no try spent, while the provider was away)',
     ['channel', 'outcome'],
   );
+  // Every series from the start, at 0, as for e-mails: an alert's increase() sees the first failure.
+  if (runtime.appointments) {
+    for (const channel of ['email', 'sms'])
+      for (const outcome of ['sent', 'skipped', 'not_sent', 'failed', 'failed_try']) appointmentOutcomes.inc({ channel, outcome }, 0);
+  }
   return {
     mailer,
     sms,
@@ -205,10 +222,17 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
           }),
         );
       }
+      const textsUnsent = sms instanceof UnconfiguredSmsSender;
       runtime.logger.info(
-        { transport: settings.smtpUrl ? 'smtp' : 'outbox', sms: settings.twilio ? 'twilio' : 'outbox' },
+        { transport: settings.smtpUrl ? 'smtp' : 'outbox', sms: settings.twilio ? 'twilio' : textsUnsent ? 'none' : 'outbox' },
         'notifier started',
       );
+      if (textsUnsent && runtime.appointments) {
+        runtime.logger.error(
+          { reason: NO_SMS_PROVIDER },
+          'appointment texts will not be sent: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM (the Secret portal-sms)',
+        );
+      }
     },
     async stop() {
       await consumers.close();

@@ -6,11 +6,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import type { AppointmentRecipient, DeliveryReport } from '@portal/contracts';
-import { OutboxMailer, SqliteJobQueue, TwilioSmsSender } from '@portal/platform';
+import { NO_SMS_PROVIDER, OutboxMailer, SqliteJobQueue, TwilioSmsSender, UnconfiguredSmsSender, type SmsSender } from '@portal/platform';
 import { waitFor } from '@portal/platform/testing';
 import { appointmentJobId, type AppointmentJob } from '../src/appointments/appointment-job.js';
 import { appointmentSender } from '../src/appointments/appointment-sender.js';
 import type { AppointmentDirectory } from '../src/appointments/identity-client.js';
+import { appointmentEmail, appointmentSms } from '../src/appointments/messages.js';
+import { smsFromSettings } from '../src/service.js';
+import { notifierSettingsFromEnv } from '../src/config.js';
 
 /**
  * The sending side of appointment messages on the real queue (SQLite), the real .eml outbox and
@@ -80,13 +83,14 @@ function recipient(id: string, overrides: Partial<AppointmentRecipient> = {}): A
     full_name: 'Ida Informant',
     phone: '+12025550123',
     phone_problem: null,
+    call_number: '+12025550123',
     sms_reminders: true,
     sent: [],
     ...overrides,
   };
 }
 
-async function harness(name: string) {
+async function harness(name: string, sms?: SmsSender) {
   const directory = new DirectoryStandIn();
   const queue = new SqliteJobQueue<AppointmentJob>({
     file: join(root, `${name}.sqlite`),
@@ -98,7 +102,7 @@ async function harness(name: string) {
   const send = appointmentSender({
     directory,
     mailer: new OutboxMailer(outbox, 'Test <no-reply@portal.test>', logger),
-    sms: new TwilioSmsSender({ accountSid: SID, authToken: 'token', from: '+12025550100', apiBaseUrl: twilioUrl }),
+    sms: sms ?? new TwilioSmsSender({ accountSid: SID, authToken: 'token', from: '+12025550100', apiBaseUrl: twilioUrl }),
     branding: { productName: 'Operation Test', publicUrl: 'http://localhost' },
     logger,
     clock: Date.now,
@@ -204,5 +208,74 @@ describe('sending appointment messages', () => {
     expect((await h.queue.getJob(again.id))!.returnValue).toEqual({ skipped: 'already sent' });
     expect(h.mails()).toHaveLength(1);
     await h.close();
+  });
+
+  // A notifier on distributed servers without Twilio used to write texts into its pod's scratch
+  // folder and record them sent: nobody got them, the call sheet said otherwise.
+  it('on distributed servers without a text provider, sends no text, writes none, and records each as failed with why', async () => {
+    const settings = notifierSettingsFromEnv({ INTERNAL_SECRET: 'x'.repeat(32), DATA_DIR: join(root, 'pod') });
+    const sms = smsFromSettings(settings, logger, { distributed: true });
+    expect(sms).toBeInstanceOf(UnconfiguredSmsSender);
+    await expect(sms.ping()).rejects.toThrow(NO_SMS_PROVIDER);
+    // On one machine (all-in-one, a rehearsal) the outbox under DATA_DIR stays.
+    expect(smsFromSettings(settings, logger)).not.toBeInstanceOf(UnconfiguredSmsSender);
+
+    const h = await harness('no-provider', sms);
+    h.directory.appointments.set('a3', recipient('a3'));
+    const text = await h.add(reminder('a3', 'sms'));
+    const mail = await h.add(reminder('a3', 'email'));
+    await waitFor(
+      async () =>
+        ((await h.queue.getJob(text.id))?.state === 'completed' && (await h.queue.getJob(mail.id))?.state === 'completed') || null,
+      { what: 'both jobs to end' },
+    );
+    expect((await h.queue.getJob(text.id))!.attemptsMade).toBe(1);
+    expect((await h.queue.getJob(text.id))!.returnValue).toEqual({ failed: NO_SMS_PROVIDER });
+    expect(h.directory.reports).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ appointmentId: 'a3', key: '2h:sms', state: 'failed', reason: NO_SMS_PROVIDER }),
+        expect.objectContaining({ appointmentId: 'a3', key: '2h:email', state: 'sent' }),
+      ]),
+    );
+    expect(h.mails()).toHaveLength(1);
+    expect(() => readdirSync(join(root, 'pod', 'sms-outbox'))).toThrow();
+    await h.close();
+  });
+});
+
+describe('what the messages say', () => {
+  const branding = { productName: 'Operation Test', publicUrl: 'https://portal.example.org' };
+  const job = (kind: AppointmentJob['kind']): AppointmentJob =>
+    ({
+      appointmentId: 'a1',
+      version: 1,
+      kind,
+      offset: kind === 'reminder' ? '2h' : null,
+      channel: 'email',
+      message: 'Rain: wait inside',
+    }) as AppointmentJob;
+
+  it('names the number that will be called in every message, by e-mail and by text', () => {
+    const to = recipient('a1', { call_number: '+31631100548' });
+    for (const kind of ['confirmation', 'reminder', 'announcement'] as const) {
+      expect(appointmentEmail(branding, job(kind), to).text, kind).toContain('+31631100548');
+      expect(appointmentSms(branding, job(kind), to), kind).toContain('+31631100548');
+    }
+  });
+
+  it('never lets a name, place or note stored with line breaks start a line of its own', () => {
+    const to = recipient('a1', {
+      full_name: 'Bob\r\n\r\nURGENT ticket void',
+      place: 'Gate 3\nPAY AT http://pay.example',
+      note: 'Bring this\r\nURGENT: pay now',
+    });
+    for (const kind of ['confirmation', 'reminder', 'announcement'] as const) {
+      const lines = appointmentEmail(branding, job(kind), to).text.split('\n');
+      expect(
+        lines.some((line) => /^(URGENT|PAY)/.test(line.trim())),
+        kind,
+      ).toBe(false);
+      expect(appointmentSms(branding, job(kind), to)).not.toMatch(/[\r\n]/);
+    }
   });
 });

@@ -1,4 +1,4 @@
-import type { CheckResponse, RegisterRequest, User } from '@portal/contracts';
+import type { CheckResponse, RegisterRequest, ResendLinkResponse, User } from '@portal/contracts';
 import { ROLE_USER } from '@portal/contracts';
 import { apiRequest } from './http';
 
@@ -56,4 +56,9 @@ function fileNameFor(photo: Blob): string {
   if (photo instanceof File && photo.name) return photo.name;
   const extension = photo.type.split('/')[1]?.replace('jpeg', 'jpg') ?? 'jpg';
   return `selfie.${extension}`;
+}
+
+/** POST /api/user/verify-email/resend: a new confirmation link for the signed-in account's address. */
+export function resendConfirmationLink(): Promise<ResendLinkResponse> {
+  return apiRequest<ResendLinkResponse>('/api/user/verify-email/resend', { method: 'POST' });
 }

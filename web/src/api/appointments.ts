@@ -1,6 +1,12 @@
 import type {
   AdminAppointment,
+  Appointment,
+  AnnouncePreview,
+  AnnouncePreviewRequest,
+  AnnounceRequest,
+  AnnounceResult,
   AppointmentCreate,
+  AppointmentImportResult,
   AppointmentStatus,
   AppointmentUpdate,
   CallSheet,
@@ -16,9 +22,40 @@ export function fetchMyAppointment(signal?: AbortSignal): Promise<MyAppointment>
   return apiRequest<MyAppointment>('/api/appointments/mine', signal ? { signal } : {});
 }
 
-/** GET /api/appointments?date=: the day's call sheet (administrators). */
-export function fetchCallSheet(date: string, signal?: AbortSignal): Promise<CallSheet> {
-  return apiRequest<CallSheet>(`/api/appointments?date=${encodeURIComponent(date)}`, signal ? { signal } : {});
+/** The number the performers will call (the box office's, else the profile's), spaced for reading; null when there is none. */
+export function numberToCall(appointment: Pick<Appointment, 'call_number' | 'call_number_readable'>): string | null {
+  return appointment.call_number_readable || appointment.call_number || null;
+}
+
+/** Whether a number can be dialled as it is (E.164, as the server writes every valid number): a tap-to-call link. */
+export function isDialable(number: string): boolean {
+  return /^\+[1-9]\d{1,14}$/.test(number);
+}
+
+/** GET /api/appointments?date=: the day's call sheet (administrators); without a day, today's in the event's time zone. */
+export function fetchCallSheet(date: string | null, signal?: AbortSignal): Promise<CallSheet> {
+  return apiRequest<CallSheet>(`/api/appointments${date ? `?date=${encodeURIComponent(date)}` : ''}`, signal ? { signal } : {});
+}
+
+/** POST /api/appointments/import: the box office's CSV imported, or with `dryRun` what importing it would do. */
+export function importAppointments(file: File, dryRun: boolean): Promise<AppointmentImportResult> {
+  const form = new FormData();
+  form.append('file', file, file.name);
+  return apiRequest<AppointmentImportResult>(`/api/appointments/import${dryRun ? '?dry_run=true' : ''}`, { method: 'POST', form });
+}
+
+/** POST /api/appointments/announce?dry_run=true: whom an announcement would reach, and its words. */
+export function previewAnnouncement(request: AnnouncePreviewRequest, signal?: AbortSignal): Promise<AnnouncePreview> {
+  return apiRequest<AnnouncePreview>('/api/appointments/announce?dry_run=true', {
+    method: 'POST',
+    json: request,
+    ...(signal ? { signal } : {}),
+  });
+}
+
+/** POST /api/appointments/announce: one message by e-mail and text to the day's (or time range's) participants. */
+export function sendAnnouncement(request: AnnounceRequest): Promise<AnnounceResult> {
+  return apiRequest<AnnounceResult>('/api/appointments/announce', { method: 'POST', json: request });
 }
 
 /** GET /api/appointments/user/{id}: an account's appointment (administrators). */
@@ -67,8 +104,9 @@ export function appointmentTime(iso: string, timeZone: string, style: 'long' | '
   return new Intl.DateTimeFormat('en-GB', options).format(new Date(iso));
 }
 
-/** Today's date (YYYY-MM-DD) in a zone. */
-export function todayIn(timeZone?: string): string {
-  const parts = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
-  return parts;
+/** A day (YYYY-MM-DD) in words: "Wednesday 1 July 2026". */
+export function dayInWords(date: string): string {
+  return new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', weekday: 'long', day: 'numeric', month: 'long', year: 'numeric' }).format(
+    new Date(`${date}T12:00:00Z`),
+  );
 }

@@ -42,7 +42,11 @@ export function EmailField(props: TextFieldProps) {
   return <TextField label="Email" type="email" autoComplete="email" autoCapitalize="none" spellCheck={false} required {...props} />;
 }
 
-/** A ten-digit phone number field (spread the form's registration of the field into it). */
+/**
+ * A ten-digit phone number field (spread the form's registration of the field into it). It takes
+ * the number as people type it ("06 3110 0548"): the shared rule drops spaces, dots and brackets
+ * before counting the ten digits, so nothing is cut off while typing.
+ */
 export function PhoneField({ label = 'Phone Number', ...props }: TextFieldProps) {
   return (
     <TextField
@@ -51,7 +55,7 @@ export function PhoneField({ label = 'Phone Number', ...props }: TextFieldProps)
       autoComplete="tel-national"
       required
       {...props}
-      slotProps={{ htmlInput: { inputMode: 'numeric', minLength: 10, maxLength: 10 } }}
+      slotProps={{ htmlInput: { inputMode: 'tel', minLength: 10, maxLength: 40 } }}
     />
   );
 }

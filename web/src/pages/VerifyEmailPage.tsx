@@ -3,6 +3,8 @@ import Button from '@mui/material/Button';
 import Typography from '@mui/material/Typography';
 import { Link as RouterLink, useSearchParams } from 'react-router';
 import { MESSAGES } from '@portal/contracts';
+import { useCurrentUser } from '../auth/useCurrentUser';
+import { ResendLinkButton } from '../components/ConfirmAddressNotice';
 import { Page } from '../components/Page';
 
 /**
@@ -12,14 +14,31 @@ import { Page } from '../components/Page';
  */
 export default function VerifyEmailPage() {
   const [params] = useSearchParams();
+  const { user } = useCurrentUser();
   const status = params.get('status');
   if (status !== null && status !== 'verified') {
+    // A dead link (7 days old, or signed with a secret since retired): a new one, right here.
     return (
       <Page title="Email Verification">
         <Alert severity="error" sx={{ mb: 3 }}>
           {MESSAGES.verificationLinkInvalid}
         </Alert>
-        <Button component={RouterLink} to="/home" variant="contained" size="large" fullWidth>
+        {user && !user.email_verified ? (
+          <>
+            <Typography sx={{ mb: 2, overflowWrap: 'anywhere' }}>{`We can send a new link to ${user.email}.`}</Typography>
+            <ResendLinkButton fullWidth />
+          </>
+        ) : user ? (
+          <Typography sx={{ mb: 2 }}>{MESSAGES.alreadyConfirmed}</Typography>
+        ) : (
+          <>
+            <Typography sx={{ mb: 2 }}>Log in on this device to get a new link: it is sent to the address of your account.</Typography>
+            <Button component={RouterLink} to="/login" variant="contained" size="large" fullWidth sx={{ mb: 1.5 }}>
+              Log in to get a new link
+            </Button>
+          </>
+        )}
+        <Button component={RouterLink} to="/home" variant="outlined" size="large" fullWidth sx={{ mt: 1.5 }}>
           Home
         </Button>
       </Page>

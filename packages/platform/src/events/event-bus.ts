@@ -88,6 +88,9 @@ export interface EventBus {
   close(): Promise<void>;
 }
 
+/** How long dead letters are kept by default (DEAD_LETTER_RETENTION_MS): two weeks, to look at them and replay them. */
+export const DEFAULT_DEAD_LETTER_RETENTION_MS = 14 * 24 * 3600_000;
+
 export function deadLetterTopic(topic: string): string {
   return `${topic}.dead-letter`;
 }

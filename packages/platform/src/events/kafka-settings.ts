@@ -3,6 +3,7 @@ import type { ConnectionOptions } from 'node:tls';
 import type { SASLOptions } from 'kafkajs';
 import { z } from 'zod';
 import { envBoolean, parseEnv } from '../config/env.js';
+import { DEFAULT_DEAD_LETTER_RETENTION_MS } from './event-bus.js';
 
 /** How the Kafka client reaches the brokers: TLS and SASL, as managed Kafka services require. */
 export interface KafkaConnectionSettings {
@@ -41,7 +42,7 @@ const kafkaEnvSchema = z
       .number()
       .int()
       .min(60_000)
-      .default(14 * 24 * 3_600_000),
+      .default(DEFAULT_DEAD_LETTER_RETENTION_MS),
   })
   .superRefine((env, context) => {
     if (env.KAFKA_SASL_MECHANISM && (!env.KAFKA_SASL_USERNAME || !env.KAFKA_SASL_PASSWORD)) {

@@ -3,7 +3,7 @@ import './kafkajs-idle-loop-fix.js';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { TOPICS } from '@portal/contracts';
 import type { Logger } from 'pino';
-import { deadLetterTopic } from './event-bus.js';
+import { DEFAULT_DEAD_LETTER_RETENTION_MS, deadLetterTopic } from './event-bus.js';
 import { waitForTopicLeaders } from './kafka-topic-leaders.js';
 import type { KafkaConnectionSettings, KafkaTopicSettings } from './kafka-settings.js';
 
@@ -12,7 +12,9 @@ export function portalTopics(): string[] {
   return Object.values(TOPICS).flatMap((topic) => [topic, deadLetterTopic(topic)]);
 }
 
-export interface CreateTopicsOptions extends KafkaConnectionSettings, KafkaTopicSettings {
+export interface CreateTopicsOptions extends KafkaConnectionSettings, Omit<KafkaTopicSettings, 'deadLetterRetentionMs'> {
+  /** retention.ms of the dead-letter topics (default 14 days, as DEAD_LETTER_RETENTION_MS). */
+  deadLetterRetentionMs?: number;
   brokers: string[];
   /** The deployment namespace prefixed to each topic (as the event bus does). */
   namespace?: string;
@@ -74,7 +76,7 @@ export async function createKafkaTopics(
     const raised = await raiseDeadLetterRetention(
       admin,
       existing.filter((topic) => topic.endsWith(DEAD_LETTER_SUFFIX)),
-      options.deadLetterRetentionMs,
+      options.deadLetterRetentionMs ?? DEFAULT_DEAD_LETTER_RETENTION_MS,
     );
     return { created: missing, existing, raised };
   } finally {
@@ -86,8 +88,8 @@ const DEAD_LETTER_SUFFIX = deadLetterTopic('');
 /** kafkajs's ConfigResourceTypes.TOPIC (a CommonJS export Node's ES module loader does not see by name). */
 const TOPIC_RESOURCE = 2;
 
-function retentionOf(topic: string, options: KafkaTopicSettings): number {
-  return topic.endsWith(DEAD_LETTER_SUFFIX) ? options.deadLetterRetentionMs : options.retentionMs;
+function retentionOf(topic: string, options: CreateTopicsOptions): number {
+  return topic.endsWith(DEAD_LETTER_SUFFIX) ? (options.deadLetterRetentionMs ?? DEFAULT_DEAD_LETTER_RETENTION_MS) : options.retentionMs;
 }
 
 /**

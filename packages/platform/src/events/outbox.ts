@@ -2,6 +2,7 @@ import type { EventEnvelope } from '@portal/contracts';
 import type { Logger } from 'pino';
 import type { EventBus } from './event-bus.js';
 import { outsideRequestContext } from '../context/request-context.js';
+import { TimeSlices } from '../runtime/time-slices.js';
 
 export interface OutboxEntry {
   id: string;
@@ -84,6 +85,10 @@ export class OutboxRelay {
 
   private async drain(): Promise<void> {
     const batchSize = this.options.batchSize ?? 100;
+    // The embedded stores answer at once (their awaits are microtasks): thousands of events
+    // written together (a box office's import) would hold the event loop until all are out.
+    // In slices, every other request is answered between two.
+    const slices = new TimeSlices();
     for (;;) {
       const entries = await this.options.store.pending(batchSize);
       if (entries.length === 0) return;
@@ -91,6 +96,7 @@ export class OutboxRelay {
       for (const entry of entries) {
         await this.options.bus.publish(entry.topic, [{ key: entry.event.key, value: entry.event }]);
         await this.options.store.markPublished([entry.id]);
+        await slices.maybeYield();
       }
       if (entries.length < batchSize) return;
     }

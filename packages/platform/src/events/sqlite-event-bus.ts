@@ -1,9 +1,11 @@
+import { TimeSlices } from '../runtime/time-slices.js';
 import { EventEmitter } from 'node:events';
 import type { EventEnvelope } from '@portal/contracts';
 import type { Logger } from 'pino';
 import { openDatabase, type SqliteDatabase } from '../sqlite/open-database.js';
 import { continueWork } from '../context/continue-work.js';
 import {
+  DEFAULT_DEAD_LETTER_RETENTION_MS,
   deadLetterTopic,
   type BusMessage,
   type EventBus,
@@ -21,9 +23,6 @@ import {
   type ConsumerStateHandle,
 } from './consumer-policy.js';
 import { PoisonMessageError } from '../resilience/failures.js';
-
-/** How long dead letters are kept by default: two weeks, for someone to look at them and replay them. */
-export const DEFAULT_DEAD_LETTER_RETENTION_MS = 14 * 24 * 3600_000;
 
 const MIGRATIONS = [
   `CREATE TABLE messages (
@@ -367,6 +366,8 @@ class GroupConsumer {
     }
   }
 
+  private readonly slices = new TimeSlices();
+
   /** Handles one batch of every topic in offset order; true when something was handled. */
   private async drainOnce(): Promise<boolean> {
     const fromBeginning = this.options.fromBeginning ?? true;
@@ -384,6 +385,9 @@ class GroupConsumer {
       const done = await this.deliver(stored);
       if (!done) return true; // stopping: leave the offset uncommitted so the message comes again
       this.bus.commit(this.groupId, stored.message.topic, Number(stored.message.offset));
+      // Handlers on embedded stores answer at once (microtasks): a backlog of thousands of events
+      // (a box office's import) is handled in slices, with the process's requests answered between.
+      await this.slices.maybeYield();
     }
     return batch.length > 0;
   }

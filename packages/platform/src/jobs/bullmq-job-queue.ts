@@ -125,6 +125,24 @@ export class BullMqJobQueue<T = unknown> implements JobQueue<T> {
     };
   }
 
+  async oldestWaitingSince(): Promise<number | null> {
+    // The wait list is first in, first out: its oldest end is the job taken next. Prioritized
+    // jobs (none in the portal today) would wait in a set of their own, ordered by priority.
+    // A delayed job whose time has come waits in the delayed set until a worker moves it: with
+    // no worker running it would never be counted. Its score there is its due time (ms × 4096).
+    const dueSince = (job: Job<T>) => job.timestamp + (job.opts.delay ?? 0);
+    const [[waiting], [delayed]] = await Promise.all([
+      this.queue.getJobs(['wait'], 0, 0, true),
+      this.queue.getJobs(['delayed'], 0, 0, true),
+    ]);
+    const candidates = waiting ? [dueSince(waiting as Job<T>)] : [];
+    if (delayed?.id) {
+      const score = await (await this.queue.client).zscore(this.queue.keys.delayed!, delayed.id);
+      if (score !== null && Math.floor(Number(score) / 0x1000) <= Date.now()) candidates.push(dueSince(delayed as Job<T>));
+    }
+    return candidates.length ? Math.min(...candidates) : null;
+  }
+
   async work(handler: JobHandler<T>, options: WorkOptions = {}): Promise<JobWorker> {
     const lockDuration = options.lockDurationMs ?? 30_000;
     const freeHandBacks = Math.max(0, options.freeHandBacks ?? DEFAULT_FREE_HAND_BACKS);

@@ -117,6 +117,12 @@ export interface JobQueue<T = unknown> {
   add(name: string, data: T, options?: JobOptions): Promise<JobInfo<T>>;
   getJob(id: string): Promise<JobInfo<T> | null>;
   counts(): Promise<Record<JobState, number>>;
+  /**
+   * Since when the oldest waiting job has been due (ms since the epoch): the time it was added,
+   * plus its delay; a try after a failure or a hand-back keeps that time. Null when no job waits.
+   * What an alert on a queue nobody works (or too few work) reads.
+   */
+  oldestWaitingSince(): Promise<number | null>;
   work(handler: JobHandler<T>, options?: WorkOptions): Promise<JobWorker>;
   /**
    * Removes every job that is not running and matches (waiting, delayed, completed or failed):

@@ -42,6 +42,8 @@ const MIGRATIONS = [
   `ALTER TABLE jobs ADD COLUMN traceparent TEXT;`,
   `ALTER TABLE jobs ADD COLUMN hand_backs INTEGER NOT NULL DEFAULT 0;`,
   `ALTER TABLE jobs ADD COLUMN request_id TEXT;`,
+  // When the job was first due (added, plus its delay): run_at moves with each retry's backoff.
+  `ALTER TABLE jobs ADD COLUMN due_at INTEGER;`,
   `ALTER TABLE jobs ADD COLUMN postponements INTEGER NOT NULL DEFAULT 0;`,
 ];
 
@@ -98,8 +100,8 @@ export class SqliteJobQueue<T = unknown> implements JobQueue<T> {
     const origin = currentWorkOrigin();
     this.db
       .prepare(
-        `INSERT INTO jobs (queue, id, name, data, state, max_attempts, backoff_type, backoff_delay, run_at, created_at, traceparent, request_id)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO jobs (queue, id, name, data, state, max_attempts, backoff_type, backoff_delay, run_at, due_at, created_at, traceparent, request_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (queue, id) DO NOTHING`,
       )
       .run(
@@ -111,6 +113,7 @@ export class SqliteJobQueue<T = unknown> implements JobQueue<T> {
         Math.max(1, options.attempts ?? 3),
         options.backoff?.type ?? 'exponential',
         options.backoff?.delay ?? 1000,
+        now + (options.delay ?? 0),
         now + (options.delay ?? 0),
         now,
         origin.traceparent ?? null,
@@ -133,6 +136,17 @@ export class SqliteJobQueue<T = unknown> implements JobQueue<T> {
     }[];
     for (const row of rows) counts[row.state] = row.n;
     return counts;
+  }
+
+  async oldestWaitingSince(): Promise<number | null> {
+    // A delayed job whose time has come is waiting (BullMQ moves it to its wait list then).
+    const row = this.db
+      .prepare(
+        `SELECT MIN(COALESCE(due_at, run_at)) AS since FROM jobs
+         WHERE queue = ? AND (state = 'waiting' OR (state = 'delayed' AND run_at <= ?))`,
+      )
+      .get(this.name, Date.now()) as { since: number | null };
+    return row.since;
   }
 
   async work(handler: JobHandler<T>, options: WorkOptions = {}): Promise<JobWorker> {

@@ -32,8 +32,24 @@ export interface MediaCaps {
   maxVideoPixelBudget: number;
 }
 
+/**
+ * How long one ffmpeg run may take before the media worker stops it (a job that runs away), and
+ * the longest video the portal takes: a transcode runs at about its video's length or faster on
+ * a 2-core worker (a 1080p phone video at about twice its speed, a 4K HEVC one, which the pixel
+ * budget keeps to 10 minutes at 30 frames a second, at about its own; bench/transcode), so any
+ * video within the cap finishes within ffmpeg's limit. The audio/video workers' shutdown grace
+ * period (1920 s in k8s/components/media-worker-split) is this plus a download and an upload.
+ */
+export const FFMPEG_TIME_LIMIT_SECONDS = 30 * 60;
+
 export const mediaCapsEnvSchema = z.object({
-  MEDIA_MAX_VIDEO_SECONDS: z.coerce.number().positive().default(7200),
+  MEDIA_MAX_VIDEO_SECONDS: z.coerce
+    .number()
+    .positive()
+    .max(FFMPEG_TIME_LIMIT_SECONDS, {
+      error: `must be at most ${FFMPEG_TIME_LIMIT_SECONDS}: ffmpeg is stopped after ${FFMPEG_TIME_LIMIT_SECONDS / 60} minutes, and a longer video could never be converted`,
+    })
+    .default(FFMPEG_TIME_LIMIT_SECONDS),
   MEDIA_MAX_AUDIO_SECONDS: z.coerce.number().positive().default(14_400),
   MEDIA_MAX_STREAMS: z.coerce.number().int().min(2).max(1000).default(16),
   MEDIA_MAX_VIDEO_SIDE: z.coerce.number().int().min(64).max(16_384).default(8192),

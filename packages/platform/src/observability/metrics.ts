@@ -17,6 +17,10 @@ export class ServiceMetrics {
   private readonly jobDuration: Histogram<'queue' | 'outcome'>;
   private readonly counters = new Map<string, Counter<string>>();
   private readonly dependencyChecks: HealthCheck[] = [];
+  /** The queues whose oldest waiting job portal_job_oldest_waiting_seconds reports. */
+  private readonly waitingQueues: JobQueue<any>[] = [];
+  /** The consumer groups (and their topics) portal_consumer_lag reports. */
+  private readonly lagGroups: { bus: EventBus; groupId: string; topics: string[] }[] = [];
 
   constructor(readonly service: string) {
     this.registry.setDefaultLabels({ service });
@@ -67,7 +71,12 @@ export class ServiceMetrics {
     };
   }
 
-  /** Queue depth by state, read from the queue when Prometheus scrapes. */
+  /**
+   * Queue depth by state (portal_jobs_<queue>{state}), and how long the queue's oldest waiting
+   * job has been due (portal_job_oldest_waiting_seconds{queue}, 0 when none waits), read from the
+   * queue when Prometheus scrapes. A queue that no worker takes shows no depth change at first
+   * (nothing done, nothing added), but its oldest job's age grows.
+   */
   watchQueue(queue: JobQueue<any>): void {
     const name = `portal_jobs_${queue.name.replace(/[^a-zA-Z0-9_]/g, '_')}`;
     new Gauge({
@@ -79,6 +88,24 @@ export class ServiceMetrics {
         const counts = await queue.counts().catch(() => null);
         if (!counts) return;
         for (const [state, count] of Object.entries(counts)) this.set({ state }, count);
+      },
+    });
+    this.waitingQueues.push(queue);
+    if (this.waitingQueues.length > 1) return;
+    const queues = this.waitingQueues;
+    new Gauge({
+      name: 'portal_job_oldest_waiting_seconds',
+      help: "Seconds since the queue's oldest waiting job was due (0: none waits)",
+      labelNames: ['queue'],
+      registers: [this.registry],
+      async collect() {
+        await Promise.all(
+          queues.map(async (watched) => {
+            const since = await watched.oldestWaitingSince().catch(() => undefined);
+            if (since === undefined) return this.remove({ queue: watched.name });
+            this.set({ queue: watched.name }, since === null ? 0 : Math.max(0, (Date.now() - since) / 1000));
+          }),
+        );
       },
     });
   }
@@ -98,17 +125,29 @@ export class ServiceMetrics {
     };
   }
 
-  /** Messages a consumer group has not handled yet, per topic, read at scrape time. */
+  /**
+   * portal_consumer_lag{group, topic}: messages a consumer group has not handled yet, every group
+   * of the process in one metric, read at scrape time (one alert covers every group, those added
+   * later included). A topic whose lag cannot be read (Kafka away) has no sample meanwhile.
+   */
   watchConsumerLag(bus: EventBus, groupId: string, topics: string[]): void {
+    this.lagGroups.push({ bus, groupId, topics });
+    if (this.lagGroups.length > 1) return;
+    const groups = this.lagGroups;
     new Gauge({
-      name: `portal_consumer_lag_${groupId.replace(/[^a-zA-Z0-9_]/g, '_')}`,
-      help: `Messages not yet handled by the ${groupId} consumer group`,
-      labelNames: ['topic'],
+      name: 'portal_consumer_lag',
+      help: 'Messages not yet handled by a consumer group, by group and topic',
+      labelNames: ['group', 'topic'],
       registers: [this.registry],
       async collect() {
-        const lag = await bus.lag(groupId, topics).catch(() => null);
-        if (!lag) return;
-        for (const [topic, value] of Object.entries(lag)) this.set({ topic }, value);
+        this.reset();
+        await Promise.all(
+          groups.map(async ({ bus: groupBus, groupId: group, topics: groupTopics }) => {
+            const lag = await groupBus.lag(group, groupTopics).catch(() => null);
+            if (!lag) return;
+            for (const [topic, value] of Object.entries(lag)) this.set({ group, topic }, value);
+          }),
+        );
       },
     });
   }

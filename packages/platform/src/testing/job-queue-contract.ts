@@ -316,6 +316,32 @@ export function jobQueueContract(name: string, options: JobQueueContractOptions)
       expect(done).toEqual([9]);
     });
 
+    it('says since when its oldest waiting job has been due: a delayed job from its time on, and nothing once none waits', async () => {
+      const queue = await connect();
+      expect(await queue.oldestWaitingSince()).toBeNull();
+      const before = Date.now();
+      await queue.add('first', { n: 1 });
+      const after = Date.now();
+      await delay(30);
+      await queue.add('second', { n: 2 });
+      await queue.add('tomorrow', { n: 3 }, { delay: 86_400_000 });
+      const since = await queue.oldestWaitingSince();
+      expect(since).toBeGreaterThanOrEqual(before);
+      expect(since).toBeLessThanOrEqual(after);
+      // A delayed job alone is not waiting until its time; once due, it counts from then.
+      const soon = await connect();
+      const added = Date.now();
+      await soon.add('soon', { n: 4 }, { delay: 300 });
+      expect(await soon.oldestWaitingSince()).toBeNull();
+      const due = await waitFor(() => soon.oldestWaitingSince(), { timeoutMs, what: 'the delayed job to be due' });
+      expect(due).toBeGreaterThanOrEqual(added + 300);
+      expect(due).toBeLessThanOrEqual(Date.now());
+      const done: number[] = [];
+      workers.push(await queue.work(async (job) => void done.push(job.data.n)));
+      await waitFor(() => done.length === 2, { timeoutMs, what: 'both jobs' });
+      await waitFor(async () => (await queue.oldestWaitingSince()) === null, { timeoutMs, what: 'no job to be waiting' });
+    });
+
     it('does not start a delayed job early', async () => {
       const queue = await connect();
       const started: number[] = [];

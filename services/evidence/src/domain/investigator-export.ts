@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
-import type { InvestigatorExportQuery, ManifestItem } from '@portal/contracts';
-import { auditEvent, csvLine, streamZip, type BlobStore, type CallerIdentity, type Logger } from '@portal/platform';
+import { csvLine, type InvestigatorExportQuery, type ManifestItem } from '@portal/contracts';
+import { auditEvent, streamZip, type BlobStore, type CallerIdentity, type Logger } from '@portal/platform';
 import type { EvidenceRecord } from './evidence-record.js';
 import { exportFileName } from './evidence-export.js';
 import type { EvidenceFilter, EvidenceRepository } from '../repositories/evidence-repository.js';

@@ -2,7 +2,8 @@ import { TOPICS, auditRecordedData, userDeletedData } from '@portal/contracts';
 import { parseEventData, type EventBus, type HealthCheck, type Subscription } from '@portal/platform';
 import type { AuditTrail } from '../domain/audit-trail.js';
 
-export const AUDIT_CONSUMER_GROUP = 'identity.audit';
+/** The audit log's consumer group and its topics (its lag is reported under this group). */
+export const AUDIT_CONSUMER = { groupId: 'identity.audit', topics: [TOPICS.audit, TOPICS.users] };
 
 /**
  * The audit log's intake: every service's `audit.recorded` events, and identity's own
@@ -16,8 +17,7 @@ export async function subscribeAuditConsumer(
   options: { dependencies: HealthCheck[]; signal?: AbortSignal },
 ): Promise<Subscription> {
   return bus.subscribe({
-    groupId: AUDIT_CONSUMER_GROUP,
-    topics: [TOPICS.audit, TOPICS.users],
+    ...AUDIT_CONSUMER,
     dependencies: options.dependencies,
     ...(options.signal ? { signal: options.signal } : {}),
     handler: async (message) => {

@@ -1,16 +1,28 @@
-import { parse } from 'csv-parse/sync';
-import { emailField, type AppointmentImportResult } from '@portal/contracts';
-import { parseStart } from './appointment-times.js';
+import { parse } from 'csv-parse';
+import {
+  appointmentPhoneField,
+  boxOfficeNameField,
+  emailField,
+  noteField,
+  placeField,
+  type AppointmentImportResult,
+} from '@portal/contracts';
+import { TimeSlices } from '@portal/platform';
+import { readStart } from './appointment-times.js';
 
-export const CSV_COLUMNS = ['email', 'start', 'phone', 'place', 'note'] as const;
+export const CSV_COLUMNS = ['email', 'start', 'name', 'phone', 'place', 'note'] as const;
 type Column = (typeof CSV_COLUMNS)[number];
 const REQUIRED: Column[] = ['email', 'start'];
+/** How much of the file the parser is given at once (a slice of work of a few milliseconds). */
+const CHUNK_CHARS = 32 * 1024;
 
 export interface CsvAppointment {
   line: number;
   email: string;
   /** UTC ISO 8601. */
   start: string;
+  /** The ticket holder's name as the box office has it (shown on the call sheet until they register). */
+  name?: string;
   phone?: string;
   place?: string;
   note?: string;
@@ -18,22 +30,63 @@ export interface CsvAppointment {
 
 export type Refusal = AppointmentImportResult['refused'][number];
 
+interface CsvRecord {
+  record: string[];
+  /** The line the record starts on (the header is line 1): a quoted cell may span lines. */
+  line: number;
+}
+
+/**
+ * The records of the file, read by csv-parse's stream in chunks with a turn of the event loop
+ * between them (a 2 MB file never holds the process more than a slice), each with the line it
+ * starts on: csv-parse counts the line a record ends on, and a quoted cell may hold line breaks.
+ */
+async function records(text: string, slices: TimeSlices): Promise<CsvRecord[] | Refusal> {
+  const parser = parse({ bom: true, trim: true, skip_empty_lines: true, relax_column_count: true, info: true, raw: true });
+  const out: CsvRecord[] = [];
+  let failure: Refusal | undefined;
+  parser.on('readable', () => {
+    for (let item = parser.read() as { record: string[]; info: { lines: number }; raw: string } | null; item; item = parser.read()) {
+      // The raw text holds the empty lines skipped before the record and its own line ending: neither counts.
+      const own = item.raw.replace(/^(?:[ \t]*(?:\r\n|\r|\n))+/, '').replace(/(?:\r\n|\r|\n)$/, '');
+      const breaks = own.match(/\r\n|\r|\n/g)?.length ?? 0;
+      out.push({ record: item.record, line: item.info.lines - breaks });
+    }
+  });
+  parser.on('error', (error: Error & { lines?: number }) => {
+    failure = { line: error.lines ?? 1, reason: 'bad-value', message: `The file is not readable CSV: ${error.message}` };
+  });
+  const ended = new Promise<void>((resolve) => {
+    parser.on('end', resolve);
+    parser.on('error', () => resolve());
+  });
+  for (let at = 0; at < text.length && !failure; at += CHUNK_CHARS) {
+    parser.write(text.slice(at, at + CHUNK_CHARS));
+    await slices.maybeYield();
+  }
+  if (!failure) parser.end();
+  await ended;
+  return failure ?? out;
+}
+
 /**
  * Reads the box office's CSV (csv-parse: quoted fields, commas and line breaks inside quotes,
- * a byte-order mark): the header names the columns (email and start required; phone, place, note
- * optional; any order, any case). Answers the rows to apply and the refused lines, each with its
- * line number in the file (the header is line 1) and why. A header that cannot be used refuses
- * the whole file (line 1).
+ * a byte-order mark): the header names the columns (email and start required; name, phone, place,
+ * note optional; any order, any case). Answers the rows to apply and the refused lines, each with the
+ * line it starts on in the file (the header is line 1) and why. A header that cannot be used
+ * refuses the whole file (line 1). Addresses, names, places and notes are held to the same shared
+ * fields as every other way in (one address, one line of text); times to readStart's rules. The
+ * work is done in slices (`slices`): other requests are answered while a large file is read.
  */
-export function readAppointmentCsv(text: string, zone: string, now: number): { rows: CsvAppointment[]; refused: Refusal[] } {
-  let records: { record: string[]; info: { lines: number } }[];
-  try {
-    records = parse(text, { bom: true, trim: true, skip_empty_lines: true, relax_column_count: true, info: true }) as never;
-  } catch (error) {
-    const line = (error as { lines?: number }).lines ?? 1;
-    return { rows: [], refused: [{ line, reason: 'bad-value', message: `The file is not readable CSV: ${(error as Error).message}` }] };
-  }
-  const [header, ...body] = records;
+export async function readAppointmentCsv(
+  text: string,
+  zone: string,
+  now: number,
+  slices = new TimeSlices(),
+): Promise<{ rows: CsvAppointment[]; refused: Refusal[] }> {
+  const read = await records(text, slices);
+  if (!Array.isArray(read)) return { rows: [], refused: [read] };
+  const [header, ...body] = read;
   if (!header)
     return {
       rows: [],
@@ -48,7 +101,7 @@ export function readAppointmentCsv(text: string, zone: string, now: number): { r
       rows: [],
       refused: [
         {
-          line: header.info.lines,
+          line: header.line,
           reason: 'unknown-column',
           message: `Unknown column ${unknown.map((name) => `"${name}"`).join(', ')}: the columns are ${CSV_COLUMNS.join(', ')}`,
         },
@@ -61,7 +114,7 @@ export function readAppointmentCsv(text: string, zone: string, now: number): { r
       rows: [],
       refused: [
         {
-          line: header.info.lines,
+          line: header.line,
           reason: 'missing-field',
           message: `The header needs the column${missing.length > 1 ? 's' : ''} ${missing.join(' and ')}`,
         },
@@ -72,16 +125,15 @@ export function readAppointmentCsv(text: string, zone: string, now: number): { r
   if (repeated.length > 0) {
     return {
       rows: [],
-      refused: [{ line: header.info.lines, reason: 'duplicate', message: `The column "${repeated[0]}" is named twice in the header` }],
+      refused: [{ line: header.line, reason: 'duplicate', message: `The column "${repeated[0]}" is named twice in the header` }],
     };
   }
 
   const rows: CsvAppointment[] = [];
   const refused: Refusal[] = [];
   const seen = new Map<string, number>();
-  for (const { record, info } of body) {
-    // csv-parse counts the line a record ends on; a record spanning lines starts earlier.
-    const line = info.lines;
+  for (const { record, line } of body) {
+    await slices.maybeYield();
     if (record.length > names.length && record.slice(names.length).some((cell) => cell !== '')) {
       refused.push({
         line,
@@ -96,7 +148,7 @@ export function readAppointmentCsv(text: string, zone: string, now: number): { r
     };
     const email = emailField.safeParse(cell('email') ?? '');
     if (!email.success) {
-      refused.push({ line, reason: 'bad-email', message: `"${cell('email') ?? ''}" is not an e-mail address` });
+      refused.push({ line, reason: 'bad-email', message: `"${cell('email') ?? ''}" is not one e-mail address` });
       continue;
     }
     const startText = cell('start') ?? '';
@@ -104,16 +156,12 @@ export function readAppointmentCsv(text: string, zone: string, now: number): { r
       refused.push({ line, reason: 'missing-field', message: 'The start is empty' });
       continue;
     }
-    const start = parseStart(startText, zone);
-    if (!start) {
-      refused.push({
-        line,
-        reason: 'bad-date',
-        message: `"${startText}" is not a date and time such as 2026-07-01T18:30 (times without an offset are read in ${zone})`,
-      });
+    const start = readStart(startText, zone);
+    if (!('start' in start)) {
+      refused.push({ line, reason: start.reason, message: start.message });
       continue;
     }
-    if (Date.parse(start) <= now) {
+    if (Date.parse(start.start) <= now) {
       refused.push({ line, reason: 'in-the-past', message: `${startText} has passed` });
       continue;
     }
@@ -122,24 +170,25 @@ export function readAppointmentCsv(text: string, zone: string, now: number): { r
       refused.push({ line, reason: 'duplicate', message: `${email.data} already has an appointment on line ${first} of this file` });
       continue;
     }
-    const long = (['place', 'note', 'phone'] as const).find(
-      (name) => (cell(name)?.length ?? 0) > (name === 'note' ? 500 : name === 'place' ? 200 : 40),
-    );
-    if (long) {
-      refused.push({ line, reason: 'bad-value', message: `The ${long} is too long` });
+    // The shared fields (the forms' place, note and phone too): the same limits, one line of text each.
+    const name = boxOfficeNameField.optional().safeParse(cell('name'));
+    const phone = appointmentPhoneField.optional().safeParse(cell('phone'));
+    const place = placeField.optional().safeParse(cell('place'));
+    const note = noteField.optional().safeParse(cell('note'));
+    const invalid = [name, phone, place, note].find((parsed) => !parsed.success);
+    if (invalid) {
+      refused.push({ line, reason: 'bad-value', message: invalid.error?.issues[0]?.message ?? 'A value is not accepted' });
       continue;
     }
     seen.set(email.data, line);
-    const phone = cell('phone');
-    const place = cell('place');
-    const note = cell('note');
     rows.push({
       line,
       email: email.data,
-      start,
-      ...(phone !== undefined ? { phone } : {}),
-      ...(place !== undefined ? { place } : {}),
-      ...(note !== undefined ? { note } : {}),
+      start: start.start,
+      ...(name.data !== undefined ? { name: name.data } : {}),
+      ...(phone.data !== undefined ? { phone: phone.data } : {}),
+      ...(place.data !== undefined ? { place: place.data } : {}),
+      ...(note.data !== undefined ? { note: note.data } : {}),
     });
   }
   return { rows, refused };

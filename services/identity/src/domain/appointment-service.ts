@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import {
   TOPICS,
+  asOneLine,
   type AdminAppointment,
+  type AnnouncePreview,
+  type AnnouncePreviewRequest,
   type AnnounceRequest,
   type AnnounceResult,
   type Appointment,
@@ -20,15 +23,16 @@ import {
   createEvent,
   notFound,
   unauthenticated,
+  TimeSlices,
   type CallerIdentity,
   type Logger,
 } from '@portal/platform';
 import { DuplicateAppointmentError, type AppointmentRecord, type AppointmentStore } from '../repositories/appointment-store.js';
 import type { PendingEvent, UserRepository } from '../repositories/user-repository.js';
 import { readAppointmentCsv, type CsvAppointment } from './appointment-csv.js';
-import { dayBounds, inZone, parseStart } from './appointment-times.js';
+import { dayBounds, dayIn, inZone, readStart } from './appointment-times.js';
 import { calendarFile } from './icalendar.js';
-import { textablePhone } from './phone-numbers.js';
+import { appointmentPhone, type AppointmentPhone } from './phone-numbers.js';
 import { verificationPhotoUrl, type UserRecord } from './user-record.js';
 
 export interface AppointmentSettings {
@@ -58,10 +62,16 @@ export interface AppointmentServiceDeps {
 
 type Actor = CallerIdentity;
 
+/** What importing one line of the CSV does (the same plan for a dry run and for the import). */
+type ImportPlan =
+  | { kind: 'created'; next: AppointmentRecord }
+  | { kind: 'updated'; existing: AppointmentRecord; next: AppointmentRecord }
+  | { kind: 'unchanged'; existing: AppointmentRecord };
+
 /** The ready texts of announcements. */
 export function readyText(text: 'bad-weather', settings: Pick<AppointmentSettings, 'libraryEntryway' | 'productName'>): string {
   if (text === 'bad-weather') {
-    return `${settings.productName}: because of bad weather, please wait in ${settings.libraryEntryway} instead of at the street corner. Keep your phone at hand: we will call you at your time.`;
+    return `${settings.productName}: because of bad weather, please wait in ${settings.libraryEntryway} instead of at your appointment's place. Keep your phone at hand: we will call you at your time.`;
   }
   throw new Error(`unknown ready text ${String(text)}`);
 }
@@ -85,11 +95,25 @@ export class AppointmentService {
 
   // --- administrators ----------------------------------------------------------------------
 
-  async importCsv(caller: Actor, text: string, fileName: string): Promise<AppointmentImportResult> {
-    const { rows, refused } = readAppointmentCsv(text, this.deps.settings.timeZone, this.clock());
-    const result: AppointmentImportResult = { created: [], updated: [], unchanged: [], refused };
+  /**
+   * Imports the box office's CSV, or with `dryRun` answers what the import would do (the same
+   * reading and the same decision per line, nothing written, no audit entry). Either way it is read
+   * and planned in slices: a festival's file (thousands of lines) never holds the process long;
+   * every other request is answered between two slices (bench/import).
+   */
+  async importCsv(
+    caller: Actor,
+    text: string,
+    fileName: string,
+    { dryRun = false }: { dryRun?: boolean } = {},
+  ): Promise<AppointmentImportResult> {
+    const zone = this.deps.settings.timeZone;
+    const slices = new TimeSlices();
+    const { rows, refused } = await readAppointmentCsv(text, zone, this.clock(), slices);
+    const result: AppointmentImportResult = { dry_run: dryRun, time_zone: zone, created: [], updated: [], unchanged: [], refused };
     for (const row of rows) {
-      const outcome = await this.applyRow(row).catch((error: unknown) => {
+      await slices.maybeYield();
+      const outcome = await (dryRun ? this.planRow(row) : this.applyRow(row)).catch((error: unknown) => {
         if (error instanceof DuplicateAppointmentError) return 'duplicate' as const;
         throw error;
       });
@@ -101,9 +125,19 @@ export class AppointmentService {
         });
         continue;
       }
-      result[outcome.kind].push({ line: row.line, email: row.email, id: outcome.id });
+      const line = { line: row.line, email: row.email, name: row.name ?? '', start: inZone(row.start, zone) };
+      if (outcome.kind === 'created') result.created.push({ ...line, id: dryRun ? null : outcome.next.id });
+      else if (outcome.kind === 'unchanged') result.unchanged.push({ ...line, id: outcome.existing.id });
+      else
+        result.updated.push({
+          ...line,
+          id: outcome.existing.id,
+          moved: outcome.next.start !== outcome.existing.start,
+          previous_start: inZone(outcome.existing.start, zone),
+        });
     }
     result.refused.sort((a, b) => a.line - b.line);
+    if (dryRun) return result;
     await this.deps.users.appendEvents([
       auditEvent({
         actor: caller,
@@ -133,12 +167,9 @@ export class AppointmentService {
       const moved = await this.change(caller, existing, { ...input, start });
       return { appointment: await this.adminView(moved), created: false };
     }
-    // Set by an administrator for an address that has an account (the user dialog): it is that account's.
-    const account = await this.deps.users.findByEmail(input.email);
-    const record = {
-      ...this.newRecord({ email: input.email, start, phone: input.phone, place: input.place, note: input.note }),
-      user_id: account?.id ?? null,
-    };
+    // Kept under the address, as an imported one is: it is an account's only while that account
+    // has confirmed the address (holderOf), whatever screen it was set from.
+    const record = this.newRecord({ email: input.email, start, phone: input.phone, place: input.place, note: input.note });
     try {
       await this.deps.store.create(record, [
         this.scheduledEvent(record, 'set'),
@@ -201,30 +232,33 @@ export class AppointmentService {
     return this.adminView(await this.require(id));
   }
 
-  /** The appointment of an account (the user dialog), or null. */
+  /**
+   * The appointment under an account's address (the user dialog), or null; until the account has
+   * confirmed the address it is shown as pending (`address_status`), with nothing of the account.
+   */
   async ofUser(userId: string): Promise<AdminAppointment | null> {
     const user = await this.deps.users.findById(userId);
     if (!user) throw notFound('No such user');
-    const record = await this.recordOf(user);
-    return record ? this.adminView(record, user) : null;
+    const record = await this.deps.store.findByEmail(user.email);
+    return record ? this.adminView(record) : null;
   }
 
-  async callSheet(date: string): Promise<CallSheet> {
+  /** A day's call sheet; without a day, today's in EVENT_TIMEZONE (whatever the performer's phone says). */
+  async callSheet(day?: string): Promise<CallSheet> {
+    const date = day ?? dayIn(this.clock(), this.deps.settings.timeZone);
     const { from, to } = dayBounds(date, this.deps.settings.timeZone);
     const records = await this.deps.store.listBetween(from, to);
     return {
       date,
       time_zone: this.deps.settings.timeZone,
+      appointment_minutes: this.deps.settings.durationMinutes,
       appointments: await Promise.all(records.map((record) => this.adminView(record))),
     };
   }
 
   async announce(caller: Actor, request: AnnounceRequest): Promise<AnnounceResult> {
-    const message = request.message ?? readyText(request.text!, this.deps.settings);
-    if (request.from && request.to && request.from >= request.to)
-      throw badRequest('from must be before to', { from: 'from must be before to' });
-    const { from, to } = dayBounds(request.date, this.deps.settings.timeZone, request.from, request.to);
-    const records = await this.deps.store.listBetween(from, to);
+    const message = this.announcementText(request)!;
+    const { records } = await this.announcementSelection(request);
     const id = randomUUID();
     await this.deps.users.appendEvents([
       {
@@ -261,22 +295,58 @@ export class AppointmentService {
     return { id, recipients: records.length, message };
   }
 
+  /** What an announcement would do (the dry run): whom the same selection reaches, and the words. */
+  async previewAnnouncement(request: AnnouncePreviewRequest): Promise<AnnouncePreview> {
+    const { records, from, to } = await this.announcementSelection(request);
+    const { timeZone } = this.deps.settings;
+    return {
+      dry_run: true,
+      recipients: records.length,
+      message: this.announcementText(request),
+      from: inZone(from, timeZone),
+      to: inZone(to, timeZone),
+      time_zone: timeZone,
+    };
+  }
+
+  private announcementText(request: Pick<AnnouncePreviewRequest, 'message' | 'text'>): string | null {
+    return request.message ?? (request.text ? readyText(request.text, this.deps.settings) : null);
+  }
+
+  /** The appointments an announcement reaches: those of the day, or of the time range of it ([from, to), UTC). */
+  private async announcementSelection(
+    request: AnnouncePreviewRequest,
+  ): Promise<{ records: AppointmentRecord[]; from: string; to: string }> {
+    if (request.from && request.to && request.from >= request.to)
+      throw badRequest('from must be before to', { from: 'from must be before to' });
+    const { from, to } = dayBounds(request.date, this.deps.settings.timeZone, request.from, request.to);
+    return { records: await this.deps.store.listBetween(from, to), from, to };
+  }
+
   // --- the participant -----------------------------------------------------------------------
 
-  /** The caller's appointment; one kept under their address since before they registered becomes theirs. */
+  /**
+   * The caller's appointment: the one under their address, once they confirmed it. Until then the
+   * answer says only that the address is not confirmed, never whether an appointment waits there.
+   */
   async mine(caller: Pick<CallerIdentity, 'userId'>): Promise<MyAppointment> {
     const user = await this.deps.users.findById(caller.userId);
     if (!user) throw unauthenticated();
-    const record = await this.linkedRecord(user);
-    return { appointment: record ? this.participantView(record) : null, sms_reminders: user.sms_reminders };
+    const record = await this.recordOf(user);
+    return {
+      appointment: record ? this.participantView(record, this.phoneOf(record, user)) : null,
+      sms_reminders: user.sms_reminders,
+      email_confirmed: user.email_verified,
+    };
   }
 
   async mineCalendar(caller: Pick<CallerIdentity, 'userId'>, host: string): Promise<string | null> {
     const user = await this.deps.users.findById(caller.userId);
     if (!user) throw unauthenticated();
-    const record = await this.linkedRecord(user);
+    const record = await this.recordOf(user);
     if (!record) return null;
     const { settings } = this.deps;
+    const call = this.phoneOf(record, user);
     return calendarFile(
       {
         uid: `${record.id}@${host}`,
@@ -286,9 +356,9 @@ export class AppointmentService {
         summary: `${settings.productName}: your appointment`,
         location: record.place,
         description: [
-          `Stand at ${record.place} and await a phone call on ${user.phone_number}.`,
+          `Stand at ${asOneLine(record.place)} and await a phone call on ${call.toCall ?? 'the number you gave at registration'}.`,
           `In bad weather wait in ${settings.libraryEntryway}.`,
-          record.note,
+          record.note ? `Note: ${asOneLine(record.note)}` : '',
         ]
           .filter((line) => line)
           .join('\n'),
@@ -304,7 +374,7 @@ export class AppointmentService {
   async recipient(id: string): Promise<AppointmentRecipient | null> {
     const record = await this.deps.store.findById(id);
     if (!record) return null;
-    const user = await this.userOf(record);
+    const user = await this.holderOf(record);
     const phone = this.phoneOf(record, user);
     return {
       appointmentId: record.id,
@@ -313,11 +383,13 @@ export class AppointmentService {
       time_zone: record.time_zone,
       place: record.place,
       note: record.note,
-      email: user?.email ?? record.email,
+      // The address the appointment was given to, always: an account moves it only by confirming another (followAddress).
+      email: record.email,
       user_id: user?.id ?? null,
       full_name: user?.full_name ?? null,
       phone: phone.e164,
       phone_problem: phone.problem,
+      call_number: phone.toCall,
       sms_reminders: user?.sms_reminders ?? true,
       sent: record.deliveries.filter((delivery) => delivery.state === 'sent').map((delivery) => delivery.key),
     };
@@ -343,42 +415,65 @@ export class AppointmentService {
     return record ? this.adminView(record, user) : null;
   }
 
-  /** Removes the appointment (and with it its message records) of a deleted account. */
+  /**
+   * Removes the appointment (and with it its message records) of a deleted account: the one under
+   * its address if it had confirmed the address. An account that never did held nothing of it:
+   * the ticket holder's appointment stays under their address.
+   */
   async erase(user: Pick<UserRecord, 'id' | 'email' | 'email_verified'>): Promise<number> {
-    let erased = 0;
-    for (let record = await this.recordOf(user); record; record = await this.recordOf(user)) {
-      if (!(await this.deps.store.delete(record.id, [this.cancelledEvent(record, true)]))) break;
-      erased++;
+    const record = await this.recordOf(user);
+    if (!record || !(await this.deps.store.delete(record.id, [this.cancelledEvent(record, true)]))) return 0;
+    this.deps.onEventsCommitted();
+    this.deps.logger.info({ userId: user.id, appointments: 1 }, "erased a deleted account's appointment");
+    return 1;
+  }
+
+  /**
+   * An account's address changed (its owner, with the password, or an administrator). The
+   * appointment under the old address follows it only if the account had confirmed that address
+   * (it was the ticket holder's); it is then pending under the new one until that one is
+   * confirmed too. Any other account's change moves nothing: whoever registered with a ticket
+   * holder's address without confirming it cannot take the appointment (or its messages) along.
+   * When the new address already has an appointment of its own, the old one stays where it is.
+   */
+  async followAddress(before: Pick<UserRecord, 'id' | 'email' | 'email_verified'>, after: Pick<UserRecord, 'email'>): Promise<void> {
+    if (!before.email_verified || before.email.toLowerCase() === after.email.toLowerCase()) return;
+    const record = await this.deps.store.findByEmail(before.email);
+    if (!record) return;
+    const moved = { ...record, email: after.email.toLowerCase(), updated_at: new Date(this.clock()).toISOString() };
+    try {
+      if (await this.deps.store.replace(moved, record.version, [])) {
+        this.deps.logger.info({ userId: before.id, appointmentId: record.id }, "an appointment followed its holder's new address");
+        return;
+      }
+    } catch (error) {
+      if (!(error instanceof DuplicateAppointmentError)) throw error;
     }
-    if (erased > 0) {
-      this.deps.onEventsCommitted();
-      this.deps.logger.info({ userId: user.id, appointments: erased }, "erased a deleted account's appointment");
-    }
-    return erased;
+    this.deps.logger.warn({ userId: before.id, appointmentId: record.id }, "an appointment stayed under its holder's previous address");
   }
 
   // --- inside ------------------------------------------------------------------------------------
 
-  private async applyRow(row: CsvAppointment): Promise<{ kind: 'created' | 'updated' | 'unchanged'; id: string }> {
+  /** What importing one line does: a new appointment, the address's one changed, or nothing. */
+  private async planRow(row: CsvAppointment): Promise<ImportPlan> {
     const existing = await this.deps.store.findByEmail(row.email);
-    if (!existing) {
-      const record = this.newRecord(row);
-      await this.deps.store.create(record, [this.scheduledEvent(record, 'set')]);
-      return { kind: 'created', id: record.id };
-    }
+    if (!existing) return { kind: 'created', next: this.newRecord(row) };
     const next = this.withChanges(existing, row);
-    if (!next) return { kind: 'unchanged', id: existing.id };
-    if (
-      !(await this.deps.store.replace(
-        next,
-        existing.version,
-        next.version !== existing.version ? [this.scheduledEvent(next, 'moved')] : [],
-      ))
-    ) {
+    return next ? { kind: 'updated', existing, next } : { kind: 'unchanged', existing };
+  }
+
+  /** Imports one line: its plan, written. */
+  private async applyRow(row: CsvAppointment): Promise<ImportPlan> {
+    const plan = await this.planRow(row);
+    if (plan.kind === 'created') {
+      await this.deps.store.create(plan.next, [this.scheduledEvent(plan.next, 'set')]);
+    } else if (plan.kind === 'updated') {
+      const { existing, next } = plan;
+      const events = next.version !== existing.version ? [this.scheduledEvent(next, 'moved')] : [];
       // Moved by an administrator meanwhile: the file's time wins, applied to the fresh record.
-      return this.applyRow(row);
+      if (!(await this.deps.store.replace(next, existing.version, events))) return this.applyRow(row);
     }
-    return { kind: 'updated', id: existing.id };
+    return plan;
   }
 
   /** Applies a change (a move, or place, note, phone); the version grows only with the start. */
@@ -410,17 +505,25 @@ export class AppointmentService {
 
   private withChanges(
     record: AppointmentRecord,
-    input: { start?: string; phone?: string | undefined; place?: string | undefined; note?: string | undefined },
+    input: { start?: string; name?: string | undefined; phone?: string | undefined; place?: string | undefined; note?: string | undefined },
   ): AppointmentRecord | null {
     const next: AppointmentRecord = {
       ...record,
+      name: input.name ?? record.name,
       start: input.start ?? record.start,
       phone_input: input.phone ?? record.phone_input,
       place: input.place !== undefined ? input.place || this.deps.settings.defaultPlace : record.place,
       note: input.note ?? record.note,
     };
     const moved = next.start !== record.start;
-    if (!moved && next.phone_input === record.phone_input && next.place === record.place && next.note === record.note) return null;
+    if (
+      !moved &&
+      next.name === record.name &&
+      next.phone_input === record.phone_input &&
+      next.place === record.place &&
+      next.note === record.note
+    )
+      return null;
     return {
       ...next,
       version: moved ? record.version + 1 : record.version,
@@ -440,6 +543,7 @@ export class AppointmentService {
   private newRecord(input: {
     email: string;
     start: string;
+    name?: string | undefined;
     phone?: string | undefined;
     place?: string | undefined;
     note?: string | undefined;
@@ -448,7 +552,7 @@ export class AppointmentService {
     return {
       id: randomUUID(),
       email: input.email.toLowerCase(),
-      user_id: null,
+      name: input.name ?? '',
       start: input.start,
       time_zone: this.deps.settings.timeZone,
       place: input.place || this.deps.settings.defaultPlace,
@@ -464,13 +568,10 @@ export class AppointmentService {
   }
 
   private startOf(input: string): string {
-    const start = parseStart(input, this.deps.settings.timeZone);
-    if (!start) {
-      const message = `"${input}" is not a date and time such as 2026-07-01T18:30 (times without an offset are read in ${this.deps.settings.timeZone})`;
-      throw badRequest(message, { start: message });
-    }
-    if (Date.parse(start) <= this.clock()) throw badRequest('The start has passed', { start: 'The start has passed' });
-    return start;
+    const reading = readStart(input, this.deps.settings.timeZone);
+    if (!('start' in reading)) throw badRequest(reading.message, { start: reading.message });
+    if (Date.parse(reading.start) <= this.clock()) throw badRequest('The start has passed', { start: 'The start has passed' });
+    return reading.start;
   }
 
   private async require(id: string): Promise<AppointmentRecord> {
@@ -480,36 +581,30 @@ export class AppointmentService {
   }
 
   /**
-   * The account's appointment: linked to it, or kept under its address, but only once the account
-   * has confirmed that address: whoever registers first with someone else's address (unconfirmed)
-   * learns nothing of that ticket holder's appointment, and performers are not given their number.
+   * The account's appointment: the one under its address, and only once the account has confirmed
+   * that address. Whoever registers first with someone else's address (unconfirmed) learns nothing
+   * of that ticket holder's appointment, and performers are not given their name, photo or number.
    */
-  private async recordOf(user: Pick<UserRecord, 'id' | 'email' | 'email_verified'>): Promise<AppointmentRecord | null> {
-    const record = await this.deps.store.findForUser(user.id, user.email);
-    if (record && !record.user_id && !user.email_verified) return null;
-    return record;
+  private async recordOf(user: Pick<UserRecord, 'email' | 'email_verified'>): Promise<AppointmentRecord | null> {
+    return user.email_verified ? this.deps.store.findByEmail(user.email) : null;
   }
 
-  private async linkedRecord(user: UserRecord): Promise<AppointmentRecord | null> {
-    const record = await this.recordOf(user);
-    if (!record || record.user_id) return record;
-    const linked = { ...record, user_id: user.id };
-    return (await this.deps.store.replace(linked, record.version, [])) ? linked : this.deps.store.findForUser(user.id, user.email);
-  }
-
-  /** The participant of an appointment: its linked account, or the account that confirmed its address. */
-  private async userOf(record: AppointmentRecord): Promise<UserRecord | null> {
-    if (record.user_id) return this.deps.users.findById(record.user_id);
+  /** The appointment's participant: the account that has confirmed its address, or null (pending under the address). */
+  private async holderOf(record: AppointmentRecord): Promise<UserRecord | null> {
     const user = await this.deps.users.findByEmail(record.email);
     return user?.email_verified ? user : null;
   }
 
-  /** The number to text: the box office's, else the account's. */
+  /**
+   * The appointment's number: the box office's, else the holder's (never an unconfirmed account's).
+   * The one the performers call (a landline too), that every screen, message and calendar names,
+   * and that texts go to when it can take them.
+   */
   private phoneOf(record: AppointmentRecord, user: UserRecord | null) {
-    return textablePhone(record.phone_input || user?.phone_number || '', this.deps.settings.smsRegion);
+    return appointmentPhone(record.phone_input, user?.phone_number ?? '', this.deps.settings.smsRegion);
   }
 
-  private participantView(record: AppointmentRecord): Appointment {
+  private participantView(record: AppointmentRecord, call: AppointmentPhone): Appointment {
     return {
       id: record.id,
       start: inZone(record.start, record.time_zone),
@@ -517,19 +612,25 @@ export class AppointmentService {
       place: record.place,
       note: record.note,
       version: record.version,
+      call_number: call.toCall,
+      call_number_readable: call.readable,
+      call_number_from: call.from,
     };
   }
 
   private async adminView(record: AppointmentRecord, known?: UserRecord): Promise<AdminAppointment> {
-    const user = known ?? (await this.userOf(record));
+    const account = known ?? (await this.deps.users.findByEmail(record.email));
+    const user = account?.email_verified ? account : null;
     const phone = this.phoneOf(record, user);
     return {
-      ...this.participantView(record),
+      ...this.participantView(record, phone),
+      address_status: user ? 'confirmed' : account ? 'not-confirmed' : 'no-account',
       email: record.email,
       user_id: user?.id ?? null,
       full_name: user?.full_name ?? null,
       pronouns: user ? user.pronouns : null,
       verification_photo_url: user ? verificationPhotoUrl(user) : null,
+      name: record.name || null,
       phone: phone.e164,
       phone_problem: phone.problem,
       sms_reminders: user?.sms_reminders ?? true,
@@ -547,7 +648,7 @@ export class AppointmentService {
   private async auditAbout(
     record: AppointmentRecord,
   ): Promise<{ target: { type: 'appointment'; id: string; label: string | null }; subjectUserId: string | null }> {
-    const user = await this.userOf(record);
+    const user = await this.holderOf(record);
     return { target: { type: 'appointment', id: record.id, label: user?.username ?? null }, subjectUserId: user?.id ?? null };
   }
 

@@ -1,5 +1,5 @@
-import type { AuditEntry, AuditFilter, AuditRecordedData, EventEnvelope } from '@portal/contracts';
-import { csvLine, type Logger } from '@portal/platform';
+import { csvLine, type AuditEntry, type AuditFilter, type AuditRecordedData, type EventEnvelope } from '@portal/contracts';
+import type { Logger } from '@portal/platform';
 import type { AuditLogStore, AuditPage, AuditStoreFilter, StoredAuditEntry } from '../repositories/audit-log-store.js';
 import type { UserRepository } from '../repositories/user-repository.js';
 

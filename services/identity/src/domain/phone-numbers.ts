@@ -3,7 +3,11 @@ import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/
 export interface TextablePhone {
   /** E.164, e.g. +12025550123; null when the number cannot be texted. */
   e164: string | null;
-  /** Why it cannot be texted, for the call sheet; null when it can. */
+  /** The number to call: E.164 when valid, whether or not it takes texts (a landline too), else as given; null when there is none. */
+  toCall: string | null;
+  /** That number spaced for reading: national form in the default region ("(202) 555-0123"), else international ("+49 30 12345678"); as given when not valid. */
+  readable: string | null;
+  /** Why it cannot be texted, for the call sheet and the message records; null when it can. */
   problem: string | null;
 }
 
@@ -12,16 +16,40 @@ const TEXTABLE = new Set(['MOBILE', 'FIXED_LINE_OR_MOBILE', 'PERSONAL_NUMBER']);
 
 /**
  * Normalises a phone number to E.164 with libphonenumber-js (full metadata, so that landlines are
- * told apart); a number without a country code is read in `region` (SMS_DEFAULT_REGION).
+ * told apart); a number without a country code is read in `region` (SMS_DEFAULT_REGION). A valid
+ * number that cannot take texts (a landline) is still one to call.
  */
 export function textablePhone(input: string, region: string): TextablePhone {
   const text = input.trim();
-  if (!text) return { e164: null, problem: 'No phone number is on file' };
+  if (!text) return { e164: null, toCall: null, readable: null, problem: 'no phone number is on file' };
   const parsed = parsePhoneNumberFromString(text, region as CountryCode);
-  if (!parsed || !parsed.isValid()) return { e164: null, problem: `"${text}" is not a valid phone number (read in region ${region})` };
+  if (!parsed || !parsed.isValid())
+    return { e164: null, toCall: text, readable: text, problem: `"${text}" is not a valid phone number (read in region ${region})` };
+  const toCall = {
+    toCall: parsed.number,
+    readable: parsed.country === region ? parsed.formatNational() : parsed.formatInternational(),
+  };
   const type = parsed.getType();
   if (type !== undefined && !TEXTABLE.has(type)) {
-    return { e164: null, problem: `${parsed.number} is a ${type.toLowerCase().replace(/_/g, ' ')} number: it cannot take text messages` };
+    const kind = type === 'FIXED_LINE' ? 'a fixed line' : `a ${type.toLowerCase().replace(/_/g, ' ')} number`;
+    return { e164: null, ...toCall, problem: `not a mobile number (${kind} cannot take text messages)` };
   }
-  return { e164: parsed.number, problem: null };
+  return { e164: parsed.number, ...toCall, problem: null };
+}
+
+export interface AppointmentPhone extends TextablePhone {
+  /** Whose number it is: the box office gave it with the appointment, or the participant's profile; null when there is none. */
+  from: 'box-office' | 'profile' | null;
+}
+
+/**
+ * An appointment's number: the box office's when it gave one, else the profile's (the holder's,
+ * never an unconfirmed account's: the caller passes '' then). The one number the performers call,
+ * that messages, calendar files, the home page and the call sheet name, and that texts go to when
+ * it can take them.
+ */
+export function appointmentPhone(boxOffice: string, profile: string, region: string): AppointmentPhone {
+  const fromBoxOffice = boxOffice.trim() !== '';
+  const from = fromBoxOffice ? 'box-office' : profile.trim() ? 'profile' : null;
+  return { ...textablePhone(fromBoxOffice ? boxOffice : profile, region), from };
 }

@@ -6,6 +6,7 @@ import {
   ROLE_USER,
   TOPICS,
   isAdminRole,
+  usernameField,
   type AdminUserUpdate,
   type CheckRequest,
   type CheckResponse,
@@ -62,6 +63,11 @@ export interface UserServiceDeps {
   termsVersion: string;
   /** Called after every commit that carries events, so the outbox relay publishes them at once. */
   onEventsCommitted: () => void;
+  /**
+   * Told after an account's address changed (AppointmentService.followAddress: its appointment
+   * follows only if the account had confirmed the old address). A failure is logged: the change stands.
+   */
+  addressChanged?: (before: UserRecord, after: UserRecord) => Promise<void>;
 }
 
 /** An uploaded file as the HTTP layer hands it over: a temporary file the service removes. */
@@ -87,6 +93,11 @@ export class UserService {
   constructor(private readonly deps: UserServiceDeps) {}
 
   async check(request: CheckRequest): Promise<CheckResponse> {
+    if (request.username) {
+      // The registration's own rule: a name it would refuse is not free either.
+      const name = usernameField.safeParse(request.username);
+      if (!name.success) return { exists: true, message: name.error.issues[0]?.message ?? MESSAGES.usernameFormat, field: 'username' };
+    }
     if (request.username && (await this.deps.users.findByUsername(request.username))) {
       return { exists: true, message: MESSAGES.usernameTaken, field: 'username' };
     }
@@ -403,6 +414,20 @@ export class UserService {
     return true;
   }
 
+  /**
+   * A new confirmation link for the signed-in account's address (the earlier one died: it is
+   * valid 7 days, and one signed with a retired secret no longer opens). Answers whether one was
+   * sent: an address already confirmed needs none. The limits are the route's (rate-limits.ts).
+   */
+  async resendVerification(caller: CallerIdentity): Promise<{ sent: boolean; email: string }> {
+    const user = await this.me(caller);
+    if (user.email_verified) return { sent: false, email: user.email };
+    await this.deps.users.appendEvents([await this.verificationEvent(user, 'resent')]);
+    this.deps.onEventsCommitted();
+    this.deps.logger.info({ userId: user.id }, 'a new confirmation link was asked for');
+    return { sent: true, email: user.email };
+  }
+
   /** Makes an existing account an administrator (the ops command). */
   async promoteToAdmin(login: string): Promise<'promoted' | 'unchanged'> {
     const user = login.includes('@') ? await this.deps.users.findByEmail(login.toLowerCase()) : await this.deps.users.findByUsername(login);
@@ -459,6 +484,14 @@ export class UserService {
     }
     if (!updated) throw notFound(MESSAGES.userNotFound);
     this.deps.onEventsCommitted();
+    if (emailChanged && this.deps.addressChanged) {
+      await this.deps.addressChanged(current, updated).catch((error: unknown) => {
+        this.deps.logger.error(
+          { userId, err: error },
+          'the appointment of a changed address was not moved: it stays under the old address',
+        );
+      });
+    }
     return updated;
   }
 

@@ -16,6 +16,8 @@ export interface AuthRateLimits {
   currentPassword: RequestHandler[];
   sendCode: RequestHandler[];
   checkCode: RequestHandler[];
+  /** New confirmation links: per account, per address they go to, per client address. */
+  resendLink: RequestHandler[];
   /** Drops the per-account counters of a deleted account (they hold its username and address). */
   forgetAccount(account: { id: string; username: string; email: string }): Promise<void>;
 }
@@ -74,6 +76,12 @@ export const loginAccountKey = (req: Request, res: Response): string => {
   return account ?? `name:${loginName(req)}`;
 };
 const addressKey = (req: Request): string => ipKeyGenerator(req.ip ?? '');
+/**
+ * The mailbox a new confirmation link would go to: the signed-in account's address, set by the
+ * route's first step (`res.locals.accountEmail`) before the limiters run.
+ */
+export const resendMailboxKey = (res: Response): string =>
+  String((res.locals as { accountEmail?: string }).accountEmail ?? '').toLowerCase();
 const hashed = (value: string): string => createHash('sha256').update(value).digest('base64url').slice(0, 22);
 
 /** Counters in Redis, so that every identity replica counts the same requests. */
@@ -103,6 +111,7 @@ export function authRateLimits(settings: AuthRateLimitSettings): AuthRateLimits 
       currentPassword: none,
       sendCode: none,
       checkCode: none,
+      resendLink: none,
       forgetAccount: async () => undefined,
     };
   }
@@ -158,6 +167,12 @@ export function authRateLimits(settings: AuthRateLimitSettings): AuthRateLimits 
   const perAccount = {
     send: limiter('send-account', 60 * MINUTE, 5, resetAccountKey),
     checkCode: limiter('check-code-account', 15 * MINUTE, 20, resetAccountKey),
+    // A new confirmation link: five an hour per account, and five an hour to one address (an
+    // account's address can be changed, so a mailbox is not flooded by turns of several accounts).
+    resend: limiter('resend-link-account', 60 * MINUTE, 5, (req) => req.caller?.userId ?? addressKey(req), {
+      message: MESSAGES.tooManyLinks,
+    }),
+    resendMailbox: limiter('resend-link-mailbox', 60 * MINUTE, 5, (_req, res) => resendMailboxKey(res), { message: MESSAGES.tooManyLinks }),
   };
   const register: RequestHandler[] =
     settings.registerPerMinute > 0
@@ -195,6 +210,13 @@ export function authRateLimits(settings: AuthRateLimitSettings): AuthRateLimits 
     // Five codes per account an hour; 50 per address.
     sendCode: [limiter('send-address', 60 * MINUTE, 50, addressKey), perAccount.send],
     checkCode: [limiter('check-code-address', 15 * MINUTE, 100, addressKey), perAccount.checkCode],
+    // 50 an hour per client address: a venue's Wi-Fi where everyone asks at once (a rotated secret
+    // killed every link) gets through; one abuser with many accounts on one address is stopped.
+    resendLink: [
+      limiter('resend-link-address', 60 * MINUTE, 50, addressKey, { message: MESSAGES.tooManyLinks }),
+      perAccount.resend,
+      perAccount.resendMailbox,
+    ],
     async forgetAccount({ id, username, email: address }) {
       // The counters per account and address expire within 15 minutes; these are per account alone.
       const logins = [username, address].map((value) => `name:${value.trim().toLowerCase()}`);
@@ -202,6 +224,8 @@ export function authRateLimits(settings: AuthRateLimitSettings): AuthRateLimits 
       for (const key of [`user:${id}`, ...logins]) loginFailures.resetKey(`login-account:${key}`);
       perAccount.send.resetKey(`send-account:${address.toLowerCase()}`);
       perAccount.checkCode.resetKey(`check-code-account:${address.toLowerCase()}`);
+      perAccount.resend.resetKey(`resend-link-account:${id}`);
+      perAccount.resendMailbox.resetKey(`resend-link-mailbox:${address.toLowerCase()}`);
     },
   };
 }

@@ -4,10 +4,13 @@ import type { PendingEvent } from './user-repository.js';
 /** An appointment as the identity service stores it. */
 export interface AppointmentRecord {
   id: string;
-  /** The ticket holder's address (lower case): the appointment is theirs once they register with it. */
+  /**
+   * The ticket holder's address (lower case): the appointment is an account's while that account
+   * has confirmed this address (AppointmentService.holderOf), never by a stored link.
+   */
   email: string;
-  /** The account, once linked (registration with the address, or an administrator's set-up). */
-  user_id: string | null;
+  /** The ticket holder's name as the box office gave it ('' when none): who a pending appointment is for. */
+  name: string;
   /** UTC ISO 8601. */
   start: string;
   /** The IANA zone it was set in (EVENT_TIMEZONE). */
@@ -41,8 +44,6 @@ export class DuplicateAppointmentError extends Error {
 export interface AppointmentStore {
   findById(id: string): Promise<AppointmentRecord | null>;
   findByEmail(email: string): Promise<AppointmentRecord | null>;
-  /** Linked to the account, or (not yet linked) under its address. */
-  findForUser(userId: string, email: string): Promise<AppointmentRecord | null>;
   /** Appointments starting in [from, to) (UTC ISO 8601), in time order. */
   listBetween(from: string, to: string): Promise<AppointmentRecord[]>;
   /** Throws DuplicateAppointmentError when the address has one. */

@@ -8,7 +8,7 @@ export function sampleAppointment(overrides: Partial<AppointmentRecord> = {}): A
   return {
     id: randomUUID(),
     email: `holder-${randomUUID().slice(0, 8)}@example.org`,
-    user_id: null,
+    name: '',
     start: '2030-07-01T16:30:00.000Z',
     time_zone: 'Europe/Berlin',
     place: 'the corner of Main Street and First Avenue',
@@ -40,17 +40,17 @@ export function appointmentStoreContract(name: string, create: () => Promise<App
       );
     });
 
-    it("finds a participant's appointment linked to the account, or kept under their address until then", async () => {
+    it("keeps the box office's name of the ticket holder, and changes it with a replace", async () => {
       const store = await create();
-      const userId = randomUUID();
-      const waiting = sampleAppointment();
-      await store.create(waiting, []);
-      expect((await store.findForUser(userId, waiting.email))?.id).toBe(waiting.id);
-      expect(await store.replace({ ...waiting, user_id: userId }, 1, [])).toBe(true);
-      // Linked: found by the account even after its address changed.
-      expect((await store.findForUser(userId, 'changed@example.org'))?.id).toBe(waiting.id);
-      // Someone else registering with the address later does not get it.
-      expect(await store.findForUser(randomUUID(), waiting.email)).toBeNull();
+      const record = sampleAppointment({ name: 'Zoë Ticketholder-Ñúñez' });
+      await store.create(record, []);
+      expect((await store.findById(record.id))?.name).toBe('Zoë Ticketholder-Ñúñez');
+      expect((await store.findByEmail(record.email))?.name).toBe('Zoë Ticketholder-Ñúñez');
+      expect(await store.replace({ ...record, name: 'Zoe N.' }, 1, [])).toBe(true);
+      expect((await store.findById(record.id))?.name).toBe('Zoe N.');
+      expect(
+        (await store.listBetween('2030-07-01T00:00:00.000Z', '2030-07-02T00:00:00.000Z')).find((one) => one.id === record.id)?.name,
+      ).toBe('Zoe N.');
     });
 
     it('replaces only at the expected version (two moves at once: one wins)', async () => {

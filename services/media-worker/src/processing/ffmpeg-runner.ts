@@ -1,21 +1,32 @@
 import ffmpeg from 'fluent-ffmpeg';
-import { fileInput, locateFfmpeg, mediaInputOptions } from '@portal/platform';
+import { FFMPEG_TIME_LIMIT_SECONDS, fileInput, locateFfmpeg, mediaInputOptions } from '@portal/platform';
 import { UnprocessableMediaError } from './media-error.js';
+
+/**
+ * Threads one ffmpeg run decodes and filters with (libx264 encodes with as many: video.ts). Left
+ * to itself ffmpeg sizes both by the cores it sees, which in a pod are the node's, not the pod's
+ * CPU limit: on a large node a 4K HEVC decoder holds a frame per thread. A 3 s 4K HEVC clip to
+ * 720p on this project's machine: 287 MB resident with 2 decoder threads, 429 MB with 8, 633 MB
+ * with 16 (0.88 GB was measured in a pod on a larger node). The audio/video workers request
+ * memory for two such runs (a first copy and a 720p copy at once): docs/OPERATIONS.md.
+ */
+export const FFMPEG_THREADS = 2;
 
 /**
  * fluent-ffmpeg pointed at the binaries locateFfmpeg finds (system first, npm fallback), reading
  * a local file with the given demuxer and no other, and no protocol but `file` (see
- * media-containers.ts in the platform). Without a demuxer ffmpeg chooses among the media
- * demuxers only. With a niceness, ffmpeg is started through `nice -n` (coreutils), at a lower
- * priority than the worker.
+ * media-containers.ts in the platform), decoding and filtering with FFMPEG_THREADS threads.
+ * Without a demuxer ffmpeg chooses among the media demuxers only. With a niceness, ffmpeg is
+ * started through `nice -n` (coreutils), at a lower priority than the worker.
  */
 export function ffmpegCommand(input: string, demuxer: string | null, niceness = 0): ffmpeg.FfmpegCommand {
   const { ffmpeg: ffmpegPath, ffprobe } = locateFfmpeg();
-  // Phones record long videos; a job that runs away is stopped after half an hour.
-  return ffmpeg(fileInput(input), { timeout: 30 * 60, niceness })
+  // Phones record long videos; a job that runs away is stopped after half an hour (the longest
+  // video taken, MEDIA_MAX_VIDEO_SECONDS, converts within it: media-caps.ts).
+  return ffmpeg(fileInput(input), { timeout: FFMPEG_TIME_LIMIT_SECONDS, niceness })
     .setFfmpegPath(ffmpegPath)
     .setFfprobePath(ffprobe)
-    .inputOptions(mediaInputOptions(demuxer));
+    .inputOptions(['-threads', String(FFMPEG_THREADS), '-filter_threads', String(FFMPEG_THREADS), ...mediaInputOptions(demuxer)]);
 }
 
 /**

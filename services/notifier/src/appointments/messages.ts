@@ -1,4 +1,4 @@
-import type { AppointmentRecipient } from '@portal/contracts';
+import { asOneLine, type AppointmentRecipient } from '@portal/contracts';
 import { escapeHtml, layout, type Branding, type EmailContent } from '../emails/templates.js';
 import type { AppointmentJob } from './appointment-job.js';
 
@@ -19,56 +19,71 @@ export function spokenTime(utc: string, zone: string): string {
   return `${parts.weekday}, ${parts.day} ${parts.month} ${parts.year} at ${parts.hour}:${parts.minute} (${parts.timeZoneName})`;
 }
 
+/**
+ * What a message says of the appointment, every value a person typed (a name, a place, a note)
+ * made one line (asOneLine) and set after words of the portal's own, so that none can start a line
+ * of its own: text stored before the fields refused line breaks cannot write a line in the portal's name.
+ */
+function parts(recipient: AppointmentRecipient) {
+  const name = recipient.full_name ? asOneLine(recipient.full_name) : '';
+  return {
+    greeting: `Hello${name ? ` ${name}` : ''},`,
+    when: spokenTime(recipient.start, recipient.time_zone),
+    place: asOneLine(recipient.place),
+    note: recipient.note ? `Note: ${asOneLine(recipient.note)}` : '',
+    // The number that will be called: the box office's when it gave one, else the profile's.
+    number: recipient.call_number ? asOneLine(recipient.call_number) : null,
+  };
+}
+
 function opening(job: AppointmentJob, when: string, place: string): string {
   if (job.kind === 'confirmation') return `Your appointment is set: ${when}, at ${place}.`;
   return `A reminder: your appointment is ${when}, at ${place}.`;
 }
 
+function awaitCall(number: string | null): string {
+  return number
+    ? `Stand there and await a phone call on ${number}. Fully charge that phone and bring wired headphones.`
+    : 'Stand there and await a phone call on the number you gave at registration. Fully charge your phone and bring wired headphones.';
+}
+
 export function appointmentEmail(branding: Branding, job: AppointmentJob, recipient: AppointmentRecipient): EmailContent {
-  const greeting = `Hello${recipient.full_name ? ` ${recipient.full_name}` : ''},`;
+  const { greeting, when, place, note, number } = parts(recipient);
   if (job.kind === 'announcement') {
+    const yours = `Your appointment: ${when}, at ${place}.${number ? ` We will call ${number}.` : ''}`;
     return {
       subject: `${branding.productName}: a message about your appointment`,
-      text: [greeting, '', job.message ?? '', '', `Your appointment: ${spokenTime(recipient.start, recipient.time_zone)}.`].join('\n'),
+      text: [greeting, '', `A message from the ${branding.productName} team: ${job.message ?? ''}`, '', yours].join('\n'),
       html: layout(
         branding,
         `<p>${escapeHtml(greeting)}</p>
-    <p>${escapeHtml(job.message ?? '')}</p>
-    <p>Your appointment: ${escapeHtml(spokenTime(recipient.start, recipient.time_zone))}.</p>`,
+    <p>A message from the ${escapeHtml(branding.productName)} team: ${escapeHtml(job.message ?? '')}</p>
+    <p>${escapeHtml(yours)}</p>`,
       ),
     };
   }
-  const when = spokenTime(recipient.start, recipient.time_zone);
-  const first = opening(job, when, recipient.place);
-  const call =
-    'Stand there and await a phone call on the number you gave at registration. Fully charge your phone and bring wired headphones.';
+  const first = opening(job, when, place);
+  const call = awaitCall(number);
   const link = `${branding.publicUrl}/api/appointments/mine.ics`;
   return {
     subject:
       job.kind === 'confirmation' ? `${branding.productName}: your appointment on ${when}` : `${branding.productName}: reminder — ${when}`,
-    text: [
-      greeting,
-      '',
-      first,
-      call,
-      ...(recipient.note ? ['', recipient.note] : []),
-      '',
-      `Add it to your calendar (signed in): ${link}`,
-    ].join('\n'),
+    text: [greeting, '', first, call, ...(note ? ['', note] : []), '', `Add it to your calendar (signed in): ${link}`].join('\n'),
     html: layout(
       branding,
       `<p>${escapeHtml(greeting)}</p>
     <p>${escapeHtml(first)}</p>
     <p>${escapeHtml(call)}</p>
-    ${recipient.note ? `<p>${escapeHtml(recipient.note)}</p>` : ''}
+    ${note ? `<p>${escapeHtml(note)}</p>` : ''}
     <p><a href="${escapeHtml(link)}">Add it to your calendar</a> (signed in)</p>`,
     ),
   };
 }
 
-/** A text message: short (one or two SMS segments), no links. */
+/** A text message: short (one or two SMS segments), no links; it names the number that will be called. */
 export function appointmentSms(branding: Branding, job: AppointmentJob, recipient: AppointmentRecipient): string {
-  if (job.kind === 'announcement') return `${branding.productName}: ${job.message ?? ''}`;
-  const when = spokenTime(recipient.start, recipient.time_zone);
-  return `${branding.productName}: ${opening(job, when, recipient.place)} Await our call on this phone.`;
+  const { when, place, number } = parts(recipient);
+  const call = number ? `We will call ${number}.` : 'Await our call on this phone.';
+  if (job.kind === 'announcement') return `${branding.productName}: ${job.message ?? ''} ${call}`;
+  return `${branding.productName}: ${opening(job, when, place)} ${call}`;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { postedCountsSchema } from '@portal/contracts';
+import { VERIFICATION_REASONS, postedCountsSchema } from '@portal/contracts';
 
 /**
  * Until when the e-mail is worth sending (ISO): while the mail server is away it is tried again,
@@ -29,7 +29,7 @@ export const mailJobSchema = z.discriminatedUnion('kind', [
     to: z.string(),
     fullName: z.string(),
     sealedToken: z.string(),
-    reason: z.enum(['registered', 'email-changed']),
+    reason: z.enum(VERIFICATION_REASONS),
   }),
   z.object({
     kind: z.literal('account-notice'),

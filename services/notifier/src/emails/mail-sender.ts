@@ -1,3 +1,4 @@
+import { asOneLine } from '@portal/contracts';
 import type { ActiveJob, Logger, Mailer, SealedBox } from '@portal/platform';
 import type { MailJob } from './mail-job.js';
 import {
@@ -43,7 +44,10 @@ export function mailSender(deps: MailSenderDeps) {
   };
 }
 
-function render(deps: MailSenderDeps, mail: MailJob): EmailContent {
+function render(deps: MailSenderDeps, queued: MailJob): EmailContent {
+  // The name a person typed, made one line: a name stored before the field refused line breaks
+  // cannot write a line of its own into a message sent in the portal's name.
+  const mail = { ...queued, fullName: asOneLine(queued.fullName) };
   if (mail.kind === 'reset-code') {
     const minutes = Math.max(1, Math.round((Date.parse(mail.expiresAt) - deps.clock()) / 60_000));
     return resetCodeEmail(deps.branding, { fullName: mail.fullName, email: mail.to, code: deps.sealer.open(mail.sealedCode), minutes });

@@ -1,3 +1,5 @@
+import type { VERIFICATION_REASONS } from '@portal/contracts';
+
 export interface EmailContent {
   subject: string;
   text: string;
@@ -57,12 +59,13 @@ export function resetCodeEmail(
 
 export function verificationEmail(
   branding: Branding,
-  input: { fullName: string; link: string; reason: 'registered' | 'email-changed' },
+  input: { fullName: string; link: string; reason: (typeof VERIFICATION_REASONS)[number] },
 ): EmailContent {
-  const opening =
-    input.reason === 'registered'
-      ? `Thank you for registering as an informant with ${branding.productName}.`
-      : `You changed the e-mail address of your ${branding.productName} account.`;
+  const opening = {
+    registered: `Thank you for registering as an informant with ${branding.productName}.`,
+    'email-changed': `You changed the e-mail address of your ${branding.productName} account.`,
+    resent: `You asked for a new link to confirm the e-mail address of your ${branding.productName} account.`,
+  }[input.reason];
   return {
     subject: `Confirm your e-mail address for ${branding.productName}`,
     text: [

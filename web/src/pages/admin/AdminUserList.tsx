@@ -60,7 +60,7 @@ export default function AdminUserList() {
             <Stack sx={{ minWidth: 0, flex: '1 1 160px' }}>
               <Typography sx={{ fontWeight: 600, overflowWrap: 'anywhere' }}>{user.username}</Typography>
               <Typography variant="body2" color="text.secondary" sx={{ overflowWrap: 'anywhere' }}>
-                {`${user.full_name} · ${roleName(user.role)}`}
+                {`${user.full_name} · ${roleName(user.role)} · ${user.email_verified ? 'address confirmed' : 'address not confirmed'}`}
               </Typography>
             </Stack>
             <Stack direction="row" spacing={1} sx={{ flexWrap: 'wrap' }}>

@@ -6,9 +6,24 @@ import TextField from '@mui/material/TextField';
 import Typography from '@mui/material/Typography';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useState } from 'react';
-import type { User } from '@portal/contracts';
-import { appointmentTime, cancelAppointment, fetchUserAppointment, setAppointment, updateAppointment } from '../../api/appointments';
+import type { AdminAppointment, User } from '@portal/contracts';
+import {
+  appointmentTime,
+  cancelAppointment,
+  isDialable,
+  fetchUserAppointment,
+  setAppointment,
+  updateAppointment,
+} from '../../api/appointments';
 import { messageOf } from '../../api/http';
+import { ADDRESS_STATUS_WORDS } from './appointment-words';
+
+/** The number performers will call, and whether it takes texts, in words. */
+function phoneInWords(appointment: Pick<AdminAppointment, 'phone' | 'call_number' | 'call_number_readable' | 'phone_problem'>): string {
+  if (!appointment.call_number || !isDialable(appointment.call_number)) return `No number to call: ${appointment.phone_problem}.`;
+  const number = `Number to call: ${appointment.call_number_readable ?? appointment.call_number}`;
+  return appointment.phone ? `${number}.` : `${number} (texts off: ${appointment.phone_problem}).`;
+}
 
 /**
  * The user dialog's appointment: set one, move it (a new confirmation goes out and the reminders
@@ -69,11 +84,16 @@ export function AppointmentSection({ user }: { user: User }) {
         <Typography role="status">Loading…</Typography>
       ) : (
         <>
-          <Typography variant="body2" sx={{ mb: 1 }}>
+          <Typography variant="body2" sx={{ mb: 1, overflowWrap: 'anywhere' }}>
             {appointment
-              ? `${appointmentTime(appointment.start, appointment.time_zone)} at ${appointment.place}. Phone for the call: ${appointment.phone ?? `none that can be texted (${appointment.phone_problem})`}.`
+              ? `${appointmentTime(appointment.start, appointment.time_zone)} at ${appointment.place}. ${phoneInWords(appointment)}`
               : 'No appointment yet.'}
           </Typography>
+          {appointment ? (
+            <Typography variant="body2" sx={{ mb: 1, overflowWrap: 'anywhere' }}>
+              {ADDRESS_STATUS_WORDS[appointment.address_status]}
+            </Typography>
+          ) : null}
           <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1.5}>
             <TextField
               label={`Time${appointment ? ` (${appointment.time_zone})` : ''}`}

@@ -35,6 +35,11 @@ export function termsAccepted(user: Pick<User, 'terms_version' | 'terms_accepted
   return `version ${user.terms_version}${at ? `, accepted ${at}` : ''}`;
 }
 
+/** Whether the account proved its address: until it has, an appointment under the address is not its own. */
+export function emailConfirmation(user: Pick<User, 'email_verified'>): string {
+  return user.email_verified ? 'Yes' : 'No: an appointment under this address waits until the link in the e-mail is opened';
+}
+
 function Field({ label, value }: { label: string; value: string }) {
   return (
     <Box component="div" sx={{ display: 'grid', gridTemplateColumns: { xs: '1fr', sm: '160px 1fr' }, gap: { xs: 0, sm: 2 }, py: 0.75 }}>
@@ -148,7 +153,7 @@ export function UserInfoDialog({ user, onClose, onSaved }: { user: User; onClose
                 type="tel"
                 required
                 {...field('phone_number')}
-                slotProps={{ htmlInput: { inputMode: 'numeric', minLength: 10, maxLength: 10 } }}
+                slotProps={{ htmlInput: { inputMode: 'tel', minLength: 10, maxLength: 40 } }}
               />
               <TextField label="Full Name" required {...field('full_name')} />
               <TextField
@@ -163,6 +168,7 @@ export function UserInfoDialog({ user, onClose, onSaved }: { user: User; onClose
             <Box component="dl" sx={{ m: 0 }}>
               <Field label="Username" value={user.username} />
               <Field label="Email" value={user.email} />
+              <Field label="Email Confirmed" value={emailConfirmation(user)} />
               <Field label="Phone Number" value={user.phone_number} />
               <Field label="Role" value={roleName(user.role)} />
               <Field label="Full Name" value={user.full_name} />

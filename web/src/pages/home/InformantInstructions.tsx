@@ -2,17 +2,31 @@ import Paper from '@mui/material/Paper';
 import Typography from '@mui/material/Typography';
 import type { PublicConfig, User } from '@portal/contracts';
 import { Page } from '../../components/Page';
-import { MyAppointment } from './MyAppointment';
+import { numberToCall } from '../../api/appointments';
+import { MyAppointment, useMyAppointment } from './MyAppointment';
 
-/** The home page of a signed-in informant: the welcome and the three instruction paragraphs. */
+/**
+ * The home page of a signed-in informant: the welcome and the three instruction paragraphs. With
+ * an appointment, the instructions name its place and the number that will be called (when there
+ * is one) instead of the event's default street corner: one truth per participant.
+ */
 export function InformantInstructions({ user, config }: { user: User; config: PublicConfig }) {
+  const mine = useMyAppointment();
+  const appointment = mine?.appointment ?? null;
+  const place = appointment?.place || config.streetCorner;
+  const number = appointment ? numberToCall(appointment) : null;
   return (
     <Page title={`Welcome, ${user.username}`}>
       <Typography sx={{ mb: 3 }}>
         {`Everything you contribute to ${config.productName} is available to an investigator. Selected contributions may be made public online after ${config.publicAfterDate}.`}
       </Typography>
-      <MyAppointment />
-      <Paper component="section" aria-labelledby="instructions-heading" variant="outlined" sx={{ p: { xs: 2, sm: 3 } }}>
+      <MyAppointment mine={mine} email={user.email} />
+      <Paper
+        component="section"
+        aria-labelledby="instructions-heading"
+        variant="outlined"
+        sx={{ p: { xs: 2, sm: 3 }, overflowWrap: 'anywhere' }}
+      >
         <Typography id="instructions-heading" variant="h2" component="h2" gutterBottom>
           Your instructions
         </Typography>
@@ -21,7 +35,7 @@ export function InformantInstructions({ user, config }: { user: User; config: Pu
           your appointment.
         </Typography>
         <Typography sx={{ mb: 2 }}>
-          {`On your appointment date, stand at ${config.streetCorner} and await a phone call on the number you gave at registration. In bad weather, wait in ${config.libraryEntryway}. Please arrive ${config.arriveEarly}.`}
+          {`On your appointment date, stand at ${place} and await a phone call on ${number ?? 'the number you gave at registration'}. In bad weather, wait in ${config.libraryEntryway}. Please arrive ${config.arriveEarly}.`}
         </Typography>
         <Typography>
           Before your appointment, review the training video under the HELP tab. Fully charge your phone and bring wired headphones. Use the

@@ -35,6 +35,7 @@ export function OnboardingDialog({ user, config }: { user: User; config: PublicC
   const navigate = useNavigate();
   const signOut = useSignOut();
   const video = useRef<HTMLVideoElement>(null);
+  const playButton = useRef<HTMLButtonElement>(null);
   const [controlsUnlocked, setControlsUnlocked] = useState(false);
   const [playing, setPlaying] = useState(false);
   const [acknowledging, setAcknowledging] = useState(false);
@@ -98,10 +99,16 @@ export function OnboardingDialog({ user, config }: { user: User; config: PublicC
             label="Onboarding video"
             preload="auto"
             controls={controlsUnlocked}
+            // With its controls, the player is on the keyboard's way (Space plays and pauses it).
+            tabIndex={controlsUnlocked ? 0 : -1}
             onPlay={() => setPlaying(true)}
             onPause={() => setPlaying(false)}
             onTimeUpdate={(event) => {
-              if (!controlsUnlocked && event.currentTarget.currentTime > CONTROLS_UNLOCK_SECONDS) setControlsUnlocked(true);
+              if (controlsUnlocked || event.currentTarget.currentTime <= CONTROLS_UNLOCK_SECONDS) return;
+              // The player's own controls take over from the Play/Pause button; whoever was on the button by
+              // keyboard is put on the player (Space plays and pauses it), not dropped to the top of the dialog.
+              if (document.activeElement === playButton.current) event.currentTarget.focus();
+              setControlsUnlocked(true);
             }}
             onEnded={() => {
               setPlaying(false);
@@ -129,10 +136,19 @@ export function OnboardingDialog({ user, config }: { user: User; config: PublicC
         <DialogActions
           sx={{ px: 3, pb: 3, flexDirection: 'column', alignItems: 'stretch', gap: 1, '& > :not(style) ~ :not(style)': { ml: 0 } }}
         >
-          {/* Always there: a phone's player hides its own controls while playing until the video is tapped. */}
-          <Button variant="contained" size="large" fullWidth startIcon={playing ? <PauseIcon /> : <PlayArrowIcon />} onClick={togglePlay}>
-            {playing ? 'Pause' : 'Play'}
-          </Button>
+          {/* SPEC: before the player's own controls appear (after 3 s of playback), a Play/Pause button; then they replace it. */}
+          {controlsUnlocked ? null : (
+            <Button
+              ref={playButton}
+              variant="contained"
+              size="large"
+              fullWidth
+              startIcon={playing ? <PauseIcon /> : <PlayArrowIcon />}
+              onClick={togglePlay}
+            >
+              {playing ? 'Pause' : 'Play'}
+            </Button>
+          )}
           {/* A phone that cannot play the video is not a trap: help, or leave. */}
           <Box sx={{ display: 'flex', justifyContent: 'space-between', gap: 1 }}>
             <Button component={RouterLink} to="/help">

@@ -11,6 +11,7 @@ export function ProfileDetails({ user, onEdit }: { user: User; onEdit: () => voi
   const rows: [string, string][] = [
     ['Full Name', user.full_name],
     ['Email', user.email],
+    ['Email Confirmed', user.email_verified ? 'Yes' : 'Not yet: open the link in the e-mail we sent'],
     ['Phone Number', user.phone_number],
     ['Pronouns', user.pronouns || 'Prefer not to say'],
   ];

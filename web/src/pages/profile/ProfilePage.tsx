@@ -4,6 +4,7 @@ import Stack from '@mui/material/Stack';
 import { useState } from 'react';
 import { MESSAGES } from '@portal/contracts';
 import { useCurrentUser } from '../../auth/useCurrentUser';
+import { ConfirmAddressNotice } from '../../components/ConfirmAddressNotice';
 import { Page } from '../../components/Page';
 import { PageLoading } from '../../components/PageLoading';
 import { profilePictureOf } from '../../components/pictures';
@@ -26,6 +27,7 @@ export default function ProfilePage() {
       <Stack alignItems="center" sx={{ mb: 2 }}>
         <Avatar src={profilePictureOf(user)} alt={`Picture of ${user.username}`} sx={{ width: 112, height: 112, bgcolor: 'grey.300' }} />
       </Stack>
+      {!user.email_verified && !editing ? <ConfirmAddressNotice /> : null}
       {saved && !editing ? (
         <Alert severity="success" onClose={() => setSaved(false)} sx={{ mb: 2 }}>
           {MESSAGES.userUpdated}

@@ -4,9 +4,11 @@ import {
   APPOINTMENT_CSV_MAX_BYTES,
   appointmentCreateSchema,
   appointmentUpdateSchema,
+  announcePreviewRequestSchema,
   announceRequestSchema,
   callSheetQuerySchema,
   deliveryReportSchema,
+  dryRunQuerySchema,
 } from '@portal/contracts';
 import {
   badRequest,
@@ -82,10 +84,11 @@ export function appointmentRoutes({ appointments }: { appointments: AppointmentS
 
   router.post(
     '/api/appointments/import',
-    // The role is checked before the body is read: nobody else uploads a file here.
+    // The role (and the query) are checked before the body is read: nobody else uploads a file here.
     (req, _res, next) => {
       try {
         requireAdmin(req);
+        parseInput(dryRunQuerySchema, req.query);
         next();
       } catch (error) {
         next(error);
@@ -98,7 +101,8 @@ export function appointmentRoutes({ appointments }: { appointments: AppointmentS
       if (!file) throw badRequest('Send the CSV in the form field "file"', { file: 'Send the CSV in the form field "file"' });
       const text = new TextDecoder('utf-8', { fatal: false }).decode(file.buffer);
       if (text.includes('\u0000')) throw badRequest('The file is not a CSV text file', { file: 'The file is not a CSV text file' });
-      res.json(await appointments.importCsv(caller, text, file.originalname));
+      const dryRun = parseInput(dryRunQuerySchema, req.query).dry_run === 'true';
+      res.json(await appointments.importCsv(caller, text, file.originalname, { dryRun }));
     }),
   );
 
@@ -125,6 +129,10 @@ export function appointmentRoutes({ appointments }: { appointments: AppointmentS
     '/api/appointments/announce',
     route(async (req, res) => {
       const caller = requireAdmin(req);
+      if (parseInput(dryRunQuerySchema, req.query).dry_run === 'true') {
+        res.json(await appointments.previewAnnouncement(parseInput(announcePreviewRequestSchema, req.body)));
+        return;
+      }
       res.status(202).json(await appointments.announce(caller, parseInput(announceRequestSchema, req.body)));
     }),
   );

@@ -7,7 +7,7 @@ import {
   sendCodeRequestSchema,
   MESSAGES,
 } from '@portal/contracts';
-import { parseInput, route } from '@portal/platform';
+import { parseInput, requireCaller, route, signedInOnly } from '@portal/platform';
 import type { PasswordResetService } from '../../domain/password-reset-service.js';
 import type { UserService } from '../../domain/user-service.js';
 import { parsedBody, type AuthRateLimits } from '../rate-limits.js';
@@ -73,6 +73,26 @@ export function passwordResetRoutes({
       const { email, code, password } = parseInput(passwordUpdateRequestSchema, req.body);
       await resets.updatePassword(email, code, password);
       res.json({ ok: true, message: MESSAGES.passwordUpdated });
+    }),
+  );
+
+  // A new confirmation link for the signed-in account (the earlier one died: 7 days, or a rotated
+  // secret). The account's address is read first: the limiters count per account, per mailbox
+  // and per client address (rate-limits.ts).
+  router.post(
+    '/api/user/verify-email/resend',
+    signedInOnly(),
+    (req, res, next) => {
+      users.me(requireCaller(req)).then((user) => {
+        res.locals.accountEmail = user.email;
+        next();
+      }, next);
+    },
+    ...limits.resendLink,
+    route(async (req, res) => {
+      const { sent } = await users.resendVerification(requireCaller(req));
+      res.set('Cache-Control', 'no-store');
+      res.status(sent ? 202 : 200).json({ ok: true, sent, message: sent ? MESSAGES.newLinkSent : MESSAGES.alreadyConfirmed });
     }),
   );
 

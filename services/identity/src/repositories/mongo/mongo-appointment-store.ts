@@ -7,6 +7,8 @@ import { withDelivery } from '../sqlite/sqlite-appointment-store.js';
 
 interface AppointmentDocument extends Omit<AppointmentRecord, 'id'> {
   _id: string;
+  /** A link kept before accounts were derived from confirmed addresses: read by nobody, cleared by every replace. */
+  user_id?: string | null;
   /** Lower-case copy carrying the unique index; freed (deleted:<id>) by a deletion. */
   email_key: string;
   _outbox: EmbeddedEvent[];
@@ -34,7 +36,9 @@ const appointmentSchema = new Schema<AppointmentDocument>(
     _id: String,
     email: { type: String, required: true },
     email_key: { type: String, required: true },
+    // Earlier releases linked an account here; read by nobody now, cleared by every write.
     user_id: { type: String, default: null },
+    name: { type: String, default: '' },
     start: { type: String, required: true },
     time_zone: String,
     place: String,
@@ -55,14 +59,14 @@ const appointmentSchema = new Schema<AppointmentDocument>(
 );
 appointmentSchema.index({ email_key: 1 }, { unique: true, name: 'email_key_unique' });
 appointmentSchema.index({ start: 1, _id: 1 }, { name: 'by_start' });
-appointmentSchema.index({ user_id: 1 }, { name: 'by_user' });
 
 const LIVE = { _deleted: { $ne: true } };
 
 function toRecord(document: AppointmentDocument | null): AppointmentRecord | null {
   if (!document || document._deleted) return null;
-  const { _id, email_key: _e, _outbox, _outboxVersion, _deliveriesVersion, _deleted, ...rest } = document;
-  return { id: _id, ...rest, deliveries: rest.deliveries ?? [] };
+  const { _id, email_key: _e, user_id: _u, _outbox, _outboxVersion, _deliveriesVersion, _deleted, ...rest } = document;
+  // Documents written before the name field have none.
+  return { id: _id, ...rest, name: rest.name ?? '', deliveries: rest.deliveries ?? [] };
 }
 
 /**
@@ -88,12 +92,6 @@ export class MongoAppointmentStore implements AppointmentStore {
 
   async findByEmail(email: string): Promise<AppointmentRecord | null> {
     return toRecord(await this.model.findOne({ email_key: email.toLowerCase(), ...LIVE }).lean<AppointmentDocument>());
-  }
-
-  async findForUser(userId: string, email: string): Promise<AppointmentRecord | null> {
-    const linked = await this.model.findOne({ user_id: userId, ...LIVE }).lean<AppointmentDocument>();
-    if (linked) return toRecord(linked);
-    return toRecord(await this.model.findOne({ email_key: email.toLowerCase(), user_id: null, ...LIVE }).lean<AppointmentDocument>());
   }
 
   async listBetween(from: string, to: string): Promise<AppointmentRecord[]> {
@@ -127,7 +125,7 @@ export class MongoAppointmentStore implements AppointmentStore {
       const result = await serialWrite(this.model, () =>
         this.model.updateOne(
           { _id: id, version: expectedVersion, ...LIVE },
-          { $set: { ...rest, email_key: record.email.toLowerCase() }, ...outboxPush(toEmbedded(events)) },
+          { $set: { ...rest, email_key: record.email.toLowerCase(), user_id: null }, ...outboxPush(toEmbedded(events)) },
         ),
       );
       return result.matchedCount === 1;

@@ -92,4 +92,12 @@ export const IDENTITY_MIGRATIONS = [
    );
    CREATE INDEX appointments_by_start ON appointments (start);
    CREATE INDEX appointments_by_user ON appointments (user_id);`,
+  // The username keys fold NFKC and full case first (domain/username-key.ts): every row is keyed
+  // again when the store opens (two older names that now clash both stay, as before).
+  `UPDATE users SET username_key = NULL, username_look = NULL;`,
+  // An appointment is an account's while the account has confirmed its address (derived at every
+  // read); the links stored before, some made to accounts that never confirmed it, are dropped.
+  `UPDATE appointments SET user_id = NULL;`,
+  // The ticket holder's name as the box office gave it (the CSV's name column; '' when none).
+  `ALTER TABLE appointments ADD COLUMN name TEXT NOT NULL DEFAULT '';`,
 ];

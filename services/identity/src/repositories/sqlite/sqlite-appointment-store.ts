@@ -3,11 +3,12 @@ import { appendToOutbox, type SqliteDatabase } from '@portal/platform';
 import { DuplicateAppointmentError, type AppointmentRecord, type AppointmentStore } from '../appointment-store.js';
 import type { PendingEvent } from '../user-repository.js';
 
-type AppointmentRow = Omit<AppointmentRecord, 'deliveries'> & { deliveries_json: string };
+/** A row; its user_id column (a link kept before accounts were derived from confirmed addresses) is read by nobody. */
+type AppointmentRow = Omit<AppointmentRecord, 'deliveries'> & { deliveries_json: string; user_id?: string | null };
 
 const COLUMNS = [
   'email',
-  'user_id',
+  'name',
   'start',
   'time_zone',
   'place',
@@ -31,13 +32,6 @@ export class SqliteAppointmentStore implements AppointmentStore {
 
   async findByEmail(email: string): Promise<AppointmentRecord | null> {
     return fromRow(this.db.prepare('SELECT * FROM appointments WHERE email = ?').get(email) as AppointmentRow | undefined);
-  }
-
-  async findForUser(userId: string, email: string): Promise<AppointmentRecord | null> {
-    const row = this.db
-      .prepare('SELECT * FROM appointments WHERE user_id = ? OR (user_id IS NULL AND email = ?) ORDER BY user_id IS NULL LIMIT 1')
-      .get(userId, email) as AppointmentRow | undefined;
-    return fromRow(row);
   }
 
   async listBetween(from: string, to: string): Promise<AppointmentRecord[]> {
@@ -136,6 +130,6 @@ function toRow(record: AppointmentRecord): Record<string, unknown> {
 
 function fromRow(row: AppointmentRow | undefined): AppointmentRecord | null {
   if (!row) return null;
-  const { deliveries_json, ...rest } = row;
+  const { deliveries_json, user_id: _unused, ...rest } = row;
   return { ...rest, deliveries: JSON.parse(deliveries_json) as AppointmentDelivery[] };
 }

@@ -1,3 +1,5 @@
+// CSV as the portal writes it, on the server (the audit log, the investigator export) and in the
+// browser (the appointment import's result).
 /**
  * One CSV line (RFC 4180: quotes doubled, CRLF). Every text cell is quoted, and every part of it
  * that a spreadsheet could take for a formula gets a leading apostrophe: the cell itself, and each
