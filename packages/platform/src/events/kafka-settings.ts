@@ -38,11 +38,7 @@ const kafkaEnvSchema = z
       .int()
       .min(60_000)
       .default(3 * 24 * 3_600_000),
-    DEAD_LETTER_RETENTION_MS: z.coerce
-      .number()
-      .int()
-      .min(60_000)
-      .default(DEFAULT_DEAD_LETTER_RETENTION_MS),
+    DEAD_LETTER_RETENTION_MS: z.coerce.number().int().min(60_000).default(DEFAULT_DEAD_LETTER_RETENTION_MS),
   })
   .superRefine((env, context) => {
     if (env.KAFKA_SASL_MECHANISM && (!env.KAFKA_SASL_USERNAME || !env.KAFKA_SASL_PASSWORD)) {

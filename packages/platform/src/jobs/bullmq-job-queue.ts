@@ -203,7 +203,10 @@ export class BullMqJobQueue<T = unknown> implements JobQueue<T> {
     });
     // While Redis is away the worker says so on every reconnection try: a warning (its jobs wait), not an error.
     worker.on('error', (error) =>
-      this.options.logger[classifyFailure(error).kind === 'dependency' ? 'warn' : 'error']({ err: error, queue: this.name }, 'job worker error'),
+      this.options.logger[classifyFailure(error).kind === 'dependency' ? 'warn' : 'error'](
+        { err: error, queue: this.name },
+        'job worker error',
+      ),
     );
     this.workers.add(worker);
     await worker.waitUntilReady();

@@ -112,7 +112,10 @@ function sendOnce(deps: AppointmentSenderDeps) {
           await report('not-sent', tooLate);
           return { notSent: tooLate };
         }
-        await report('retrying', `${provider} is not answering (${failure.reason.slice(0, 300)}); tried again until the appointment's start`);
+        await report(
+          'retrying',
+          `${provider} is not answering (${failure.reason.slice(0, 300)}); tried again until the appointment's start`,
+        );
         throw later;
       }
       if (error instanceof SmsRefusedError || job.attemptsMade + 1 >= deps.attempts) {
