@@ -163,6 +163,7 @@ describe('a store away for longer than any retry budget: the consumers hold thei
       // Redis, where their e-mails would be queued, goes away before it catches up.
       let down = 0;
       let back = 0;
+      let heldTries = 0;
       await whilePaused(portal, 'notifier', async () => {
         for (const { user } of people) expect((await visitor.post('/api/email/send', { email: user.email })).status).toBe(200);
         await waitFor(async () => (await bus.lag('notifier', [TOPICS.passwordResets]))[TOPICS.passwordResets] === 3, {
@@ -184,6 +185,7 @@ describe('a store away for longer than any retry budget: the consumers hold thei
             (await visitor.post('/api/user/login', { username: people[0]!.user.username, password: people[0]!.password })).status,
           ).toBe(503);
           // The media worker and the notifier started again now: live, not ready while their job queues wait for Redis.
+          heldTries = await metric(portal, 'notifier', 'portal_consumer_hold_retries_total', { group: 'notifier' });
           for (const service of ['media-worker', 'notifier'] as const) {
             await portal.kill(service);
             await portal.start(service, { until: 'live' });
@@ -228,7 +230,8 @@ describe('a store away for longer than any retry budget: the consumers hold thei
         server: 'redis',
         awaySeconds: Math.round((back - down) / 1000),
         recoverySeconds: Math.round((recovered - back) / 1000),
-        retried: { 'notifier held tries': await metric(portal, 'notifier', 'portal_consumer_hold_retries_total', { group: 'notifier' }) },
+        // Of the notifier that held them, before it was started again.
+        retried: { 'notifier held tries': heldTries },
         heldEvents: people.length,
         deadLetters: letters.counted,
       });
