@@ -95,6 +95,11 @@ describe('Kafka over TLS with SASL', () => {
         ],
       });
 
+      await waitFor(async () => (await config('audit.entries.dead-letter'))['max.message.bytes'] === '2000000', {
+        timeoutMs: 10_000,
+        what: 'the setting given by hand',
+      });
+
       // Run again with the dead letters' retention raised (14 days): only the dead-letter topics change.
       const again = await createKafkaTopics({ ...settings, deadLetterRetentionMs: 1_209_600_000 });
       expect(again.created).toEqual([]);
