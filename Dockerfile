@@ -54,7 +54,8 @@ RUN npx tsc -b && npm run build -w web
 # One service's files: the shared packages, the service, its dependencies. The npm ffmpeg/ffprobe
 # static builds (about 150 MB) stay only where they are used: the evidence service keeps ffprobe
 # (it probes uploads); the media worker uses Debian's ffmpeg (target media-worker); the others use
-# neither. Only the gateway carries the built web app. Of better-sqlite3 only the compiled module
+# neither. The face detector (TensorFlow.js, its WASM binaries and face-api's model files, read
+# from disk: docs/decisions/0044) stays only in the media worker. Only the gateway carries the built web app. Of better-sqlite3 only the compiled module
 # stays (its SQLite sources and object files are 25 MB).
 FROM prod-deps AS runtime
 ARG SERVICE
@@ -75,6 +76,8 @@ RUN mkdir -p web/dist \
     done \
  && rm -rf node_modules/@portal/all-in-one node_modules/@portal/web node_modules/@ffmpeg-installer \
  && if [ "$SERVICE" != evidence ]; then rm -rf node_modules/@ffprobe-installer; fi \
+ && if [ "$SERVICE" != media-worker ]; then rm -rf node_modules/@tensorflow node_modules/@vladmandic; \
+    else rm -rf node_modules/@vladmandic/face-api/demo; find node_modules/@tensorflow node_modules/@vladmandic -name '*.map' -delete; fi \
  && cd node_modules/better-sqlite3 \
  && rm -rf deps src build/deps build/Release/obj build/Release/obj.target build/Release/.deps build/Release/test_extension.node \
  && cd /app \

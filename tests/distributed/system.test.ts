@@ -16,7 +16,7 @@ import { adminClient, newParticipant } from '../support/accounts.js';
 import { uploadEvidence, waitForMedia } from '../support/evidence.js';
 import { makeMediaFixtures, makeTestVideo, type MediaFixtures } from '../support/media-fixtures.js';
 import { codeIn, readOutbox, waitForMail } from '../support/outbox.js';
-import { TEST_ADMIN } from '../support/portal.js';
+import { TEST_ADMIN, NO_FACE_CHECK } from '../support/portal.js';
 import { rawRequest } from '../support/raw-http.js';
 import { startDistributedPortal, type DistributedPortal } from '../support/distributed-portal.js';
 
@@ -97,6 +97,9 @@ beforeAll(async () => {
     ADMIN_EMAIL: TEST_ADMIN.email,
     ADMIN_PASSWORD: TEST_ADMIN.password,
     MEDIA_JOB_LOCK_MS: '4000',
+    // About Kafka's restart and a worker killed mid-job, not faces (tests/e2e/faces.test.ts proves
+    // them on these servers): the 10 s video's face check would only add CPU.
+    ...NO_FACE_CHECK,
     // Short, for the stalled-body test; every other body here flows without a pause.
     UPLOAD_IDLE_TIMEOUT_MS: '3000',
   });

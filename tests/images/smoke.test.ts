@@ -6,6 +6,7 @@ import { waitFor } from '@portal/platform/testing';
 import { ApiClient } from '../support/api-client.js';
 import { adminClient, newParticipant } from '../support/accounts.js';
 import { uploadEvidence, waitForMedia, type EvidenceItem } from '../support/evidence.js';
+import { GROUP_PHOTO } from '../support/face-fixtures.js';
 import { makeMediaFixtures, type MediaFixtures } from '../support/media-fixtures.js';
 import { TEST_ADMIN } from '../support/portal.js';
 import { startDistributedPortal, type DistributedPortal } from '../support/distributed-portal.js';
@@ -82,5 +83,22 @@ describe(`the five images (tag ${tag || 'unset'}) on Kafka, MongoDB, Redis, S3 a
     expect(bytes.body.length).toBeGreaterThan(10_000);
     const shownPhoto = archive.find((item) => item.id === ready[0]!.id)!;
     expect((await visitor.bytes(shownPhoto.aws_url!)).headers.get('content-type')).toMatch(/^image\//);
+  });
+
+  it("finds the faces of a group photo with the model in the media worker's image and gives the public only the blurred copy", async () => {
+    const { client } = await newParticipant(portal.url);
+    const id = (await uploadEvidence(client, GROUP_PHOTO, { title: 'Image smoke group' })).data.id as string;
+    const item = (await waitForMedia(client, id, 180_000)) as EvidenceItem & { faces: unknown };
+    expect(item.faces).toMatchObject({ check: 'done', count: 3, public_copy: 'blurred' });
+    const { client: admin } = await adminClient(portal.url);
+    await admin.put(`/api/evidence/clearance/${id}`);
+    const visitor = new ApiClient(portal.url);
+    const shown = await waitFor(
+      async () => ((await visitor.get('/api/evidence/public?limit=50')).data as EvidenceItem[]).find((entry) => entry.id === id) ?? null,
+      { timeoutMs: 60_000, what: 'the group photo in the public archive' },
+    );
+    expect(shown.aws_url).toContain('/blurred-display?');
+    expect((await visitor.bytes(shown.aws_url!)).status).toBe(200);
+    expect((await visitor.bytes(item.aws_url!)).status).toBe(404);
   });
 });

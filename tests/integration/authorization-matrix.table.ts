@@ -417,6 +417,23 @@ export const API_ROUTES: Record<string, Probe[]> = {
       as(ctx, caller).put(`/api/evidence/review/${(await ctx.ownerNote()).id}`),
     ),
   ],
+  'evidence GET /api/evidence/:id/faces': [
+    probe("the faces of the owner's photo", by(401, 403, 403, 200), async (caller, ctx) =>
+      as(ctx, caller).get(`/api/evidence/${(await ctx.privatePhoto()).id}/faces`),
+    ),
+  ],
+  'evidence PUT /api/evidence/:id/faces': [
+    probe("change the faces of the owner's photo", by(401, 403, 403, 200), async (caller, ctx) => {
+      const id = (await ctx.privatePhoto()).id;
+      const base = ((await as(ctx, 'admin').get(`/api/evidence/${id}/faces`)).data as { version: number }).version;
+      return as(ctx, caller).put(`/api/evidence/${id}/faces`, { base, removed: [], added: [] });
+    }),
+  ],
+  'evidence PUT /api/evidence/:id/faces/consent': [
+    probe("consent on record for the owner's photo", by(401, 403, 403, 200), async (caller, ctx) =>
+      as(ctx, caller).put(`/api/evidence/${(await ctx.privatePhoto()).id}/faces/consent`, { consent: false }),
+    ),
+  ],
   'evidence PUT /api/evidence/makeAllPublic': [
     probe('everything public', by(401, 403, 403, 200), (caller, ctx) => as(ctx, caller).put('/api/evidence/makeAllPublic')),
   ],

@@ -16,7 +16,7 @@ import { cookieOf, isTemporary, portalProcesses, sha256 } from '../support/crash
 import { pacedRequest, type PlainAnswer } from '../support/portal-process.js';
 import { blobKeys, storageFiles } from '../support/storage-scan.js';
 import { makeTestVideo } from '../support/media-fixtures.js';
-import { startTestPortal } from '../support/portal.js';
+import { NO_FACE_CHECK, startTestPortal } from '../support/portal.js';
 
 const run = promisify(execFile);
 const b64 = (value: string) => Buffer.from(value).toString('base64');
@@ -298,7 +298,7 @@ describe('a crash (kill -9) during 50 concurrent uploads', () => {
 
     // What is left of unfinished resumable uploads (a creation whose answer never came back) is
     // removed by the expiry: here a start with a very short one.
-    const third = await startTestPortal({ UPLOAD_EXPIRY_HOURS: '0.0001' }, dataDir);
+    const third = await startTestPortal({ ...NO_FACE_CHECK, UPLOAD_EXPIRY_HOURS: '0.0001' }, dataDir);
     try {
       await waitFor(() => [...storageFiles(dataDir)].filter((path) => path.startsWith('uploads/')).length === 0, {
         timeoutMs: 10_000,
@@ -364,7 +364,7 @@ describe('a crash (kill -9) while an administrator makes everything public', () 
         db.close();
       }
     };
-    const second = await startTestPortal({}, dataDir);
+    const second = await startTestPortal(NO_FACE_CHECK, dataDir);
     try {
       // All or nothing: one transaction.
       const after = counts();
@@ -414,7 +414,7 @@ describe("a crash (kill -9) between a video's two display copies", () => {
     // A phone's video (1080p H.264 + AAC in MP4) long enough that its 720p transcode takes a while.
     const file = await makeTestVideo(join(scratch, 'phone-10s.mp4'), { size: '1920x1080', rate: 30, seconds: 10 });
     // Short job locks, so that the dead worker's job is given back soon after the restart.
-    const env = { MEDIA_JOB_LOCK_MS: '2000', MEDIA_TRANSCODE_POLICY: 'playable-first' };
+    const env = { ...NO_FACE_CHECK, MEDIA_JOB_LOCK_MS: '2000', MEDIA_TRANSCODE_POLICY: 'playable-first' };
     const first = await start(dataDir, env);
     const { client } = await newParticipant(first.url);
     const created = await client.postForm(
@@ -451,7 +451,7 @@ describe("a crash (kill -9) between a video's two display copies", () => {
     jobs.close();
     expect(['active', 'waiting']).toContain(job?.state);
 
-    const second = await startTestPortal(env, dataDir);
+    const second = await startTestPortal({ ...NO_FACE_CHECK, ...env }, dataDir);
     try {
       const again = new ApiClient(second.url);
       for (const [name, value] of client.cookies) again.cookies.set(name, value);
@@ -491,7 +491,7 @@ describe("a crash (kill -9) between a video's two display copies", () => {
 
 describe('a resumable upload whose last byte was stored when the process died', () => {
   it('is filed when its owner asks about it, once', async () => {
-    const portal = await startTestPortal();
+    const portal = await startTestPortal(NO_FACE_CHECK);
     try {
       const { client } = await newParticipant(portal.url);
       const photo = await sharp(randomBytes(300 * 200 * 3), { raw: { width: 300, height: 200, channels: 3 } })

@@ -8,7 +8,7 @@ import { ApiClient } from '../support/api-client.js';
 import { newParticipant } from '../support/accounts.js';
 import { uploadEvidence, waitForMedia } from '../support/evidence.js';
 import { makeMediaFixtures, type MediaFixtures } from '../support/media-fixtures.js';
-import { TEST_ADMIN, startTestPortal } from '../support/portal.js';
+import { TEST_ADMIN, NO_FACE_CHECK, startTestPortal } from '../support/portal.js';
 
 let scratch: string;
 let fixtures: MediaFixtures;
@@ -45,7 +45,7 @@ describe('a crash while media jobs are pending', () => {
     // ...and then killed outright: no shutdown, no flushing.
     await first.kill();
 
-    const second = await startTestPortal({}, dataDir);
+    const second = await startTestPortal(NO_FACE_CHECK, dataDir);
     try {
       // The same participant, with the same session: sessions are on disk too.
       const again = new ApiClient(second.url);

@@ -9,7 +9,7 @@ import { ApiClient } from '../support/api-client.js';
 import { newParticipant } from '../support/accounts.js';
 import { waitForMedia } from '../support/evidence.js';
 import { makeMediaFixtures, type MediaFixtures } from '../support/media-fixtures.js';
-import { startTestPortal, type TestPortal } from '../support/portal.js';
+import { NO_FACE_CHECK, startTestPortal, type TestPortal } from '../support/portal.js';
 
 let portal: TestPortal;
 let fixtures: MediaFixtures;
@@ -17,7 +17,12 @@ let scratch: string;
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'tus-'));
   [portal, fixtures] = await Promise.all([
-    startTestPortal({ EVIDENCE_VIDEO_MAX_BYTES: '30mb', EVIDENCE_IMAGE_MAX_BYTES: '5mb', EVIDENCE_AUDIO_MAX_BYTES: '5mb' }),
+    startTestPortal({
+      ...NO_FACE_CHECK,
+      EVIDENCE_VIDEO_MAX_BYTES: '30mb',
+      EVIDENCE_IMAGE_MAX_BYTES: '5mb',
+      EVIDENCE_AUDIO_MAX_BYTES: '5mb',
+    }),
     makeMediaFixtures(scratch),
   ]);
 }, 120_000);

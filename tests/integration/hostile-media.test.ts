@@ -11,7 +11,7 @@ import { newParticipant } from '../support/accounts.js';
 import { uploadEvidence, waitForMedia, type EvidenceItem } from '../support/evidence.js';
 import { makeMediaFixtures, type MediaFixtures } from '../support/media-fixtures.js';
 import { colourClip, countVideoFrames, ffmpegBuilds, hostileMediaCorpus, useFfmpegBuild } from '../support/hostile-media.js';
-import { startTestPortal, type TestPortal } from '../support/portal.js';
+import { NO_FACE_CHECK, startTestPortal, type TestPortal } from '../support/portal.js';
 
 const run = promisify(execFile);
 const ONBOARDING_VIDEO = fileURLToPath(new URL('../../web/public/onboarding/onboarding.mp4', import.meta.url));
@@ -53,7 +53,7 @@ describe.each(ffmpegBuilds())('hostile media files, $name', ({ build, missing })
     restore = useFfmpegBuild(build);
     dir = mkdtempSync(join(tmpdir(), 'hostile-media-'));
     [portal, fixtures] = await Promise.all([
-      startTestPortal({ ...CAPS, FFMPEG_PATH: build.ffmpeg, FFPROBE_PATH: build.ffprobe }),
+      startTestPortal({ ...NO_FACE_CHECK, ...CAPS, FFMPEG_PATH: build.ffmpeg, FFPROBE_PATH: build.ffprobe }),
       makeMediaFixtures(join(dir, 'fixtures')),
     ]);
     const owner = (await newParticipant(portal.url, { username: 'victim', email: 'victim@example.org' })).client;
@@ -318,6 +318,7 @@ describe('the transcode watchdog', () => {
     // Every video transcoded before it is ready: with playable-first this H.264 clip would be ready
     // with a remux, and a 720p copy stopped by the watchdog leaves it that way (tested in the worker).
     portal = await startTestPortal({
+      ...NO_FACE_CHECK,
       MEDIA_TRANSCODE_TIME_FACTOR: '0.001',
       MEDIA_TRANSCODE_SLACK_SECONDS: '0',
       MEDIA_TRANSCODE_POLICY: 'always',

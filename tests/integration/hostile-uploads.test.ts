@@ -16,7 +16,7 @@ import {
 } from '../support/hostile.js';
 import { registrationForm } from '../support/media.js';
 import { expectNothingLeft, storageFiles } from '../support/storage-scan.js';
-import { startTestPortal, type TestPortal } from '../support/portal.js';
+import { NO_FACE_CHECK, startTestPortal, type TestPortal } from '../support/portal.js';
 
 // Small limits, so that "too large" costs little to send.
 const LIMITS = {
@@ -30,7 +30,7 @@ let portal: TestPortal;
 let files: HostileFiles;
 let participant: ApiClient;
 beforeAll(async () => {
-  [portal, files] = await Promise.all([startTestPortal(LIMITS), makeHostileFiles()]);
+  [portal, files] = await Promise.all([startTestPortal({ ...NO_FACE_CHECK, ...LIMITS }), makeHostileFiles()]);
   participant = (await newParticipant(portal.url)).client;
 }, 120_000);
 afterAll(async () => {

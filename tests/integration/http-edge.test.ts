@@ -217,6 +217,7 @@ describe('every GET route through the gateway, asked as a browser asks again', (
       ['identity /api/admin/activity.csv', [at('/api/admin/activity.csv?action=admin.login')]],
       ['evidence /api/evidence/export', [at(`/api/evidence/export?ids=${privatePhoto.id}`)]],
       ['evidence /api/evidence/admin/counts', [at('/api/evidence/admin/counts')]],
+      ['evidence /api/evidence/:id/faces', [at(`/api/evidence/${privatePhoto.id}/faces`)]],
       ['identity /api/user/users', [at('/api/user/users')]],
       ['identity /api/user/:id/export', [at(`/api/user/${ownerId}/export`)]],
       ['identity /api/user/:id/avatar', [at(`/api/user/${ownerId}/avatar`, true)]],

@@ -9,7 +9,7 @@ import { ApiClient } from '../support/api-client.js';
 import { newParticipant } from '../support/accounts.js';
 import { uploadEvidence, waitForMedia } from '../support/evidence.js';
 import { makeMediaFixtures, type MediaFixtures } from '../support/media-fixtures.js';
-import { startTestPortal } from '../support/portal.js';
+import { NO_FACE_CHECK, startTestPortal } from '../support/portal.js';
 
 let scratch: string;
 let fixtures: MediaFixtures;
@@ -38,7 +38,7 @@ describe.skipIf(process.env.PORTAL_TEST_MODE === 'distributed')('media jobs queu
   it('are processed after the upgrade, once, with no second job queued for them', async () => {
     const dataDir = join(scratch, 'data');
     // Items uploaded while no media worker runs: their jobs wait...
-    const first = await startTestPortal({ MEDIA_WORKER_ENABLED: 'false' }, dataDir);
+    const first = await startTestPortal({ ...NO_FACE_CHECK, MEDIA_WORKER_ENABLED: 'false' }, dataDir);
     const { client } = await newParticipant(first.url);
     const ids: string[] = [];
     for (const file of [fixtures.jpegWithGps, fixtures.phoneMp4]) {
@@ -57,7 +57,7 @@ describe.skipIf(process.env.PORTAL_TEST_MODE === 'distributed')('media jobs queu
     db.prepare(`UPDATE jobs SET queue = ? WHERE queue LIKE 'media-%'`).run(LEGACY_MEDIA_QUEUE);
     db.close();
 
-    const upgraded = await startTestPortal({}, dataDir);
+    const upgraded = await startTestPortal(NO_FACE_CHECK, dataDir);
     try {
       const again = new ApiClient(upgraded.url);
       for (const [name, value] of client.cookies) again.cookies.set(name, value);

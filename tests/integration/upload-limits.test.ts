@@ -8,7 +8,7 @@ import { waitFor } from '@portal/platform/testing';
 import { newParticipant } from '../support/accounts.js';
 import { freePort } from '../support/free-port.js';
 import { ApiClient } from '../support/api-client.js';
-import { startTestPortal, type TestPortal } from '../support/portal.js';
+import { NO_FACE_CHECK, startTestPortal, type TestPortal } from '../support/portal.js';
 import { rawRequest, type RawAnswer } from '../support/raw-http.js';
 
 // A body larger than any upload may be is refused before it is read; a body that stops coming
@@ -24,6 +24,7 @@ let identityPort: number;
 beforeAll(async () => {
   identityPort = await freePort();
   portal = await startTestPortal({
+    ...NO_FACE_CHECK,
     IDENTITY_PORT: String(identityPort),
     EVIDENCE_IMAGE_MAX_BYTES: '1mb',
     EVIDENCE_VIDEO_MAX_BYTES: '2mb',

@@ -40,6 +40,8 @@ export async function startOutageRig(env: Record<string, string> = {}): Promise<
       LOG_LEVEL: 'info',
       // The API alone: these suites run beside npm test, which builds the web app meanwhile.
       WEB_DIST: join(scratch, 'no-web-app'),
+      // Media mechanics, not faces (as the other tests of transcodes and crashes: tests/support/portal.ts).
+      FACE_BLUR: 'off',
       ...env,
     });
   } catch (error) {

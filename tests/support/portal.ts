@@ -7,6 +7,14 @@ import { startDistributedPortal } from './distributed-portal.js';
 
 export const TEST_ADMIN = { username: 'overseer', email: 'overseer@example.org', password: 'overseer-pass-1' } as const;
 
+/**
+ * For the files about media mechanics (transcoding, crashes mid-job, hostile files, queues): their
+ * videos would cost the face check's CPU (4 detections a second of video) without proving anything
+ * about faces. Every other portal checks faces as the product does by default (FACE_BLUR=auto);
+ * tests/integration/faces.test.ts, tests/e2e/faces.test.ts and the distributed suite prove it.
+ */
+export const NO_FACE_CHECK = { FACE_BLUR: 'off' } as const;
+
 export interface TestPortal extends RunningPortal {
   /** Stops the portal and removes its data folder. */
   dispose(): Promise<void>;

@@ -12,6 +12,8 @@ export const AUDIT_ACTIONS = [
   'evidence.publish-all',
   'evidence.unpublish-all',
   'evidence.mark-reviewed',
+  'evidence.faces-edit',
+  'evidence.faces-consent',
   'evidence.edit',
   'evidence.delete',
   'evidence.export',

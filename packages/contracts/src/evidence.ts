@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FACE_CHECKS } from './faces.js';
 import { MESSAGES } from './messages.js';
 
 /** 1 = text only, 2 = image, 3 = video, 4 = audio (SPEC section 3). */
@@ -92,6 +93,18 @@ export const evidenceSchema = z
     media_status: z.enum(MEDIA_STATUSES),
     media_error: z.string().nullable().meta({ description: 'Why processing failed, in words' }),
     is_public: z.boolean(),
+    faces: z
+      .object({
+        check: z.enum(FACE_CHECKS).nullable(),
+        count: z.number().int().nullable().meta({ description: 'Faces hidden in the public copy (null until checked)' }),
+        consent: z.boolean().meta({ description: 'An administrator recorded that the faces may be shown' }),
+        public_copy: z.enum(['pending', 'plain', 'blurred']),
+      })
+      .nullable()
+      .meta({
+        description:
+          'Faces in the picture and what the public is given (owner and administrators); null for notes and audio, and in public answers',
+      }),
     review_status: z
       .enum(REVIEW_STATUSES)
       .meta({ description: '`new` until an administrator publishes, unpublishes or marks it reviewed' }),
@@ -229,6 +242,15 @@ export type EvidenceChangedData = z.infer<typeof evidenceChangedData>;
 export type EvidenceDeletedData = z.infer<typeof evidenceDeletedData>;
 export type EvidenceVisibilityData = z.infer<typeof evidenceVisibilityData>;
 
+/** The public copies of a picture or video with its faces blurred. */
+export const publicCopiesSchema = z.object({
+  display: z.object({ key: z.string(), contentType: z.string() }),
+  thumbnail: z.object({ key: z.string(), contentType: z.string() }).nullable(),
+  poster: z.object({ key: z.string(), contentType: z.string() }).nullable(),
+  placeholder: z.string().nullable(),
+});
+export type PublicCopies = z.infer<typeof publicCopiesSchema>;
+
 /** What the media worker reports back about one revision of an item's media. */
 export const mediaProcessedData = z.object({
   evidenceId: z.string(),
@@ -249,6 +271,20 @@ export const mediaProcessedData = z.object({
    * copy). Absent: the only copy there will be (photos, recordings, results of older workers).
    */
   display_copy: z.enum(['remuxed', 'transcoded']).optional(),
+  /**
+   * The face check of this revision, when the result carries it (a photo's result, a video's
+   * 720p copy): the regions stored as JSON (`key`, null when none was found or the check was off)
+   * and how many, and the public copies made with every face blurred (`public`, null when there
+   * was nothing to blur). Absent: not checked yet (a video's first, remuxed copy).
+   */
+  faces: z
+    .object({
+      check: z.enum(['done', 'off']),
+      key: z.string().nullable(),
+      count: z.number().int(),
+    })
+    .optional(),
+  public: publicCopiesSchema.nullable().optional(),
 });
 export type MediaProcessedData = z.infer<typeof mediaProcessedData>;
 
@@ -285,6 +321,20 @@ export const NO_DERIVATIVES = {
   duration: null,
 } as const satisfies Partial<MediaProcessedData>;
 
+/**
+ * The public copies remade after an administrator changed the faces of an item (event
+ * `media.blurred`), for that version of its regions; `public` null when nothing is left to blur,
+ * `error` when they could not be made.
+ */
+export const mediaBlurredData = z.object({
+  evidenceId: z.string(),
+  revision: z.number().int(),
+  version: z.number().int(),
+  public: publicCopiesSchema.nullable(),
+  error: z.string().nullable(),
+});
+export type MediaBlurredData = z.infer<typeof mediaBlurredData>;
+
 /** The media job the evidence service gives the worker. */
 export const mediaJobSchema = z.object({
   evidenceId: z.string(),
@@ -304,7 +354,15 @@ export const mediaJobSchema = z.object({
    * copy only, and report it with the poster, thumbnail and placeholder the first job made
    * (`stills`). Absent: the whole job (every derivative).
    */
-  step: z.literal('transcode').optional(),
+  step: z.enum(['transcode', 'blur']).optional(),
+  /**
+   * `blur` only: the regions to hide (a JSON blob of FaceRegions) and their version; the public
+   * copies are made again from the original (a photo) or the 720p copy (`displayKey`, a video)
+   * and its poster (`posterKey`).
+   */
+  faces: z.object({ key: z.string(), version: z.number().int() }).optional(),
+  displayKey: z.string().optional(),
+  posterKey: z.string().optional(),
   stills: z
     .object({
       thumbnail: z.object({ key: z.string(), contentType: z.string() }).nullable(),

@@ -5,6 +5,7 @@ export * from './events.js';
 export * from './public-config.js';
 export * from './client-routes.js';
 export * from './evidence.js';
+export * from './faces.js';
 export * from './password-reset.js';
 export * from './uploads.js';
 export * from './media-queues.js';

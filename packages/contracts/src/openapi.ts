@@ -45,6 +45,7 @@ import {
   selectedVisibilityResponseSchema,
   updateEvidenceSchema,
 } from './evidence.js';
+import { editFacesRequestSchema, evidenceFacesSchema, facesConsentRequestSchema } from './faces.js';
 import {
   checkCodeRequestSchema,
   checkCodeResponseSchema,
@@ -440,6 +441,43 @@ const evidencePaths: ZodOpenApiPathsObject = {
       requestParams: { path: evidenceIdPath },
       responses: { '200': { description: 'The item, reviewed', ...json(evidenceSchema) }, ...adminOnly, '404': error('No such item') },
     }),
+  },
+  '/api/evidence/{id}/faces': {
+    get: {
+      summary: 'The faces found in a photo or video, with the decisions on them (administrators)',
+      description:
+        'Regions in fractions of the upright picture; a video region follows a face from sample to sample. What the public is given ' +
+        'follows from them: the blurred copies, or the picture as it is when nothing is to hide or consent is on record.',
+      tags: ['evidence'],
+      requestParams: { path: evidenceIdPath },
+      responses: { '200': { description: 'The faces', ...json(evidenceFacesSchema) }, ...adminOnly, '404': error('No such item') },
+    },
+    put: {
+      summary: 'Remove, restore or add face regions (administrators)',
+      description:
+        'On the version seen (`base`; another version answers 409). The public copies are made again: after a box is added or a ' +
+        'region restored the public sees nothing of the item until they are; after removals only, the copies it had meanwhile. ' +
+        'One evidence.faces-changed event and one evidence.faces-edit audit entry.',
+      tags: ['evidence'],
+      requestParams: { path: evidenceIdPath },
+      requestBody: { content: { 'application/json': { schema: editFacesRequestSchema } } },
+      responses: {
+        '200': { description: 'The faces after the change', ...json(evidenceFacesSchema) },
+        ...adminOnly,
+        '404': error('No such item'),
+        '409': error('The regions changed meanwhile, or the faces are still being looked for'),
+      },
+    },
+  },
+  '/api/evidence/{id}/faces/consent': {
+    put: {
+      summary: 'Record that the faces may be shown, or take it back (administrators)',
+      description: 'With consent the public gets the picture as it is. One evidence.faces-consent audit entry (with the note).',
+      tags: ['evidence'],
+      requestParams: { path: evidenceIdPath },
+      requestBody: { content: { 'application/json': { schema: facesConsentRequestSchema } } },
+      responses: { '200': { description: 'The faces', ...json(evidenceFacesSchema) }, ...adminOnly, '404': error('No such item') },
+    },
   },
   '/api/evidence/export': {
     get: op({

@@ -3,6 +3,7 @@ import { MEDIA_TYPES } from '@portal/contracts';
 import { HttpError } from '@portal/platform';
 import { waitFor } from '@portal/platform/testing';
 import { jobIdFor } from '../src/domain/evidence-service.js';
+import { publicCopyOf } from '../src/domain/evidence-record.js';
 import {
   administrator,
   participant,
@@ -165,6 +166,43 @@ describe('edits', () => {
     expect((await refusal(service().readable(stranger, record.id))).status).toBe(404);
     expect((await service().readable(owner, record.id)).title).toBe('A note');
     expect((await service().readable(administrator(), record.id)).title).toBe('A note');
+  });
+});
+
+describe('faces', () => {
+  it('a first face check that could not be made is said to administrators; the public still gets nothing without consent', async () => {
+    const owner = participant('unchecked');
+    const item = await addPhoto(owner);
+    await service().applyMediaResult({
+      evidenceId: item.id,
+      revision: 1,
+      status: 'ready',
+      error: null,
+      media_type: MEDIA_TYPES.image,
+      display: { key: `evidence/${item.id}/r1/display.webp`, contentType: 'image/webp' },
+      thumbnail: null,
+      poster: null,
+      placeholder: null,
+      width: 16,
+      height: 16,
+      duration: null,
+    });
+    expect(await portal.stores.evidence.findById(item.id)).toMatchObject({
+      media_status: 'ready',
+      face_check: 'pending',
+      public_blur: 'pending',
+    });
+    await service().applyBlurred({
+      evidenceId: item.id,
+      revision: 1,
+      version: 0,
+      public: null,
+      error: 'The faces could not be looked for: no copy',
+    });
+    const failed = await portal.stores.evidence.findById(item.id);
+    expect(failed).toMatchObject({ face_check: 'failed', public_blur: 'pending' });
+    expect(publicCopyOf(failed!)).toBe('pending');
+    expect(publicCopyOf({ ...failed!, faces_consent: true })).toBe('plain');
   });
 });
 

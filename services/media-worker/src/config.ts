@@ -4,6 +4,10 @@ import { MEDIA_QUEUE_KINDS, type MediaQueueKind } from '@portal/contracts';
 import { DEFAULT_FREE_HAND_BACKS, mediaCapsFromEnv, parseEnv, type MediaCaps } from '@portal/platform';
 import { DEFAULT_TRANSCODE_WATCHDOG, type TranscodeWatchdog } from './processing/ffmpeg-runner.js';
 import { TRANSCODE_POLICIES, type TranscodePolicy } from './processing/playable.js';
+import { FACE_BLUR_MODES, type FaceSettings } from './faces/face-work.js';
+
+/** The detector's score from which a face counts (bench/faces: recall and false positives at it). */
+export const DEFAULT_FACE_MIN_CONFIDENCE = 0.3;
 
 export interface MediaWorkerSettings {
   dataDir: string;
@@ -39,6 +43,8 @@ export interface MediaWorkerSettings {
    * `always` transcodes every video before it is ready.
    */
   transcodePolicy: TranscodePolicy;
+  /** FACE_BLUR, FACE_MIN_CONFIDENCE, FACE_VIDEO_SAMPLES_PER_SECOND (docs/OPERATIONS.md). */
+  faces: FaceSettings;
 }
 
 const concurrency = z.coerce.number().int().min(1).max(16);
@@ -78,6 +84,9 @@ const mediaWorkerEnvSchema = z.object({
   MEDIA_TRANSCODE_POLICY: z
     .enum(TRANSCODE_POLICIES, { message: `MEDIA_TRANSCODE_POLICY must be ${TRANSCODE_POLICIES.join(' or ')}` })
     .default('playable-first'),
+  FACE_BLUR: z.enum(FACE_BLUR_MODES, { message: `FACE_BLUR must be ${FACE_BLUR_MODES.join(' or ')}` }).default('auto'),
+  FACE_MIN_CONFIDENCE: z.coerce.number().min(0.05).max(0.99).default(DEFAULT_FACE_MIN_CONFIDENCE),
+  FACE_VIDEO_SAMPLES_PER_SECOND: z.coerce.number().min(4, 'FACE_VIDEO_SAMPLES_PER_SECOND must be at least 4').max(30).default(4),
 });
 
 export function mediaWorkerSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): MediaWorkerSettings {
@@ -93,5 +102,10 @@ export function mediaWorkerSettingsFromEnv(env: NodeJS.ProcessEnv = process.env)
     ffmpegNiceness: parsed.MEDIA_AV_NICE,
     watchdog: { factor: parsed.MEDIA_TRANSCODE_TIME_FACTOR, slackSeconds: parsed.MEDIA_TRANSCODE_SLACK_SECONDS },
     transcodePolicy: parsed.MEDIA_TRANSCODE_POLICY,
+    faces: {
+      mode: parsed.FACE_BLUR,
+      minConfidence: parsed.FACE_MIN_CONFIDENCE,
+      samplesPerSecond: parsed.FACE_VIDEO_SAMPLES_PER_SECOND,
+    },
   };
 }

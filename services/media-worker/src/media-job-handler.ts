@@ -1,12 +1,15 @@
 import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { buffer } from 'node:stream/consumers';
 import { pipeline } from 'node:stream/promises';
 import {
   MEDIA_TYPES,
   NO_DERIVATIVES,
   REMUXED_DISPLAY_NAME,
   TOPICS,
+  faceRegionsSchema,
+  type MediaBlurredData,
   type MediaJob,
   type MediaProcessedData,
   type MediaStillsData,
@@ -35,6 +38,17 @@ import { chosenStreams, posterFrame, remuxVideo, transcodeVideo } from './proces
 import { playability, shownSize, type TranscodePolicy } from './processing/playable.js';
 import { transcodeAudio } from './processing/audio.js';
 import { DEFAULT_TRANSCODE_WATCHDOG, probedSeconds, type TranscodeWatchdog } from './processing/ffmpeg-runner.js';
+import {
+  blurredPhotoCopies,
+  blurredVideoCopies,
+  NOT_CHECKED,
+  checkPhoto,
+  checkVideo,
+  checksOff,
+  type FaceWork,
+  type PutBlob,
+  type VideoPicture,
+} from './faces/face-work.js';
 
 /** What ffmpeg is run for, as counted (portal_media_ffmpeg_runs_total). */
 export type FfmpegRunKind = 'transcode' | 'remux' | 'audio' | 'poster';
@@ -61,6 +75,11 @@ export interface MediaJobDeps {
    */
   transcodePolicy?: TranscodePolicy;
   transcodeQueue?: JobQueue<MediaJob>;
+  /**
+   * The face check (FACE_BLUR): every photo's and every 720p video copy's faces found and
+   * pixelated in public copies. Not given: nothing is checked (results say `off`).
+   */
+  faces?: FaceWork;
 }
 
 /** A video's poster, thumbnail and placeholder, as stored. */
@@ -68,7 +87,7 @@ type Stills = NonNullable<MediaJob['stills']>;
 
 type Derivatives = Pick<
   MediaProcessedData,
-  'display' | 'thumbnail' | 'poster' | 'placeholder' | 'width' | 'height' | 'duration' | 'display_copy'
+  'display' | 'thumbnail' | 'poster' | 'placeholder' | 'width' | 'height' | 'duration' | 'display_copy' | 'faces' | 'public'
 > & {
   /** The job that makes the 720p copy of a video made ready with a remux. */
   followUp?: MediaJob;
@@ -91,13 +110,10 @@ export function mediaJobHandler(deps: MediaJobDeps) {
   if (deps.transcodePolicy === 'playable-first' && !deps.transcodeQueue)
     throw new Error('the playable-first policy needs the queue of the 720p jobs');
   return async (job: ActiveJob<MediaJob>): Promise<MediaProcessedData> => {
-    const keep = <T>(what: string, work: () => Promise<T>) =>
-      untilAvailable(work, { what: `${what} (job ${job.id})`, logger: deps.logger });
+    const keep = keeper(deps, job.id);
     const counted = (kind: FfmpegRunKind) => deps.ffmpegRun?.(kind, job.id);
     const data = job.data;
-    const workDir = join(deps.workRoot, job.id.replace(/[^A-Za-z0-9._-]/g, '_'));
-    await rm(workDir, { recursive: true, force: true });
-    await mkdir(workDir, { recursive: true });
+    const workDir = await freshWorkDir(deps, job.id);
     const started = Date.now();
     try {
       const original = join(workDir, 'original');
@@ -159,6 +175,9 @@ export function mediaJobHandler(deps: MediaJobDeps) {
             { jobId: job.id, reason: error.message, detail: error.detail },
             'the 720p copy could not be made; the remuxed copy stays',
           );
+          // Its faces were to be looked for in that copy: the public gets nothing of it, and the
+          // administrators are told why (they may still record consent).
+          if (!checksOff(deps.faces)) await announceNoPublicCopy(deps, data, `its converted copy could not be made (${error.message})`);
           return {
             evidenceId: data.evidenceId,
             revision: data.revision,
@@ -203,7 +222,7 @@ export function mediaJobHandler(deps: MediaJobDeps) {
 
 interface ProcessDeps extends MediaJobDeps {
   /** Runs a step that needs a dependency again while it is away (untilAvailable). */
-  keep: <T>(what: string, work: () => Promise<T>) => Promise<T>;
+  keep: Keep;
   /** Counts an ffmpeg run. */
   counted: (kind: FfmpegRunKind) => void;
 }
@@ -221,15 +240,7 @@ async function process(
   if (job.demuxer !== undefined && !isMediaDemuxer(job.demuxer)) {
     throw new UnprocessableMediaError('the file is not a video or a recording the portal can read', `the job names demuxer ${job.demuxer}`);
   }
-  const put = async (name: string, body: Buffer | string, contentType: string) => {
-    const key = `${job.outputPrefix}${name}`;
-    // A file (a display copy) is handed over whole: the file store links it into place instead of
-    // copying it (a remuxed phone video is hundreds of MB; the copy was seconds of its job).
-    await deps.keep(`storing ${name}`, () =>
-      typeof body === 'string' ? deps.blobs.putFile(key, body, { contentType }) : deps.blobs.put(key, body, { contentType }),
-    );
-    return { key, contentType };
-  };
+  const put = putUnder(deps.blobs, job.outputPrefix, deps.keep);
 
   if (job.media_type === MEDIA_TYPES.image) {
     const images = await stillImages(original).catch((error: unknown) => {
@@ -239,6 +250,7 @@ async function process(
         detail,
       );
     });
+    const checked = await checkPhoto(deps.faces, original, images, put);
     return {
       display: await put('display.webp', images.display, 'image/webp'),
       thumbnail: await put('thumb.webp', images.thumbnail, 'image/webp'),
@@ -247,6 +259,8 @@ async function process(
       width: images.width,
       height: images.height,
       duration: null,
+      faces: checked.faces,
+      public: checked.public,
     };
   }
 
@@ -305,6 +319,9 @@ async function process(
         height: size.height,
         duration: durationOf(output),
         display_copy: 'remuxed',
+        // Faces are looked for in the 720p copy; with FACE_BLUR=off there is nothing to wait for,
+        // and the public may see this first copy at once (as before faces were checked).
+        ...(checksOff(deps.faces) ? NOT_CHECKED : {}),
         followUp: { ...job, demuxer, step: 'transcode', stills },
       };
     }
@@ -331,6 +348,17 @@ async function process(
     const duration = durationOf(output);
     const stream = output.streams.find((s) => s.codec_type === 'video');
     const stills = early ?? (await stillsOf(video, duration, {}));
+    // The faces of the 720p copy (upright, the picture the public copy is made from), before the
+    // copy is handed to the store.
+    const checked = await checkVideo(
+      deps.faces,
+      video,
+      stills.poster ? await blobBytes(deps.blobs, stills.poster.key) : null,
+      videoPicture(output, duration),
+      put,
+      workDir,
+      { niceness: options.niceness, allowedMs: allowanceMs(options.watchdog, duration) },
+    );
     return {
       display: await put('display.mp4', video, 'video/mp4'),
       ...stills,
@@ -338,6 +366,8 @@ async function process(
       height: stream?.height ?? null,
       duration,
       ...(job.step === 'transcode' ? { display_copy: 'transcoded' as const } : {}),
+      faces: checked.faces,
+      public: checked.public,
     };
   }
 
@@ -360,6 +390,156 @@ async function process(
     height: null,
     duration: roundedSeconds(audio.durationSeconds),
   };
+}
+
+/** Announces that an item's public copies could not be made (version 0: its first face check). */
+async function announceNoPublicCopy(deps: MediaJobDeps, job: MediaJob, reason: string): Promise<void> {
+  const data: MediaBlurredData = {
+    evidenceId: job.evidenceId,
+    revision: job.revision,
+    version: 0,
+    public: null,
+    error: `The faces could not be looked for: ${reason}`,
+  };
+  await deps.bus.publish(TOPICS.media, [{ key: job.evidenceId, value: createEvent({ type: 'media.blurred', key: job.evidenceId, data }) }]);
+}
+
+/** A job's scratch folder, empty. */
+async function freshWorkDir(deps: MediaJobDeps, jobId: string): Promise<string> {
+  const workDir = join(deps.workRoot, jobId.replace(/[^A-Za-z0-9._-]/g, '_'));
+  await rm(workDir, { recursive: true, force: true });
+  await mkdir(workDir, { recursive: true });
+  return workDir;
+}
+
+/**
+ * Every media job of the queues: a blur job (public copies made again for changed regions) or
+ * the processing of a revision (mediaJobHandler).
+ */
+export function mediaJobsHandler(deps: MediaJobDeps) {
+  const processing = mediaJobHandler(deps);
+  const blurring = blurJobHandler(deps);
+  return (job: ActiveJob<MediaJob>): Promise<MediaProcessedData | MediaBlurredData> =>
+    job.data.step === 'blur' ? blurring(job) : processing(job);
+}
+
+/** The blur jobs: public copies made again for a version of an item's regions (blurJob). */
+export function blurJobHandler(deps: MediaJobDeps) {
+  return async (job: ActiveJob<MediaJob>): Promise<MediaBlurredData> => {
+    const workDir = await freshWorkDir(deps, job.id);
+    try {
+      return await blurJob(deps, job.data, workDir, job.id, Date.now());
+    } finally {
+      await rm(workDir, { recursive: true, force: true });
+    }
+  };
+}
+
+/** A step that needs a dependency, run again while it is away: the work done so far (ffmpeg's files) is kept. */
+type Keep = <T>(what: string, work: () => Promise<T>) => Promise<T>;
+
+function keeper(deps: Pick<MediaJobDeps, 'logger'>, jobId: string): Keep {
+  return (what, work) => untilAvailable(work, { what: `${what} (job ${jobId})`, logger: deps.logger });
+}
+
+/**
+ * Stores derivatives under a prefix: a Buffer, or a local file handed over whole; while the blob
+ * store is away each is tried again (`keep`), so that what ffmpeg made is not made again.
+ */
+function putUnder(blobs: BlobStore, prefix: string, keep: Keep): PutBlob {
+  return async (name, body, contentType) => {
+    const key = `${prefix}${name}`;
+    // A file (a display copy) is handed over whole: the file store links it into place instead of
+    // copying it (a remuxed phone video is hundreds of MB; the copy was seconds of its job).
+    await keep(`storing ${name}`, () =>
+      typeof body === 'string' ? blobs.putFile(key, body, { contentType }) : blobs.put(key, body, { contentType }),
+    );
+    return { key, contentType };
+  };
+}
+
+/** A small stored blob (a poster, a regions document) in memory; null when it is gone. */
+async function blobBytes(blobs: BlobStore, key: string): Promise<Buffer | null> {
+  const object = await blobs.get(key);
+  return object ? buffer(object.body) : null;
+}
+
+/** What the face work needs of a 720p copy (upright: the transcode turned it). */
+function videoPicture(probe: ProbeResult, duration: number | null): VideoPicture {
+  const stream = probe.streams.find((s) => s.codec_type === 'video');
+  const rate = stream?.avg_frame_rate && stream.avg_frame_rate !== '0/0' ? stream.avg_frame_rate : '30';
+  return {
+    width: stream?.width ?? 0,
+    height: stream?.height ?? 0,
+    frameRate: rate,
+    hasAudio: probe.streams.some((s) => s.codec_type === 'audio'),
+    duration,
+  };
+}
+
+/** The watchdog's allowance for work on a video of this length (ms). */
+function allowanceMs(watchdog: TranscodeWatchdog, duration: number | null): number {
+  return (watchdog.factor * (duration ?? 60) + watchdog.slackSeconds) * 1000;
+}
+
+/**
+ * The public copies of an item made again for a version of its regions an administrator changed
+ * (step `blur`): a photo's from its original, a video's from its 720p copy and poster. Reported as
+ * `media.blurred`; the evidence service takes it only while the item is at that revision and
+ * version. A file that cannot be read any more ends as a report with the reason.
+ */
+async function blurJob(deps: MediaJobDeps, job: MediaJob, workDir: string, jobId: string, started: number): Promise<MediaBlurredData> {
+  const keep = keeper(deps, jobId);
+  const report = async (result: Omit<MediaBlurredData, 'evidenceId' | 'revision' | 'version'>): Promise<MediaBlurredData> => {
+    const data: MediaBlurredData = { evidenceId: job.evidenceId, revision: job.revision, version: job.faces!.version, ...result };
+    const event = createEvent({ type: 'media.blurred', key: job.evidenceId, data });
+    await keep('reporting the public copies', () => deps.bus.publish(TOPICS.media, [{ key: job.evidenceId, value: event }]));
+    deps.logger.info(
+      { jobId, version: data.version, blurred: data.public !== null, error: data.error, ms: Date.now() - started },
+      'public copies made again',
+    );
+    return data;
+  };
+  if (!job.faces) throw new Error('a blur job names no regions');
+  const regionsBytes = await blobBytes(deps.blobs, job.faces.key);
+  const doc = regionsBytes ? faceRegionsSchema.safeParse(JSON.parse(regionsBytes.toString('utf8'))) : null;
+  if (!doc?.success) return report({ public: null, error: 'The faces of this item could not be read' });
+  const put = putUnder(deps.blobs, job.outputPrefix, keep);
+  const timer = performance.now();
+  try {
+    let copies;
+    if (job.media_type === MEDIA_TYPES.image) {
+      const original = join(workDir, 'original');
+      const object = await deps.blobs.get(job.originalKey);
+      if (!object) return report({ public: null, error: 'The uploaded file is missing' });
+      await pipeline(object.body, createWriteStream(original));
+      copies = await blurredPhotoCopies(original, doc.data, job.faces.version, put);
+    } else {
+      const video = join(workDir, 'display.mp4');
+      const object = job.displayKey ? await deps.blobs.get(job.displayKey) : null;
+      if (!object) return report({ public: null, error: 'The video copy is missing' });
+      await pipeline(object.body, createWriteStream(video));
+      const probe = await probeMedia(video, { demuxer: 'mov' });
+      const duration = durationOf(probe);
+      const watchdog = deps.watchdog ?? DEFAULT_TRANSCODE_WATCHDOG;
+      copies = await blurredVideoCopies(
+        video,
+        job.posterKey ? await blobBytes(deps.blobs, job.posterKey) : null,
+        doc.data,
+        job.faces.version,
+        videoPicture(probe, duration),
+        put,
+        workDir,
+        { niceness: deps.ffmpegNiceness ?? 0, allowedMs: allowanceMs(watchdog, duration) },
+      );
+    }
+    deps.faces?.observe?.(job.media_type === MEDIA_TYPES.image ? 'photo' : 'video', 0, (performance.now() - timer) / 1000);
+    return report({ public: copies, error: null });
+  } catch (error) {
+    if (!(error instanceof UnprocessableMediaError)) throw error;
+    deps.logger.warn({ jobId, reason: error.message, detail: error.detail }, 'public copies could not be made again');
+    return report({ public: null, error: `The blurred copy could not be made: ${error.message}` });
+  }
 }
 
 /** "Videos can be..." → "videos can be..." (after "The file could not be processed: "). */

@@ -13,7 +13,9 @@ import {
   type QueuedEvent,
 } from '@portal/platform';
 import type { MediaWorkerSettings } from './config.js';
-import { mediaJobHandler, type FfmpegRunKind } from './media-job-handler.js';
+import { mediaJobsHandler, type FfmpegRunKind } from './media-job-handler.js';
+import { sharedFaceDetector } from './faces/face-detector.js';
+import type { FaceWork } from './faces/face-work.js';
 import { mediaQueuePlan, workMediaQueues } from './media-queue-workers.js';
 
 export interface MediaWorkerRuntime {
@@ -53,19 +55,47 @@ export function createMediaWorker(settings: MediaWorkerSettings, runtime: MediaW
   );
   for (const kind of ['transcode', 'remux', 'audio', 'poster'] satisfies FfmpegRunKind[]) ffmpegRuns.inc({ kind }, 0);
   const outbox = runtime.results ? new QueuedPublisher(runtime.results) : null;
+  const facesFound = metrics.counter('portal_media_faces_found_total', 'Faces found in photos and videos (each face of a video once)', [
+    'kind',
+  ]);
+  const facesChecked = metrics.counter(
+    'portal_media_face_checks_total',
+    'Photos and videos checked for faces, or whose public copies were made again',
+    ['kind'],
+  );
+  const faceSeconds = metrics.counter(
+    'portal_media_face_seconds_total',
+    'Seconds spent finding faces and making the blurred public copies',
+    ['kind'],
+  );
+  const detector = settings.faces.mode === 'auto' ? sharedFaceDetector({ minConfidence: settings.faces.minConfidence }) : null;
+  const faces: FaceWork | undefined = detector
+    ? {
+        settings: settings.faces,
+        detector,
+        observe: (kind, found, seconds) => {
+          facesChecked.inc({ kind });
+          facesFound.inc({ kind }, found);
+          faceSeconds.inc({ kind }, seconds);
+        },
+      }
+    : undefined;
   return {
     metrics,
     async start() {
       const binaries = locateFfmpeg();
       const queues = Object.fromEntries(plan.map(({ queue, concurrency }) => [queue.name, concurrency]));
-      runtime.logger.info({ ...binaries, queues, caps: settings.caps, transcodePolicy: settings.transcodePolicy }, 'media worker starting');
+      runtime.logger.info(
+        { ...binaries, queues, caps: settings.caps, transcodePolicy: settings.transcodePolicy, faces: settings.faces },
+        'media worker starting',
+      );
       // Results go to the bus through the outbox, whose worker publishes them, each retried alone
       // while Kafka is away: a finished job never waits for Kafka, nor runs again because of it.
       if (outbox && runtime.results) {
         const queue = runtime.results.name;
         publisher = await outbox.work(runtime.bus, runtime.logger, { wrap: (publish) => metrics.timeJobs(queue, publish) });
       }
-      const handler = mediaJobHandler({
+      const handler = mediaJobsHandler({
         blobs: runtime.blobs,
         bus: outbox ?? runtime.bus,
         logger: runtime.logger,
@@ -81,6 +111,7 @@ export function createMediaWorker(settings: MediaWorkerSettings, runtime: MediaW
         // The 720p copy of a remuxed video is a job of the 720p queue, worked beside the
         // audio/video queue (mediaQueuePlan), so the next video's first copy does not wait for it.
         transcodeQueue: runtime.mediaQueues.transcode,
+        faces,
       });
       // An original that cannot be fetched (S3 away) puts the job off with no try counted.
       const held = holdWhileAway(handler, { logger: runtime.logger });

@@ -1,7 +1,9 @@
 import type {
   AdminUserUpdate,
   AuditEntry,
+  EditFacesRequest,
   Evidence,
+  EvidenceFaces,
   EvidenceCounts,
   MarkReviewed,
   MediaType,
@@ -28,6 +30,24 @@ export function updateUserAsAdmin(id: string, changes: AdminUserUpdate): Promise
 /** DELETE /api/user/{id}: not oneself, not the last administrator. */
 export function deleteUser(id: string): Promise<{ ok: true; message?: string }> {
   return apiRequest<{ ok: true; message?: string }>(`/api/user/${encodeURIComponent(id)}`, { method: 'DELETE' });
+}
+
+/** GET /api/evidence/{id}/faces: the regions found (and changed) in an item's picture. */
+export function fetchFaces(id: string, signal?: AbortSignal): Promise<EvidenceFaces> {
+  return apiRequest<EvidenceFaces>(`/api/evidence/${encodeURIComponent(id)}/faces`, signal ? { signal } : {});
+}
+
+/** PUT /api/evidence/{id}/faces: remove, restore or add regions, on the version seen. */
+export function editFaces(id: string, change: EditFacesRequest): Promise<EvidenceFaces> {
+  return apiRequest<EvidenceFaces>(`/api/evidence/${encodeURIComponent(id)}/faces`, { method: 'PUT', json: change });
+}
+
+/** PUT /api/evidence/{id}/faces/consent: the faces may be shown (consent on record), or not. */
+export function setFacesConsent(id: string, consent: boolean, note?: string): Promise<EvidenceFaces> {
+  return apiRequest<EvidenceFaces>(`/api/evidence/${encodeURIComponent(id)}/faces/consent`, {
+    method: 'PUT',
+    json: note ? { consent, note } : { consent },
+  });
 }
 
 /** PUT /api/evidence/clearance/{id}: toggles one item between public and private. */

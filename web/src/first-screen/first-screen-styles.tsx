@@ -86,6 +86,7 @@ function sampleEvidence(media_type: MediaType): Evidence {
     media_status: media_type === 1 ? 'none' : 'ready',
     media_error: null,
     is_public: true,
+    faces: picture ? { check: 'done', count: 0, consent: false, public_copy: 'plain' } : null,
     review_status: 'reviewed',
     date_posted: '2026-01-01T00:00:00.000Z',
     user_id: PARTICIPANT.id,

@@ -6,7 +6,7 @@ import type { z } from 'zod';
  * pass; trying again cannot help) or a dependency's (Kafka, MongoDB, Redis, S3, the mail server,
  * the text provider, a neighbouring service away or slow: trying again later will). Poison becomes
  * a dead letter (events) or a failed job; a dependency's failure holds the work until the
- * dependency answers, and loses nothing. See docs/decisions/0044-dependencies-away-hold-the-work.md.
+ * dependency answers, and loses nothing. See docs/decisions/0045-dependencies-away-hold-the-work.md.
  */
 
 /** A message (or job) that can never be handled: it goes to the dead letters at once, no retry. */

@@ -1,4 +1,12 @@
-import { TOPICS, mediaProcessedData, mediaStillsData, userDeletedData, userRegisteredData, userUpdatedData } from '@portal/contracts';
+import {
+  TOPICS,
+  mediaBlurredData,
+  mediaProcessedData,
+  mediaStillsData,
+  userDeletedData,
+  userRegisteredData,
+  userUpdatedData,
+} from '@portal/contracts';
 import { parseEventData, type EventBus, type HealthCheck, type Subscription } from '@portal/platform';
 import type { EvidenceService } from '../domain/evidence-service.js';
 
@@ -46,6 +54,8 @@ export function subscribeMediaResults(bus: EventBus, evidence: EvidenceService, 
       const { type } = message.value;
       // A video's poster and thumbnail, ahead of its display copy.
       if (type === 'media.stills') await evidence.applyMediaStills(parseEventData(mediaStillsData, message.value));
+      // Public copies made again after an administrator changed an item's faces.
+      else if (type === 'media.blurred') await evidence.applyBlurred(parseEventData(mediaBlurredData, message.value));
       else if (type === 'media.ready' || type === 'media.failed')
         await evidence.applyMediaResult(parseEventData(mediaProcessedData, message.value));
     },

@@ -1,6 +1,6 @@
 import type { ExportedFile } from '@portal/contracts';
 import type { BlobStore } from '@portal/platform';
-import type { EvidenceRecord, MediaVariant } from './evidence-record.js';
+import type { EvidenceRecord, StoredVariant } from './evidence-record.js';
 
 export interface ExportedItem {
   record: EvidenceRecord;
@@ -27,13 +27,13 @@ const EXTENSIONS: Record<string, string> = {
 };
 
 /** A file name for a variant, with the extension its type usually has (.bin when unknown). */
-export function exportFileName(variant: MediaVariant, contentType: string): string {
+export function exportFileName(variant: StoredVariant, contentType: string): string {
   return `${variant}.${EXTENSIONS[contentType.split(';')[0]!.trim().toLowerCase()] ?? 'bin'}`;
 }
 
 /** The files an item has in the blob store: the original and every derivative. */
 export async function exportedFiles(record: EvidenceRecord, blobs: BlobStore): Promise<ExportedFile[]> {
-  const keys: [MediaVariant, string | null][] = [
+  const keys: [StoredVariant, string | null][] = [
     ['original', record.original_key],
     ['display', record.display_key],
     ['thumb', record.thumb_key],

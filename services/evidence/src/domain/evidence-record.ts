@@ -1,4 +1,12 @@
-import { REMUXED_DISPLAY_NAME, type Evidence, type MediaStatus, type MediaType, type ReviewStatus } from '@portal/contracts';
+import {
+  MEDIA_TYPES,
+  REMUXED_DISPLAY_NAME,
+  type Evidence,
+  type FaceCheck,
+  type MediaStatus,
+  type MediaType,
+  type ReviewStatus,
+} from '@portal/contracts';
 import { coarsenLocation } from './public-location.js';
 
 /** An evidence item as the evidence service stores it. */
@@ -32,6 +40,72 @@ export interface EvidenceRecord {
   width: number | null;
   height: number | null;
   duration: number | null;
+  /**
+   * The face check of the current revision: `pending` until the media worker has looked (a video:
+   * until its 720p copy), `done`, `off` (FACE_BLUR=off then); null for notes, audio and items
+   * processed before faces were checked.
+   */
+  face_check: FaceCheck | null;
+  /** Regions in force (hidden in the public copy); null until checked. */
+  face_count: number | null;
+  /** The regions (a FaceRegions JSON blob): the detector's, or the version an administrator made. */
+  faces_key: string | null;
+  /** Grows with every administrator's change of the regions; public copies are made for one version. */
+  faces_version: number;
+  /** An administrator recorded that the faces may be shown: the public gets the picture as it is. */
+  faces_consent: boolean;
+  /**
+   * The blurred public copies for the regions in force: `pending` while they are made (or made
+   * again after a box was added: the public sees nothing meanwhile), `ready`, or `none` (nothing to
+   * blur: no face, FACE_BLUR=off, notes, audio, items from before faces were checked).
+   */
+  public_blur: PublicBlur;
+  public_display_key: string | null;
+  public_thumb_key: string | null;
+  public_poster_key: string | null;
+  public_placeholder: string | null;
+}
+
+export const PUBLIC_BLURS = ['pending', 'none', 'ready'] as const;
+export type PublicBlur = (typeof PUBLIC_BLURS)[number];
+
+/** What the public is given of an item's picture: nothing yet, the picture as it is, or the blurred copies. */
+export type PublicCopy = 'pending' | 'plain' | 'blurred';
+
+/**
+ * The one rule for what the public sees of an item's picture. Consent on record shows it as it is;
+ * otherwise the blurred copies once made, the picture as it is when nothing needs blurring, and
+ * nothing while the faces are being looked for or a blurred copy is being made again.
+ */
+export function publicCopyOf(record: Pick<EvidenceRecord, 'faces_consent' | 'public_blur'>): PublicCopy {
+  if (record.faces_consent || record.public_blur === 'none') return 'plain';
+  return record.public_blur === 'ready' ? 'blurred' : 'pending';
+}
+
+/** Whether the public may see the item now: published, its media ready (or a note), and its public copy made. */
+export function isPubliclyShown(record: EvidenceRecord): boolean {
+  return record.is_public && (record.media_status === 'ready' || record.media_status === 'none') && publicCopyOf(record) !== 'pending';
+}
+
+/** An item's blurred public copies: none yet. */
+export const NO_PUBLIC_COPIES = {
+  public_display_key: null,
+  public_thumb_key: null,
+  public_poster_key: null,
+  public_placeholder: null,
+} as const satisfies Partial<EvidenceRecord>;
+
+/** The face fields of an item before its picture is checked: photos and videos wait for the check, the rest have nothing to check. */
+export function uncheckedFaces(mediaType: MediaType) {
+  const picture = mediaType === MEDIA_TYPES.image || mediaType === MEDIA_TYPES.video;
+  return {
+    face_check: picture ? ('pending' as const) : null,
+    face_count: null,
+    faces_key: null,
+    faces_consent: false,
+    public_blur: picture ? ('pending' as const) : ('none' as const),
+    ...NO_PUBLIC_COPIES,
+  } satisfies Partial<EvidenceRecord>;
 }
 
 /** What processing derives from an item's original file: nothing yet (a new file clears it). */
@@ -52,11 +126,29 @@ export const NO_MEDIA = {
   original_type: null,
   original_size: null,
   ...NO_PROCESSED_MEDIA,
+  faces_version: 0,
+  ...uncheckedFaces(MEDIA_TYPES.note),
 } as const satisfies Partial<EvidenceRecord>;
 
 export type EvidenceChanges = Partial<Omit<EvidenceRecord, 'id' | 'user_id' | 'date_posted'>>;
 
-export type MediaVariant = 'display' | 'thumb' | 'poster' | 'original';
+/** The files of an item as it was given and processed (the participant's export has these). */
+export type StoredVariant = 'display' | 'thumb' | 'poster' | 'original';
+/** Every file the media route serves: the stored ones and the public copies with faces blurred. */
+export type MediaVariant = StoredVariant | 'blurred-display' | 'blurred-thumb' | 'blurred-poster';
+
+/** The blob key of an item's file. */
+export function mediaKeyOf(record: EvidenceRecord, variant: MediaVariant): string | null {
+  return {
+    display: record.display_key,
+    thumb: record.thumb_key,
+    poster: record.poster_key,
+    original: record.original_key,
+    'blurred-display': record.public_display_key,
+    'blurred-thumb': record.public_thumb_key,
+    'blurred-poster': record.public_poster_key,
+  }[variant];
+}
 
 /** The key of a revision's first display copy of a video (a remux of the original's streams). */
 export function remuxedDisplayKey(id: string, revision: number): string {
@@ -73,7 +165,14 @@ export function remuxedVersion(revision: number): string {
  * copy a version of its own, so that the 720p copy replacing it has a new URL. A player still on
  * the first copy's URL keeps getting the first copy's bytes (see EvidenceService.mediaFor).
  */
-export function mediaUrl(record: Pick<EvidenceRecord, 'id' | 'media_revision' | 'display_key'>, variant: MediaVariant): string {
+export function mediaUrl(record: EvidenceRecord, variant: MediaVariant): string {
+  if (variant.startsWith('blurred-')) {
+    // The blurred copies are made again when an administrator changes the regions: a new URL for
+    // each copy, named by the version of the regions it was made for (in its key: blurred-v<n>-...).
+    // Not the item's current version: the copy served until the new one is made keeps its URL.
+    const made = /blurred-v(\d+)-/.exec(mediaKeyOf(record, variant) ?? '')?.[1] ?? '0';
+    return `/media/evidence/${record.id}/${variant}?v=${record.media_revision}-b${made}`;
+  }
   const remuxed = variant === 'display' && record.display_key === remuxedDisplayKey(record.id, record.media_revision);
   return `/media/evidence/${record.id}/${variant}?v=${remuxed ? remuxedVersion(record.media_revision) : record.media_revision}`;
 }
@@ -88,26 +187,50 @@ export function toEvidenceResponse(record: EvidenceRecord, publicLocationDecimal
   const ready = record.media_status === 'ready';
   // A video still processing may have its poster and thumbnail already (made before its display copy).
   const stills = ready || record.media_status === 'processing';
+  const forPublic = publicLocationDecimals !== undefined;
+  // The public's copy names the blurred copies when the faces are hidden (the unblurred ones are
+  // then the owner's and administrators' only); the placeholder is the blurred thumbnail's.
+  const copy = publicCopyOf(record);
+  const blurred = forPublic && copy === 'blurred';
+  // Never named to the public while its faces are looked for (the lists leave such items out; this
+  // is the second lock).
+  const media =
+    forPublic && copy === 'pending'
+      ? { aws_url: null, thumbnail_url: null, poster_url: null, placeholder: null }
+      : blurred
+        ? {
+            aws_url: ready && record.public_display_key ? mediaUrl(record, 'blurred-display') : null,
+            thumbnail_url: ready && record.public_thumb_key ? mediaUrl(record, 'blurred-thumb') : null,
+            poster_url: ready && record.public_poster_key ? mediaUrl(record, 'blurred-poster') : null,
+            placeholder: ready ? record.public_placeholder : null,
+          }
+        : {
+            aws_url: ready && record.display_key ? mediaUrl(record, 'display') : null,
+            thumbnail_url: stills && record.thumb_key ? mediaUrl(record, 'thumb') : null,
+            poster_url: stills && record.poster_key ? mediaUrl(record, 'poster') : null,
+            placeholder: stills ? record.placeholder : null,
+          };
   return {
     id: record.id,
     title: record.title,
     notes: record.notes,
-    location: publicLocationDecimals === undefined ? record.location : coarsenLocation(record.location, publicLocationDecimals),
+    location: forPublic ? coarsenLocation(record.location, publicLocationDecimals) : record.location,
     media_type: record.media_type,
-    aws_url: ready && record.display_key ? mediaUrl(record, 'display') : null,
-    thumbnail_url: stills && record.thumb_key ? mediaUrl(record, 'thumb') : null,
-    poster_url: stills && record.poster_key ? mediaUrl(record, 'poster') : null,
-    placeholder: stills ? record.placeholder : null,
+    ...media,
     width: record.width,
     height: record.height,
     duration: record.duration,
     media_status: record.media_status,
     media_error: record.media_error,
     is_public: record.is_public,
+    faces:
+      forPublic || (record.media_type !== MEDIA_TYPES.image && record.media_type !== MEDIA_TYPES.video)
+        ? null
+        : { check: record.face_check, count: record.face_count, consent: record.faces_consent, public_copy: copy },
     review_status: record.review_status,
     date_posted: record.date_posted,
     user_id: record.user_id,
     username: record.username,
-    avatar_AWS_URL: publicLocationDecimals === undefined ? record.avatar_url : null,
+    avatar_AWS_URL: forPublic ? null : record.avatar_url,
   };
 }

@@ -1,17 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import { rm, stat } from 'node:fs/promises';
+import { buffer } from 'node:stream/consumers';
 import {
   MEDIA_TYPES,
   MESSAGES,
   NO_DERIVATIVES,
   TOPICS,
+  faceRegionsSchema,
   isAdminRole,
+  regionsInForce,
   mediaQueueKindFor,
   type EvidenceChangedData,
   type EvidenceCounts,
   type EvidenceDeletedData,
   type EvidenceReviewedData,
   type EvidenceVisibilityData,
+  type EditFacesRequest,
+  type EvidenceFaces,
+  type FaceRegion,
+  type FaceRegions,
+  type MediaBlurredData,
   type MediaJob,
   type MediaQueueSet,
   type MediaProcessedData,
@@ -20,6 +28,7 @@ import {
   type UserUpdatedData,
 } from '@portal/contracts';
 import {
+  HttpError,
   auditEvent,
   badRequest,
   createEvent,
@@ -38,7 +47,12 @@ import {
 import {
   NO_MEDIA,
   NO_PROCESSED_MEDIA,
+  NO_PUBLIC_COPIES,
+  isPubliclyShown,
+  mediaKeyOf,
+  publicCopyOf,
   remuxedDisplayKey,
+  uncheckedFaces,
   remuxedVersion,
   type EvidenceChanges,
   type EvidenceRecord,
@@ -97,6 +111,17 @@ const KIND_NAMES: Record<Exclude<MediaType, 1>, { noun: string; plural: string }
 export function jobIdFor(evidenceId: string, revision: number): string {
   return `${evidenceId}.r${revision}`;
 }
+
+/** The job that makes an item's public copies again for a version of its regions. */
+export function blurJobIdFor(evidenceId: string, revision: number, facesVersion: number): string {
+  return `${evidenceId}.r${revision}.faces-v${facesVersion}`;
+}
+
+/** An item's picture: only photos and videos have faces. */
+const hasPicture = (record: Pick<EvidenceRecord, 'media_type'>) =>
+  record.media_type === MEDIA_TYPES.image || record.media_type === MEDIA_TYPES.video;
+
+const conflict = (message: string) => new HttpError(409, 'conflict', message);
 
 /** Where an item's blobs are: all of them, and those of one revision of its media. */
 const itemPrefix = (id: string) => `evidence/${id}/`;
@@ -402,8 +427,7 @@ export class EvidenceService {
   async readable(caller: CallerIdentity | undefined, id: string): Promise<EvidenceRecord> {
     const record = await this.deps.evidence.findById(id);
     const privileged = record !== null && caller !== undefined && (caller.userId === record.user_id || isAdminRole(caller.role));
-    const open = record !== null && record.is_public && (record.media_status === 'ready' || record.media_status === 'none');
-    if (!record || (!privileged && !open)) throw notFound(MESSAGES.evidenceNotFound);
+    if (!record || (!privileged && !isPubliclyShown(record))) throw notFound(MESSAGES.evidenceNotFound);
     return record;
   }
 
@@ -420,9 +444,13 @@ export class EvidenceService {
     const record = await this.deps.evidence.findById(id);
     if (!record) throw notFound(MESSAGES.evidenceNotFound);
     const privileged = caller !== undefined && (caller.userId === record.user_id || isAdminRole(caller.role));
-    const publiclyVisible = record.is_public && record.media_status === 'ready' && variant !== 'original';
+    // The public gets the copies publicCopyOf names, nothing else: the picture as it is only when
+    // nothing is to be hidden (or consent is on record), the blurred copies otherwise. A URL always
+    // gives the same bytes whoever asks; what it may be cached as follows from the item alone.
+    const shown = record.media_status === 'ready' && isPubliclyShown(record) ? publicCopyOf(record) : 'pending';
+    const publiclyVisible = variant === 'original' ? false : variant.startsWith('blurred-') ? shown === 'blurred' : shown === 'plain';
     if (!privileged && !publiclyVisible) throw notFound(MESSAGES.evidenceNotFound);
-    let key = { display: record.display_key, thumb: record.thumb_key, poster: record.poster_key, original: record.original_key }[variant];
+    let key = mediaKeyOf(record, variant);
     if (!key) throw notFound('This item has no such media yet');
     if (variant === 'display' && version === remuxedVersion(record.media_revision)) {
       const remuxed = remuxedDisplayKey(record.id, record.media_revision);
@@ -458,6 +486,24 @@ export class EvidenceService {
             duration: result.duration,
           }
         : { media_status: 'failed', media_error: result.error ?? 'The file could not be processed' };
+    if (result.status === 'ready' && result.faces) {
+      // The face check of this revision, taken once: a job run again after an administrator
+      // changed the regions (its report repeated) does not undo their change.
+      const current = await this.deps.evidence.findById(result.evidenceId);
+      if (current?.media_revision === result.revision && current.face_check === 'pending') {
+        const found = result.faces.check === 'done' && result.faces.count > 0 && result.public;
+        Object.assign(changes, {
+          face_check: result.faces.check,
+          face_count: result.faces.check === 'done' ? result.faces.count : null,
+          faces_key: result.faces.key,
+          public_blur: found ? 'ready' : 'none',
+          public_display_key: found ? result.public!.display.key : null,
+          public_thumb_key: found ? (result.public!.thumbnail?.key ?? null) : null,
+          public_poster_key: found ? (result.public!.poster?.key ?? null) : null,
+          public_placeholder: found ? result.public!.placeholder : null,
+        } satisfies EvidenceChanges);
+      }
+    }
     const first = result.status === 'ready' && result.display_copy === 'remuxed';
     const updated = await this.deps.evidence.applyMediaResult(
       result.evidenceId,
@@ -495,6 +541,238 @@ export class EvidenceService {
       [null],
     );
     if (updated) this.deps.logger.info({ evidenceId: stills.evidenceId, revision: stills.revision }, 'media stills applied');
+  }
+
+  /**
+   * Public copies made again for a version of an item's regions (an administrator changed them),
+   * or a first face check that could not be made.
+   * Taken only while the item is at that revision and version; the copies they replace are noted
+   * for deletion once no cache may still hold them (as a video's first copy, an hour). Copies of
+   * a version already replaced go at once. A failure leaves what the public sees as it was
+   * (nothing, after a box was added) and is logged.
+   */
+  async applyBlurred(result: MediaBlurredData): Promise<void> {
+    const made = result.public ? [result.public.display.key, result.public.thumbnail?.key, result.public.poster?.key] : [];
+    if (result.error) {
+      // A first check that could not be made (a video without its converted copy): said so to the
+      // administrators; the public still gets nothing without consent.
+      const current = await this.deps.evidence.findById(result.evidenceId);
+      if (result.version === 0 && current?.media_revision === result.revision && current.face_check === 'pending') {
+        await this.deps.evidence.applyMediaResult(result.evidenceId, result.revision, { face_check: 'failed' }, undefined, 0);
+      }
+      this.deps.logger.warn(
+        { evidenceId: result.evidenceId, version: result.version, reason: result.error },
+        'public copies not made again',
+      );
+      return;
+    }
+    const current = await this.deps.evidence.findById(result.evidenceId);
+    const replaced = current ? [current.public_display_key, current.public_thumb_key, current.public_poster_key] : [];
+    const updated = await this.deps.evidence.applyMediaResult(
+      result.evidenceId,
+      result.revision,
+      {
+        public_blur: result.public ? 'ready' : 'none',
+        public_display_key: result.public?.display.key ?? null,
+        public_thumb_key: result.public?.thumbnail?.key ?? null,
+        public_poster_key: result.public?.poster?.key ?? null,
+        public_placeholder: result.public?.placeholder ?? null,
+      },
+      undefined,
+      result.version,
+    );
+    const stale = updated ? replaced.filter((key) => key && !made.includes(key)) : made;
+    for (const key of stale) if (key) await this.deps.evidence.blobIntents.add(key);
+    if (updated) this.deps.logger.info({ evidenceId: result.evidenceId, version: result.version }, 'public copies applied');
+  }
+
+  // --- faces: the administrators' decisions -------------------------------------------------
+
+  /** An item's faces as the review dialog shows them (administrators). */
+  async facesOf(id: string): Promise<EvidenceFaces> {
+    const record = await this.deps.evidence.findById(id);
+    if (!record) throw notFound(MESSAGES.evidenceNotFound);
+    const doc = await this.regionsOf(record);
+    return {
+      check: record.face_check,
+      version: record.faces_version,
+      consent: record.faces_consent,
+      public_copy: publicCopyOf(record),
+      width: doc?.width ?? record.width,
+      height: doc?.height ?? record.height,
+      duration: doc?.duration ?? record.duration,
+      interval: doc?.interval ?? null,
+      regions: doc?.regions ?? [],
+    };
+  }
+
+  /**
+   * An administrator's change of an item's regions, on the version they saw: regions removed (no
+   * face to hide: a poster on a wall), restored, or boxes added. The public copies are made again
+   * for the new version. While they are made, the public sees the item only if the change hid
+   * nothing more than before (the copies it has then hide at least as much); after a box is
+   * added or a region restored it sees nothing until the new copies exist.
+   */
+  async editFaces(caller: CallerIdentity, id: string, input: Required<EditFacesRequest>): Promise<EvidenceFaces> {
+    const record = await this.deps.evidence.findById(id);
+    if (!record) throw notFound(MESSAGES.evidenceNotFound);
+    this.assertFacesEditable(record);
+    if (input.base !== record.faces_version)
+      throw conflict('The faces of this item were changed meanwhile: look at them again, then make your change');
+    const doc: FaceRegions = (await this.regionsOf(record)) ?? {
+      width: record.width ?? 1,
+      height: record.height ?? 1,
+      duration: record.media_type === MEDIA_TYPES.video ? record.duration : null,
+      interval: record.media_type === MEDIA_TYPES.video ? 0.25 : null,
+      regions: [],
+    };
+    const byId = new Map(doc.regions.map((region) => [region.id, region]));
+    for (const regionId of [...input.removed, ...input.restored]) {
+      if (!byId.has(regionId)) throw badRequest(`This item has no face region ${regionId}`, { removed: 'Unknown region' });
+    }
+    const before = regionsInForce(doc.regions).length;
+    const hidesMore = input.added.length > 0 || input.restored.some((regionId) => byId.get(regionId)!.removed);
+    const regions: FaceRegion[] = doc.regions.map((region) =>
+      input.removed.includes(region.id)
+        ? { ...region, removed: true }
+        : input.restored.includes(region.id)
+          ? { ...region, removed: false }
+          : region,
+    );
+    let next = doc.regions.reduce((highest, region) => Math.max(highest, Number(region.id.replace(/\D/g, '')) || 0), 0);
+    for (const box of input.added) {
+      next++;
+      regions.push({ id: `a${next}`, source: 'added', score: null, removed: false, track: [{ t: 0, ...box }] });
+    }
+    const version = record.faces_version + 1;
+    const key = `${revisionPrefix(id, record.media_revision)}faces-v${version}.json`;
+    await this.deps.blobs.put(key, Buffer.from(JSON.stringify({ ...doc, regions } satisfies FaceRegions)), {
+      contentType: 'application/json',
+    });
+    const inForce = regionsInForce(regions).length;
+    // Nothing left to hide: the picture as it is. Something more to hide: nothing until it is
+    // blurred. Less to hide: the copies the public has (they hide more) until the new ones exist.
+    const public_blur = inForce === 0 ? 'none' : hidesMore || record.public_blur === 'none' ? 'pending' : record.public_blur;
+    const changes: EvidenceChanges = {
+      faces_key: key,
+      faces_version: version,
+      face_count: inForce,
+      public_blur,
+      ...(inForce === 0 ? NO_PUBLIC_COPIES : {}),
+    };
+    const updated = await this.deps.evidence.update(
+      id,
+      changes,
+      [
+        this.facesChangedEvent({ ...record, ...changes }),
+        auditEvent({
+          actor: caller,
+          action: 'evidence.faces-edit',
+          target: { type: 'evidence', id, label: record.title },
+          subjectUserId: record.user_id,
+          before: { faces: before },
+          after: { faces: inForce },
+          details: { added: input.added.length, removed: input.removed, restored: input.restored, version },
+        }),
+      ],
+      { facesVersion: record.faces_version },
+    );
+    if (!updated) throw conflict('The faces of this item were changed meanwhile: look at them again, then make your change');
+    this.deps.onEventsCommitted();
+    if (inForce > 0) await this.enqueueBlur(updated);
+    // The copies the public had are kept for caches until the new ones replace them (applyBlurred).
+    if (inForce === 0) {
+      for (const old of [record.public_display_key, record.public_thumb_key, record.public_poster_key]) {
+        if (old) await this.deps.evidence.blobIntents.add(old);
+      }
+    }
+    return this.facesOf(id);
+  }
+
+  /**
+   * An administrator records that the faces of an item may be shown (the people consented), or
+   * takes that back: the public gets the picture as it is, or the blurred copies again.
+   */
+  async setFacesConsent(caller: CallerIdentity, id: string, consent: boolean, note?: string): Promise<EvidenceFaces> {
+    const record = await this.deps.evidence.findById(id);
+    if (!record) throw notFound(MESSAGES.evidenceNotFound);
+    if (!hasPicture(record)) throw badRequest('This item has no picture', { consent: 'This item has no picture' });
+    if (record.faces_consent !== consent) {
+      const updated = await this.deps.evidence.update(
+        id,
+        { faces_consent: consent },
+        [
+          this.facesChangedEvent({ ...record, faces_consent: consent }),
+          auditEvent({
+            actor: caller,
+            action: 'evidence.faces-consent',
+            target: { type: 'evidence', id, label: record.title },
+            subjectUserId: record.user_id,
+            before: { faces_may_be_shown: record.faces_consent },
+            after: { faces_may_be_shown: consent },
+            details: note ? { note } : null,
+          }),
+        ],
+        { facesVersion: record.faces_version },
+      );
+      if (!updated) throw conflict('The faces of this item were changed meanwhile: look at them again, then make your change');
+      this.deps.onEventsCommitted();
+    }
+    return this.facesOf(id);
+  }
+
+  /** The regions of an item's current version; null when none were stored (no face found, not checked). */
+  private async regionsOf(record: EvidenceRecord): Promise<FaceRegions | null> {
+    if (!record.faces_key) return null;
+    const object = await this.deps.blobs.get(record.faces_key);
+    if (!object) return null;
+    const parsed = faceRegionsSchema.safeParse(JSON.parse((await buffer(object.body)).toString('utf8')));
+    if (!parsed.success) {
+      this.deps.logger.warn({ evidenceId: record.id, key: record.faces_key }, 'stored face regions could not be read');
+      return null;
+    }
+    return parsed.data;
+  }
+
+  private assertFacesEditable(record: EvidenceRecord): void {
+    if (!hasPicture(record)) throw badRequest('This item has no picture', { added: 'This item has no picture' });
+    if (record.media_status !== 'ready' || record.face_check === 'pending') {
+      throw conflict('The faces in this item are still being looked for: try again when its processing is done');
+    }
+    // A video's blurred copy is made from its 720p copy; a video whose 720p copy could not be made has none.
+    if (record.media_type === MEDIA_TYPES.video && record.display_key === remuxedDisplayKey(record.id, record.media_revision)) {
+      throw conflict('This video has no converted copy to blur yet: try again when its processing is done');
+    }
+  }
+
+  private facesChangedEvent(record: EvidenceRecord): PendingEvent {
+    const data = { evidenceId: record.id, version: record.faces_version, consent: record.faces_consent, public_copy: publicCopyOf(record) };
+    return { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.faces-changed', key: record.id, data }) };
+  }
+
+  /** Queues the job that makes the public copies again for the item's current regions. */
+  private async enqueueBlur(record: EvidenceRecord): Promise<void> {
+    if (!record.faces_key || !record.original_key) return;
+    const queue = record.media_type === MEDIA_TYPES.image ? this.deps.mediaQueues.stills : this.deps.mediaQueues.transcode;
+    await queue.add(
+      'blur',
+      {
+        evidenceId: record.id,
+        revision: record.media_revision,
+        media_type: record.media_type,
+        originalKey: record.original_key,
+        outputPrefix: revisionPrefix(record.id, record.media_revision),
+        step: 'blur',
+        faces: { key: record.faces_key, version: record.faces_version },
+        ...(record.display_key ? { displayKey: record.display_key } : {}),
+        ...(record.poster_key ? { posterKey: record.poster_key } : {}),
+      },
+      {
+        jobId: blurJobIdFor(record.id, record.media_revision, record.faces_version),
+        attempts: 3,
+        backoff: { type: 'exponential', delay: 5000 },
+      },
+    );
   }
 
   async onUserChanged(data: Pick<UserUpdatedData, 'userId' | 'username' | 'avatar_AWS_URL'>): Promise<void> {
@@ -551,6 +829,16 @@ export class EvidenceService {
         await this.applyMediaResult(job.returnValue as MediaProcessedData);
       }
     }
+    // Public copies to be made again (an administrator's change whose job was never queued, or
+    // whose report was lost).
+    for (const record of await this.deps.evidence.findBlurPending(200)) {
+      const queue = record.media_type === MEDIA_TYPES.image ? this.deps.mediaQueues.stills : this.deps.mediaQueues.transcode;
+      const job = await queue.getJob(blurJobIdFor(record.id, record.media_revision, record.faces_version));
+      if (!job) await this.enqueueBlur(record);
+      else if (job.state === 'completed' && job.returnValue) await this.applyBlurred(job.returnValue as MediaBlurredData);
+      else if (job.state === 'failed')
+        this.deps.logger.warn({ evidenceId: record.id, reason: job.failedReason }, 'public copies could not be made again');
+    }
   }
 
   /**
@@ -567,7 +855,18 @@ export class EvidenceService {
       if (one) {
         // One blob: kept while the item refers to it.
         const item = await this.deps.evidence.findById(one[1]!);
-        const referred = item !== null && [item.display_key, item.thumb_key, item.poster_key, item.original_key].includes(prefix);
+        const referred =
+          item !== null &&
+          [
+            item.display_key,
+            item.thumb_key,
+            item.poster_key,
+            item.original_key,
+            item.faces_key,
+            item.public_display_key,
+            item.public_thumb_key,
+            item.public_poster_key,
+          ].includes(prefix);
         if (referred || !(await this.deps.blobs.stat(prefix))) return 0;
         await this.deps.blobs.delete(prefix);
         return 1;
@@ -629,6 +928,8 @@ export class EvidenceService {
       original_type: classified.contentType,
       original_size: size,
       ...NO_PROCESSED_MEDIA,
+      // A new file is a new picture: looked at for faces again, and any consent was for the old one.
+      ...uncheckedFaces(classified.media_type),
     };
   }
 
@@ -678,6 +979,7 @@ export class EvidenceService {
       media_error: null,
       media_revision: 0,
       ...NO_MEDIA,
+      ...uncheckedFaces(media_type),
     };
   }
 

@@ -10,7 +10,7 @@ export interface PendingEvent {
 export interface EvidenceFilter {
   /** Only this participant's items. */
   ownerId?: string;
-  /** Only public items whose media can be shown (ready, or notes). */
+  /** Only public items whose media can be shown (ready, or notes) and whose public copy is made (publicCopyOf). */
   publicOnly?: boolean;
   type?: MediaType;
   /** Only items in this review state. */
@@ -59,8 +59,11 @@ export interface EvidenceRepository {
   /** The owner's live item made with this idempotency key, if any. */
   findByIdempotencyKey(userId: string, key: string): Promise<EvidenceRecord | null>;
   findById(id: string): Promise<EvidenceRecord | null>;
-  /** Applies the changes; null when the item does not exist. */
-  update(id: string, changes: EvidenceChanges, events: PendingEvent[]): Promise<EvidenceRecord | null>;
+  /**
+   * Applies the changes; null when the item does not exist (or, with `guard`, when its regions are
+   * no longer at that version: an administrator's change on regions changed meanwhile).
+   */
+  update(id: string, changes: EvidenceChanges, events: PendingEvent[], guard?: { facesVersion: number }): Promise<EvidenceRecord | null>;
   delete(id: string, events: PendingEvent[]): Promise<EvidenceRecord | null>;
   list(filter: EvidenceFilter, limit: number, cursor?: string): Promise<EvidencePage>;
   /**
@@ -78,19 +81,24 @@ export interface EvidenceRepository {
   /**
    * Applies a media result only if the item is still at that revision (and, with
    * `onlyIfDisplayIn`, only if its display key is one of those: a video's first, remuxed copy
-   * never replaces the 720p copy that followed it); answers the updated item.
+   * never replaces the 720p copy that followed it), and with `onlyIfFacesVersion` only while its
+   * regions are at that version (public copies made for older regions are not taken); answers the
+   * updated item.
    */
   applyMediaResult(
     id: string,
     revision: number,
     changes: EvidenceChanges,
     onlyIfDisplayIn?: (string | null)[],
+    onlyIfFacesVersion?: number,
   ): Promise<EvidenceRecord | null>;
   updateAuthor(userId: string, username: string, avatarUrl: string | null): Promise<number>;
   /** Deletes every item of a participant; answers what was deleted (for the blobs). */
   deleteByOwner(userId: string, events: (records: EvidenceRecord[]) => PendingEvent[]): Promise<EvidenceRecord[]>;
   /** Items still waiting for their media, oldest first. */
   findProcessing(limit: number): Promise<EvidenceRecord[]>;
+  /** Items checked for faces whose blurred public copies are still to be made (again), oldest first. */
+  findBlurPending(limit: number): Promise<EvidenceRecord[]>;
   findFinishedUpload(uploadId: string): Promise<FinishedUpload | null>;
   /** Stores events that belong to no change of an item (for example the record of an export). */
   appendEvents(events: PendingEvent[]): Promise<void>;

@@ -252,6 +252,56 @@ export function evidenceRepositoryContract(name: string, create: () => Promise<E
       expect(await repo.findById(item.id)).toMatchObject({ display_key: 'r1/display.mp4', width: 720, height: 1280 });
     });
 
+    it('keeps the faces of an item: public only once its public copy is made (or consent is on record), changes guarded by their version', async () => {
+      const repo = await create();
+      const tag = `faces${randomUUID().slice(0, 8)}`;
+      const item = sampleEvidence({
+        title: tag,
+        media_type: 2,
+        media_status: 'ready',
+        media_revision: 1,
+        is_public: true,
+        face_check: 'pending',
+        public_blur: 'pending',
+      });
+      await repo.create(item, []);
+      const shown = async () => (await repo.list({ publicOnly: true, words: [tag] }, 10)).items.map((entry) => entry.id);
+      expect(await shown()).toEqual([]);
+      // The check's result: a face, its blurred copies.
+      const checked = await repo.applyMediaResult(item.id, 1, {
+        face_check: 'done',
+        face_count: 1,
+        faces_key: 'r1/faces.json',
+        public_blur: 'ready',
+        public_display_key: 'r1/blurred-v0-display.webp',
+        public_placeholder: 'hash',
+      });
+      expect(checked).toMatchObject({ face_check: 'done', face_count: 1, faces_version: 0, faces_consent: false, public_blur: 'ready' });
+      expect(await shown()).toEqual([item.id]);
+      // An administrator's change, on version 0: another version is refused.
+      expect(await repo.update(item.id, { faces_version: 2, public_blur: 'pending' }, [], { facesVersion: 1 })).toBeNull();
+      const edited = await repo.update(item.id, { faces_version: 1, public_blur: 'pending', face_count: 2 }, [event(item.id)], {
+        facesVersion: 0,
+      });
+      expect(edited).toMatchObject({ faces_version: 1, public_blur: 'pending', face_count: 2 });
+      expect(await shown()).toEqual([]);
+      expect((await repo.findBlurPending(1000)).map((entry) => entry.id)).toContain(item.id);
+      // Public copies made for an older version are not taken; those for the current one are.
+      expect(await repo.applyMediaResult(item.id, 1, { public_blur: 'ready' }, undefined, 0)).toBeNull();
+      expect(
+        await repo.applyMediaResult(item.id, 1, { public_blur: 'ready', public_display_key: 'r1/blurred-v1-display.webp' }, undefined, 1),
+      ).toMatchObject({
+        public_blur: 'ready',
+        public_display_key: 'r1/blurred-v1-display.webp',
+      });
+      expect((await repo.findBlurPending(1000)).map((entry) => entry.id)).not.toContain(item.id);
+      // Consent on record shows the item even while a copy is remade.
+      await repo.update(item.id, { public_blur: 'pending', faces_version: 2 }, [], { facesVersion: 1 });
+      expect(await shown()).toEqual([]);
+      expect(await repo.update(item.id, { faces_consent: true }, [], { facesVersion: 2 })).toMatchObject({ faces_consent: true });
+      expect(await shown()).toEqual([item.id]);
+    });
+
     it("updates an author's name and avatar on all their items, and deletes all their items", async () => {
       const repo = await create();
       const owner = randomUUID();

@@ -10,14 +10,28 @@ export interface StillImages {
   height: number;
 }
 
-const MAX_PIXELS = 80_000_000;
+export const MAX_PIXELS = 80_000_000;
+
+/** A decoded picture (upright already): `channels` bytes a pixel, rows top to bottom. */
+export interface RawPicture {
+  data: Uint8Array;
+  width: number;
+  height: number;
+  channels: 3 | 4;
+}
+
+/** sharp for a file, an encoded picture or a decoded one. */
+export function pictureInput(input: string | Buffer | RawPicture) {
+  if (typeof input === 'string' || Buffer.isBuffer(input)) return sharp(input, { limitInputPixels: MAX_PIXELS, animated: false });
+  return sharp(input.data, { raw: { width: input.width, height: input.height, channels: input.channels } });
+}
 
 /**
- * From a picture (a photo, or a video's poster frame): an upright display copy (longest side at
+ * From a picture (a photo, a video's poster frame, or either with its faces pixelated): an upright display copy (longest side at
  * most `displaySize`) and a thumbnail, both WebP with no metadata at all, plus a ThumbHash.
  */
-export async function stillImages(input: string | Buffer, displaySize = 1600): Promise<StillImages> {
-  const base = () => sharp(input, { limitInputPixels: MAX_PIXELS, animated: false }).rotate();
+export async function stillImages(input: string | Buffer | RawPicture, displaySize = 1600): Promise<StillImages> {
+  const base = () => pictureInput(input).rotate();
   const display = await base()
     .resize({ width: displaySize, height: displaySize, fit: 'inside', withoutEnlargement: true })
     .webp({ quality: 80 })

@@ -42,6 +42,13 @@ export function chosenStreams(probe: ProbeResult): { video: ProbedStream | undef
   };
 }
 
+/**
+ * How a display copy's picture is encoded (the 720p copy, and the public copy of a video with its
+ * faces blurred): H.264 High at level 4.0, which every browser plays, at a quality that keeps a
+ * phone's picture and costs about half the clip's length on two cores (bench/transcode).
+ */
+export const DISPLAY_VIDEO_ENCODING = ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-profile:v', 'high', '-level', '4.0'];
+
 /** `-map 0:<index>` for a probed stream; by type when ffprobe did not number it. */
 const mapOf = (stream: ProbedStream, type: 'v' | 'a') => ['-map', typeof stream.index === 'number' ? `0:${stream.index}` : `0:${type}:0`];
 
@@ -73,16 +80,7 @@ export async function transcodeVideo(
       ...outputLimit(maxSeconds),
       '-vf',
       "scale='if(gte(iw,ih),-2,min(720,iw))':'if(gte(iw,ih),min(720,ih),-2)',format=yuv420p",
-      '-c:v',
-      'libx264',
-      '-preset',
-      'veryfast',
-      '-crf',
-      '23',
-      '-profile:v',
-      'high',
-      '-level',
-      '4.0',
+      ...DISPLAY_VIDEO_ENCODING,
       ...(audio ? ['-c:a', 'aac', '-b:a', '128k', '-ac', '2'] : ['-an']),
       '-movflags',
       '+faststart',
@@ -168,6 +166,11 @@ async function runVideoCommand(
   return output;
 }
 
+/** The moment of a video its poster frame is taken at: a second in, or the first frame of a very short clip. */
+export function posterSeconds(durationSeconds: number | null): number {
+  return durationSeconds && durationSeconds > 2 ? 1 : 0;
+}
+
 /**
  * One frame of a video, a little way in (or the first of a very short clip), as PNG, turned
  * upright (ffmpeg applies the display matrix as it decodes). Taken from the original, with the
@@ -185,7 +188,7 @@ export async function posterFrame(
   }: { demuxer?: string | null; stream?: ProbedStream; niceness?: number; watchdog?: TranscodeWatchdog } = {},
 ): Promise<string> {
   const output = join(workDir, 'poster.png');
-  const at = durationSeconds && durationSeconds > 2 ? 1 : 0;
+  const at = posterSeconds(durationSeconds);
   await runFfmpeg(
     ffmpegCommand(video, demuxer, niceness)
       .seekInput(at)

@@ -19,13 +19,14 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 import { MESSAGES, updateEvidenceSchema, type Evidence } from '@portal/contracts';
 import { markItemReviewed, toggleClearance } from '../../api/admin';
-import { deleteEvidence, updateEvidence } from '../../api/evidence';
+import { deleteEvidence, fetchEvidenceItem, updateEvidence } from '../../api/evidence';
 import { messageOf } from '../../api/http';
 import { ConfirmDialog } from '../../evidence/ConfirmDialog';
 import { EvidenceMedia } from '../../evidence/EvidenceMedia';
 import { formatPosted } from '../../evidence/format';
 import { refreshEvidence, removeCachedItem, replaceCachedItem } from '../../evidence/queries';
 import { useNotify } from '../../notifications/notify-context';
+import { FacesPanel } from './FacesPanel';
 
 interface EvidenceViewerDialogProps {
   item: Evidence;
@@ -133,7 +134,16 @@ export function EvidenceViewerDialog({ item, onChanged, onClose }: EvidenceViewe
           {editing ? 'Edit Evidence' : item.title}
         </DialogTitle>
         <DialogContent>
-          <EvidenceMedia item={item} />
+          {(item.media_type === 2 || item.media_type === 3) && item.media_status === 'ready' && item.aws_url ? (
+            <FacesPanel
+              item={item}
+              onChanged={() => {
+                fetchEvidenceItem(item.id).then(changed, (error: unknown) => console.warn('item refresh failed', error));
+              }}
+            />
+          ) : (
+            <EvidenceMedia item={item} />
+          )}
           <Stack spacing={1} sx={{ mt: 2 }}>
             {problem ? <Alert severity="error">{problem}</Alert> : null}
             {editing ? (

@@ -8,6 +8,8 @@ export const ACTION_LABELS: Record<AuditAction, string> = {
   'evidence.publish-all': 'Made all evidence public',
   'evidence.unpublish-all': 'Made all evidence private',
   'evidence.mark-reviewed': 'Marked an item reviewed',
+  'evidence.faces-edit': 'Changed the faces hidden in an item',
+  'evidence.faces-consent': 'Recorded whether faces may be shown',
   'evidence.edit': 'Edited an item',
   'evidence.delete': 'Deleted an item',
   'evidence.export': 'Exported evidence',

@@ -5,7 +5,9 @@ import {
   IDEMPOTENCY_KEY_HEADER,
   adminEvidenceListQuerySchema,
   createEvidenceSchema,
+  editFacesRequestSchema,
   evidenceListQuerySchema,
+  facesConsentRequestSchema,
   idempotencyKeyField,
   isAdminRole,
   markReviewedRequestSchema,
@@ -16,7 +18,7 @@ import {
 } from '@portal/contracts';
 import { notFound, parseInput, requireAdmin, requireCaller, route, setNextLink, signedInOnly, uuidParam } from '@portal/platform';
 import type { EvidenceService } from '../../domain/evidence-service.js';
-import { toEvidenceResponse } from '../../domain/evidence-record.js';
+import { isPubliclyShown, toEvidenceResponse } from '../../domain/evidence-record.js';
 import type { EvidencePage } from '../../repositories/evidence-repository.js';
 import { evidenceFileUpload, routeWithFile } from '../file-upload.js';
 
@@ -142,7 +144,7 @@ export function evidenceRoutes({ evidence, tmpDir, publicLocationDecimals }: Evi
     '/api/evidence/item/:id',
     route(async (req, res) => {
       const record = await evidence.readable(req.caller, evidenceId(req));
-      const open = record.is_public && (record.media_status === 'ready' || record.media_status === 'none');
+      const open = isPubliclyShown(record);
       const privileged = req.caller !== undefined && (req.caller.userId === record.user_id || isAdminRole(req.caller.role));
       if (open && !privileged) {
         // The public's copy: a device position is coarsened. The owner and administrators get
@@ -224,6 +226,38 @@ export function evidenceRoutes({ evidence, tmpDir, publicLocationDecimals }: Evi
       const result = await evidence.markReviewed(caller, [id]);
       if (result.missing.length > 0) throw notFound(MESSAGES.evidenceNotFound);
       res.json(toEvidenceResponse(await evidence.readable(req.caller, id)));
+    }),
+  );
+
+  // Faces: administrators decide on the original (docs/decisions/0044).
+  router.get(
+    '/api/evidence/:id/faces',
+    route(async (req, res) => {
+      requireAdmin(req);
+      res.set('Cache-Control', 'private, no-store');
+      res.json(await evidence.facesOf(evidenceId(req)));
+    }),
+  );
+
+  router.put(
+    '/api/evidence/:id/faces',
+    route(async (req, res) => {
+      const caller = requireAdmin(req);
+      const id = evidenceId(req);
+      const input = parseInput(editFacesRequestSchema, req.body);
+      res.set('Cache-Control', 'private, no-store');
+      res.json(await evidence.editFaces(caller, id, input));
+    }),
+  );
+
+  router.put(
+    '/api/evidence/:id/faces/consent',
+    route(async (req, res) => {
+      const caller = requireAdmin(req);
+      const id = evidenceId(req);
+      const input = parseInput(facesConsentRequestSchema, req.body);
+      res.set('Cache-Control', 'private, no-store');
+      res.json(await evidence.setFacesConsent(caller, id, input.consent, input.note));
     }),
   );
 

@@ -1,11 +1,11 @@
 import { Router } from 'express';
 import { MESSAGES, type PostedCounts } from '@portal/contracts';
 import { badRequest, notFound, requireServiceToken, route, uuidParam, type BlobStore, type IdentityTokens } from '@portal/platform';
-import type { MediaVariant } from '../../domain/evidence-record.js';
+import { mediaKeyOf, type StoredVariant } from '../../domain/evidence-record.js';
 import type { EvidenceRepository } from '../../repositories/evidence-repository.js';
 import { exportedFiles, type ExportedItem } from '../../domain/evidence-export.js';
 
-const VARIANTS = new Set<MediaVariant>(['display', 'thumb', 'poster', 'original']);
+const VARIANTS = new Set<StoredVariant>(['display', 'thumb', 'poster', 'original']);
 const PAGE = 100;
 
 /**
@@ -65,13 +65,11 @@ export function internalRoutes(deps: { tokens: IdentityTokens; repository: Evide
     '/internal/evidence/:id/files/:variant',
     route(async (req, res) => {
       const id = uuidParam(req.params.id, MESSAGES.evidenceNotFound);
-      const variant = String(req.params.variant) as MediaVariant;
+      const variant = String(req.params.variant) as StoredVariant;
       if (!VARIANTS.has(variant)) throw notFound();
       const record = await deps.repository.findById(id);
       if (!record) throw notFound(MESSAGES.evidenceNotFound);
-      const key = { display: record.display_key, thumb: record.thumb_key, poster: record.poster_key, original: record.original_key }[
-        variant
-      ];
+      const key = mediaKeyOf(record, variant);
       const object = key ? await deps.blobs.get(key) : null;
       if (!object) throw notFound('This item has no such file');
       res.set({ 'Content-Type': object.info.contentType, 'Content-Length': String(object.info.size), 'Cache-Control': 'no-store' });

@@ -5,7 +5,7 @@ import { HttpError, isNotModified, notFound, route, uuidParam, type BlobStore } 
 import type { EvidenceService } from '../../domain/evidence-service.js';
 import type { MediaVariant } from '../../domain/evidence-record.js';
 
-const VARIANTS = new Set<MediaVariant>(['display', 'thumb', 'poster', 'original']);
+const VARIANTS = new Set<MediaVariant>(['display', 'thumb', 'poster', 'original', 'blurred-display', 'blurred-thumb', 'blurred-poster']);
 
 /**
  * GET/HEAD /media/evidence/{id}/{variant}: an item's media with byte ranges (seeking in video

@@ -66,6 +66,16 @@ const evidenceSchema = new Schema<EvidenceDocument>(
     width: { type: Number, default: null },
     height: { type: Number, default: null },
     duration: { type: Number, default: null },
+    face_check: { type: String, default: null },
+    face_count: { type: Number, default: null },
+    faces_key: { type: String, default: null },
+    faces_version: { type: Number, default: 0 },
+    faces_consent: { type: Boolean, default: false },
+    public_blur: { type: String, default: 'none' },
+    public_display_key: { type: String, default: null },
+    public_thumb_key: { type: String, default: null },
+    public_poster_key: { type: String, default: null },
+    public_placeholder: { type: String, default: null },
     upload_id: { type: String, default: null },
     upload_size: { type: Number, default: null },
     idempotency_key: String,
@@ -80,6 +90,7 @@ evidenceSchema.index({ date_posted: -1, _id: -1 }, { name: 'by_date' });
 evidenceSchema.index({ user_id: 1, date_posted: -1, _id: -1 }, { name: 'by_owner' });
 evidenceSchema.index({ is_public: 1, date_posted: -1, _id: -1 }, { name: 'by_visibility' });
 evidenceSchema.index({ media_status: 1, updated_at: 1 }, { name: 'by_media_status' });
+evidenceSchema.index({ public_blur: 1, updated_at: 1 }, { name: 'by_public_blur' });
 evidenceSchema.index({ upload_id: 1 }, { name: 'by_upload' });
 evidenceSchema.index({ idempotency_key: 1 }, { name: 'by_idempotency_key', unique: true });
 
@@ -123,7 +134,20 @@ function toRecord(document: EvidenceDocument | null): EvidenceRecord | null {
   } = document;
   // Documents written before the review queue existed: public ones were published by an administrator.
   const review_status = rest.review_status ?? (rest.is_public ? 'reviewed' : 'new');
-  return { id: _id, ...rest, review_status, media_type: rest.media_type as MediaType } as EvidenceRecord;
+  // Documents written before faces were checked: never checked, shown as they are.
+  const faces = {
+    face_check: rest.face_check ?? null,
+    face_count: rest.face_count ?? null,
+    faces_key: rest.faces_key ?? null,
+    faces_version: rest.faces_version ?? 0,
+    faces_consent: rest.faces_consent ?? false,
+    public_blur: rest.public_blur ?? 'none',
+    public_display_key: rest.public_display_key ?? null,
+    public_thumb_key: rest.public_thumb_key ?? null,
+    public_poster_key: rest.public_poster_key ?? null,
+    public_placeholder: rest.public_placeholder ?? null,
+  };
+  return { id: _id, ...rest, ...faces, review_status, media_type: rest.media_type as MediaType } as EvidenceRecord;
 }
 
 /** Evidence in MongoDB (mongoose): one document per item with its pending events inside. */
@@ -196,10 +220,21 @@ export class MongoEvidenceRepository implements EvidenceRepository {
     return toRecord(await this.items.findOne({ _id: id, ...LIVE }).lean<EvidenceDocument>());
   }
 
-  async update(id: string, changes: EvidenceChanges, events: PendingEvent[]): Promise<EvidenceRecord | null> {
+  async update(
+    id: string,
+    changes: EvidenceChanges,
+    events: PendingEvent[],
+    facesGuard?: { facesVersion: number },
+  ): Promise<EvidenceRecord | null> {
+    // Documents from before faces were checked have no faces_version: version 0.
+    const versioned = facesGuard
+      ? facesGuard.facesVersion === 0
+        ? { faces_version: { $in: [0, null] } }
+        : { faces_version: facesGuard.facesVersion }
+      : {};
     const write = (guard: Record<string, unknown>, set: Record<string, unknown>) =>
       this.items
-        .findOneAndUpdate({ _id: id, ...LIVE, ...guard }, { $set: set, ...outboxPush(toEmbedded(events)) }, { new: true })
+        .findOneAndUpdate({ _id: id, ...LIVE, ...versioned, ...guard }, { $set: set, ...outboxPush(toEmbedded(events)) }, { new: true })
         .lean<EvidenceDocument>()
         .exec();
     const updated = await serialWrite(this.items, async () => {
@@ -235,14 +270,16 @@ export class MongoEvidenceRepository implements EvidenceRepository {
   async list(filter: EvidenceFilter, limit: number, cursor?: string): Promise<EvidencePage> {
     const query: Record<string, unknown> = { ...LIVE };
     if (filter.ownerId) query.user_id = filter.ownerId;
+    const and: Record<string, unknown>[] = [];
     if (filter.publicOnly) {
       query.is_public = true;
       query.media_status = { $in: ['ready', 'none'] };
+      // Its public copy made (publicCopyOf): consent, or no blur pending.
+      and.push({ $or: [{ faces_consent: true }, { public_blur: { $ne: 'pending' } }] });
     }
     if (filter.type) query.media_type = filter.type;
     if (filter.reviewStatus) query.review_status = filter.reviewStatus;
     if (filter.isPublic !== undefined) query.is_public = filter.isPublic;
-    const and: Record<string, unknown>[] = [];
     for (const word of filter.words ?? []) and.push({ search_terms: { $regex: `^${escapeRegex(word)}` } });
     const after = cursor ? decodeCursor(cursor) : null;
     if (after) and.push({ $or: [{ date_posted: { $lt: after[0] } }, { date_posted: after[0], _id: { $lt: after[1] } }] });
@@ -355,11 +392,14 @@ export class MongoEvidenceRepository implements EvidenceRepository {
     revision: number,
     changes: EvidenceChanges,
     onlyIfDisplayIn?: (string | null)[],
+    onlyIfFacesVersion?: number,
   ): Promise<EvidenceRecord | null> {
     const display = onlyIfDisplayIn ? { display_key: { $in: onlyIfDisplayIn } } : {};
+    const faces =
+      onlyIfFacesVersion === undefined ? {} : { faces_version: onlyIfFacesVersion === 0 ? { $in: [0, null] } : onlyIfFacesVersion };
     const updated = await serialWrite(this.items, () =>
       this.items
-        .findOneAndUpdate({ _id: id, media_revision: revision, ...LIVE, ...display }, { $set: changes }, { new: true })
+        .findOneAndUpdate({ _id: id, media_revision: revision, ...LIVE, ...display, ...faces }, { $set: changes }, { new: true })
         .lean<EvidenceDocument>()
         .exec(),
     );
@@ -393,6 +433,15 @@ export class MongoEvidenceRepository implements EvidenceRepository {
   async findProcessing(limit: number): Promise<EvidenceRecord[]> {
     const documents = await this.items
       .find({ media_status: 'processing', ...LIVE })
+      .sort({ updated_at: 1 })
+      .limit(limit)
+      .lean<EvidenceDocument[]>();
+    return documents.map((document) => toRecord(document)!);
+  }
+
+  async findBlurPending(limit: number): Promise<EvidenceRecord[]> {
+    const documents = await this.items
+      .find({ public_blur: 'pending', face_check: { $in: ['done', 'off'] }, ...LIVE })
       .sort({ updated_at: 1 })
       .limit(limit)
       .lean<EvidenceDocument[]>();

@@ -91,4 +91,20 @@ export const EVIDENCE_MIGRATIONS = [
      PRIMARY KEY (user_id, key)
    );
    CREATE INDEX idempotency_keys_by_item ON idempotency_keys (evidence_id);`,
+  // Faces (docs/decisions/0044): the check of each photo and video, the regions' blob and version,
+  // the consent on record, and the blurred public copies. Items from before were never checked
+  // and keep being shown as they are (face_check NULL, public_blur 'none'); those still waiting for
+  // their media are checked by the worker that processes them.
+  `ALTER TABLE evidence ADD COLUMN face_check TEXT;
+   ALTER TABLE evidence ADD COLUMN face_count INTEGER;
+   ALTER TABLE evidence ADD COLUMN faces_key TEXT;
+   ALTER TABLE evidence ADD COLUMN faces_version INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE evidence ADD COLUMN faces_consent INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE evidence ADD COLUMN public_blur TEXT NOT NULL DEFAULT 'none';
+   ALTER TABLE evidence ADD COLUMN public_display_key TEXT;
+   ALTER TABLE evidence ADD COLUMN public_thumb_key TEXT;
+   ALTER TABLE evidence ADD COLUMN public_poster_key TEXT;
+   ALTER TABLE evidence ADD COLUMN public_placeholder TEXT;
+   UPDATE evidence SET face_check = 'pending', public_blur = 'pending' WHERE media_status = 'processing' AND media_type IN (2, 3);
+   CREATE INDEX evidence_blur_pending ON evidence (updated_at) WHERE public_blur = 'pending' AND face_check IN ('done', 'off');`,
 ];

@@ -10,7 +10,11 @@ import type {
   SelectedChange,
 } from '../evidence-repository.js';
 
-type Row = Omit<EvidenceRecord, 'is_public' | 'media_type'> & { is_public: number; media_type: number };
+type Row = Omit<EvidenceRecord, 'is_public' | 'media_type' | 'faces_consent'> & {
+  is_public: number;
+  media_type: number;
+  faces_consent: number;
+};
 
 const WRITABLE = [
   'username',
@@ -36,6 +40,16 @@ const WRITABLE = [
   'width',
   'height',
   'duration',
+  'face_check',
+  'face_count',
+  'faces_key',
+  'faces_version',
+  'faces_consent',
+  'public_blur',
+  'public_display_key',
+  'public_thumb_key',
+  'public_poster_key',
+  'public_placeholder',
 ] as const;
 
 export class SqliteEvidenceRepository implements EvidenceRepository {
@@ -73,9 +87,19 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
     return fromRow(this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row | undefined);
   }
 
-  async update(id: string, changes: EvidenceChanges, events: PendingEvent[]): Promise<EvidenceRecord | null> {
+  async update(
+    id: string,
+    changes: EvidenceChanges,
+    events: PendingEvent[],
+    guard?: { facesVersion: number },
+  ): Promise<EvidenceRecord | null> {
     return this.db
       .transaction(() => {
+        if (guard) {
+          const current = this.db.prepare('SELECT faces_version FROM evidence WHERE id = ?').get(id) as
+            { faces_version: number } | undefined;
+          if (current?.faces_version !== guard.facesVersion) return null;
+        }
         if (!this.updateRow(id, changes)) return null;
         this.append(events);
         return fromRow(this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row);
@@ -102,7 +126,9 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
       where.push('user_id = ?');
       params.push(filter.ownerId);
     }
-    if (filter.publicOnly) where.push(`is_public = 1 AND media_status IN ('ready', 'none')`);
+    // Published, processed, and its public copy made (publicCopyOf): consent, or no blur pending.
+    if (filter.publicOnly)
+      where.push(`is_public = 1 AND media_status IN ('ready', 'none') AND (faces_consent = 1 OR public_blur <> 'pending')`);
     if (filter.type) {
       where.push('media_type = ?');
       params.push(filter.type);
@@ -209,13 +235,15 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
     revision: number,
     changes: EvidenceChanges,
     onlyIfDisplayIn?: (string | null)[],
+    onlyIfFacesVersion?: number,
   ): Promise<EvidenceRecord | null> {
     return this.db
       .transaction(() => {
-        const current = this.db.prepare('SELECT media_revision, display_key FROM evidence WHERE id = ?').get(id) as
-          { media_revision: number; display_key: string | null } | undefined;
+        const current = this.db.prepare('SELECT media_revision, display_key, faces_version FROM evidence WHERE id = ?').get(id) as
+          { media_revision: number; display_key: string | null; faces_version: number } | undefined;
         if (!current || current.media_revision !== revision) return null;
         if (onlyIfDisplayIn && !onlyIfDisplayIn.includes(current.display_key)) return null;
+        if (onlyIfFacesVersion !== undefined && current.faces_version !== onlyIfFacesVersion) return null;
         this.updateRow(id, changes);
         return fromRow(this.db.prepare('SELECT * FROM evidence WHERE id = ?').get(id) as Row);
       })
@@ -243,6 +271,14 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
   async findProcessing(limit: number): Promise<EvidenceRecord[]> {
     return (
       this.db.prepare(`SELECT * FROM evidence WHERE media_status = 'processing' ORDER BY updated_at LIMIT ?`).all(limit) as Row[]
+    ).map((row) => fromRow(row)!);
+  }
+
+  async findBlurPending(limit: number): Promise<EvidenceRecord[]> {
+    return (
+      this.db
+        .prepare(`SELECT * FROM evidence WHERE public_blur = 'pending' AND face_check IN ('done', 'off') ORDER BY updated_at LIMIT ?`)
+        .all(limit) as Row[]
     ).map((row) => fromRow(row)!);
   }
 
@@ -288,10 +324,11 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
 function toRow(record: EvidenceChanges & Partial<Pick<EvidenceRecord, 'id' | 'user_id' | 'date_posted'>>): Record<string, unknown> {
   const row: Record<string, unknown> = { ...record };
   if (record.is_public !== undefined) row.is_public = record.is_public ? 1 : 0;
+  if (record.faces_consent !== undefined) row.faces_consent = record.faces_consent ? 1 : 0;
   return row;
 }
 
 function fromRow(row: Row | undefined): EvidenceRecord | null {
   if (!row) return null;
-  return { ...row, is_public: row.is_public === 1, media_type: row.media_type as MediaType };
+  return { ...row, is_public: row.is_public === 1, faces_consent: row.faces_consent === 1, media_type: row.media_type as MediaType };
 }
