@@ -11,6 +11,8 @@ import { reporters } from './tests/support/vitest-reporters.js';
 // a server every file shares (the system test restarts Kafka) run after them, alone.
 const SHARED_SERVERS = ['tests/distributed/system.test.ts'];
 const ALL = ['tests/distributed/**/*.test.ts', 'tests/e2e/**/*.test.ts'];
+// The outage suites have a configuration of their own (vitest.outages.config.ts), run beside the rest.
+const OUTAGES = ['tests/distributed/outage-*.test.ts'];
 
 export default defineConfig({
   resolve: { conditions: ['source'] },
@@ -32,7 +34,7 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'side by side', include: ALL, exclude: SHARED_SERVERS, maxWorkers: 2, sequence: { groupOrder: 0 } },
+        test: { name: 'side by side', include: ALL, exclude: [...SHARED_SERVERS, ...OUTAGES], maxWorkers: 2, sequence: { groupOrder: 0 } },
       },
       {
         extends: true,

@@ -1,4 +1,4 @@
-// npm run admin -- <create|promote> ...: see services/identity/src/cli/admin-command.ts.
+// npm run admin -- <create|promote|dead-letters> ...: see services/identity/src/cli/admin-command.ts.
 import { execSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 

@@ -8,6 +8,10 @@
 #   infra/local/servers.sh start   [server...]  install if needed, start, wait until each answers,
 #                                               write infra/local/.env.servers and print it
 #   infra/local/servers.sh stop                 stop what start started (by pid files)
+#   infra/local/servers.sh down    server...    stop the named servers of the running set (SIGTERM),
+#                                               keeping their data: an outage, for fault tests
+#   infra/local/servers.sh up      server...    start them again on their data, wait until they answer
+#   infra/local/servers.sh restart server...    down, then up
 #   infra/local/servers.sh status               what runs, on which port
 #   infra/local/servers.sh env                  print the .env.servers of the running servers
 #
@@ -41,6 +45,9 @@ S3_ACCESS_KEY_ID=${S3_ACCESS_KEY_ID:-portal-test-key}
 S3_SECRET_ACCESS_KEY=${S3_SECRET_ACCESS_KEY:-portal-test-secret-0123456789}
 S3_REGION=${S3_REGION:-us-east-1}
 REDIS_SERVER=${REDIS_SERVER:-redis-server}
+# yes: Redis keeps its data across a restart in an append-only file, as a production Redis for
+# BullMQ should (fault tests that stop Redis use it); no: in memory only, the quickest for CI.
+REDIS_APPENDONLY=${REDIS_APPENDONLY:-no}
 
 CACHE=${PORTAL_INFRA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/portal-infra}
 # remembers the data dir of the running set (git-ignored); a second, private set (a test's) sets
@@ -408,7 +415,7 @@ start_mongo() {
 start_redis() {
   mkdir -p "$DATA/redis"
   launch redis "$DATA/redis" "$REDIS_SERVER" --bind "$HOST" --port "$REDIS_PORT" --dir "$DATA/redis" \
-    --save '' --appendonly no --daemonize no --protected-mode yes --logfile '' --databases 16
+    --save '' --appendonly "$REDIS_APPENDONLY" --appendfsync everysec --daemonize no --protected-mode yes --logfile '' --databases 16
 }
 
 start_s3() {
@@ -571,10 +578,10 @@ cmd_status() {
 
 cmd_env() { [ -f "$ENV_FILE" ] || die "no $ENV_FILE: nothing started"; grep -v '^#' "$ENV_FILE"; }
 
-# Stops the named running servers (SIGTERM, like an orchestrator's restart) and starts them again
-# on their existing data: for fault tests such as restarting the Kafka broker while events flow.
-cmd_restart() {
-  [ $# -gt 0 ] || die "restart needs server names (known: $ALL_SERVERS)"
+# Stops the named running servers (SIGTERM, like an orchestrator's or a node's) and keeps their
+# data: the other servers of the set run on, as in an outage of one dependency.
+cmd_down() {
+  [ $# -gt 0 ] || die "down needs server names (known: $ALL_SERVERS)"
   servers_from_args "$@"
   DATA=$(data_dir)
   local s pid deadline
@@ -587,19 +594,38 @@ cmd_restart() {
       say "stopped $s (pid $pid)"
     fi
     rm -f "$DATA/pids/$s.pid"
+  done
+}
+
+# Starts the named servers again on their existing data (after down) and waits until they answer.
+cmd_up() {
+  [ $# -gt 0 ] || die "up needs server names (known: $ALL_SERVERS)"
+  servers_from_args "$@"
+  DATA=$(data_dir)
+  local s pid
+  for s in $SERVERS; do
+    if pid=$(running_pid "$DATA" "$s"); then die "$s is running (pid $pid)"; fi
     "start_$s" || die "could not start $s again"
   done
   local out rc=0
   out=$(node "$here/probe.mjs" "$(probe_spec)") || rc=$?
   printf '%s\n' "$out" | sed 's/^/  /'
-  [ $rc -eq 0 ] || die "restart: a server did not become ready (logs in $DATA/logs)"
-  say "restart: $SERVERS ready"
+  [ $rc -eq 0 ] || die "a server did not become ready (logs in $DATA/logs)"
+  say "up: $SERVERS ready"
+}
+
+# Down, then up: for fault tests such as restarting the Kafka broker while events flow.
+cmd_restart() {
+  cmd_down "$@"
+  cmd_up "$@"
 }
 
 case ${1:-} in
   install) shift; cmd_install "$@" ;;
   start) shift; cmd_start "$@" ;;
   restart) shift; cmd_restart "$@" ;;
+  down) shift; cmd_down "$@" ;;
+  up) shift; cmd_up "$@" ;;
   stop) cmd_stop ;;
   status) cmd_status ;;
   env) cmd_env ;;

@@ -46,15 +46,27 @@ describe('a slow dependency degrades the portal, it does not take it down', () =
     expect((await admin.put(`/api/evidence/clearance/${note.data.id}`)).data.is_public).toBe(true);
     const visitor = new ApiClient(portal.url);
     const urls = [portal.url, ...SERVICES.map((service) => portal.serviceUrl(service))];
-    for (const url of urls.filter((url) => url !== portal.serviceUrl('notifier'))) expect((await readiness(url)).body.status).toBe('ready');
+    // Each consumer joins its group in the background after its process listens ("degraded" until then).
+    for (const url of urls.filter((url) => url !== portal.serviceUrl('notifier'))) {
+      await waitFor(async () => (await readiness(url)).body.status === 'ready', {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+        what: `${url} to be ready`,
+      });
+    }
     // No text-message provider is set up here: the notifier says so (degraded, the check `sms`
     // names what is missing) instead of writing texts into its scratch folder as if sent.
+    const notifierProblems = async () =>
+      Object.entries((await readiness(portal.serviceUrl('notifier'))).body.checks).filter(([, state]) => state !== 'ok');
+    await waitFor(async () => (await notifierProblems()).length === 1, {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+      what: "the notifier's consumers to join",
+    });
     const notifier = await readiness(portal.serviceUrl('notifier'));
     expect(notifier.status).toBe(200);
     expect(notifier.body.status).toBe('degraded');
-    expect(Object.entries(notifier.body.checks).filter(([, state]) => state !== 'ok')).toEqual([
-      ['sms', 'no text-message provider is set up (TWILIO_ACCOUNT_SID): texts are not sent'],
-    ]);
+    expect(await notifierProblems()).toEqual([['sms', 'no text-message provider is set up (TWILIO_ACCOUNT_SID): texts are not sent']]);
     const metrics = await (await fetch(`${portal.serviceUrl('notifier')}/metrics`)).text();
     expect(metrics).toMatch(/^portal_dependency_up\{dependency="sms",service="notifier"\} 0$/m);
     expect(portal.logs('notifier')).toMatch(/appointment texts will not be sent/);

@@ -100,6 +100,7 @@ describe.each(ffmpegBuilds())('the distributed media worker given hostile media,
       partitions: 1,
       replicationFactor: 1,
       retentionMs: 3_600_000,
+      deadLetterRetentionMs: 3_600_000,
       ...kafkaConnectionFromEnv({ ...process.env, ...env }),
     });
     worker = spawn(process.execPath, [WORKER_MAIN], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -53,25 +53,62 @@ describe('Kafka over TLS with SASL', () => {
 
   it('creates the topics once, with their partitions, replication factor and retention, then publishes and consumes', async () => {
     const namespace = `t${randomBytes(4).toString('hex')}`;
-    const settings = { brokers, namespace, partitions: 2, replicationFactor: 1, retentionMs: 7_200_000, ...connection() };
+    const settings = {
+      brokers,
+      namespace,
+      partitions: 2,
+      replicationFactor: 1,
+      retentionMs: 7_200_000,
+      deadLetterRetentionMs: 3_600_000,
+      ...connection(),
+    };
     const first = await createKafkaTopics(settings);
     expect(first.created).toContain(`${namespace}.identity.users`);
     expect(first.created).toContain(`${namespace}.identity.users.dead-letter`);
     expect(first.existing).toEqual([]);
-    const again = await createKafkaTopics(settings);
-    expect(again.created).toEqual([]);
-    expect(again.existing.sort()).toEqual(first.created.sort());
 
     const admin = new Kafka({ brokers, ...connection(), logLevel: 0 }).admin();
     await admin.connect();
+    const config = async (topic: string) =>
+      Object.fromEntries(
+        (
+          await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: 2, name: `${namespace}.${topic}` }] })
+        ).resources[0]!.configEntries.map((entry) => [entry.configName, entry.configValue]),
+      );
     try {
       const metadata = await admin.fetchTopicMetadata({ topics: [`${namespace}.evidence.items`] });
       expect(metadata.topics[0]!.partitions).toHaveLength(2);
-      const configs = await admin.describeConfigs({
-        includeSynonyms: false,
-        resources: [{ type: 2, name: `${namespace}.evidence.items`, configNames: ['retention.ms'] }],
+      expect((await config('evidence.items'))['retention.ms']).toBe('7200000');
+      expect((await config('evidence.items.dead-letter'))['retention.ms']).toBe('3600000');
+      // A setting an operator gave one dead-letter topic by hand survives the raise below.
+      await admin.alterConfigs({
+        validateOnly: false,
+        resources: [
+          {
+            type: 2,
+            name: `${namespace}.audit.entries.dead-letter`,
+            configEntries: [
+              { name: 'retention.ms', value: '3600000' },
+              { name: 'max.message.bytes', value: '2000000' },
+            ],
+          },
+        ],
       });
-      expect(configs.resources[0]!.configEntries[0]).toMatchObject({ configName: 'retention.ms', configValue: '7200000' });
+
+      await waitFor(async () => (await config('audit.entries.dead-letter'))['max.message.bytes'] === '2000000', {
+        timeoutMs: 10_000,
+        what: 'the setting given by hand',
+      });
+
+      // Run again with the dead letters' retention raised (14 days): only the dead-letter topics change.
+      const again = await createKafkaTopics({ ...settings, deadLetterRetentionMs: 1_209_600_000 });
+      expect(again.created).toEqual([]);
+      expect(again.existing.sort()).toEqual(first.created.sort());
+      expect(again.raised.sort()).toEqual(first.created.filter((topic) => topic.endsWith('.dead-letter')).sort());
+      expect((await config('evidence.items.dead-letter'))['retention.ms']).toBe('1209600000');
+      expect((await config('evidence.items'))['retention.ms']).toBe('7200000');
+      expect(await config('audit.entries.dead-letter')).toMatchObject({ 'retention.ms': '1209600000', 'max.message.bytes': '2000000' });
+      expect((await createKafkaTopics({ ...settings, deadLetterRetentionMs: 1_209_600_000 })).raised).toEqual([]);
     } finally {
       await admin.disconnect();
     }
@@ -105,6 +142,7 @@ describe('Kafka over TLS with SASL', () => {
           partitions: 1,
           replicationFactor: 3,
           retentionMs: 3_600_000,
+          deadLetterRetentionMs: 3_600_000,
           ...connection(),
         },
         ['x'],

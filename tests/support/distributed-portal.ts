@@ -62,8 +62,14 @@ export interface DistributedPortal {
   namespace: string;
   /** SIGKILL one service: a crash, not a shutdown. */
   kill(service: ServiceName): Promise<void>;
-  /** Starts a killed or stopped service again and waits until it is ready. */
-  start(service: ServiceName): Promise<void>;
+  /**
+   * Starts a killed or stopped service again and waits until it is ready, or (`until: 'live'`) only
+   * until it answers /healthz (a start while a dependency it needs is away: live, not ready).
+   */
+  start(service: ServiceName, options?: { until?: 'ready' | 'live' }): Promise<void>;
+  /** Freezes a service (SIGSTOP: a pod stalled, its consumers falling behind) and thaws it (SIGCONT). */
+  pause(service: ServiceName): void;
+  resume(service: ServiceName): void;
   logs(service: ServiceName): string;
   /** Where a service's own HTTP port answers (health, metrics); the gateway's metrics port for 'gateway-metrics'. */
   serviceUrl(service: ServiceName | 'gateway-metrics'): string;
@@ -101,6 +107,7 @@ export async function startDistributedPortal(
       KAFKA_TOPIC_PARTITIONS: '3',
       KAFKA_REPLICATION_FACTOR: '1',
       KAFKA_TOPIC_RETENTION_MS: '3600000',
+      DEAD_LETTER_RETENTION_MS: '3600000',
     });
   } else {
     await createKafkaTopics({
@@ -109,6 +116,7 @@ export async function startDistributedPortal(
       partitions: 3,
       replicationFactor: 1,
       retentionMs: 3_600_000,
+      deadLetterRetentionMs: 3_600_000,
       ...kafkaClientOf(env),
     });
   }
@@ -160,7 +168,7 @@ export async function startDistributedPortal(
   const children = new Map<ServiceName, ChildProcess>();
   const output = new Map<ServiceName, string>();
 
-  const start = async (service: ServiceName) => {
+  const start = async (service: ServiceName, { until = 'ready' }: { until?: 'ready' | 'live' } = {}) => {
     const command = await launcher.command(service, {
       ...shared,
       ...perService[service],
@@ -180,10 +188,10 @@ export async function startDistributedPortal(
     await waitFor(
       async () => {
         if (child.exitCode !== null) throw new Error(`${service} exited (${child.exitCode}): ${output.get(service)?.slice(-3000)}`);
-        const response = await fetch(`http://127.0.0.1:${ports[service]}/readyz`).catch(() => null);
+        const response = await fetch(`http://127.0.0.1:${ports[service]}/${until === 'live' ? 'healthz' : 'readyz'}`).catch(() => null);
         return response?.status === 200;
       },
-      { timeoutMs: 60_000, intervalMs: 200, what: `${service} to be ready` },
+      { timeoutMs: 60_000, intervalMs: 200, what: `${service} to be ${until}` },
     ).catch((error: Error) => {
       throw new Error(`${error.message}\n--- ${service} output ---\n${output.get(service)?.slice(-3000) ?? ''}`);
     });
@@ -237,6 +245,14 @@ export async function startDistributedPortal(
     namespace,
     kill,
     start,
+    pause: (service) => {
+      const child = children.get(service);
+      if (child && isRunning(child)) signal(child, 'SIGSTOP');
+    },
+    resume: (service) => {
+      const child = children.get(service);
+      if (child && isRunning(child)) signal(child, 'SIGCONT');
+    },
     logs: (service) => output.get(service) ?? '',
     serviceUrl: (service) => `http://127.0.0.1:${ports[service]}`,
     stop,

@@ -27,12 +27,7 @@ async function parse(raw: Buffer): Promise<ReceivedMail> {
  * when the tests run against the distributed portal, what the SMTP catcher (MailDev) holds.
  */
 export async function readOutbox(dataDir: string): Promise<ReceivedMail[]> {
-  if (process.env.PORTAL_TEST_MODE === 'distributed' && process.env.MAIL_API) {
-    const list = (await (await fetch(`${process.env.MAIL_API}/email`)).json()) as { id: string }[];
-    return Promise.all(
-      list.map(async ({ id }) => parse(Buffer.from(await (await fetch(`${process.env.MAIL_API}/email/${id}/source`)).arrayBuffer()))),
-    );
-  }
+  if (process.env.PORTAL_TEST_MODE === 'distributed' && process.env.MAIL_API) return readMailApi(process.env.MAIL_API);
   let names: string[] = [];
   try {
     names = readdirSync(join(dataDir, 'outbox'))
@@ -42,6 +37,12 @@ export async function readOutbox(dataDir: string): Promise<ReceivedMail[]> {
     return [];
   }
   return Promise.all(names.map((name) => parse(readFileSync(join(dataDir, 'outbox', name)))));
+}
+
+/** Every e-mail an SMTP catcher's REST API (MailDev: MAIL_API) holds. */
+export async function readMailApi(mailApi: string): Promise<ReceivedMail[]> {
+  const list = (await (await fetch(`${mailApi}/email`)).json()) as { id: string }[];
+  return Promise.all(list.map(async ({ id }) => parse(Buffer.from(await (await fetch(`${mailApi}/email/${id}/source`)).arrayBuffer()))));
 }
 
 /** Waits for the n-th e-mail to an address (1 = first) and answers it. */

@@ -16,6 +16,10 @@ export interface PrivateServers {
   env: Record<string, string>;
   /** The pid of one server's process, from servers.sh's pid file. */
   pid(server: ServerName): number;
+  /** Stops one server (servers.sh down: SIGTERM), keeping its data: an outage. */
+  down(server: ServerName): Promise<void>;
+  /** Starts it again on its data (servers.sh up) and waits until it answers. */
+  up(server: ServerName): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -58,5 +62,13 @@ export async function startPrivateServers(servers: ServerName[], settings: Recor
     const match = /^([A-Z0-9_]+)=(.*)$/.exec(line);
     if (match) env[match[1]!] = match[2]!;
   }
-  return { env, pid: (server) => Number(readFileSync(join(dataDir, 'pids', `${server}.pid`), 'utf8').trim()), stop };
+  const script = (command: string, server: ServerName) =>
+    run('bash', [SERVERS_SCRIPT, command, server], { env: scriptEnv, timeout: 240_000 }).then(() => undefined);
+  return {
+    env,
+    pid: (server) => Number(readFileSync(join(dataDir, 'pids', `${server}.pid`), 'utf8').trim()),
+    down: (server) => script('down', server),
+    up: (server) => script('up', server),
+    stop,
+  };
 }

@@ -44,6 +44,17 @@ describe('message words', () => {
     ]);
   });
 
+  it('says a message is tried again while its provider is away, and why', () => {
+    expect(
+      outcomeInWords(
+        delivery('confirmation', {
+          state: 'retrying',
+          reason: "the mail server is not answering (connect ECONNREFUSED); tried again until the appointment's start",
+        }),
+      ),
+    ).toBe("Trying again: the mail server is not answering (connect ECONNREFUSED); tried again until the appointment's start");
+  });
+
   it('gives a state or a refusal the server adds later its own name in words', () => {
     expect(outcomeInWords(delivery('x', { state: 'dropped' as AppointmentDelivery['state'], reason: 'the appointment had started' }))).toBe(
       'Dropped: the appointment had started',

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { buildOpenApiDocument } from '@portal/contracts/openapi';
-import { mediaQueueList, openMediaQueues, type MediaJob } from '@portal/contracts';
+import { MEDIA_RESULTS_QUEUE, mediaQueueList, openMediaQueues, type MediaJob } from '@portal/contracts';
 import {
   FsBlobStore,
   SqliteEventBus,
@@ -16,6 +16,7 @@ import {
   loadOrCreateInternalSecret,
   parseEnv,
   type Logger,
+  type QueuedEvent,
   type ServedRoute,
 } from '@portal/platform';
 import { createIdentityService, identitySettingsFromEnv } from '@portal/identity';
@@ -74,6 +75,7 @@ export async function startAllInOne(
     ...infrastructureFromEnv({
       DATA_DIR: base.DATA_DIR,
       ...(env.BUS_PRUNE_AFTER_MS ? { BUS_PRUNE_AFTER_MS: env.BUS_PRUNE_AFTER_MS } : {}),
+      ...(env.DEAD_LETTER_RETENTION_MS ? { DEAD_LETTER_RETENTION_MS: env.DEAD_LETTER_RETENTION_MS } : {}),
     }),
     kafkaBrokers: null,
     redisUrl: null,
@@ -84,11 +86,17 @@ export async function startAllInOne(
     file: join(base.DATA_DIR, 'bus.sqlite'),
     logger: loggerFor('bus'),
     pruneAfterMs: infrastructure.busPruneAfterMs,
+    deadLetterRetentionMs: infrastructure.deadLetterRetentionMs,
   });
   const blobs = new FsBlobStore(join(base.DATA_DIR, 'blobs'));
   const mediaQueues = openMediaQueues(
     (queue) => new SqliteJobQueue<MediaJob>({ file: jobsDatabaseFile(base.DATA_DIR), queue, logger: loggerFor('jobs') }),
   );
+  const mediaResults = new SqliteJobQueue<QueuedEvent>({
+    file: jobsDatabaseFile(base.DATA_DIR),
+    queue: MEDIA_RESULTS_QUEUE,
+    logger: loggerFor('jobs'),
+  });
   const mail = new SqliteJobQueue<MailJob>({
     file: jobsDatabaseFile(base.DATA_DIR),
     queue: 'mail',
@@ -103,7 +111,7 @@ export async function startAllInOne(
   });
   const stops: (() => Promise<void>)[] = [
     () => bus.close(),
-    ...mediaQueueList(mediaQueues).map((queue) => () => queue.close()),
+    ...[...mediaQueueList(mediaQueues), mediaResults].map((queue) => () => queue.close()),
     () => mail.close(),
     () => appointmentMessages.close(),
   ];
@@ -137,7 +145,13 @@ export async function startAllInOne(
     stops.push(() => identity.stop());
 
     if (base.MEDIA_WORKER_ENABLED) {
-      const worker = createMediaWorker(mediaWorkerSettingsFromEnv(shared), { bus, mediaQueues, blobs, logger: loggerFor('media-worker') });
+      const worker = createMediaWorker(mediaWorkerSettingsFromEnv(shared), {
+        bus,
+        mediaQueues,
+        results: mediaResults,
+        blobs,
+        logger: loggerFor('media-worker'),
+      });
       await worker.start();
       stops.push(() => worker.stop());
     }

@@ -16,8 +16,12 @@ export const MESSAGE_CHANNELS = ['email', 'sms'] as const;
 export const messageChannelSchema = z.enum(MESSAGE_CHANNELS);
 export type MessageChannel = z.infer<typeof messageChannelSchema>;
 
-/** What became of one message of an appointment (a confirmation or a reminder on one channel). */
-export const DELIVERY_STATES = ['sent', 'failed', 'not-sent'] as const;
+/**
+ * What became of one message of an appointment (a confirmation or a reminder on one channel):
+ * `retrying` while the mail server or the text provider is away (tried again until the start),
+ * then `sent`, or `not-sent` with the reason.
+ */
+export const DELIVERY_STATES = ['sent', 'failed', 'not-sent', 'retrying'] as const;
 export const deliveryStateSchema = z.enum(DELIVERY_STATES);
 export type DeliveryState = z.infer<typeof deliveryStateSchema>;
 

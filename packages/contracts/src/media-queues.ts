@@ -21,6 +21,13 @@ export const LEGACY_MEDIA_QUEUE = 'media';
  */
 export const TRANSCODE_MEDIA_QUEUE = 'media-av-720p';
 
+/**
+ * The media worker's outbox: each result (`media.stills`, `media.ready`, `media.failed`) waits here
+ * until Kafka takes it, so that a transcode whose result cannot be published at once is kept, not
+ * made again (QueuedPublisher in the platform).
+ */
+export const MEDIA_RESULTS_QUEUE = 'media-results';
+
 /** Images are stills; video and audio go through ffmpeg and share the audio/video queue. */
 export function mediaQueueKindFor(mediaType: MediaType): MediaQueueKind {
   return mediaType === MEDIA_TYPES.image ? 'stills' : 'av';

@@ -51,6 +51,7 @@ export const MESSAGES = {
   crossSite: 'This request came from another site and was refused',
   malformedJson: 'The request body is not valid JSON',
   internal: 'Something went wrong on our side. Please try again.',
+  dependencyAway: 'The portal cannot reach one of its servers just now. Please try again in a minute.',
   notFound: 'Not found',
   titleRequired: 'Please give the evidence a title',
   evidenceNotFound: 'No such evidence',

@@ -12,6 +12,7 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 eventBusContract('embedded SQLite log', {
   connect: async () => new SqliteEventBus({ file: join(root, 'bus.sqlite'), logger: pino({ level: 'silent' }), pollIntervalMs: 50 }),
+  writeRaw: async (bus, topic, key, value) => (bus as SqliteEventBus).publishRaw(topic, [{ key, value, headers: {} }]),
 });
 
 blobStoreContract('files on disk', {

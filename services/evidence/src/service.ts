@@ -7,8 +7,11 @@ import type { Express } from 'express';
 import { Redis } from 'ioredis';
 import { TOPICS, mediaQueueList, type MediaJob, type MediaQueueSet } from '@portal/contracts';
 import {
+  BackgroundSubscriptions,
   IdentityTokens,
   OutboxRelay,
+  consumerChecks,
+  type ListeningFirst,
   ServiceMetrics,
   connectMongo,
   serialWritesOf,
@@ -20,12 +23,16 @@ import {
   type EventBus,
   type JobQueue,
   type Logger,
-  type Subscription,
 } from '@portal/platform';
 import { evidenceDatabaseFile, type EvidenceSettings } from './config.js';
 import { createEvidenceApp } from './http/app.js';
 import { EvidenceService } from './domain/evidence-service.js';
-import { subscribeEvidenceConsumers } from './consumers/event-consumers.js';
+import {
+  EVIDENCE_MEDIA_RESULTS_GROUP,
+  EVIDENCE_USERS_GROUP,
+  subscribeMediaResults,
+  subscribeUserEvents,
+} from './consumers/event-consumers.js';
 import { EVIDENCE_MIGRATIONS } from './repositories/sqlite/migrations.js';
 import { SqliteEvidenceRepository } from './repositories/sqlite/sqlite-evidence-repository.js';
 import { SqliteAuthorDirectory } from './repositories/sqlite/sqlite-author-directory.js';
@@ -59,7 +66,11 @@ export async function openEvidenceStores(infrastructure: InfrastructureSettings,
     });
     logger?.info({ serialWrites: serialWritesOf(connection) }, 'mongodb: serial writes decided');
     const evidence = new MongoEvidenceRepository(connection);
-    await evidence.ensureIndexes();
+    // Tried again from the start when the server goes away meanwhile: this connection is let go.
+    await evidence.ensureIndexes().catch(async (error: unknown) => {
+      await connection.close().catch(() => undefined);
+      throw error;
+    });
     return { evidence, authors: new MongoAuthorDirectory(connection), close: () => connection.close() };
   }
   const db = openDatabase(evidenceDatabaseFile(infrastructure.dataDir), EVIDENCE_MIGRATIONS);
@@ -83,7 +94,8 @@ export interface EvidenceServiceHandle {
    * instead of over loopback HTTP.
    */
   uploadsInProcess: (req: IncomingMessage, res: ServerResponse) => void;
-  start(): Promise<string>;
+  /** Starts serving; with `server` (main.ts: listening since the process started), through it. */
+  start(options?: { server?: ListeningFirst }): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -111,8 +123,14 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
   redis?.on('error', (error: unknown) => logger.warn({ err: error }, 'redis (upload admissions) not answering'));
   const metrics = new ServiceMetrics('evidence');
   for (const queue of mediaQueueList(mediaQueues)) metrics.watchQueue(queue);
-  metrics.watchConsumerLag(bus, 'evidence', [TOPICS.users]);
-  metrics.watchConsumerLag(bus, 'evidence.media-results', [TOPICS.media]);
+  metrics.watchConsumerLag(bus, EVIDENCE_USERS_GROUP, [TOPICS.users]);
+  metrics.watchConsumerLag(bus, EVIDENCE_MEDIA_RESULTS_GROUP, [TOPICS.media]);
+  metrics.watchConsumers(bus, [EVIDENCE_USERS_GROUP, EVIDENCE_MEDIA_RESULTS_GROUP]);
+  // What the consumers' handlers need: their items, and the files a deletion removes.
+  const storeChecks = [
+    { name: 'evidence', check: () => repository.ping() },
+    { name: 'blobs', check: () => blobs.ping() },
+  ];
   // This process's temporary folders (emptied at start): received multipart files, and finished
   // resumable uploads read back from S3 for inspection.
   const tmpDirs = [join(settings.dataDir, 'tmp', 'evidence-uploads'), join(settings.dataDir, 'tmp', 'finished-uploads')];
@@ -133,15 +151,15 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
     // Replicas check one participant's share one at a time between them (Redis), not each alone.
     ...(redis ? { admissions: new RedisAdmissionLedger(redis, { prefix: `${infrastructure.namespace}:evidence-admissions:` }) } : {}),
     readiness: [
-      { name: 'evidence', check: () => repository.ping() },
-      { name: 'blobs', check: () => blobs.ping() },
+      ...storeChecks,
       { name: 'bus', check: () => bus.ping() },
       { name: 'jobs', check: () => mediaQueues.stills.ping() },
+      ...consumerChecks(() => bus.consumerStates(), [EVIDENCE_USERS_GROUP, EVIDENCE_MEDIA_RESULTS_GROUP]),
     ],
   });
 
   let server: Server | undefined;
-  let subscriptions: Subscription[] = [];
+  const consumers = new BackgroundSubscriptions(logger);
   let timer: NodeJS.Timeout | undefined;
   const housekeeping = () => {
     evidence.reconcile().catch((error: unknown) => logger.warn({ err: error }, 'reconciling media jobs failed'));
@@ -156,22 +174,37 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
     relay,
     app,
     uploadsInProcess,
-    async start() {
+    async start(options = {}) {
       relay.start();
-      subscriptions = await subscribeEvidenceConsumers(bus, evidence, logger);
-      // Work left by a previous run (committed items whose job was never added) is picked up now.
-      await evidence.reconcile();
+      // Consumes once Kafka answers; the service serves meanwhile (readiness says "degraded").
+      const consumerOptions = (signal: AbortSignal) => ({ dependencies: storeChecks, signal });
+      consumers.start((signal) => subscribeUserEvents(bus, evidence, consumerOptions(signal)));
+      consumers.start((signal) => subscribeMediaResults(bus, evidence, consumerOptions(signal)));
+      // Work left by a previous run (committed items whose job was never added) is picked up now;
+      // with a shared database (the distributed mode) a dependency away at start leaves it to the
+      // housekeeping every minute.
+      const shared = Boolean(infrastructure.mongoUrl);
+      const atStart = async (work: () => Promise<unknown>, what: string) => {
+        if (!shared) return void (await work());
+        await work().catch((error: unknown) => logger.warn({ err: error }, `${what} failed at start; tried again within a minute`));
+      };
+      await atStart(() => evidence.reconcile(), 'reconciling media jobs');
       // What a previous run of this process was doing when it died (intentsSettledBefore).
-      await evidence.sweepBlobIntents(intentsSettledBefore(Boolean(infrastructure.mongoUrl)));
+      await atStart(() => evidence.sweepBlobIntents(intentsSettledBefore(shared)), 'settling interrupted blob writes');
       // Received files of requests that were cut off by the end of the previous run.
       for (const dir of tmpDirs) await rm(dir, { recursive: true, force: true }).then(() => mkdir(dir, { recursive: true }));
       await cleanUpUploads().catch((error: unknown) => logger.warn({ err: error }, 'removing expired uploads failed'));
       timer = setInterval(housekeeping, RECONCILE_EVERY_MS);
       timer.unref();
-      server = app.listen(settings.port, settings.host);
+      if (options.server) {
+        server = options.server.server;
+        options.server.serve(app);
+      } else {
+        server = app.listen(settings.port, settings.host);
+        await once(server, 'listening');
+      }
       // Slow phones upload in chunks; a chunk may take minutes on a poor connection.
       server.requestTimeout = 15 * 60_000;
-      await once(server, 'listening');
       const { port } = server.address() as AddressInfo;
       logger.info({ port }, 'evidence listening');
       return `http://${settings.host}:${port}`;
@@ -182,7 +215,7 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
         server.closeIdleConnections();
         await new Promise<void>((resolve) => server!.close(() => resolve()));
       }
-      for (const subscription of subscriptions) await subscription.close();
+      await consumers.close();
       await relay.flush().catch((error: unknown) => logger.warn({ err: error }, 'outbox not flushed'));
       await relay.stop();
       await stores.close();

@@ -2,7 +2,15 @@ import { hostname } from 'node:os';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import proxyAddr from '@fastify/proxy-addr';
 import type { Redis } from 'ioredis';
-import { IdentityTokens, type EventBus, type Logger, type ServedRoute, type ServiceMetrics, type Subscription } from '@portal/platform';
+import {
+  BackgroundSubscriptions,
+  IdentityTokens,
+  consumerChecks,
+  type EventBus,
+  type Logger,
+  type ServedRoute,
+  type ServiceMetrics,
+} from '@portal/platform';
 import type { GatewaySettings } from './config.js';
 import { SessionResolver } from './sessions/session-resolver.js';
 import { evictOnEvent, evictionTopics } from './sessions/bus-evictions.js';
@@ -127,7 +135,15 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
       ...(deps.evidenceUploadsInProcess ? { evidenceUploadsInProcess: deps.evidenceUploadsInProcess } : {}),
     });
   });
-  await app.register(health, { services: upstreams, ...(deps.metrics ? { metrics: deps.metrics } : {}) });
+  // Every gateway must hear every event: a subscription of its own (broadcast), whose consumer
+  // group the bus removes when it closes (and which commits nothing to keep).
+  const groupId = `gateway.${deps.instanceId ?? hostname()}`;
+  deps.metrics?.watchConsumers(deps.bus ?? { consumerStates: () => [] }, [groupId]);
+  await app.register(health, {
+    services: upstreams,
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
+    ...(deps.bus ? { checks: consumerChecks(() => deps.bus!.consumerStates(), [groupId]) } : {}),
+  });
   await app.register(webApp, {
     webDist: settings.webDist,
     productName: settings.publicConfig.productName,
@@ -156,26 +172,31 @@ export async function createGateway(settings: GatewaySettings, deps: GatewayDeps
     front.fastProxy = fastProxy;
   }
 
-  let subscription: Subscription | undefined;
+  const consumers = new BackgroundSubscriptions(deps.logger);
   return {
     app,
     routes,
     async start() {
-      if (deps.bus) {
-        // Every gateway must hear every event: a subscription of its own (broadcast), whose
-        // consumer group the bus removes when it closes (and which commits nothing to keep).
-        subscription = await deps.bus.subscribe({
-          groupId: `gateway.${deps.instanceId ?? hostname()}`,
-          topics: evictionTopics(cache !== null),
-          fromBeginning: false,
-          broadcast: true,
-          handler: evictOnEvent(resolver, cache),
-        });
+      // Listens first; the subscription follows in the background, waiting for Kafka if it is away
+      // (the gateway serves meanwhile; its readiness says "degraded" until it subscribed).
+      const url = await app.listen({ host: settings.host, port: settings.port });
+      const bus = deps.bus;
+      if (bus) {
+        consumers.start((signal) =>
+          bus.subscribe({
+            groupId,
+            topics: evictionTopics(cache !== null),
+            fromBeginning: false,
+            broadcast: true,
+            handler: evictOnEvent(resolver, cache),
+            signal,
+          }),
+        );
       }
-      return app.listen({ host: settings.host, port: settings.port });
+      return url;
     },
     async stop() {
-      await subscription?.close();
+      await consumers.close();
       await app.close();
       await fastProxy?.close();
       await resolver.close();

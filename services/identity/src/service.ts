@@ -6,9 +6,13 @@ import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import { Redis } from 'ioredis';
 import {
+  BackgroundSubscriptions,
   ConfigError,
   IdentityTokens,
   OutboxRelay,
+  consumerChecks,
+  untilAvailable,
+  type ListeningFirst,
   SealedBox,
   ServiceMetrics,
   connectMongo,
@@ -22,7 +26,6 @@ import {
   type EventBus,
   type Logger,
   type SharedSecret,
-  type Subscription,
 } from '@portal/platform';
 import { DEFAULT_TERMS_VERSION, adminUserUpdateSchema, registerRequestSchema } from '@portal/contracts';
 import { createIdentityApp } from './http/app.js';
@@ -72,8 +75,11 @@ export interface IdentityService {
   relay: OutboxRelay;
   /** The HTTP app (its router stack lists the routes served: see expressRoutes). */
   app: Express;
-  /** Starts listening; answers the base URL. */
-  start(): Promise<string>;
+  /**
+   * Starts serving; answers the base URL. With `server` (main.ts: listening since the process
+   * started, answering "starting"), serves through it instead of listening anew.
+   */
+  start(options?: { server?: ListeningFirst }): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -104,12 +110,18 @@ export async function openIdentityStores(infrastructure: InfrastructureSettings,
     });
     logger?.info({ serialWrites: serialWritesOf(connection) }, 'mongodb: serial writes decided');
     const appointments = new MongoAppointmentStore(connection);
-    await appointments.ensureIndexes();
     // One outbox relay publishes the events waiting in user and appointment documents alike.
     const users = new MongoUserRepository(connection, [appointments.model]);
-    await users.ensureIndexes();
     const audit = new MongoAuditLog(connection);
-    await audit.ensureIndexes();
+    try {
+      await appointments.ensureIndexes();
+      await users.ensureIndexes();
+      await audit.ensureIndexes();
+    } catch (error) {
+      // Tried again from the start (the server went away meanwhile): this connection is let go.
+      await connection.close().catch(() => undefined);
+      throw error;
+    }
     const redis = new Redis(infrastructure.redisUrl, { maxRetriesPerRequest: 3 });
     const prefix = `${infrastructure.namespace}:identity`;
     return {
@@ -251,6 +263,11 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
   const uploadsTmpDir = join(settings.dataDir, 'tmp', 'identity-uploads');
   const metrics = new ServiceMetrics('identity');
   metrics.watchConsumerLag(runtime.bus, AUDIT_CONSUMER.groupId, AUDIT_CONSUMER.topics);
+  metrics.watchConsumers(runtime.bus, [AUDIT_CONSUMER.groupId]);
+  const storeChecks = [
+    { name: 'users', check: () => stores.users.ping() },
+    { name: 'audit', check: () => stores.audit.ping() },
+  ];
   const app = createIdentityApp({
     logger,
     tokens,
@@ -278,29 +295,33 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
     uploads: { tmpDir: uploadsTmpDir, maxBytes: settings.photoMaxBytes },
     metrics,
     readiness: [
-      { name: 'users', check: () => stores.users.ping() },
-      { name: 'audit', check: () => stores.audit.ping() },
+      ...storeChecks,
       { name: 'appointments', check: () => stores.appointments.ping() },
       { name: 'sessions', check: () => stores.sessions.ping() },
       { name: 'blobs', check: () => blobs.ping() },
       { name: 'bus', check: () => runtime.bus.ping() },
+      ...consumerChecks(() => runtime.bus.consumerStates(), [AUDIT_CONSUMER.groupId]),
     ],
   });
   let server: Server | undefined;
   let timer: NodeJS.Timeout | undefined;
-  let subscription: Subscription | undefined;
+  const consumers = new BackgroundSubscriptions(logger);
 
   return {
     users,
     relay,
     app,
-    async start() {
+    async start(options = {}) {
       // Pictures of requests cut off by the end of the previous run of this process.
       await rm(uploadsTmpDir, { recursive: true, force: true }).then(() => mkdir(uploadsTmpDir, { recursive: true }));
       // Pictures a previous run was writing or deleting when it died (intentsSettledBefore); with
-      // a shared database, notes of other replicas are settled every few minutes once old enough.
+      // a shared database, notes of other replicas are settled every few minutes once old enough
+      // (so a sweep that fails at start, S3 away, is done then).
       const shared = Boolean(runtime.infrastructure.mongoUrl);
-      await users.sweepPictureIntents(intentsSettledBefore(shared));
+      const sweep = users.sweepPictureIntents(intentsSettledBefore(shared));
+      if (shared)
+        await sweep.catch((error: unknown) => logger.warn({ err: error }, 'settling interrupted picture writes failed; tried again later'));
+      else await sweep;
       if (shared) {
         timer = setInterval(() => {
           users
@@ -314,15 +335,22 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
         // The same rules as everyone else's account, so that the first admin can log in.
         parseInput(registerRequestSchema.pick({ username: true, email: true, password: true }), admin);
         parseInput(adminUserUpdateSchema.pick({ username: true, email: true }), admin);
-        const outcome = await users.ensureAdmin(admin);
+        const outcome = await untilAvailable(() => users.ensureAdmin(admin), { what: 'the first administrator', logger });
         logger.info({ username: admin.username, outcome }, 'first administrator');
       }
       relay.start();
-      subscription = await subscribeAuditConsumer(runtime.bus, trail, logger);
+      // Consumes once Kafka answers; the service serves meanwhile (readiness says "degraded").
+      consumers.start((signal) => subscribeAuditConsumer(runtime.bus, trail, { dependencies: storeChecks, signal }));
       digest?.start();
       // The web app's most frequent questions are answered before express (http/hot-routes.ts).
-      server = createServer(withHotRoutes(app, { tokens, users, logger, metrics })).listen(settings.port, settings.host);
-      await once(server, 'listening');
+      const handler = withHotRoutes(app, { tokens, users, logger, metrics });
+      if (options.server) {
+        server = options.server.server;
+        options.server.serve(handler);
+      } else {
+        server = createServer(handler).listen(settings.port, settings.host);
+        await once(server, 'listening');
+      }
       const { port } = server.address() as AddressInfo;
       logger.info({ port }, 'identity listening');
       return `http://${settings.host}:${port}`;
@@ -334,7 +362,7 @@ export async function createIdentityService(settings: IdentitySettings, runtime:
         await new Promise<void>((resolve) => server!.close(() => resolve()));
       }
       await digest?.stop();
-      await subscription?.close();
+      await consumers.close();
       // Publish what is committed before the bus goes away; what fails stays in the outbox.
       await relay.flush().catch((error: unknown) => logger.warn({ err: error }, 'outbox not flushed'));
       await relay.stop();

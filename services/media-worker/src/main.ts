@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 import './tracing.js';
-import { mediaQueueList, openMediaQueues, type MediaJob } from '@portal/contracts';
+import { MEDIA_RESULTS_QUEUE, mediaQueueList, openMediaQueues, type MediaJob } from '@portal/contracts';
 import {
+  StartupGate,
   createBlobStore,
   createJobQueue,
   finishJobsWithinMs,
@@ -9,6 +10,7 @@ import {
   serveProcessHealth,
   shutdownGraceMsFromEnv,
   startServiceProcess,
+  type QueuedEvent,
 } from '@portal/platform';
 import { mediaWorkerSettingsFromEnv } from './config.js';
 import { createMediaWorker } from './service.js';
@@ -17,19 +19,25 @@ import { createMediaWorker } from './service.js';
 const { logger, infrastructure, bus } = startServiceProcess('media-worker');
 const settings = mediaWorkerSettingsFromEnv();
 const mediaQueues = openMediaQueues((queue) => createJobQueue<MediaJob>(infrastructure, queue, logger));
+const results = createJobQueue<QueuedEvent>(infrastructure, MEDIA_RESULTS_QUEUE, logger);
 const blobs = createBlobStore(infrastructure);
-const worker = createMediaWorker(settings, { bus, mediaQueues, blobs, logger });
-await worker.start();
+const worker = createMediaWorker(settings, { bus, mediaQueues, results, blobs, logger });
+// The health port answers first (live, not ready while the job queues connect).
+const gate = new StartupGate();
+gate.waitingFor('connecting the job queues');
 const health = await serveProcessHealth(
   logger,
   { portVariable: 'HEALTH_PORT', hostVariable: 'HEALTH_HOST', defaultPort: 4003 },
   [
+    gate.check,
     { name: 'jobs', check: () => mediaQueues.stills.ping() },
     { name: 'blobs', check: () => blobs.ping() },
     { name: 'bus', check: () => bus.ping() },
   ],
   worker.metrics,
 );
+await worker.start();
+gate.started();
 const graceMs = shutdownGraceMsFromEnv();
 onShutdownSignal(
   logger,
@@ -38,7 +46,7 @@ onShutdownSignal(
     // period (SHUTDOWN_GRACE_MS) go back to the queue for another worker, no try counted.
     () => worker.stop({ handBackAfterMs: finishJobsWithinMs(graceMs) }),
     async () => void health.server.close(),
-    () => Promise.all(mediaQueueList(mediaQueues).map((queue) => queue.close())).then(() => undefined),
+    () => Promise.all([...mediaQueueList(mediaQueues), results].map((queue) => queue.close())).then(() => undefined),
     () => bus.close(),
   ],
   graceMs,

@@ -23,6 +23,7 @@ import {
   mediaCapsFromEnv,
   probeMedia,
   tooLongMessage,
+  untilAvailable,
   type ActiveJob,
   type BlobStore,
   type EventBus,
@@ -49,10 +50,16 @@ import {
   type VideoPicture,
 } from './faces/face-work.js';
 
+/** What ffmpeg is run for, as counted (portal_media_ffmpeg_runs_total). */
+export type FfmpegRunKind = 'transcode' | 'remux' | 'audio' | 'poster';
+
 export interface MediaJobDeps {
   blobs: BlobStore;
-  bus: EventBus;
+  /** Where results go: the media worker's outbox (QueuedPublisher), or a bus. */
+  bus: Pick<EventBus, 'publish'>;
   logger: Logger;
+  /** Told each time ffmpeg is started for a job, and what for. */
+  ffmpegRun?: (kind: FfmpegRunKind, jobId: string) => void;
   /** Scratch space for originals and outputs while a job runs. */
   workRoot: string;
   /** Longest video and recording, most tracks (MEDIA_MAX_*); the defaults when not given. */
@@ -95,12 +102,16 @@ export function transcodeJobIdFor(data: Pick<MediaJob, 'evidenceId' | 'revision'
  * One media job: fetch the private original, make the public derivatives, store them under the
  * job's prefix, and report the result on the bus. Running it twice gives the same keys and the
  * same report, so retries and redeliveries are harmless. A file that cannot be processed ends as
- * a "failed" report with the reason; anything else (storage, bus) is thrown so the job is retried.
+ * a "failed" report with the reason; anything else is thrown so the job is retried. Once ffmpeg
+ * has made the derivatives, a dependency away (S3 taking them, Redis taking the report into the
+ * outbox) is waited for where the job is (untilAvailable): the derivatives are kept, not made again.
  */
 export function mediaJobHandler(deps: MediaJobDeps) {
   if (deps.transcodePolicy === 'playable-first' && !deps.transcodeQueue)
     throw new Error('the playable-first policy needs the queue of the 720p jobs');
   return async (job: ActiveJob<MediaJob>): Promise<MediaProcessedData> => {
+    const keep = keeper(deps, job.id);
+    const counted = (kind: FfmpegRunKind) => deps.ffmpegRun?.(kind, job.id);
     const data = job.data;
     const workDir = await freshWorkDir(deps, job.id);
     const started = Date.now();
@@ -126,7 +137,7 @@ export function mediaJobHandler(deps: MediaJobDeps) {
       let followUp: MediaJob | undefined;
       try {
         const { followUp: next, ...derivatives } = await process(
-          deps,
+          { ...deps, keep, counted },
           data,
           original,
           workDir,
@@ -142,9 +153,8 @@ export function mediaJobHandler(deps: MediaJobDeps) {
               poster: stills.poster!,
               placeholder: stills.placeholder,
             };
-            await deps.bus.publish(TOPICS.media, [
-              { key: data.evidenceId, value: createEvent({ type: 'media.stills', key: data.evidenceId, data: announced }) },
-            ]);
+            const event = createEvent({ type: 'media.stills', key: data.evidenceId, data: announced });
+            await keep('announcing the stills', () => deps.bus.publish(TOPICS.media, [{ key: data.evidenceId, value: event }]));
           },
         );
         followUp = next;
@@ -188,17 +198,19 @@ export function mediaJobHandler(deps: MediaJobDeps) {
           ...NO_DERIVATIVES,
         };
       }
-      await deps.bus.publish(TOPICS.media, [
-        { key: data.evidenceId, value: createEvent({ type: `media.${result.status}`, key: data.evidenceId, data: result }) },
-      ]);
+      const event = createEvent({ type: `media.${result.status}`, key: data.evidenceId, data: result });
+      await keep('reporting the result', () => deps.bus.publish(TOPICS.media, [{ key: data.evidenceId, value: event }]));
       // Added after the first copy is announced, before this job completes: a worker that dies in
       // between runs this job again, which adds it then (the job id makes a second add a no-op).
       if (followUp) {
-        await deps.transcodeQueue!.add('transcode-video', followUp, {
-          jobId: transcodeJobIdFor(followUp),
-          attempts: 3,
-          backoff: { type: 'exponential', delay: 5000 },
-        });
+        const next = followUp;
+        await keep('queueing the 720p copy', () =>
+          deps.transcodeQueue!.add('transcode-video', next, {
+            jobId: transcodeJobIdFor(next),
+            attempts: 3,
+            backoff: { type: 'exponential', delay: 5000 },
+          }),
+        );
       }
       deps.logger.info({ jobId: job.id, status: result.status, display: result.display_copy, ms: Date.now() - started }, 'media job done');
       return result;
@@ -208,8 +220,15 @@ export function mediaJobHandler(deps: MediaJobDeps) {
   };
 }
 
+interface ProcessDeps extends MediaJobDeps {
+  /** Runs a step that needs a dependency again while it is away (untilAvailable). */
+  keep: Keep;
+  /** Counts an ffmpeg run. */
+  counted: (kind: FfmpegRunKind) => void;
+}
+
 async function process(
-  deps: MediaJobDeps,
+  deps: ProcessDeps,
   job: MediaJob,
   original: string,
   workDir: string,
@@ -221,7 +240,7 @@ async function process(
   if (job.demuxer !== undefined && !isMediaDemuxer(job.demuxer)) {
     throw new UnprocessableMediaError('the file is not a video or a recording the portal can read', `the job names demuxer ${job.demuxer}`);
   }
-  const put = putUnder(deps.blobs, job.outputPrefix);
+  const put = putUnder(deps.blobs, job.outputPrefix, deps.keep);
 
   if (job.media_type === MEDIA_TYPES.image) {
     const images = await stillImages(original).catch((error: unknown) => {
@@ -267,6 +286,7 @@ async function process(
 
     /** The poster frame of a video (upright), its WebP poster and thumbnail stored, and its ThumbHash. */
     const stillsOf = async (video: string, seconds: number | null, from: Parameters<typeof posterFrame>[3]): Promise<Stills> => {
+      deps.counted('poster');
       const poster = await stillImages(await posterFrame(video, seconds, workDir, { watchdog: options.watchdog, ...from }), 1280);
       return {
         thumbnail: await put('thumb.webp', poster.thumbnail, 'image/webp'),
@@ -288,6 +308,7 @@ async function process(
     const playable = job.step === undefined && deps.transcodePolicy === 'playable-first' ? playability(probe, demuxer) : null;
     if (playable?.playable) {
       const stills = await stillsFromOriginal();
+      deps.counted('remux');
       const remuxed = await remuxVideo(original, probe, workDir, onProgress, options);
       const output = await probeMedia(remuxed, { demuxer: 'mov' });
       const size = shownSize(output.streams.find((s) => s.codec_type === 'video') ?? playable.video);
@@ -321,6 +342,7 @@ async function process(
             );
             return null;
           });
+    deps.counted('transcode');
     const video = await transcodeVideo(original, probe, workDir, onProgress, options);
     const output = await probeMedia(video, { demuxer: 'mov' });
     const duration = durationOf(output);
@@ -351,6 +373,7 @@ async function process(
 
   // A recording is one ffmpeg process (see transcodeAudio); its length is what ffmpeg reports
   // having written.
+  deps.counted('audio');
   const audio = await transcodeAudio(original, workDir, onProgress, {
     demuxer: job.demuxer ?? null,
     maxSeconds: caps.maxAudioSeconds,
@@ -412,14 +435,25 @@ export function blurJobHandler(deps: MediaJobDeps) {
   };
 }
 
-/** Stores derivatives under a prefix: a Buffer, or a local file handed over whole. */
-function putUnder(blobs: BlobStore, prefix: string): PutBlob {
+/** A step that needs a dependency, run again while it is away: the work done so far (ffmpeg's files) is kept. */
+type Keep = <T>(what: string, work: () => Promise<T>) => Promise<T>;
+
+function keeper(deps: Pick<MediaJobDeps, 'logger'>, jobId: string): Keep {
+  return (what, work) => untilAvailable(work, { what: `${what} (job ${jobId})`, logger: deps.logger });
+}
+
+/**
+ * Stores derivatives under a prefix: a Buffer, or a local file handed over whole; while the blob
+ * store is away each is tried again (`keep`), so that what ffmpeg made is not made again.
+ */
+function putUnder(blobs: BlobStore, prefix: string, keep: Keep): PutBlob {
   return async (name, body, contentType) => {
     const key = `${prefix}${name}`;
     // A file (a display copy) is handed over whole: the file store links it into place instead of
     // copying it (a remuxed phone video is hundreds of MB; the copy was seconds of its job).
-    if (typeof body === 'string') await blobs.putFile(key, body, { contentType });
-    else await blobs.put(key, body, { contentType });
+    await keep(`storing ${name}`, () =>
+      typeof body === 'string' ? blobs.putFile(key, body, { contentType }) : blobs.put(key, body, { contentType }),
+    );
     return { key, contentType };
   };
 }
@@ -455,11 +489,11 @@ function allowanceMs(watchdog: TranscodeWatchdog, duration: number | null): numb
  * version. A file that cannot be read any more ends as a report with the reason.
  */
 async function blurJob(deps: MediaJobDeps, job: MediaJob, workDir: string, jobId: string, started: number): Promise<MediaBlurredData> {
+  const keep = keeper(deps, jobId);
   const report = async (result: Omit<MediaBlurredData, 'evidenceId' | 'revision' | 'version'>): Promise<MediaBlurredData> => {
     const data: MediaBlurredData = { evidenceId: job.evidenceId, revision: job.revision, version: job.faces!.version, ...result };
-    await deps.bus.publish(TOPICS.media, [
-      { key: job.evidenceId, value: createEvent({ type: 'media.blurred', key: job.evidenceId, data }) },
-    ]);
+    const event = createEvent({ type: 'media.blurred', key: job.evidenceId, data });
+    await keep('reporting the public copies', () => deps.bus.publish(TOPICS.media, [{ key: job.evidenceId, value: event }]));
     deps.logger.info(
       { jobId, version: data.version, blurred: data.public !== null, error: data.error, ms: Date.now() - started },
       'public copies made again',
@@ -470,7 +504,7 @@ async function blurJob(deps: MediaJobDeps, job: MediaJob, workDir: string, jobId
   const regionsBytes = await blobBytes(deps.blobs, job.faces.key);
   const doc = regionsBytes ? faceRegionsSchema.safeParse(JSON.parse(regionsBytes.toString('utf8'))) : null;
   if (!doc?.success) return report({ public: null, error: 'The faces of this item could not be read' });
-  const put = putUnder(deps.blobs, job.outputPrefix);
+  const put = putUnder(deps.blobs, job.outputPrefix, keep);
   const timer = performance.now();
   try {
     let copies;

@@ -1,16 +1,19 @@
 import type { MediaJob, MediaQueueSet } from '@portal/contracts';
 import {
+  QueuedPublisher,
   ServiceMetrics,
   drainJobWorker,
+  holdWhileAway,
   locateFfmpeg,
   type BlobStore,
   type EventBus,
   type JobQueue,
   type JobWorker,
   type Logger,
+  type QueuedEvent,
 } from '@portal/platform';
 import type { MediaWorkerSettings } from './config.js';
-import { mediaJobsHandler } from './media-job-handler.js';
+import { mediaJobsHandler, type FfmpegRunKind } from './media-job-handler.js';
 import { sharedFaceDetector } from './faces/face-detector.js';
 import type { FaceWork } from './faces/face-work.js';
 import { mediaQueuePlan, workMediaQueues } from './media-queue-workers.js';
@@ -19,6 +22,11 @@ export interface MediaWorkerRuntime {
   bus: EventBus;
   /** Every media queue (openMediaQueues); the worker takes those its settings name. */
   mediaQueues: MediaQueueSet<JobQueue<MediaJob>>;
+  /**
+   * The outbox of results (MEDIA_RESULTS_QUEUE): each result waits there until the bus takes it.
+   * Both processes that run a media worker give it; without it (a test) results go to the bus directly.
+   */
+  results?: JobQueue<QueuedEvent>;
   blobs: BlobStore;
   logger: Logger;
 }
@@ -35,9 +43,18 @@ export interface MediaWorkerHandle {
 
 export function createMediaWorker(settings: MediaWorkerSettings, runtime: MediaWorkerRuntime): MediaWorkerHandle {
   let worker: JobWorker | undefined;
+  let publisher: JobWorker | undefined;
   const metrics = new ServiceMetrics('media-worker');
   const plan = mediaQueuePlan(runtime.mediaQueues, settings);
   for (const { queue } of plan) metrics.watchQueue(queue);
+  if (runtime.results) metrics.watchQueue(runtime.results);
+  const ffmpegRuns = metrics.counter(
+    'portal_media_ffmpeg_runs_total',
+    'ffmpeg processes started for media jobs, by what for: transcode (a video to 720p), remux, audio, poster',
+    ['kind'],
+  );
+  for (const kind of ['transcode', 'remux', 'audio', 'poster'] satisfies FfmpegRunKind[]) ffmpegRuns.inc({ kind }, 0);
+  const outbox = runtime.results ? new QueuedPublisher(runtime.results) : null;
   const facesFound = metrics.counter('portal_media_faces_found_total', 'Faces found in photos and videos (each face of a video once)', [
     'kind',
   ]);
@@ -72,10 +89,20 @@ export function createMediaWorker(settings: MediaWorkerSettings, runtime: MediaW
         { ...binaries, queues, caps: settings.caps, transcodePolicy: settings.transcodePolicy, faces: settings.faces },
         'media worker starting',
       );
+      // Results go to the bus through the outbox, whose worker publishes them, each retried alone
+      // while Kafka is away: a finished job never waits for Kafka, nor runs again because of it.
+      if (outbox && runtime.results) {
+        const queue = runtime.results.name;
+        publisher = await outbox.work(runtime.bus, runtime.logger, { wrap: (publish) => metrics.timeJobs(queue, publish) });
+      }
       const handler = mediaJobsHandler({
         blobs: runtime.blobs,
-        bus: runtime.bus,
+        bus: outbox ?? runtime.bus,
         logger: runtime.logger,
+        ffmpegRun: (kind, jobId) => {
+          ffmpegRuns.inc({ kind });
+          runtime.logger.info({ jobId, kind }, 'ffmpeg run');
+        },
         workRoot: settings.workRoot,
         caps: settings.caps,
         ffmpegNiceness: settings.ffmpegNiceness,
@@ -86,12 +113,16 @@ export function createMediaWorker(settings: MediaWorkerSettings, runtime: MediaW
         transcodeQueue: runtime.mediaQueues.transcode,
         faces,
       });
-      worker = await workMediaQueues(runtime.mediaQueues, settings, (queue) => metrics.timeJobs(queue.name, handler));
+      // An original that cannot be fetched (S3 away) puts the job off with no try counted.
+      const held = holdWhileAway(handler, { logger: runtime.logger });
+      worker = await workMediaQueues(runtime.mediaQueues, settings, (queue) => metrics.timeJobs(queue.name, held));
     },
     async stop(options = {}) {
-      if (!worker) return;
-      if (options.handBackAfterMs === undefined) await worker.close();
-      else await drainJobWorker(worker, options.handBackAfterMs, runtime.logger);
+      if (worker) {
+        if (options.handBackAfterMs === undefined) await worker.close();
+        else await drainJobWorker(worker, options.handBackAfterMs, runtime.logger);
+      }
+      await publisher?.close();
     },
   };
 }

@@ -60,6 +60,7 @@ async function runJob(file: string, media_type: MediaType, work: FaceWork | unde
     id: `${id}.r1`,
     name: 'process-media',
     attemptsMade: 0,
+    postponements: 0,
     data: {
       evidenceId: id,
       revision: 1,
@@ -141,6 +142,7 @@ describe('faces in photos', () => {
       id: `${id}.r1.faces-v1`,
       name: 'blur',
       attemptsMade: 0,
+      postponements: 0,
       data: {
         evidenceId: id,
         revision: 1,

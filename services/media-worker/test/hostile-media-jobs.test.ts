@@ -67,6 +67,7 @@ describe.each(ffmpegBuilds())('the media worker given hostile media, $name', ({ 
       id: `${id}.r1`,
       name: 'process-media',
       attemptsMade: 0,
+      postponements: 0,
       data: {
         evidenceId: id,
         revision: 1,

@@ -42,6 +42,7 @@ async function runJob(file: string, media_type: MediaType, demuxer?: string): Pr
     id: `${id}.r1`,
     name: 'process-media',
     attemptsMade: 0,
+    postponements: 0,
     data: {
       evidenceId: id,
       revision: 1,
@@ -133,6 +134,7 @@ describe('media worker', () => {
         id: `${id}.r1`,
         name: 'process-media',
         attemptsMade: 0,
+        postponements: 0,
         data: { evidenceId: id, revision: 1, media_type: 3, originalKey: `evidence/${id}/r1/original`, outputPrefix: `evidence/${id}/r1/` },
         updateProgress: async () => undefined,
       });

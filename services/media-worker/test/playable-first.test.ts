@@ -131,6 +131,7 @@ function videoJob(id: string, data: Partial<MediaJob> = {}): ActiveJob<MediaJob>
     id: data.step ? transcodeJobIdFor({ evidenceId: id, revision: 1 }) : `${id}.r1`,
     name: data.step ? 'transcode-video' : 'process-media',
     attemptsMade: 0,
+    postponements: 0,
     data: {
       evidenceId: id,
       revision: 1,
@@ -276,6 +277,7 @@ describe('playable-first: a phone video is ready with a remux of its streams, th
       subscribe: (options) => bus.subscribe(options),
       ping: () => bus.ping(),
       lag: (groupId, topics) => bus.lag(groupId, topics),
+      consumerStates: () => bus.consumerStates(),
       close: async () => {},
       publish: async (topic, messages) => {
         for (const message of messages) {

@@ -18,6 +18,8 @@ export interface NotifierSettings {
   reminders: { label: string; ms: number }[];
   /** Twilio, when TWILIO_ACCOUNT_SID is set; else text messages are written to DATA_DIR/sms-outbox. */
   twilio: TwilioSettings | null;
+  /** MAIL_RETRY_HOURS: how long an e-mail is tried again while the mail server is away (ms). */
+  mailRetryMs: number;
 }
 
 const notifierEnvSchema = z.object({
@@ -52,6 +54,11 @@ const notifierEnvSchema = z.object({
     .regex(/^MG[0-9a-fA-F]{32}$/, 'must be a Messaging Service SID (MG followed by 32 hex digits)')
     .optional(),
   TWILIO_API_BASE_URL: z.url().optional(),
+  MAIL_RETRY_HOURS: z.coerce
+    .number()
+    .positive()
+    .max(24 * 14)
+    .default(24),
 });
 
 /** PUBLIC_URL's default: the portal on this machine, at the port it listens on (PORT, else 8080). */
@@ -74,6 +81,7 @@ export function notifierSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): N
     identityUrl: parsed.IDENTITY_URL,
     reminders: reminderOffsets(parsed.APPOINTMENT_REMINDERS),
     twilio: twilioSettings(parsed),
+    mailRetryMs: Math.round(parsed.MAIL_RETRY_HOURS * 3600_000),
   };
 }
 

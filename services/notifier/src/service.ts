@@ -1,7 +1,12 @@
 import { join } from 'node:path';
 import {
+  BackgroundSubscriptions,
   IdentityTokens,
+  RetryJobLaterError,
+  holdWhileAway,
   OutboxSmsSender,
+  consumerChecks,
+  type HealthCheck,
   TwilioSmsSender,
   UnconfiguredSmsSender,
   NO_SMS_PROVIDER,
@@ -15,7 +20,6 @@ import {
   type JobWorker,
   type Logger,
   type Mailer,
-  type Subscription,
 } from '@portal/platform';
 import { TOPICS } from '@portal/contracts';
 import type { Counter } from 'prom-client';
@@ -23,14 +27,21 @@ import type { JobHandler } from '@portal/platform';
 import type { NotifierSettings } from './config.js';
 import { MAIL_KINDS, type MailJob } from './emails/mail-job.js';
 import { mailSender } from './emails/mail-sender.js';
-import { subscribeIdentityEvents } from './consumers/identity-events.js';
+import { NOTIFIER_GROUP, subscribeIdentityEvents } from './consumers/identity-events.js';
 import type { AppointmentJob } from './appointments/appointment-job.js';
 import { appointmentSender } from './appointments/appointment-sender.js';
-import { subscribeAppointmentEvents } from './appointments/appointment-events.js';
+import { APPOINTMENTS_GROUP, subscribeAppointmentEvents } from './appointments/appointment-events.js';
 import { HttpAppointmentDirectory, type AppointmentDirectory } from './appointments/identity-client.js';
 
-/** Tries of an appointment message, with doubling waits from 30 s (about an hour in all) before it counts as failed. */
+/**
+ * Tries of an appointment message, with doubling waits from 30 s (about an hour in all) before it
+ * counts as failed. A provider away uses none of them: the message is tried again until the
+ * appointment's start (appointment-sender.ts).
+ */
 export const APPOINTMENT_JOB_OPTIONS = { attempts: 8, backoff: { type: 'exponential' as const, delay: 30_000 } };
+
+/** While the mail server or the text provider is away: tried again after 15 s, 30 s, 1 min... then every 2 minutes. */
+export const MESSAGE_RETRY_BACKOFF = { initialMs: 15_000, maxMs: 120_000 };
 
 /**
  * How long a sent e-mail's job is kept: long enough that an event delivered again (at least
@@ -61,6 +72,8 @@ export interface NotifierRuntime {
   directory?: AppointmentDirectory;
   /** Tries of an appointment message (tests make it fail for good sooner). */
   appointmentJobOptions?: typeof APPOINTMENT_JOB_OPTIONS;
+  /** Waits while the mail server or the text provider is away (tests make them short). */
+  messageRetryBackoff?: typeof MESSAGE_RETRY_BACKOFF;
   clock?: () => number;
 }
 
@@ -68,6 +81,8 @@ export interface NotifierHandle {
   mailer: Mailer;
   sms: SmsSender;
   metrics: ServiceMetrics;
+  /** Its consumers' readiness checks: each says what it waits for while it holds messages or subscribes. */
+  consumerChecks: HealthCheck[];
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -94,17 +109,19 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
   const sms = runtime.sms ?? smsFromSettings(settings, runtime.logger, { distributed: runtime.distributed ?? false });
   const clock = runtime.clock ?? Date.now;
   const jobOptions = runtime.appointmentJobOptions ?? APPOINTMENT_JOB_OPTIONS;
-  let subscription: Subscription | undefined;
-  let appointmentEvents: Subscription | undefined;
+  const retryBackoff = runtime.messageRetryBackoff ?? MESSAGE_RETRY_BACKOFF;
+  const consumers = new BackgroundSubscriptions(runtime.logger);
   let worker: JobWorker | undefined;
   let appointmentWorker: JobWorker | undefined;
   const metrics = new ServiceMetrics('notifier');
   metrics.watchQueue(runtime.mail);
   if (runtime.appointments) {
     metrics.watchQueue(runtime.appointments);
-    metrics.watchConsumerLag(runtime.bus, 'notifier-appointments', [TOPICS.appointments]);
+    metrics.watchConsumerLag(runtime.bus, APPOINTMENTS_GROUP, [TOPICS.appointments]);
   }
-  metrics.watchConsumerLag(runtime.bus, 'notifier', [TOPICS.users, TOPICS.passwordResets, TOPICS.moderation]);
+  metrics.watchConsumerLag(runtime.bus, NOTIFIER_GROUP, [TOPICS.users, TOPICS.passwordResets, TOPICS.moderation]);
+  const groups = runtime.appointments ? [NOTIFIER_GROUP, APPOINTMENTS_GROUP] : [NOTIFIER_GROUP];
+  metrics.watchConsumers(runtime.bus, groups);
   const sent = metrics.counter('portal_emails_sent_total', 'E-mails handed to the mail server (or the outbox)', ['kind']);
   const failed = metrics.counter('portal_emails_failed_total', 'Tries to send an e-mail that failed (each is retried)', ['kind']);
   // Every kind's series from the start, at 0: an alert comparing failures with successes (and
@@ -115,7 +132,7 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
   }
   const appointmentOutcomes = metrics.counter(
     'portal_appointment_messages_total',
-    'Appointment messages by channel and outcome (sent, skipped, not_sent, failed; failed_try: a try that failed)',
+    'Appointment messages by channel and outcome (sent, skipped, not_sent, failed; failed_try: a try that failed; postponed: put off, no try spent, while the provider was away)',
     ['channel', 'outcome'],
   );
   // Every series from the start, at 0, as for e-mails: an alert's increase() sees the first failure.
@@ -127,25 +144,42 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
     mailer,
     sms,
     metrics,
+    consumerChecks: consumerChecks(() => runtime.bus.consumerStates(), groups),
     async start() {
-      worker = await runtime.mail.work(
-        metrics.timeJobs(
-          'mail',
-          countOutcomes(
-            sent,
-            failed,
-            mailSender({
-              mailer,
-              sealer: new SealedBox(settings.internalSecret),
-              branding: { productName: settings.productName, publicUrl: settings.publicUrl },
-              logger: runtime.logger,
-              clock: runtime.clock ?? Date.now,
-            }),
-          ),
+      // While the mail server is away an e-mail waits, its tries unspent, until its sendBy
+      // (MAIL_RETRY_HOURS; a reset code's expiry); then it fails for good, saying why.
+      const sendMail = holdWhileAway(
+        countOutcomes(
+          sent,
+          failed,
+          mailSender({
+            mailer,
+            sealer: new SealedBox(settings.internalSecret),
+            branding: { productName: settings.productName, publicUrl: settings.publicUrl },
+            logger: runtime.logger,
+            clock,
+          }),
         ),
-        { concurrency: 2, lockDurationMs: 60_000 },
+        {
+          logger: runtime.logger,
+          backoff: retryBackoff,
+          deadline: (job) => (job.data.sendBy ? Date.parse(job.data.sendBy) : null),
+          gaveUp: (job, failure) =>
+            job.data.kind === 'reset-code'
+              ? `the code expired before the mail server could be reached (${failure.reason})`
+              : `the mail server could not be reached in time (${failure.reason})`,
+        },
       );
-      subscription = await subscribeIdentityEvents(runtime.bus, runtime.mail, mailer, runtime.logger);
+      worker = await runtime.mail.work(metrics.timeJobs('mail', sendMail), { concurrency: 2, lockDurationMs: 60_000 });
+      // Consumes once Kafka answers (readiness says "degraded" until then).
+      const mailQueue = [{ name: 'mail queue', check: () => runtime.mail.ping() }];
+      consumers.start((signal) =>
+        subscribeIdentityEvents(runtime.bus, runtime.mail, mailer, runtime.logger, {
+          dependencies: mailQueue,
+          signal,
+          retryForMs: settings.mailRetryMs,
+        }),
+      );
       const appointments = runtime.appointments;
       if (appointments) {
         const send = appointmentSender({
@@ -156,11 +190,15 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
           logger: runtime.logger,
           clock,
           attempts: jobOptions.attempts,
+          retryBackoff,
         });
         appointmentWorker = await appointments.work(
           metrics.timeJobs('appointment', async (job) => {
             const outcome = await send(job).catch((error: unknown) => {
-              appointmentOutcomes.inc({ channel: job.data.channel, outcome: 'failed_try' });
+              appointmentOutcomes.inc({
+                channel: job.data.channel,
+                outcome: error instanceof RetryJobLaterError ? 'postponed' : 'failed_try',
+              });
               throw error;
             });
             const name = 'sent' in outcome ? 'sent' : 'skipped' in outcome ? 'skipped' : 'notSent' in outcome ? 'not_sent' : 'failed';
@@ -169,16 +207,20 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
           }),
           { concurrency: 4, lockDurationMs: 60_000 },
         );
-        appointmentEvents = await subscribeAppointmentEvents({
-          bus: runtime.bus,
-          queue: appointments,
-          mailer,
-          sms,
-          reminders: settings.reminders,
-          jobOptions,
-          logger: runtime.logger,
-          clock,
-        });
+        consumers.start((signal) =>
+          subscribeAppointmentEvents({
+            bus: runtime.bus,
+            queue: appointments,
+            mailer,
+            sms,
+            reminders: settings.reminders,
+            jobOptions,
+            logger: runtime.logger,
+            clock,
+            dependencies: [{ name: 'appointment queue', check: () => appointments.ping() }],
+            signal,
+          }),
+        );
       }
       const textsUnsent = sms instanceof UnconfiguredSmsSender;
       runtime.logger.info(
@@ -193,8 +235,7 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
       }
     },
     async stop() {
-      await subscription?.close();
-      await appointmentEvents?.close();
+      await consumers.close();
       await worker?.close();
       await appointmentWorker?.close();
       await mailer.close();

@@ -19,7 +19,8 @@ import { notifierSettingsFromEnv } from '../src/config.js';
  * The sending side of appointment messages on the real queue (SQLite), the real .eml outbox and
  * the real Twilio client. Two stand-ins, because the far ends are not what is tested here:
  * - Twilio's Messages API (no provider is reachable): a local HTTP server answering 201, a 500 for
- *   +12025550199 and Twilio's 21211 refusal for +12025550198;
+ *   +12025550199 (always) and for +12025550197 while `providerDown` says so, and Twilio's 21211
+ *   refusal for +12025550198;
  * - identity's two internal routes (recipient, deliveries), as a map in memory; identity's side is
  *   tested through HTTP in tests/integration/appointments.test.ts.
  */
@@ -29,6 +30,7 @@ const root = mkdtempSync(join(tmpdir(), 'appointment-sender-'));
 let server: Server;
 let twilioUrl: string;
 const texts: string[] = [];
+let providerDown = false;
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -38,7 +40,8 @@ beforeAll(async () => {
       const to = new URLSearchParams(body).get('To');
       const answer = (status: number, json: object) =>
         res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(json));
-      if (to === '+12025550199') return answer(500, { code: 20500, message: 'Internal Server Error', status: 500 });
+      if (to === '+12025550199' || (to === '+12025550197' && providerDown))
+        return answer(500, { code: 20500, message: 'Internal Server Error', status: 500 });
       if (to === '+12025550198') return answer(400, { code: 21211, message: 'Invalid To number', status: 400 });
       texts.push(to ?? '');
       answer(201, { sid: `SM${texts.length}`, status: 'queued' });
@@ -104,6 +107,7 @@ async function harness(name: string, sms?: SmsSender) {
     logger,
     clock: Date.now,
     attempts: 3,
+    retryBackoff: { initialMs: 100, maxMs: 200 },
   });
   const worker = await queue.work(send, { concurrency: 2 });
   const add = (job: AppointmentJob) =>
@@ -128,17 +132,36 @@ const reminder = (appointmentId: string, channel: 'email' | 'sms', version = 1):
 });
 
 describe('sending appointment messages', () => {
-  it('retries a failing text with backoff and, when the tries are used up, records it failed for administrators', async () => {
-    const h = await harness('failing');
-    h.directory.appointments.set('a1', recipient('a1', { phone: '+12025550199' }));
+  it("while the text provider does not answer, says 'retrying' and tries again with no try counted until the start; then not sent, never late", async () => {
+    const h = await harness('provider-away');
+    const start = Date.now() + 1500;
+    h.directory.appointments.set('a1', recipient('a1', { phone: '+12025550199', start: new Date(start).toISOString() }));
     const job = await h.add(reminder('a1', 'sms'));
-    const failed = await waitFor(async () => ((await h.queue.getJob(job.id))?.state === 'failed' ? h.queue.getJob(job.id) : null), {
-      what: 'the job to fail for good',
+    await waitFor(() => h.directory.reports.some((report) => report.state === 'not-sent'), { what: 'the message dropped at the start' });
+    const states = h.directory.reports.map((report) => report.state);
+    expect(states.filter((state) => state === 'retrying').length).toBeGreaterThanOrEqual(3);
+    expect(states.at(-1)).toBe('not-sent');
+    expect(h.directory.reports[0]).toMatchObject({
+      key: '2h:sms',
+      reason: expect.stringMatching(/the text provider is not answering .*HTTP 500/),
     });
-    expect(failed.attemptsMade).toBe(3);
-    expect(h.directory.reports).toEqual([
-      expect.objectContaining({ appointmentId: 'a1', key: '2h:sms', state: 'failed', reason: expect.stringContaining('500') }),
-    ]);
+    expect(h.directory.reports.at(-1)!.reason).toBe('the appointment started before the text provider could be reached');
+    // More tries than the job's 3, none of them counted; nothing went out after the start.
+    expect(await h.queue.getJob(job.id)).toMatchObject({ state: 'completed', attemptsMade: 1 });
+    expect(texts).not.toContain('+12025550199');
+    await h.close();
+  });
+
+  it('sends the message once the provider answers again before the start, the call sheet going from retrying to sent', async () => {
+    const h = await harness('provider-back');
+    providerDown = true;
+    h.directory.appointments.set('a2', recipient('a2', { phone: '+12025550197' }));
+    const job = await h.add(reminder('a2', 'sms'));
+    await waitFor(() => h.directory.reports.filter((report) => report.state === 'retrying').length >= 2, { what: 'two tries while away' });
+    providerDown = false;
+    await waitFor(() => h.directory.reports.some((report) => report.state === 'sent'), { what: 'the text once the provider is back' });
+    expect(texts.filter((to) => to === '+12025550197')).toHaveLength(1);
+    expect(await h.queue.getJob(job.id)).toMatchObject({ state: 'completed', attemptsMade: 1 });
     await h.close();
   });
 

@@ -1,10 +1,11 @@
-import { setTimeout as delay } from 'node:timers/promises';
 // Before any kafkajs client is made: its idle timer loop, fixed (see the module).
 import './kafkajs-idle-loop-fix.js';
 import { Kafka, logLevel, type Admin, type Consumer, type Producer, type IHeaders } from 'kafkajs';
 import type { EventEnvelope } from '@portal/contracts';
 import type { Logger } from 'pino';
 import { continueWork } from '../context/continue-work.js';
+import { backoffDelay, sleep } from '../resilience/backoff.js';
+import { PoisonMessageError, describeError } from '../resilience/failures.js';
 import type { KafkaConnectionSettings } from './kafka-settings.js';
 import { waitForTopicLeaders } from './kafka-topic-leaders.js';
 import {
@@ -15,6 +16,18 @@ import {
   type SubscribeOptions,
   type Subscription,
 } from './event-bus.js';
+import {
+  ConsumerStates,
+  DEFAULT_HOLD_BACKOFF,
+  deadLetterHeaders,
+  decodeEnvelope,
+  deliverMessage,
+  type ConsumerState,
+  type ConsumerStateHandle,
+} from './consumer-policy.js';
+
+/** Tries to subscribe while the brokers are away: 1 s, 2 s, 4 s... then every 30 s, without end. */
+const SUBSCRIBE_BACKOFF = { initialMs: 1_000, maxMs: 30_000 };
 
 export interface KafkaEventBusOptions extends KafkaConnectionSettings {
   brokers: string[];
@@ -36,7 +49,8 @@ export interface KafkaEventBusOptions extends KafkaConnectionSettings {
   namespace?: string;
 }
 
-function headersToStrings(headers: IHeaders | undefined): Record<string, string> {
+/** Kafka's header values (Buffers, arrays) as strings. */
+export function headersToStrings(headers: IHeaders | undefined): Record<string, string> {
   const result: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers ?? {})) {
     if (value === undefined) continue;
@@ -48,7 +62,8 @@ function headersToStrings(headers: IHeaders | undefined): Record<string, string>
 /**
  * The event bus on Kafka (kafkajs): topics keyed by aggregate id (one aggregate's events share a
  * partition, so they stay in order), consumer groups, offsets committed only after the handler
- * finished (at least once), retries with backoff and a `<topic>.dead-letter` topic.
+ * finished (at least once), the consumer policy (consumer-policy.ts: a dependency away holds the
+ * message, poison goes to `<topic>.dead-letter`), and subscriptions that wait for the brokers.
  */
 export class KafkaEventBus implements EventBus {
   private readonly kafka: Kafka;
@@ -56,6 +71,7 @@ export class KafkaEventBus implements EventBus {
   private readonly admin: Admin;
   private readonly consumers = new Set<Consumer>();
   private readonly knownTopics = new Set<string>();
+  private readonly states = new ConsumerStates();
   private connected: Promise<void> | undefined;
 
   constructor(private readonly options: KafkaEventBusOptions) {
@@ -104,81 +120,65 @@ export class KafkaEventBus implements EventBus {
     });
   }
 
+  /**
+   * Resolves once the group consumes. While the brokers are away it keeps trying (a capped
+   * backoff, without end, until `options.signal` aborts), and consumerStates() says so: a service
+   * that starts during a Kafka outage serves meanwhile and consumes once Kafka is back.
+   */
   async subscribe(options: SubscribeOptions): Promise<Subscription> {
-    await this.connect();
-    await this.ensureTopics(options.topics);
-    const consumer = this.kafka.consumer({
-      groupId: this.qualify(options.groupId),
-      sessionTimeout: 30_000,
-      heartbeatInterval: 3_000,
-      allowAutoTopicCreation: false,
+    const state = this.states.register(options.groupId, options.topics);
+    // Not consuming until it has joined its group: readiness says so from the start.
+    state.subscribing('connecting to kafka');
+    const stop = new AbortController();
+    const abortWith = () => stop.abort(options.signal?.reason ?? new Error('subscription cancelled'));
+    options.signal?.addEventListener('abort', abortWith, { once: true });
+    // The group's consumer now: a new one replaces it after a crash kafkajs does not restart from.
+    const current: { consumer?: Consumer } = {};
+    // A stop does not wait for a connection attempt kafkajs is still retrying (a shutdown while
+    // Kafka is away): the attempt's consumer, if it ever connects, is let go.
+    const stopped = new Promise<never>((_, reject) => {
+      if (stop.signal.aborted) reject(stop.signal.reason);
+      stop.signal.addEventListener('abort', () => reject(stop.signal.reason), { once: true });
     });
-    this.consumers.add(consumer);
-    await consumer.connect();
-    await consumer.subscribe({ topics: options.topics.map((topic) => this.qualify(topic)), fromBeginning: options.fromBeginning ?? true });
-    let stopping = false;
-    const maxAttempts = options.maxAttempts ?? 5;
-    const baseDelay = options.retryDelayMs ?? 200;
-    await consumer.run({
-      // A broadcast subscriber keeps no offsets: Kafka removes a group that is empty and has none.
-      autoCommit: options.broadcast !== true,
-      eachMessage: async ({ topic: qualified, message, heartbeat }) => {
-        const topic = this.unqualify(qualified);
-        const busMessage: BusMessage = {
-          topic,
-          key: message.key?.toString() ?? '',
-          value: JSON.parse(message.value?.toString() ?? 'null') as EventEnvelope,
-          headers: headersToStrings(message.headers),
-          offset: message.offset,
-          timestamp: Number(message.timestamp),
-        };
-        for (let attempt = 1; ; attempt++) {
-          try {
-            await continueWork(
-              {
-                traceparent: busMessage.headers.traceparent ?? busMessage.value?.trace?.traceparent,
-                requestId: busMessage.value?.trace?.requestId,
-              },
-              { handler: options.groupId, span: `${topic} process`, attributes: { 'messaging.consumer.group.name': options.groupId } },
-              () => options.handler(busMessage),
-            );
-            return;
-          } catch (error) {
-            if (stopping) throw error; // not committed: redelivered after the restart
-            if (attempt >= maxAttempts) {
-              this.options.logger.error(
-                { err: error, groupId: options.groupId, topic, offset: message.offset, eventId: busMessage.value?.id },
-                'event handler failed for good; message sent to the dead-letter topic',
-              );
-              await this.publish(deadLetterTopic(topic), [
-                {
-                  key: busMessage.key,
-                  value: busMessage.value,
-                  headers: {
-                    ...busMessage.headers,
-                    'x-dead-letter-group': options.groupId,
-                    'x-dead-letter-error': error instanceof Error ? error.message : String(error),
-                    'x-dead-letter-offset': message.offset,
-                  },
-                },
-              ]);
-              return;
-            }
-            this.options.logger.warn(
-              { err: error, groupId: options.groupId, topic, offset: message.offset, attempt },
-              'event handler failed; retrying',
-            );
-            await delay(baseDelay * 2 ** (attempt - 1));
-            await heartbeat();
-          }
+    stopped.catch(() => undefined);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const attemptDone = this.consume(options, state, stop.signal, current);
+        attemptDone.then(
+          async () => {
+            if (stop.signal.aborted) await current.consumer?.disconnect().catch(() => undefined);
+          },
+          () => undefined,
+        );
+        await Promise.race([attemptDone, stopped]);
+        state.subscribed();
+        break;
+      } catch (error) {
+        if (stop.signal.aborted) {
+          state.remove();
+          throw error;
         }
-      },
-    });
+        state.subscribing(describeError(error));
+        const wait = backoffDelay(attempt, SUBSCRIBE_BACKOFF);
+        const where = { groupId: options.groupId, reason: describeError(error), attempt, retryInMs: wait };
+        if (attempt === 1 || attempt % 10 === 0)
+          this.options.logger.warn(where, 'cannot subscribe yet: Kafka does not answer; trying again');
+        await sleep(wait, stop.signal).catch((reason: unknown) => {
+          state.remove();
+          throw reason;
+        });
+      }
+    }
     return {
       close: async () => {
-        stopping = true;
-        this.consumers.delete(consumer);
-        await consumer.disconnect();
+        options.signal?.removeEventListener('abort', abortWith);
+        stop.abort(new Error('subscription closed'));
+        const consumer = current.consumer;
+        if (consumer) {
+          this.consumers.delete(consumer);
+          await consumer.disconnect();
+        }
+        state.remove();
         // Its group now has no member and no offset: removed here at once (best effort; Kafka
         // removes such a group itself at its next offsets clean-up if this one fails, after a crash say).
         if (options.broadcast) {
@@ -191,6 +191,127 @@ export class KafkaEventBus implements EventBus {
         }
       },
     };
+  }
+
+  /** One consumer of the group, connected, subscribed and running; thrown away when a step fails. */
+  private async consume(
+    options: SubscribeOptions,
+    state: ConsumerStateHandle,
+    signal: AbortSignal,
+    current: { consumer?: Consumer },
+  ): Promise<void> {
+    const consumer = this.kafka.consumer({
+      groupId: this.qualify(options.groupId),
+      sessionTimeout: 30_000,
+      heartbeatInterval: 3_000,
+      allowAutoTopicCreation: false,
+    });
+    try {
+      await this.connect();
+      await this.ensureTopics(options.topics);
+      await consumer.connect();
+      await consumer.subscribe({
+        topics: options.topics.map((topic) => this.qualify(topic)),
+        fromBeginning: options.fromBeginning ?? true,
+      });
+    } catch (error) {
+      await consumer.disconnect().catch(() => undefined);
+      throw error;
+    }
+    this.consumers.add(consumer);
+    current.consumer = consumer;
+    // While the brokers are away kafkajs's consumer crashes and restarts itself: readiness says so.
+    // A crash it does not restart from (an error it deems final) gets a new consumer, as at the start.
+    consumer.on(consumer.events.GROUP_JOIN, () => state.subscribed());
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (signal.aborted) return;
+      state.subscribing(describeError(payload.error));
+      if (payload.restart) return;
+      this.options.logger.warn({ groupId: options.groupId, reason: describeError(payload.error) }, 'consumer stopped; subscribing again');
+      this.consumers.delete(consumer);
+      void consumer
+        .disconnect()
+        .catch(() => undefined)
+        .then(() => this.resubscribe(options, state, signal, current));
+    });
+    const policy = {
+      maxAttempts: options.maxAttempts ?? 5,
+      retryDelayMs: options.retryDelayMs ?? 200,
+      hold: options.holdBackoff ?? DEFAULT_HOLD_BACKOFF,
+      ...(options.dependencies ? { dependencies: options.dependencies } : {}),
+    };
+    await consumer.run({
+      // A broadcast subscriber keeps no offsets: Kafka removes a group that is empty and has none.
+      autoCommit: options.broadcast !== true,
+      eachMessage: async ({ topic: qualified, partition, message, heartbeat }) => {
+        const topic = this.unqualify(qualified);
+        const decoded = decodeEnvelope(message.value?.toString());
+        const poison = decoded instanceof PoisonMessageError ? decoded : null;
+        const busMessage: BusMessage = {
+          topic,
+          key: message.key?.toString() ?? '',
+          value: poison ? (null as unknown as EventEnvelope) : (decoded as EventEnvelope),
+          headers: headersToStrings(message.headers),
+          offset: message.offset,
+          timestamp: Number(message.timestamp),
+        };
+        await deliverMessage({
+          groupId: options.groupId,
+          message: busMessage,
+          handle: () =>
+            poison
+              ? Promise.reject(poison)
+              : continueWork(
+                  {
+                    traceparent: busMessage.headers.traceparent ?? busMessage.value.trace?.traceparent,
+                    requestId: busMessage.value.trace?.requestId,
+                  },
+                  { handler: options.groupId, span: `${topic} process`, attributes: { 'messaging.consumer.group.name': options.groupId } },
+                  () => options.handler(busMessage),
+                ),
+          // The dead letter keeps the exact bytes it came with (a value that is no JSON included).
+          deadLetter: async (failure) => {
+            await this.ensureTopics([deadLetterTopic(topic)]);
+            await this.producer.send({
+              topic: this.qualify(deadLetterTopic(topic)),
+              acks: -1,
+              messages: [
+                { key: message.key, value: message.value, headers: deadLetterHeaders(busMessage, options.groupId, failure, partition) },
+              ],
+            });
+          },
+          keepAlive: heartbeat,
+          signal,
+          policy,
+          state,
+          logger: this.options.logger,
+        });
+      },
+    });
+  }
+
+  /** A new consumer for a group whose consumer stopped for good, tried until it runs or the subscription closes. */
+  private async resubscribe(
+    options: SubscribeOptions,
+    state: ConsumerStateHandle,
+    signal: AbortSignal,
+    current: { consumer?: Consumer },
+  ): Promise<void> {
+    for (let attempt = 1; !signal.aborted; attempt++) {
+      try {
+        await this.consume(options, state, signal, current);
+        if (signal.aborted) await current.consumer?.disconnect();
+        else state.subscribed();
+        return;
+      } catch (error) {
+        state.subscribing(describeError(error));
+        await sleep(backoffDelay(attempt, SUBSCRIBE_BACKOFF), signal).catch(() => undefined);
+      }
+    }
+  }
+
+  consumerStates(): ConsumerState[] {
+    return this.states.list();
   }
 
   async ping(): Promise<void> {
@@ -222,8 +343,15 @@ export class KafkaEventBus implements EventBus {
     }
   }
 
+  /** Connects the producer and the admin client once; a failed connection is tried again by the next call. */
   private connect(): Promise<void> {
-    this.connected ??= Promise.all([this.producer.connect(), this.admin.connect()]).then(() => undefined);
+    this.connected ??= Promise.all([this.producer.connect(), this.admin.connect()]).then(
+      () => undefined,
+      (error: unknown) => {
+        this.connected = undefined;
+        throw error;
+      },
+    );
     return this.connected;
   }
 

@@ -3,6 +3,7 @@ import type { ConnectionOptions } from 'node:tls';
 import type { SASLOptions } from 'kafkajs';
 import { z } from 'zod';
 import { envBoolean, parseEnv } from '../config/env.js';
+import { DEFAULT_DEAD_LETTER_RETENTION_MS } from './event-bus.js';
 
 /** How the Kafka client reaches the brokers: TLS and SASL, as managed Kafka services require. */
 export interface KafkaConnectionSettings {
@@ -16,6 +17,8 @@ export interface KafkaTopicSettings {
   replicationFactor: number;
   /** retention.ms of every topic: events carry names and e-mail addresses; consumers need minutes. */
   retentionMs: number;
+  /** retention.ms of the dead-letter topics: long enough for someone to see them and replay them. */
+  deadLetterRetentionMs: number;
 }
 
 const kafkaEnvSchema = z
@@ -35,6 +38,7 @@ const kafkaEnvSchema = z
       .int()
       .min(60_000)
       .default(3 * 24 * 3_600_000),
+    DEAD_LETTER_RETENTION_MS: z.coerce.number().int().min(60_000).default(DEFAULT_DEAD_LETTER_RETENTION_MS),
   })
   .superRefine((env, context) => {
     if (env.KAFKA_SASL_MECHANISM && (!env.KAFKA_SASL_USERNAME || !env.KAFKA_SASL_PASSWORD)) {
@@ -81,6 +85,7 @@ export function kafkaTopicsFromEnv(env: NodeJS.ProcessEnv = process.env): KafkaT
     partitions: parsed.KAFKA_TOPIC_PARTITIONS,
     replicationFactor: parsed.KAFKA_REPLICATION_FACTOR,
     retentionMs: parsed.KAFKA_TOPIC_RETENTION_MS,
+    deadLetterRetentionMs: parsed.DEAD_LETTER_RETENTION_MS,
   };
 }
 

@@ -1,9 +1,9 @@
 // Before any kafkajs client is made: its idle timer loop, fixed (see the module).
 import './kafkajs-idle-loop-fix.js';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { TOPICS } from '@portal/contracts';
 import type { Logger } from 'pino';
-import { deadLetterTopic } from './event-bus.js';
+import { DEFAULT_DEAD_LETTER_RETENTION_MS, deadLetterTopic } from './event-bus.js';
 import { waitForTopicLeaders } from './kafka-topic-leaders.js';
 import type { KafkaConnectionSettings, KafkaTopicSettings } from './kafka-settings.js';
 
@@ -12,7 +12,9 @@ export function portalTopics(): string[] {
   return Object.values(TOPICS).flatMap((topic) => [topic, deadLetterTopic(topic)]);
 }
 
-export interface CreateTopicsOptions extends KafkaConnectionSettings, KafkaTopicSettings {
+export interface CreateTopicsOptions extends KafkaConnectionSettings, Omit<KafkaTopicSettings, 'deadLetterRetentionMs'> {
+  /** retention.ms of the dead-letter topics (default 14 days, as DEAD_LETTER_RETENTION_MS). */
+  deadLetterRetentionMs?: number;
   brokers: string[];
   /** The deployment namespace prefixed to each topic (as the event bus does). */
   namespace?: string;
@@ -21,13 +23,15 @@ export interface CreateTopicsOptions extends KafkaConnectionSettings, KafkaTopic
 
 /**
  * Creates the topics that do not exist yet, with their partitions, replication factor and
- * retention; leaves the existing ones as they are. Answers which were created and which existed.
+ * retention (a dead-letter topic: deadLetterRetentionMs); leaves the existing ones as they are,
+ * but for a dead-letter topic that keeps its messages less long than deadLetterRetentionMs, whose
+ * retention is raised to it. Answers which were created, which existed, and which were raised.
  * Run once per deployment (the kafka-topics Job, a test's set-up): the services never create topics.
  */
 export async function createKafkaTopics(
   options: CreateTopicsOptions,
   topics: string[] = portalTopics(),
-): Promise<{ created: string[]; existing: string[] }> {
+): Promise<{ created: string[]; existing: string[]; raised: string[] }> {
   const kafka = new Kafka({
     clientId: 'portal-topics',
     brokers: options.brokers,
@@ -57,7 +61,7 @@ export async function createKafkaTopics(
             topic,
             numPartitions: options.partitions,
             replicationFactor: options.replicationFactor,
-            configEntries: [{ name: 'retention.ms', value: String(options.retentionMs) }],
+            configEntries: [{ name: 'retention.ms', value: String(retentionOf(topic, options)) }],
           })),
         })
         .catch((error: unknown) => {
@@ -68,8 +72,59 @@ export async function createKafkaTopics(
         });
       await waitForTopicLeaders(admin, missing);
     }
-    return { created: missing, existing: qualified.filter((topic) => present.has(topic)) };
+    const existing = qualified.filter((topic) => present.has(topic));
+    const raised = await raiseDeadLetterRetention(
+      admin,
+      existing.filter((topic) => topic.endsWith(DEAD_LETTER_SUFFIX)),
+      options.deadLetterRetentionMs ?? DEFAULT_DEAD_LETTER_RETENTION_MS,
+    );
+    return { created: missing, existing, raised };
   } finally {
     await admin.disconnect();
   }
+}
+
+const DEAD_LETTER_SUFFIX = deadLetterTopic('');
+/** kafkajs's ConfigResourceTypes.TOPIC (a CommonJS export Node's ES module loader does not see by name). */
+const TOPIC_RESOURCE = 2;
+
+function retentionOf(topic: string, options: CreateTopicsOptions): number {
+  return topic.endsWith(DEAD_LETTER_SUFFIX) ? (options.deadLetterRetentionMs ?? DEFAULT_DEAD_LETTER_RETENTION_MS) : options.retentionMs;
+}
+
+/**
+ * Dead-letter topics made before their retention was a setting of its own (3 days, like every
+ * topic) keep their dead letters at least deadLetterRetentionMs from now on. Kafka's AlterConfigs
+ * (the one kafkajs speaks) replaces a topic's whole set of settings, so those set on the topic
+ * itself (min.insync.replicas, say) are sent again with the new retention.
+ */
+async function raiseDeadLetterRetention(admin: Admin, topics: string[], retentionMs: number): Promise<string[]> {
+  if (topics.length === 0) return [];
+  const described = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: topics.map((name) => ({ type: TOPIC_RESOURCE, name })),
+  });
+  const raised: string[] = [];
+  for (const resource of described.resources) {
+    const retention = resource.configEntries.find((entry) => entry.configName === 'retention.ms');
+    const current = Number(retention?.configValue ?? NaN);
+    // -1 keeps messages for ever: nothing to raise.
+    if (current === -1 || current >= retentionMs) continue;
+    // configSource 1: DYNAMIC_TOPIC_CONFIG, a setting of this topic's own.
+    const own = resource.configEntries
+      .filter((entry) => entry.configSource === 1 && !entry.isSensitive && entry.configName !== 'retention.ms')
+      .map((entry) => ({ name: entry.configName, value: entry.configValue }));
+    await admin.alterConfigs({
+      validateOnly: false,
+      resources: [
+        {
+          type: TOPIC_RESOURCE,
+          name: resource.resourceName,
+          configEntries: [...own, { name: 'retention.ms', value: String(retentionMs) }],
+        },
+      ],
+    });
+    raised.push(resource.resourceName);
+  }
+  return raised;
 }

@@ -1,11 +1,11 @@
 import { TimeSlices } from '../runtime/time-slices.js';
 import { EventEmitter } from 'node:events';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { EventEnvelope } from '@portal/contracts';
 import type { Logger } from 'pino';
 import { openDatabase, type SqliteDatabase } from '../sqlite/open-database.js';
 import { continueWork } from '../context/continue-work.js';
 import {
+  DEFAULT_DEAD_LETTER_RETENTION_MS,
   deadLetterTopic,
   type BusMessage,
   type EventBus,
@@ -13,6 +13,16 @@ import {
   type SubscribeOptions,
   type Subscription,
 } from './event-bus.js';
+import {
+  ConsumerStates,
+  DEFAULT_HOLD_BACKOFF,
+  deadLetterHeaders,
+  decodeEnvelope,
+  deliverMessage,
+  type ConsumerState,
+  type ConsumerStateHandle,
+} from './consumer-policy.js';
+import { PoisonMessageError } from '../resilience/failures.js';
 
 const MIGRATIONS = [
   `CREATE TABLE messages (
@@ -54,9 +64,11 @@ export interface SqliteEventBusOptions {
   /**
    * A message every consumer group of its topic has handled is deleted once it is this old (ms;
    * default 1 minute). Messages of a topic no group reads go after this long too; dead letters are
-   * kept for the retention period.
+   * kept for deadLetterRetentionMs.
    */
   pruneAfterMs?: number;
+  /** How long dead letters are kept (ms; default 14 days, DEAD_LETTER_RETENTION_MS). */
+  deadLetterRetentionMs?: number;
   /** A group not seen consuming for this long no longer holds messages back (ms; default 1 hour). */
   groupGoneAfterMs?: number;
 }
@@ -78,6 +90,7 @@ export class SqliteEventBus implements EventBus {
   private readonly pollIntervalMs: number;
   private readonly retentionTimer: NodeJS.Timeout;
   private readonly openedAt = Date.now();
+  private readonly states = new ConsumerStates();
   private closed = false;
 
   constructor(private readonly options: SqliteEventBusOptions) {
@@ -90,16 +103,27 @@ export class SqliteEventBus implements EventBus {
   }
 
   async publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
+    this.publishRaw(
+      topic,
+      messages.map((message) => {
+        const traceparent = message.value.trace?.traceparent;
+        return {
+          key: message.key,
+          value: JSON.stringify(message.value),
+          headers: { ...(traceparent ? { traceparent } : {}), ...message.headers },
+        };
+      }),
+    );
+  }
+
+  /** @internal Messages as stored (a dead letter keeps the exact value it had, even one that is no event). */
+  publishRaw(topic: string, messages: { key: string; value: string; headers: Record<string, string> }[]): void {
     this.assertOpen();
     if (messages.length === 0) return;
     const insert = this.db.prepare('INSERT INTO messages (topic, key, value, headers, timestamp) VALUES (?, ?, ?, ?, ?)');
     const now = Date.now();
     this.db.transaction(() => {
-      for (const message of messages) {
-        const traceparent = message.value.trace?.traceparent;
-        const headers = { ...(traceparent ? { traceparent } : {}), ...message.headers };
-        insert.run(topic, message.key, JSON.stringify(message.value), JSON.stringify(headers), now);
-      }
+      for (const message of messages) insert.run(topic, message.key, message.value, JSON.stringify(message.headers), now);
     })();
     this.wakeups.emit(topic);
   }
@@ -107,13 +131,15 @@ export class SqliteEventBus implements EventBus {
   async subscribe(options: SubscribeOptions): Promise<Subscription> {
     this.assertOpen();
     if (options.topics.length === 0) throw new Error('subscribe needs at least one topic');
-    const consumer = new GroupConsumer(this, options, this.options.logger, this.pollIntervalMs);
+    const state = this.states.register(options.groupId, options.topics);
+    const consumer = new GroupConsumer(this, options, this.options.logger, this.pollIntervalMs, state);
     this.consumers.add(consumer);
     consumer.start();
     return {
       close: async () => {
         await consumer.stop();
         this.consumers.delete(consumer);
+        state.remove();
         // A broadcast subscriber leaves no group behind.
         if (options.broadcast && !this.closed) this.db.prepare('DELETE FROM consumer_offsets WHERE group_id = ?').run(options.groupId);
       },
@@ -123,6 +149,10 @@ export class SqliteEventBus implements EventBus {
   async ping(): Promise<void> {
     this.assertOpen();
     this.db.prepare('SELECT 1').get();
+  }
+
+  consumerStates(): ConsumerState[] {
+    return this.states.list();
   }
 
   async lag(groupId: string, topics: string[]): Promise<Record<string, number>> {
@@ -191,19 +221,23 @@ export class SqliteEventBus implements EventBus {
     this.db.prepare('UPDATE consumer_offsets SET seen_at = ? WHERE group_id = ? AND topic = ?').run(Date.now(), groupId, topic);
   }
 
-  /** @internal */
-  readAfter(topic: string, offset: number, limit: number): BusMessage[] {
+  /** @internal Messages after an offset; a value that is no event envelope comes with the reason (a poison message). */
+  readAfter(topic: string, offset: number, limit: number): StoredMessage[] {
     const rows = this.db
       .prepare('SELECT * FROM messages WHERE topic = ? AND offset > ? ORDER BY offset LIMIT ?')
       .all(topic, offset, limit) as MessageRow[];
-    return rows.map((row) => ({
-      topic: row.topic,
-      key: row.key,
-      value: JSON.parse(row.value) as EventEnvelope,
-      headers: JSON.parse(row.headers) as Record<string, string>,
-      offset: String(row.offset),
-      timestamp: row.timestamp,
-    }));
+    return rows.map((row) => storedMessage(row));
+  }
+
+  /**
+   * @internal The messages of a topic stored at or after a time, oldest first (the dead-letter
+   * command reads the dead letters with it).
+   */
+  readSince(topic: string, since: number): StoredMessage[] {
+    const rows = this.db
+      .prepare('SELECT * FROM messages WHERE topic = ? AND timestamp >= ? ORDER BY offset')
+      .all(topic, since) as MessageRow[];
+    return rows.map((row) => storedMessage(row));
   }
 
   /** @internal */
@@ -237,13 +271,43 @@ export class SqliteEventBus implements EventBus {
              AND offset <= COALESCE((SELECT MIN(o.offset) FROM consumer_offsets o WHERE o.topic = messages.topic), offset)`,
         )
         .run(now - (this.options.pruneAfterMs ?? 60_000));
-      this.db.prepare('DELETE FROM messages WHERE timestamp < ?').run(now - (this.options.retentionMs ?? 7 * 24 * 3600_000));
+      this.db
+        .prepare(`DELETE FROM messages WHERE timestamp < ? AND topic NOT LIKE '%.dead-letter'`)
+        .run(now - (this.options.retentionMs ?? 7 * 24 * 3600_000));
+      this.db
+        .prepare(`DELETE FROM messages WHERE timestamp < ? AND topic LIKE '%.dead-letter'`)
+        .run(now - (this.options.deadLetterRetentionMs ?? DEFAULT_DEAD_LETTER_RETENTION_MS));
     })();
   }
 
   private assertOpen(): void {
     if (this.closed) throw new Error('The event bus is closed');
   }
+}
+
+/** A stored message: as a consumer receives it, or, when its value is no event, why (a poison message). */
+export interface StoredMessage {
+  message: BusMessage;
+  /** The value as stored. */
+  raw: string;
+  poison: PoisonMessageError | null;
+}
+
+function storedMessage(row: MessageRow): StoredMessage {
+  const decoded = decodeEnvelope(row.value);
+  const poison = decoded instanceof PoisonMessageError ? decoded : null;
+  return {
+    message: {
+      topic: row.topic,
+      key: row.key,
+      value: poison ? (null as unknown as EventEnvelope) : (decoded as EventEnvelope),
+      headers: JSON.parse(row.headers) as Record<string, string>,
+      offset: String(row.offset),
+      timestamp: row.timestamp,
+    },
+    raw: row.value,
+    poison,
+  };
 }
 
 function sameTopics(a: readonly string[], b: readonly string[]): boolean {
@@ -264,6 +328,7 @@ class GroupConsumer {
     private readonly options: SubscribeOptions,
     private readonly logger: Logger,
     private readonly pollIntervalMs: number,
+    private readonly state: ConsumerStateHandle,
   ) {
     this.groupId = options.groupId;
     this.topics = [...new Set(options.topics)];
@@ -306,7 +371,7 @@ class GroupConsumer {
   /** Handles one batch of every topic in offset order; true when something was handled. */
   private async drainOnce(): Promise<boolean> {
     const fromBeginning = this.options.fromBeginning ?? true;
-    const batch: BusMessage[] = [];
+    const batch: StoredMessage[] = [];
     const touch = Date.now() - this.lastTouch > 60_000;
     if (touch) this.lastTouch = Date.now();
     for (const topic of this.topics) {
@@ -314,12 +379,12 @@ class GroupConsumer {
       if (touch) this.bus.touch(this.groupId, topic);
       batch.push(...this.bus.readAfter(topic, committed, 100));
     }
-    batch.sort((a, b) => Number(a.offset) - Number(b.offset));
-    for (const message of batch) {
+    batch.sort((a, b) => Number(a.message.offset) - Number(b.message.offset));
+    for (const stored of batch) {
       if (!this.running) return true;
-      const done = await this.deliver(message);
+      const done = await this.deliver(stored);
       if (!done) return true; // stopping: leave the offset uncommitted so the message comes again
-      this.bus.commit(this.groupId, message.topic, Number(message.offset));
+      this.bus.commit(this.groupId, stored.message.topic, Number(stored.message.offset));
       // Handlers on embedded stores answer at once (microtasks): a backlog of thousands of events
       // (a box office's import) is handled in slices, with the process's requests answered between.
       await this.slices.maybeYield();
@@ -327,48 +392,39 @@ class GroupConsumer {
     return batch.length > 0;
   }
 
-  /** Runs the handler with retries; false only when the consumer is stopping. */
-  private async deliver(message: BusMessage): Promise<boolean> {
-    const maxAttempts = this.options.maxAttempts ?? 5;
-    const baseDelay = this.options.retryDelayMs ?? 200;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await continueWork(
-          { traceparent: message.headers.traceparent ?? message.value.trace?.traceparent, requestId: message.value.trace?.requestId },
-          { handler: this.groupId, span: `${message.topic} process`, attributes: { 'messaging.consumer.group.name': this.groupId } },
-          () => this.options.handler(message),
-        );
-        return true;
-      } catch (error) {
-        if (attempt >= maxAttempts) {
-          this.logger.error(
-            { err: error, groupId: this.groupId, topic: message.topic, offset: message.offset, eventId: message.value.id },
-            'event handler failed for good; message sent to the dead-letter topic',
-          );
-          await this.bus.publish(deadLetterTopic(message.topic), [
-            {
-              key: message.key,
-              value: message.value,
-              headers: {
-                ...message.headers,
-                'x-dead-letter-group': this.groupId,
-                'x-dead-letter-error': error instanceof Error ? error.message : String(error),
-                'x-dead-letter-offset': message.offset,
-              },
-            },
+  /** Delivers one message under the consumer policy; false only when the consumer is stopping. */
+  private async deliver({ message, raw, poison }: StoredMessage): Promise<boolean> {
+    try {
+      await deliverMessage({
+        groupId: this.groupId,
+        message,
+        handle: () =>
+          poison
+            ? Promise.reject(poison)
+            : continueWork(
+                { traceparent: message.headers.traceparent ?? message.value.trace?.traceparent, requestId: message.value.trace?.requestId },
+                { handler: this.groupId, span: `${message.topic} process`, attributes: { 'messaging.consumer.group.name': this.groupId } },
+                () => this.options.handler(message),
+              ),
+        deadLetter: async (failure) => {
+          this.bus.publishRaw(deadLetterTopic(message.topic), [
+            { key: message.key, value: raw, headers: deadLetterHeaders(message, this.groupId, failure) },
           ]);
-          return true;
-        }
-        this.logger.warn(
-          { err: error, groupId: this.groupId, topic: message.topic, offset: message.offset, attempt },
-          'event handler failed; retrying',
-        );
-        try {
-          await delay(baseDelay * 2 ** (attempt - 1), undefined, { signal: this.abort.signal });
-        } catch {
-          return false;
-        }
-      }
+        },
+        signal: this.abort.signal,
+        policy: {
+          maxAttempts: this.options.maxAttempts ?? 5,
+          retryDelayMs: this.options.retryDelayMs ?? 200,
+          hold: this.options.holdBackoff ?? DEFAULT_HOLD_BACKOFF,
+          ...(this.options.dependencies ? { dependencies: this.options.dependencies } : {}),
+        },
+        state: this.state,
+        logger: this.logger,
+      });
+      return true;
+    } catch (error) {
+      if (this.abort.signal.aborted) return false;
+      throw error;
     }
   }
 

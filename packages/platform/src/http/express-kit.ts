@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { IDENTITY_HEADER, SERVICE_TOKEN_HEADER, isAdmin, type CallerIdentity, type IdentityTokens } from './caller-identity.js';
 import { HttpError, forbidden, unauthenticated } from './http-error.js';
 import type { ServiceMetrics } from '../observability/metrics.js';
+import { classifyFailure } from '../resilience/failures.js';
 import { runReadinessChecks, type HealthCheck } from '../runtime/health-server.js';
 import { redactUrl } from '../logging/logger.js';
 import { httpRequestContext, runInHttpRequestContext, setRequestCaller } from '../context/request-context.js';
@@ -161,6 +162,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       res.destroy();
       return;
     }
+    if (httpError.status === 503) res.set('retry-after', '30');
     res.status(httpError.status).json(httpError.toJSON());
   };
 }
@@ -196,6 +198,9 @@ export function toHttpError(error: unknown): HttpError {
   if (typeof parserError?.status === 'number' && parserError.status >= 400 && parserError.status < 500 && parserError.expose) {
     return new HttpError(parserError.status, 'validation_failed', (error as Error).message);
   }
+  // A store or server the request needs is away (the same policy the consumers follow): nothing
+  // was done that cannot be asked again, and it will work once that dependency answers.
+  if (classifyFailure(error).kind === 'dependency') return new HttpError(503, 'service_unavailable', MESSAGES.dependencyAway);
   return new HttpError(500, 'internal', MESSAGES.internal);
 }
 

@@ -1,8 +1,11 @@
-import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { DelayedError, Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { continueWork, currentWorkOrigin } from '../context/continue-work.js';
+import { classifyFailure } from '../resilience/failures.js';
 import {
   DEFAULT_FREE_HAND_BACKS,
+  JobFailedForGoodError,
+  RetryJobLaterError,
   handedBackTooOftenReason,
   type ActiveJob,
   type JobHandler,
@@ -43,6 +46,9 @@ const TRACE_KEY = '__traceparent';
 const REQUEST_KEY = '__requestId';
 /** The field of a job's hash (beside BullMQ's own) counting its hand-backs. */
 const HAND_BACKS_FIELD = 'portalHandBacks';
+/** The field counting the times a job was put off (RetryJobLaterError), and the last reason. */
+const POSTPONEMENTS_FIELD = 'portalPostponements';
+const POSTPONED_REASON_FIELD = 'portalPostponedReason';
 
 /**
  * `state` must be read BEFORE the job's hash: a job that finishes between the two reads would
@@ -74,7 +80,13 @@ export class BullMqJobQueue<T = unknown> implements JobQueue<T> {
   constructor(private readonly options: BullMqJobQueueOptions) {
     this.name = options.queue;
     this.connection = connectionFor(options.redisUrl);
-    this.queue = new Queue<T>(options.queue, { connection: this.connection, prefix: options.prefix ?? 'portal' });
+    // The producer's side fails fast while Redis is away (a few reconnection tries), so that the
+    // caller (a consumer) sees a dependency away and holds its message, instead of a call that
+    // waits for ever; the workers' connections wait (BullMQ needs that of them).
+    this.queue = new Queue<T>(options.queue, {
+      connection: { ...(this.connection as object), maxRetriesPerRequest: 3 } as ConnectionOptions,
+      prefix: options.prefix ?? 'portal',
+    });
   }
 
   async add(name: string, data: T, options: JobOptions = {}): Promise<JobInfo<T>> {
@@ -141,11 +153,14 @@ export class BullMqJobQueue<T = unknown> implements JobQueue<T> {
       async (job, token) => {
         running.set(job.id!, { job, token });
         const { [TRACE_KEY]: traceparent, [REQUEST_KEY]: requestId, ...data } = (job.data ?? {}) as Record<string, unknown>;
+        const redis = await this.queue.client;
+        const key = this.queue.toKey(job.id!);
         const active: ActiveJob<T> = {
           id: job.id!,
           name: job.name,
           data: data as T,
           attemptsMade: job.attemptsMade,
+          postponements: Number((await redis.hget(key, POSTPONEMENTS_FIELD)) ?? 0),
           updateProgress: (progress) => job.updateProgress(progress),
         };
         try {
@@ -157,6 +172,18 @@ export class BullMqJobQueue<T = unknown> implements JobQueue<T> {
             { handler: this.name, span: `${this.name} job`, attributes: { 'job.id': job.id ?? '' } },
             () => handler(active),
           );
+        } catch (error) {
+          if (error instanceof RetryJobLaterError) {
+            // Delayed again with no try counted (BullMQ's documented way: moveToDelayed, then DelayedError).
+            await redis.hset(key, {
+              [POSTPONEMENTS_FIELD]: active.postponements + 1,
+              [POSTPONED_REASON_FIELD]: error.message.slice(0, 500),
+            });
+            await job.moveToDelayed(Date.now() + Math.max(0, error.delayMs), token);
+            throw new DelayedError();
+          }
+          if (error instanceof JobFailedForGoodError) throw new UnrecoverableError(error.message);
+          throw error;
         } finally {
           running.delete(job.id!);
         }
@@ -174,7 +201,13 @@ export class BullMqJobQueue<T = unknown> implements JobQueue<T> {
     worker.on('failed', (job, error) => {
       this.options.logger.warn({ jobId: job?.id, queue: this.name, err: error }, 'job failed');
     });
-    worker.on('error', (error) => this.options.logger.error({ err: error, queue: this.name }, 'job worker error'));
+    // While Redis is away the worker says so on every reconnection try: a warning (its jobs wait), not an error.
+    worker.on('error', (error) =>
+      this.options.logger[classifyFailure(error).kind === 'dependency' ? 'warn' : 'error'](
+        { err: error, queue: this.name },
+        'job worker error',
+      ),
+    );
     this.workers.add(worker);
     await worker.waitUntilReady();
     return {

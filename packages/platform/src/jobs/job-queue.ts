@@ -30,6 +30,8 @@ export interface ActiveJob<T = unknown> {
   data: T;
   /** Tries before this one. */
   attemptsMade: number;
+  /** Times it was put off with RetryJobLaterError (no try counted). */
+  postponements: number;
   updateProgress(progress: number): Promise<void>;
 }
 
@@ -50,6 +52,26 @@ export interface WorkOptions {
 }
 
 export const DEFAULT_FREE_HAND_BACKS = 3;
+
+/**
+ * Thrown by a handler: try this job again after `delayMs`, with no try counted (its dependency is
+ * away; jobRetryPolicy decides). The job waits as `delayed`, its reason recorded.
+ */
+export class RetryJobLaterError extends Error {
+  override name = 'RetryJobLaterError';
+  constructor(
+    readonly delayMs: number,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Thrown by a handler: the job fails for good now, whatever tries it has left (it can never succeed). */
+export class JobFailedForGoodError extends Error {
+  override name = 'JobFailedForGoodError';
+}
 
 const HANDED_BACK_TOO_OFTEN = 'interrupted too many times: its worker shut down before it finished';
 
@@ -81,6 +103,8 @@ export interface JobWorker {
  * - jobs are kept until done; a job added while no worker runs is processed when one starts;
  * - a job whose handler throws is tried again after the backoff, up to `attempts` tries, then
  *   kept in the failed state with its reason;
+ * - a job whose handler throws RetryJobLaterError is tried again after the delay it names, with no
+ *   try counted (its postponements are), as often as it asks; JobFailedForGoodError fails it now;
  * - a job whose worker died (its lock expired) goes back to waiting and is processed again;
  * - a job its worker hands back is waiting again at once, with no try counted, for its first
  *   `freeHandBacks` hand-backs; each one after counts as a failed try (waiting again at once,

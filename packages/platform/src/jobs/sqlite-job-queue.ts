@@ -4,6 +4,8 @@ import { openDatabase, type SqliteDatabase } from '../sqlite/open-database.js';
 import { continueWork, currentWorkOrigin } from '../context/continue-work.js';
 import {
   DEFAULT_FREE_HAND_BACKS,
+  JobFailedForGoodError,
+  RetryJobLaterError,
   handedBackTooOftenReason,
   type ActiveJob,
   type JobHandler,
@@ -42,6 +44,7 @@ const MIGRATIONS = [
   `ALTER TABLE jobs ADD COLUMN request_id TEXT;`,
   // When the job was first due (added, plus its delay): run_at moves with each retry's backoff.
   `ALTER TABLE jobs ADD COLUMN due_at INTEGER;`,
+  `ALTER TABLE jobs ADD COLUMN postponements INTEGER NOT NULL DEFAULT 0;`,
 ];
 
 interface JobRow {
@@ -61,6 +64,7 @@ interface JobRow {
   traceparent: string | null;
   hand_backs: number;
   request_id: string | null;
+  postponements: number;
 }
 
 export interface SqliteJobQueueOptions {
@@ -282,11 +286,22 @@ export class SqliteJobQueue<T = unknown> implements JobQueue<T> {
       .run(this.name, now - (this.options.keepCompletedMs ?? 24 * 3600_000));
   }
 
-  /** @internal Records a failed try: back to delayed with backoff (waiting at once without), or failed for good. */
-  fail(row: JobRow, token: string, reason: string, options: { backoff?: boolean } = {}): 'retry' | 'failed' {
+  /** @internal Puts a job off (RetryJobLaterError): delayed again, no try counted. */
+  postpone(row: JobRow, token: string, delayMs: number, reason: string): void {
+    if (this.closed) return;
+    this.db
+      .prepare(
+        `UPDATE jobs SET state = 'delayed', postponements = postponements + 1, failed_reason = ?, run_at = ?, lock_token = NULL, locked_until = NULL
+         WHERE queue = ? AND id = ? AND lock_token = ?`,
+      )
+      .run(reason, Date.now() + Math.max(0, delayMs), this.name, row.id, token);
+  }
+
+  /** @internal Records a failed try: back to delayed with backoff (waiting at once without), or failed for good (at once when `final`). */
+  fail(row: JobRow, token: string, reason: string, options: { backoff?: boolean; final?: boolean } = {}): 'retry' | 'failed' {
     if (this.closed) return 'retry';
     const attemptsMade = row.attempts_made + 1;
-    if (attemptsMade >= row.max_attempts) {
+    if (attemptsMade >= row.max_attempts || options.final) {
       this.db
         .prepare(
           `UPDATE jobs SET state = 'failed', attempts_made = ?, failed_reason = ?, finished_at = ?, lock_token = NULL, locked_until = NULL
@@ -422,6 +437,7 @@ class QueueWorker<T> {
       name: row.name,
       data: JSON.parse(row.data) as T,
       attemptsMade: row.attempts_made,
+      postponements: row.postponements,
       updateProgress: async (progress) => this.queue.setProgress(row.id, token, progress),
     };
     try {
@@ -433,7 +449,11 @@ class QueueWorker<T> {
       this.queue.complete(row.id, token, result);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      const outcome = this.queue.fail(row, token, reason);
+      if (error instanceof RetryJobLaterError) {
+        this.queue.postpone(row, token, error.delayMs, reason);
+        return;
+      }
+      const outcome = this.queue.fail(row, token, reason, { final: error instanceof JobFailedForGoodError });
       logger[outcome === 'failed' ? 'error' : 'warn']({ jobId: row.id, queue: this.queue.name, err: error, outcome }, 'job failed');
     } finally {
       clearInterval(heartbeat);

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { JobQueue, JobHandler } from '../jobs/job-queue.js';
+import { RetryJobLaterError, type JobQueue, type JobHandler } from '../jobs/job-queue.js';
 import type { EventBus } from '../events/event-bus.js';
 import { runReadinessChecks, type HealthCheck } from '../runtime/health-server.js';
 
@@ -110,7 +110,7 @@ export class ServiceMetrics {
     });
   }
 
-  /** Wraps a job handler so that its duration and outcome are recorded. */
+  /** Wraps a job handler so that its duration and outcome (completed, failed, or postponed while a dependency is away) are recorded. */
   timeJobs<T>(queue: string, handler: JobHandler<T>): JobHandler<T> {
     return async (job) => {
       const end = this.jobDuration.startTimer({ queue });
@@ -119,7 +119,7 @@ export class ServiceMetrics {
         end({ outcome: 'completed' });
         return result;
       } catch (error) {
-        end({ outcome: 'failed' });
+        end({ outcome: error instanceof RetryJobLaterError ? 'postponed' : 'failed' });
         throw error;
       }
     };
@@ -153,12 +153,63 @@ export class ServiceMetrics {
   }
 
   /**
+   * What this process's consumer groups are doing, read at scrape time from the bus client:
+   * `portal_consumer_paused{group, topic}` is 1 while the group holds that topic's messages because
+   * a dependency is away (0 otherwise), `portal_event_dead_letters_total{topic, group}` counts
+   * the messages it wrote to the topic's dead letters (from 0 for every topic it reads), and
+   * `portal_consumer_hold_retries_total{group, topic}` the tries that failed while it held one.
+   */
+  watchConsumers(bus: Pick<EventBus, 'consumerStates'>, groups: string[]): void {
+    const mine = () => bus.consumerStates().filter((state) => groups.includes(state.groupId));
+    new Gauge({
+      name: 'portal_consumer_paused',
+      help: 'Whether a consumer group holds the messages of a topic because a dependency is away (1) or not (0)',
+      labelNames: ['group', 'topic'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const state of mine()) {
+          for (const topic of state.topics) {
+            this.set({ group: state.groupId, topic }, state.holds.some((hold) => hold.topic === topic) ? 1 : 0);
+          }
+        }
+      },
+    });
+    new Counter({
+      name: 'portal_consumer_hold_retries_total',
+      help: 'Tries of a held message that failed because its dependency was still away, by group and topic',
+      labelNames: ['group', 'topic'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const state of mine()) {
+          for (const topic of state.topics) this.inc({ group: state.groupId, topic }, state.holdTries[topic] ?? 0);
+        }
+      },
+    });
+    new Counter({
+      name: 'portal_event_dead_letters_total',
+      help: 'Messages a consumer group wrote to a dead-letter topic (poison, or failing for no recognised reason), by original topic',
+      labelNames: ['topic', 'group'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const state of mine()) {
+          for (const topic of state.topics) this.inc({ topic, group: state.groupId }, state.deadLetters[topic] ?? 0);
+        }
+      },
+    });
+  }
+
+  /**
    * portal_dependency_up{dependency}: 1 when a dependency of the readiness checks (Kafka, MongoDB,
    * Redis, S3, the mail server, a neighbouring service) answers within the readiness timeout, 0
    * when it does not, asked at scrape time. /readyz stays 200 while one is away ("degraded" in its
    * body, docs/OPERATIONS.md), so this is how an alert sees a degraded dependency.
    */
-  watchDependencies(checks: HealthCheck[]): void {
+  watchDependencies(given: HealthCheck[]): void {
+    // A start-up gate (StartupGate) is no dependency.
+    const checks = given.filter((check) => !check.gate);
     if (checks.length === 0) return;
     const first = this.dependencyChecks.length === 0;
     this.dependencyChecks.push(...checks);

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { isShuttingDown } from '../lifecycle/shutdown.js';
@@ -6,6 +6,11 @@ import { isShuttingDown } from '../lifecycle/shutdown.js';
 export interface HealthCheck {
   name: string;
   check: () => Promise<void>;
+  /**
+   * A check the process cannot serve without (its start-up: StartupGate): while it fails the
+   * process is not ready (503, "starting"). Every other check only makes it "degraded".
+   */
+  gate?: boolean;
 }
 
 /** A dependency that has not answered within this is reported as such (probes time out at 1 s). */
@@ -13,7 +18,7 @@ export const READINESS_CHECK_TIMEOUT_MS = 750;
 
 export interface ReadinessAnswer {
   ready: boolean;
-  body: { status: 'ready' | 'degraded' | 'stopping'; checks: Record<string, string> };
+  body: { status: 'ready' | 'degraded' | 'starting' | 'stopping'; checks: Record<string, string> };
 }
 
 /**
@@ -28,7 +33,7 @@ export interface ReadinessAnswer {
  */
 export async function runReadinessChecks(checks: HealthCheck[], stopping = isShuttingDown()): Promise<ReadinessAnswer> {
   const results = await Promise.all(
-    checks.map(async ({ name, check }) => {
+    checks.map(async ({ name, check, gate }) => {
       let timer: NodeJS.Timeout | undefined;
       try {
         await Promise.race([
@@ -37,19 +42,42 @@ export async function runReadinessChecks(checks: HealthCheck[], stopping = isShu
             timer = setTimeout(() => reject(new Error(`no answer within ${READINESS_CHECK_TIMEOUT_MS} ms`)), READINESS_CHECK_TIMEOUT_MS);
           }),
         ]);
-        return [name, 'ok'] as const;
+        return [name, 'ok', gate === true] as const;
       } catch (error) {
-        return [name, error instanceof Error ? error.message : 'unavailable'] as const;
+        return [name, error instanceof Error ? error.message : 'unavailable', gate === true] as const;
       } finally {
         clearTimeout(timer);
       }
     }),
   );
   const healthy = results.every(([, state]) => state === 'ok');
+  const started = results.every(([, state, isGate]) => !isGate || state === 'ok');
   return {
-    ready: !stopping,
-    body: { status: stopping ? 'stopping' : healthy ? 'ready' : 'degraded', checks: Object.fromEntries(results) },
+    ready: !stopping && started,
+    body: {
+      status: stopping ? 'stopping' : !started ? 'starting' : healthy ? 'ready' : 'degraded',
+      checks: Object.fromEntries(results.map(([name, state]) => [name, state])),
+    },
   };
+}
+
+/**
+ * Answers GET /healthz (the process answers) and GET /readyz (it serves; its dependencies' states
+ * in the body) on a request, and anything else through `other`; true when it answered.
+ */
+export function answerHealth(req: IncomingMessage, res: ServerResponse, checks: HealthCheck[]): boolean {
+  const path = (req.url ?? '/').split('?')[0];
+  if (path === '/healthz') {
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+    return true;
+  }
+  if (path === '/readyz') {
+    void runReadinessChecks(checks).then(({ ready, body }) => {
+      res.writeHead(ready ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    });
+    return true;
+  }
+  return false;
 }
 
 /**
@@ -63,17 +91,8 @@ export async function startHealthServer(
   extra?: (path: string) => Promise<{ type: string; body: string } | null>,
 ): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {
+    if (answerHealth(req, res, checks)) return;
     const path = (req.url ?? '/').split('?')[0];
-    if (path === '/healthz') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
-      return;
-    }
-    if (path === '/readyz') {
-      void runReadinessChecks(checks).then(({ ready, body }) => {
-        res.writeHead(ready ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-      });
-      return;
-    }
     void (extra ? extra(path ?? '/') : Promise.resolve(null)).then(
       (answer) => {
         if (answer) res.writeHead(200, { 'content-type': answer.type }).end(answer.body);

@@ -5,7 +5,12 @@ import type { Logger } from 'pino';
 import { envBoolean, parseEnv } from '../config/env.js';
 import type { EventBus } from '../events/event-bus.js';
 import { KafkaEventBus } from '../events/kafka-event-bus.js';
-import { describeKafkaConnection, kafkaConnectionFromEnv, type KafkaConnectionSettings } from '../events/kafka-settings.js';
+import {
+  describeKafkaConnection,
+  kafkaConnectionFromEnv,
+  kafkaTopicsFromEnv,
+  type KafkaConnectionSettings,
+} from '../events/kafka-settings.js';
 import { SqliteEventBus } from '../events/sqlite-event-bus.js';
 import type { BlobStore } from '../blobs/blob-store.js';
 import { FsBlobStore } from '../blobs/fs-blob-store.js';
@@ -35,6 +40,8 @@ export interface InfrastructureSettings {
   instanceId: string;
   /** The embedded bus deletes a message this long after every consumer group handled it (ms). */
   busPruneAfterMs?: number;
+  /** How long the embedded bus keeps dead letters (DEAD_LETTER_RETENTION_MS; Kafka's: the kafka-topics Job). */
+  deadLetterRetentionMs?: number;
 }
 
 const infrastructureEnvSchema = z.object({
@@ -90,6 +97,7 @@ export function infrastructureFromEnv(env: NodeJS.ProcessEnv = process.env): Inf
     namespace: parsed.DEPLOYMENT_NAMESPACE,
     instanceId: parsed.INSTANCE_ID ?? hostname(),
     busPruneAfterMs: parsed.BUS_PRUNE_AFTER_MS,
+    deadLetterRetentionMs: kafkaTopicsFromEnv(env).deadLetterRetentionMs,
   };
 }
 
@@ -100,6 +108,7 @@ export function createEventBus(settings: InfrastructureSettings, clientId: strin
         file: join(settings.dataDir, 'bus.sqlite'),
         logger,
         ...(settings.busPruneAfterMs !== undefined ? { pruneAfterMs: settings.busPruneAfterMs } : {}),
+        ...(settings.deadLetterRetentionMs !== undefined ? { deadLetterRetentionMs: settings.deadLetterRetentionMs } : {}),
       });
 }
 

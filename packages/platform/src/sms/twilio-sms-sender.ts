@@ -1,4 +1,5 @@
 import twilio from 'twilio';
+import { DependencyUnavailableError } from '../resilience/failures.js';
 import { SmsRefusedError, type SentSms, type SmsMessage, type SmsSender } from './sms-sender.js';
 
 export interface TwilioSettings {
@@ -43,8 +44,12 @@ export class TwilioSmsSender implements SmsSender {
       if (status !== undefined && status >= 400 && status < 500 && status !== 429 && code !== undefined && PERMANENT.has(code)) {
         throw new SmsRefusedError(`Twilio refused the message (${code}): ${text ?? ''}`);
       }
-      throw new Error(
+      // Anything else (no answer, 429, 5xx, credentials refused) is the provider's side: the message
+      // waits for it (held until the appointment's start), its tries unspent.
+      throw new DependencyUnavailableError(
+        'sms',
         `Twilio did not take the message${status ? ` (HTTP ${status}${code ? `, ${code}` : ''})` : ''}: ${text ?? String(error)}`,
+        { cause: error },
       );
     }
   }

@@ -3,6 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { EventBus, BusMessage, Subscription } from '../events/event-bus.js';
 import { deadLetterTopic } from '../events/event-bus.js';
 import { createEvent } from '../events/envelope.js';
+import { REPLAY_HEADERS } from '../events/consumer-policy.js';
+import { DependencyUnavailableError, PoisonMessageError } from '../resilience/failures.js';
 import { currentRequestContext, runWithRequestContext, type RequestContext } from '../context/request-context.js';
 import { waitFor } from './wait-for.js';
 
@@ -11,6 +13,8 @@ export interface EventBusContractOptions {
   connect: () => Promise<EventBus>;
   /** Time allowed for a message to arrive (Kafka needs longer while it creates topics). */
   timeoutMs?: number;
+  /** Writes a message with a value as given (not an event) to a topic of this bus's log. */
+  writeRaw: (bus: EventBus, topic: string, key: string, value: string) => Promise<void>;
 }
 
 /**
@@ -154,6 +158,153 @@ export function eventBusContract(name: string, options: EventBusContractOptions)
       await waitFor(() => deadLetters.length === 1, { timeoutMs, what: 'the dead letter' });
       expect((deadLetters[0]!.value.data as { n: number }).n).toBe(1);
       expect(deadLetters[0]!.headers['x-dead-letter-error']).toContain('poison message');
+    });
+
+    it('holds a message whose dependency is away, and the messages after it, then goes on when it answers: no dead letter', async () => {
+      const bus = await connect();
+      const topic = unique('hold');
+      const groupId = unique('group');
+      let away = true;
+      let tries = 0;
+      const handled: number[] = [];
+      subscriptions.push(
+        await bus.subscribe({
+          groupId,
+          topics: [topic],
+          maxAttempts: 2,
+          retryDelayMs: 10,
+          holdBackoff: { initialMs: 20, maxMs: 100 },
+          handler: async (message) => {
+            const n = (message.value.data as { n: number }).n;
+            if (n === 1) tries++;
+            if (away) throw new DependencyUnavailableError('mongodb', 'connect ECONNREFUSED 127.0.0.1:27017');
+            handled.push(n);
+          },
+        }),
+      );
+      const deadLetters = await collect(bus, deadLetterTopic(topic), unique('dlq-reader'));
+      await bus.publish(topic, [
+        { key: 'k', value: event('k', 1) },
+        { key: 'k', value: event('k', 2) },
+      ]);
+      // Far more tries than maxAttempts, and the group says what it waits for.
+      await waitFor(() => tries >= 5, { timeoutMs, what: 'the held message to be tried again and again' });
+      const held = bus.consumerStates().find((state) => state.groupId === groupId)!;
+      expect(held.holds).toEqual([expect.objectContaining({ topic, dependency: 'mongodb' })]);
+      expect(handled).toEqual([]);
+      away = false;
+      await waitFor(() => handled.length === 2, { timeoutMs, what: 'both messages once the dependency answers' });
+      expect(handled).toEqual([1, 2]);
+      expect(bus.consumerStates().find((state) => state.groupId === groupId)!.holds).toEqual([]);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(deadLetters).toEqual([]);
+    });
+
+    it("takes a failure it does not recognise for a dependency's while one of the dependencies it was given does not answer", async () => {
+      const bus = await connect();
+      const topic = unique('probe');
+      const groupId = unique('group');
+      let storeUp = false;
+      let tries = 0;
+      const handled: number[] = [];
+      subscriptions.push(
+        await bus.subscribe({
+          groupId,
+          topics: [topic],
+          maxAttempts: 2,
+          retryDelayMs: 10,
+          holdBackoff: { initialMs: 20, maxMs: 100 },
+          dependencies: [
+            {
+              name: 'store',
+              check: async () => {
+                if (!storeUp) throw new Error('down');
+              },
+            },
+          ],
+          handler: async (message) => {
+            tries++;
+            if (!storeUp) throw new Error('something the classifier does not know');
+            handled.push((message.value.data as { n: number }).n);
+          },
+        }),
+      );
+      const deadLetters = await collect(bus, deadLetterTopic(topic), unique('dlq-reader'));
+      await bus.publish(topic, [{ key: 'k', value: event('k', 1) }]);
+      await waitFor(() => tries >= 4, { timeoutMs, what: 'tries past maxAttempts' });
+      expect(bus.consumerStates().find((state) => state.groupId === groupId)!.holds).toEqual([
+        expect.objectContaining({ topic, dependency: 'store' }),
+      ]);
+      storeUp = true;
+      await waitFor(() => handled.length === 1, { timeoutMs, what: 'the message once the store answers' });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(deadLetters).toEqual([]);
+    });
+
+    it('sends a poison message to the dead letters at once, saying why and for which group, and counts it', async () => {
+      const bus = await connect();
+      const topic = unique('poisoned');
+      const groupId = unique('group');
+      const tries: number[] = [];
+      subscriptions.push(
+        await bus.subscribe({
+          groupId,
+          topics: [topic],
+          retryDelayMs: 10,
+          handler: async (message) => {
+            const n = (message.value.data as { n: number }).n;
+            tries.push(n);
+            if (n === 1) throw new PoisonMessageError('the appointment has no start');
+          },
+        }),
+      );
+      const deadLetters = await collect(bus, deadLetterTopic(topic), unique('dlq-reader'));
+      await bus.publish(topic, [
+        { key: 'k', value: event('k', 1) },
+        { key: 'k', value: event('k', 2) },
+      ]);
+      await waitFor(() => deadLetters.length === 1 && tries.includes(2), { timeoutMs, what: 'the dead letter and the next message' });
+      expect(tries).toEqual([1, 2]);
+      const [letter] = deadLetters;
+      expect((letter!.value.data as { n: number }).n).toBe(1);
+      expect(letter!.headers['x-dead-letter-kind']).toBe('poison');
+      expect(letter!.headers['x-dead-letter-group']).toBe(groupId);
+      expect(letter!.headers['x-dead-letter-topic']).toBe(topic);
+      expect(letter!.headers['x-dead-letter-error']).toContain('the appointment has no start');
+      expect(bus.consumerStates().find((state) => state.groupId === groupId)!.deadLetters).toEqual({ [topic]: 1 });
+    });
+
+    it('sends a message whose value is no event to the dead letters, and goes on', async () => {
+      const bus = await connect();
+      const topic = unique('garbled');
+      const groupId = unique('group');
+      const handled: number[] = [];
+      subscriptions.push(
+        await bus.subscribe({
+          groupId,
+          topics: [topic],
+          handler: async (message) => void handled.push((message.value.data as { n: number }).n),
+        }),
+      );
+      await options.writeRaw(bus, topic, 'k', '{"not": "an event"');
+      await options.writeRaw(bus, topic, 'k', '{"not": "an event either"}');
+      await bus.publish(topic, [{ key: 'k', value: event('k', 3) }]);
+      await waitFor(() => handled.includes(3), { timeoutMs, what: 'the message after the malformed ones' });
+      expect(handled).toEqual([3]);
+      expect(bus.consumerStates().find((state) => state.groupId === groupId)!.deadLetters).toEqual({ [topic]: 2 });
+    });
+
+    it('gives a dead letter replayed for one group to that group alone', async () => {
+      const bus = await connect();
+      const topic = unique('replay');
+      const one = await collect(bus, topic, unique('group-one'));
+      const twoId = unique('group-two');
+      const two = await collect(bus, topic, twoId);
+      await bus.publish(topic, [{ key: 'k', value: event('k', 1), headers: { [REPLAY_HEADERS.forGroup]: twoId } }]);
+      await bus.publish(topic, [{ key: 'k', value: event('k', 2) }]);
+      await waitFor(() => one.length === 1 && two.length === 2, { timeoutMs, what: 'the replay to reach its group only' });
+      expect(one.map((message) => (message.value.data as { n: number }).n)).toEqual([2]);
+      expect(two.map((message) => (message.value.data as { n: number }).n)).toEqual([1, 2]);
     });
 
     it('resumes a group after a restart from where it committed, losing nothing', async () => {

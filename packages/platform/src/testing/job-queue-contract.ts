@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { handedBackTooOftenReason, isHandedBackTooOften, type JobQueue, type JobWorker } from '../jobs/job-queue.js';
+import {
+  JobFailedForGoodError,
+  RetryJobLaterError,
+  handedBackTooOftenReason,
+  isHandedBackTooOften,
+  type JobQueue,
+  type JobWorker,
+} from '../jobs/job-queue.js';
 import { waitFor } from './wait-for.js';
 import { currentRequestContext, runWithRequestContext, type RequestContext } from '../context/request-context.js';
 
@@ -98,6 +105,63 @@ export function jobQueueContract(name: string, options: JobQueueContractOptions)
       await delay(200);
       expect(runs).toBe(1);
       expect((await queue.getJob('same'))!.data).toEqual({ n: 1 });
+    });
+
+    it('puts a job off as often as its handler asks, after the delay it names, with no try counted', async () => {
+      const queue = await connect();
+      const runs: { at: number; attemptsMade: number; postponements: number }[] = [];
+      workers.push(
+        await queue.work(async (job) => {
+          runs.push({ at: Date.now(), attemptsMade: job.attemptsMade, postponements: job.postponements });
+          if (runs.length <= 4) throw new RetryJobLaterError(150, 'the mail server is away');
+          return 'sent';
+        }),
+      );
+      // Two tries only: the four postponements must use none of them.
+      await queue.add('later', { n: 1 }, { jobId: 'put-off', attempts: 2, backoff: { type: 'fixed', delay: 10 } });
+      await waitFor(async () => runs.length >= 2 && (await queue.getJob('put-off'))?.state === 'delayed', {
+        timeoutMs,
+        what: 'the job to wait, delayed',
+      });
+      const done = await waitFor(
+        async () => {
+          const job = await queue.getJob('put-off');
+          return job?.state === 'completed' ? job : null;
+        },
+        { timeoutMs, what: 'completion after the postponements' },
+      );
+      expect(done.returnValue).toBe('sent');
+      expect(done.attemptsMade).toBe(1);
+      expect(runs.map((run) => [run.attemptsMade, run.postponements])).toEqual([
+        [0, 0],
+        [0, 1],
+        [0, 2],
+        [0, 3],
+        [0, 4],
+      ]);
+      for (let i = 1; i < runs.length; i++) expect(runs[i]!.at - runs[i - 1]!.at).toBeGreaterThanOrEqual(140);
+    });
+
+    it('fails a job for good at once when its handler says it can never succeed', async () => {
+      const queue = await connect();
+      let runs = 0;
+      workers.push(
+        await queue.work(async () => {
+          runs++;
+          throw new JobFailedForGoodError('the sealed code cannot be opened');
+        }),
+      );
+      await queue.add('doomed', { n: 1 }, { jobId: 'doomed', attempts: 5, backoff: { type: 'fixed', delay: 10 } });
+      const failed = await waitFor(
+        async () => {
+          const job = await queue.getJob('doomed');
+          return job?.state === 'failed' ? job : null;
+        },
+        { timeoutMs, what: 'the job to fail' },
+      );
+      expect(failed.failedReason).toContain('the sealed code cannot be opened');
+      await delay(200);
+      expect(runs).toBe(1);
     });
 
     it('tries again after a failure, with backoff, until it works', async () => {

@@ -792,6 +792,10 @@ export class EvidenceService {
       cursor = page.nextCursor ?? undefined;
     } while (cursor);
     for (const id of owned) await this.deps.evidence.blobIntents.add(itemPrefix(id));
+    // The files first: while the blob store is away this fails, and the event is held and comes
+    // again with the items still there to name their files (were the items gone first, the files
+    // would be left to the sweep of blob intents, which with a shared database waits an hour).
+    for (const id of owned) await this.deps.blobs.deletePrefix(itemPrefix(id));
     const deleted = await this.deps.evidence.deleteByOwner(userId, (records) =>
       records.map((record) => {
         const data: EvidenceDeletedData = { evidenceId: record.id, userId };

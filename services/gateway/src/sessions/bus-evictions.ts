@@ -1,5 +1,5 @@
-import { TOPICS, eventEnvelopeSchema, sessionEventSchema, userEventSchema } from '@portal/contracts';
-import type { BusMessage } from '@portal/platform';
+import { TOPICS, eventEnvelopeSchema, sessionsRevokedData, userDeletedData } from '@portal/contracts';
+import { parseEventData, type BusMessage } from '@portal/platform';
 import type { PublicCache } from '../http/public-cache.js';
 import type { SessionResolver } from './session-resolver.js';
 
@@ -23,19 +23,16 @@ export function evictOnEvent(resolver: SessionResolver, publicCache: PublicCache
       else if (message.topic === TOPICS.media || type === 'user.updated' || type === 'user.deleted') publicCache.clear({ settle: true });
     }
     if (message.topic === TOPICS.evidence || message.topic === TOPICS.media) return;
-    const session = sessionEventSchema.safeParse(message.value);
-    if (session.success) {
-      const { userId, sessionIds } = session.data.data;
+    const { type } = message.value;
+    if (type === 'sessions.revoked') {
+      const { userId, sessionIds } = parseEventData(sessionsRevokedData, message.value);
       if (sessionIds) resolver.evictSessions(sessionIds);
       else resolver.evictUser(userId);
       return;
     }
-    const user = userEventSchema.safeParse(message.value);
-    if (
-      user.success &&
-      (user.data.type === 'user.deleted' || user.data.type === 'user.updated' || user.data.type === 'user.video-watched')
-    ) {
-      resolver.evictUser(user.data.data.userId);
+    // user.updated, user.deleted and user.video-watched all name the user in data.userId.
+    if (type === 'user.deleted' || type === 'user.updated' || type === 'user.video-watched') {
+      resolver.evictUser(parseEventData(userDeletedData, message.value).userId);
     }
   };
 }

@@ -1,27 +1,39 @@
 import { parseArgs } from 'node:util';
 import { adminUserUpdateSchema, registerRequestSchema } from '@portal/contracts';
-import { HttpError, createBlobStore, createLogger, infrastructureFromEnv, loadOrCreateInternalSecret, parseInput } from '@portal/platform';
+import {
+  HttpError,
+  createBlobStore,
+  createLogger,
+  infrastructureFromEnv,
+  loadOrCreateInternalSecret,
+  parseInput,
+  runDeadLetterCommand,
+} from '@portal/platform';
 import { buildUserService, openIdentityStores } from '../service.js';
 
-const USAGE = `Create or promote a portal administrator.
+const USAGE = `Create or promote a portal administrator; see and replay dead letters.
 
   npm run admin -- create --username NAME --email EMAIL [--full-name NAME] [--phone DIGITS]
       The password comes from the ADMIN_PASSWORD environment variable (or --password).
   npm run admin -- promote --user NAME_OR_EMAIL
       Makes an existing account an administrator.
+  npm run admin -- dead-letters list|replay ...
+      Events a consumer could not handle (npm run admin -- dead-letters --help).
 
 Works on the stores the environment names (MONGO_URL and REDIS_URL, or DATA_DIR, default ./data),
 with or without the portal running.`;
 
 /**
  * The ops command behind `npm run admin`: creates or promotes an administrator directly in the
- * identity store. Answers the exit code; prints through the given function.
+ * identity store, or (dead-letters) lists and replays the bus's dead letters. Answers the exit
+ * code; prints through the given function.
  */
 export async function runAdminCommand(
   args: string[],
   env: NodeJS.ProcessEnv = process.env,
   print: (line: string) => void = (line) => console.log(line),
 ): Promise<number> {
+  if (args[0] === 'dead-letters') return runDeadLetterCommand(args.slice(1), env, print);
   const { positionals, values } = parseArgs({
     args,
     allowPositionals: true,

@@ -1,5 +1,5 @@
 import { TOPICS, appointmentAnnouncedData, appointmentCancelledData, appointmentScheduledData, MESSAGE_CHANNELS } from '@portal/contracts';
-import type { EventBus, JobOptions, JobQueue, Logger, Mailer, SmsSender, Subscription } from '@portal/platform';
+import type { EventBus, HealthCheck, JobOptions, JobQueue, Logger, Mailer, SmsSender, Subscription } from '@portal/platform';
 import { appointmentJobId, type AppointmentJob } from './appointment-job.js';
 
 export interface AppointmentEventDeps {
@@ -12,7 +12,12 @@ export interface AppointmentEventDeps {
   jobOptions: Pick<JobOptions, 'attempts' | 'backoff'>;
   logger: Logger;
   clock: () => number;
+  /** What the handler needs (the appointment queue): a failure while it is away holds the message. */
+  dependencies: HealthCheck[];
+  signal?: AbortSignal;
 }
+
+export const APPOINTMENTS_GROUP = 'notifier-appointments';
 
 /**
  * Turns identity's appointment events into queued messages: a confirmation at once and a delayed
@@ -27,8 +32,10 @@ export function subscribeAppointmentEvents(deps: AppointmentEventDeps): Promise<
   const add = (job: AppointmentJob, delay: number) =>
     queue.add(job.kind, job, { jobId: appointmentJobId(job), ...deps.jobOptions, ...(delay > 0 ? { delay } : {}) });
   return deps.bus.subscribe({
-    groupId: 'notifier-appointments',
+    groupId: APPOINTMENTS_GROUP,
     topics: [TOPICS.appointments],
+    dependencies: deps.dependencies,
+    ...(deps.signal ? { signal: deps.signal } : {}),
     handler: async (message) => {
       const { type, data } = message.value;
       if (type === 'appointment.scheduled') {

@@ -1,5 +1,11 @@
 import { appointmentRecipientSchema, type AppointmentRecipient, type DeliveryReport } from '@portal/contracts';
-import { SERVICE_TOKEN_HEADER, ServiceTokenSource, type IdentityTokens } from '@portal/platform';
+import { DependencyUnavailableError, SERVICE_TOKEN_HEADER, ServiceTokenSource, type IdentityTokens } from '@portal/platform';
+
+/** An answer of identity's that says it cannot serve now (its database away, a restart). */
+function unavailable(status: number, what: string): Error {
+  const message = `identity answered ${status} ${what}`;
+  return status >= 500 || status === 429 ? new DependencyUnavailableError('identity', message) : new Error(message);
+}
 
 /** What the notifier asks identity about appointments (its /internal routes, with a service token). */
 export interface AppointmentDirectory {
@@ -29,7 +35,7 @@ export class HttpAppointmentDirectory implements AppointmentDirectory {
     }
     if (!response.ok) {
       await response.body?.cancel();
-      throw new Error(`identity answered ${response.status} for an appointment`);
+      throw unavailable(response.status, 'for an appointment');
     }
     return appointmentRecipientSchema.parse(await response.json());
   }
@@ -46,7 +52,7 @@ export class HttpAppointmentDirectory implements AppointmentDirectory {
     }
     if (!response.ok) {
       await response.body?.cancel();
-      throw new Error(`identity answered ${response.status} to a delivery report`);
+      throw unavailable(response.status, 'to a delivery report');
     }
     return ((await response.json()) as { recorded: boolean }).recorded;
   }

@@ -1,6 +1,23 @@
-import { TOPICS, moderationDigestRequestedData, passwordResetEventSchema, userEventSchema } from '@portal/contracts';
-import type { EventBus, JobQueue, Logger, Mailer, Subscription } from '@portal/platform';
+import {
+  TOPICS,
+  accountNoticeData,
+  emailVerificationRequestedData,
+  moderationDigestRequestedData,
+  passwordResetRequestedData,
+  userDeletedData,
+} from '@portal/contracts';
+import {
+  parseEventData,
+  type EventBus,
+  type HealthCheck,
+  type JobQueue,
+  type Logger,
+  type Mailer,
+  type Subscription,
+} from '@portal/platform';
 import type { MailJob } from '../emails/mail-job.js';
+
+export const NOTIFIER_GROUP = 'notifier';
 
 /** Mail jobs keep the event's id as their job id: the same event delivered twice queues one e-mail. */
 export const mailJobId = (eventId: string) => `mail.${eventId}`;
@@ -9,25 +26,41 @@ const MAIL_JOB_OPTIONS = { attempts: 10, backoff: { type: 'exponential' as const
 
 /**
  * Turns identity's events into queued e-mails, and forgets a deleted account's e-mails: those
- * still queued (or kept as sent or failed) and the outbox's copies.
+ * still queued (or kept as sent or failed) and the outbox's copies. While the mail queue (Redis) is
+ * away the consumer holds its messages (the bus's policy); an event of these types whose data
+ * breaks its schema is a dead letter.
  */
-export function subscribeIdentityEvents(bus: EventBus, mail: JobQueue<MailJob>, mailer: Mailer, logger: Logger): Promise<Subscription> {
+export function subscribeIdentityEvents(
+  bus: EventBus,
+  mail: JobQueue<MailJob>,
+  mailer: Mailer,
+  logger: Logger,
+  options: { dependencies: HealthCheck[]; signal?: AbortSignal; retryForMs: number },
+): Promise<Subscription> {
+  /** Until when an e-mail for this event is worth sending: retryForMs after it, or sooner (a code's expiry). */
+  const sendBy = (occurredAt: string, expires?: string) =>
+    new Date(
+      Math.min((Date.parse(occurredAt) || Date.now()) + options.retryForMs, expires ? Date.parse(expires) || Infinity : Infinity),
+    ).toISOString();
   return bus.subscribe({
-    groupId: 'notifier',
+    groupId: NOTIFIER_GROUP,
     topics: [TOPICS.users, TOPICS.passwordResets, TOPICS.moderation],
+    dependencies: options.dependencies,
+    ...(options.signal ? { signal: options.signal } : {}),
     handler: async (message) => {
+      const { id, type } = message.value;
       if (message.topic === TOPICS.moderation) {
-        const digest = moderationDigestRequestedData.safeParse(message.value.data);
-        if (message.value.type !== 'moderation-digest.requested' || !digest.success) {
-          logger.warn({ eventId: message.value.id, type: message.value.type }, 'ignored an unknown moderation event');
+        if (type !== 'moderation-digest.requested') {
+          logger.warn({ eventId: id, type }, 'ignored an unknown moderation event');
           return;
         }
-        const { data } = digest;
+        const data = parseEventData(moderationDigestRequestedData, message.value);
         await mail.add(
           'moderation-digest',
           {
             kind: 'moderation-digest',
             eventId: message.value.id,
+            sendBy: sendBy(message.value.occurredAt),
             userId: data.userId,
             to: data.email,
             fullName: data.full_name,
@@ -39,14 +72,14 @@ export function subscribeIdentityEvents(bus: EventBus, mail: JobQueue<MailJob>, 
         );
         return;
       }
-      const reset = passwordResetEventSchema.safeParse(message.value);
-      if (reset.success) {
-        const { data, id } = reset.data;
+      if (type === 'password-reset.requested') {
+        const data = parseEventData(passwordResetRequestedData, message.value);
         await mail.add(
           'reset-code',
           {
             kind: 'reset-code',
             eventId: id,
+            sendBy: sendBy(message.value.occurredAt, data.expiresAt),
             userId: data.userId,
             to: data.email,
             fullName: data.full_name,
@@ -57,14 +90,14 @@ export function subscribeIdentityEvents(bus: EventBus, mail: JobQueue<MailJob>, 
         );
         return;
       }
-      const user = userEventSchema.safeParse(message.value);
-      if (user.success && user.data.type === 'email-verification.requested') {
-        const { data, id } = user.data;
+      if (type === 'email-verification.requested') {
+        const data = parseEventData(emailVerificationRequestedData, message.value);
         await mail.add(
           'verify-email',
           {
             kind: 'verify-email',
             eventId: id,
+            sendBy: sendBy(message.value.occurredAt),
             userId: data.userId,
             to: data.email,
             fullName: data.full_name,
@@ -75,13 +108,14 @@ export function subscribeIdentityEvents(bus: EventBus, mail: JobQueue<MailJob>, 
         );
         return;
       }
-      if (user.success && user.data.type === 'account.notice') {
-        const { data, id } = user.data;
+      if (type === 'account.notice') {
+        const data = parseEventData(accountNoticeData, message.value);
         await mail.add(
           'account-notice',
           {
             kind: 'account-notice',
             eventId: id,
+            sendBy: sendBy(message.value.occurredAt),
             userId: data.userId,
             to: data.email,
             fullName: data.full_name,
@@ -92,16 +126,14 @@ export function subscribeIdentityEvents(bus: EventBus, mail: JobQueue<MailJob>, 
         );
         return;
       }
-      if (user.success && user.data.type === 'user.deleted') {
-        const { userId } = user.data.data;
+      if (type === 'user.deleted') {
+        const { userId } = parseEventData(userDeletedData, message.value);
         const jobs = await mail.removeJobs((job) => job.data.userId === userId);
         const copies = await mailer.forget(userId);
         logger.info({ userId, jobs, copies }, "forgot a deleted account's e-mail");
         return;
       }
-      if (!user.success && message.topic === TOPICS.passwordResets) {
-        logger.warn({ eventId: message.value.id, type: message.value.type }, 'ignored an unknown reset event');
-      }
+      if (message.topic === TOPICS.passwordResets) logger.warn({ eventId: id, type }, 'ignored an unknown reset event');
     },
   });
 }

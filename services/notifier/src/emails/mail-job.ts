@@ -1,11 +1,19 @@
 import { z } from 'zod';
 import { VERIFICATION_REASONS, postedCountsSchema } from '@portal/contracts';
 
+/**
+ * Until when the e-mail is worth sending (ISO): while the mail server is away it is tried again,
+ * with no try counted, until then (MAIL_RETRY_HOURS after its event; a reset code's expiry).
+ * Jobs queued by an earlier release have none: their tries are counted as before.
+ */
+const sendBy = z.string().optional();
+
 /** One e-mail to send, as kept in the mail queue. Secrets inside stay sealed until sending. */
 export const mailJobSchema = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('reset-code'),
     eventId: z.string(),
+    sendBy,
     /** The account it is for: its mail is forgotten when the account is deleted. */
     userId: z.string().optional(),
     to: z.string(),
@@ -16,6 +24,7 @@ export const mailJobSchema = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('verify-email'),
     eventId: z.string(),
+    sendBy,
     userId: z.string().optional(),
     to: z.string(),
     fullName: z.string(),
@@ -25,6 +34,7 @@ export const mailJobSchema = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('account-notice'),
     eventId: z.string(),
+    sendBy,
     userId: z.string().optional(),
     to: z.string(),
     fullName: z.string(),
@@ -35,6 +45,7 @@ export const mailJobSchema = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('moderation-digest'),
     eventId: z.string(),
+    sendBy,
     userId: z.string().optional(),
     to: z.string(),
     fullName: z.string(),

@@ -34,7 +34,7 @@ export const ADDRESS_STATUS_WORDS: Record<AddressStatus, string> = {
 };
 
 /** What became of a message, in words; a state the server adds later still reads (its own name). */
-const STATE_WORDS: Record<string, string> = { sent: 'Sent', 'not-sent': 'Not sent', failed: 'Failed' };
+const STATE_WORDS: Record<string, string> = { sent: 'Sent', 'not-sent': 'Not sent', failed: 'Failed', retrying: 'Trying again' };
 
 const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import { Pool } from 'undici';
-import { runReadinessChecks, type ServiceMetrics } from '@portal/platform';
+import { runReadinessChecks, type HealthCheck, type ServiceMetrics } from '@portal/platform';
 import { routeAt } from '../../routes/route-table.js';
 
 export interface HealthOptions {
@@ -8,6 +8,8 @@ export interface HealthOptions {
   services: Record<string, string>;
   /** Where the dependencies' state is kept as a metric (a degraded dependency), when metrics are kept. */
   metrics?: ServiceMetrics;
+  /** More readiness checks (the bus subscription's state). */
+  checks?: HealthCheck[];
 }
 
 /**
@@ -16,7 +18,7 @@ export interface HealthOptions {
  * ("degraded"), not made a 503 for all. The probes' connections close with the gateway.
  */
 export const health = fp<HealthOptions>(
-  async (app, { services, metrics }) => {
+  async (app, { services, metrics, checks = [] }) => {
     const pools = Object.entries(services).map(([name, url]) => ({ name, pool: new Pool(url, { connections: 1 }) }));
     const readiness = pools.map(({ name, pool }) => ({
       name,
@@ -29,7 +31,7 @@ export const health = fp<HealthOptions>(
     metrics?.watchDependencies(readiness);
     app.get('/healthz', { config: { gatewayRoute: routeAt('/healthz') } }, async () => ({ status: 'ok' }));
     app.get('/readyz', { config: { gatewayRoute: routeAt('/readyz') } }, async (_request, reply) => {
-      const { ready, body } = await runReadinessChecks(readiness);
+      const { ready, body } = await runReadinessChecks([...readiness, ...checks]);
       return reply.status(ready ? 200 : 503).send(body);
     });
     app.addHook('onClose', async () => {
