@@ -45,7 +45,16 @@ const MIGRATIONS = [
   // When the job was first due (added, plus its delay): run_at moves with each retry's backoff.
   `ALTER TABLE jobs ADD COLUMN due_at INTEGER;`,
   `ALTER TABLE jobs ADD COLUMN postponements INTEGER NOT NULL DEFAULT 0;`,
+  // Taking the next job and pruning the completed ones are index seeks, whatever the backlog: with
+  // thousands of jobs waiting (a box office's import queues two messages a line), a sort or a scan
+  // of them on every claim and every completion held the all-in-one process's event loop.
+  `DROP INDEX jobs_ready;
+   CREATE INDEX jobs_ready ON jobs (queue, state, run_at, created_at);
+   CREATE INDEX jobs_finished ON jobs (queue, state, finished_at);`,
 ];
+
+/** The states whose jobs run once their time (run_at) has come. */
+const RUNNABLE_STATES = ['waiting', 'delayed'] as const;
 
 interface JobRow {
   queue: string;
@@ -65,6 +74,7 @@ interface JobRow {
   hand_backs: number;
   request_id: string | null;
   postponements: number;
+  created_at: number;
 }
 
 export interface SqliteJobQueueOptions {
@@ -208,12 +218,16 @@ export class SqliteJobQueue<T = unknown> implements JobQueue<T> {
             `UPDATE jobs SET state = 'waiting', lock_token = NULL, locked_until = NULL WHERE queue = ? AND state = 'active' AND locked_until < ?`,
           )
           .run(this.name, now);
-        const row = this.db
-          .prepare(
-            `SELECT * FROM jobs WHERE queue = ? AND state IN ('waiting', 'delayed') AND run_at <= ?
-           ORDER BY run_at, created_at LIMIT 1`,
-          )
-          .get(this.name, now) as JobRow | undefined;
+        // One seek of the index per state (an IN over both would sort every runnable job).
+        const next = this.db.prepare(
+          `SELECT * FROM jobs WHERE queue = ? AND state = ? AND run_at <= ? ORDER BY run_at, created_at LIMIT 1`,
+        );
+        const row = RUNNABLE_STATES.map((state) => next.get(this.name, state, now) as JobRow | undefined)
+          .filter((candidate): candidate is JobRow => candidate !== undefined)
+          .reduce<JobRow | undefined>(
+            (first, candidate) => (first === undefined || runsBefore(candidate, first) ? candidate : first),
+            undefined,
+          );
         if (!row) return null;
         this.db
           .prepare(`UPDATE jobs SET state = 'active', lock_token = ?, locked_until = ? WHERE queue = ? AND id = ?`)
@@ -323,15 +337,21 @@ export class SqliteJobQueue<T = unknown> implements JobQueue<T> {
 
   /** @internal When the earliest delayed job becomes runnable (ms from now), or null. */
   nextRunIn(): number | null {
-    const row = this.db
-      .prepare(`SELECT MIN(run_at) AS next FROM jobs WHERE queue = ? AND state IN ('waiting', 'delayed')`)
-      .get(this.name) as { next: number | null };
-    return row.next === null ? null : Math.max(0, row.next - Date.now());
+    const earliest = this.db.prepare(`SELECT MIN(run_at) AS next FROM jobs WHERE queue = ? AND state = ?`);
+    const times = RUNNABLE_STATES.map((state) => (earliest.get(this.name, state) as { next: number | null }).next).filter(
+      (time): time is number => time !== null,
+    );
+    return times.length === 0 ? null : Math.max(0, Math.min(...times) - Date.now());
   }
 
   private assertOpen(): void {
     if (this.closed) throw new Error('The job queue is closed');
   }
+}
+
+/** Whether `a` comes before `b` in the order jobs are taken: by their time, then by when they were added. */
+function runsBefore(a: JobRow, b: JobRow): boolean {
+  return a.run_at < b.run_at || (a.run_at === b.run_at && a.created_at < b.created_at);
 }
 
 function toInfo<T>(row: JobRow): JobInfo<T> {

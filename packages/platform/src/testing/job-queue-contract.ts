@@ -301,6 +301,16 @@ export function jobQueueContract(name: string, options: JobQueueContractOptions)
       expect(seen).toEqual([5]);
     });
 
+    it('runs the jobs that waited in the order they were added, one at a time at a concurrency of one', async () => {
+      const queue = await connect();
+      const added = Array.from({ length: 30 }, (_, n) => n);
+      for (const n of added) await queue.add('in-turn', { n }, { jobId: `turn-${n}` });
+      const seen: number[] = [];
+      workers.push(await queue.work(async (job) => void seen.push(job.data.n), { concurrency: 1 }));
+      await waitFor(() => seen.length === added.length, { timeoutMs, what: 'every job' });
+      expect(seen).toEqual(added);
+    });
+
     it.skipIf(!options.startDoomedWorker)('gives the job of a worker that was killed to another worker once its lock expires', async () => {
       const queueName = `contract-${randomUUID().slice(0, 8)}`;
       const queue = await connect(queueName);
