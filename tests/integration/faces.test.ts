@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@portal/platform/testing';
@@ -9,7 +10,7 @@ import { adminClient, newParticipant } from '../support/accounts.js';
 import { uploadEvidence, waitForMedia, type EvidenceItem } from '../support/evidence.js';
 import { GROUP_PHOTO, makeGroupVideo } from '../support/face-fixtures.js';
 import { FaceCounter } from '../support/faces.js';
-import { startTestPortal, type TestPortal } from '../support/portal.js';
+import { NO_FACE_CHECK, startTestPortal, type TestPortal } from '../support/portal.js';
 
 // Faces blurred before the public sees them (docs/decisions/0044): on the all-in-one portal with
 // its real media worker, FACE_BLUR at its default (auto); the portal's own detector reads what a
@@ -235,3 +236,63 @@ it('shows an item without faces to the public as it is, and a photo not checked 
     await off.dispose();
   }
 }, 90_000);
+
+describe('items processed before faces were checked', () => {
+  it('are hidden from the public when the portal checks faces, then shown only blurred; their owner sees them as taken', async () => {
+    const dataDir = join(scratch, 'older-portal');
+    // The release before: no face check. The group photo is processed and published as it is.
+    const before = await startTestPortal(NO_FACE_CHECK, dataDir);
+    let owner: Awaited<ReturnType<typeof newParticipant>>;
+    let id: string;
+    let taken: WithFaces;
+    try {
+      owner = await newParticipant(before.url);
+      const client = owner.client;
+      id = (await uploadEvidence(client, GROUP_PHOTO, { title: 'From before the check' })).data.id as string;
+      taken = (await waitForMedia(client, id)) as WithFaces;
+      const admin = (await adminClient(before.url)).client;
+      expect((await admin.put(`/api/evidence/clearance/${id}`)).data.is_public).toBe(true);
+    } finally {
+      await before.stop();
+    }
+    // Its row as the migration left items of that release: never checked, nothing to blur.
+    const db = new Database(join(dataDir, 'evidence.sqlite'));
+    try {
+      db.prepare(`UPDATE evidence SET face_check = NULL, face_count = NULL, public_blur = 'none' WHERE id = ?`).run(id);
+    } finally {
+      db.close();
+    }
+
+    // The upgraded portal checks faces (FACE_BLUR at its default): from its first answer on, a
+    // visitor gets nothing of the item until its blurred copy exists.
+    const after = await startTestPortal({}, dataDir);
+    try {
+      const visitorOf = () => new ApiClient(after.url);
+      const client = new ApiClient(after.url);
+      expect((await client.post('/api/user/login', { username: owner.user.username, password: owner.password })).status).toBe(200);
+      const seen: (string | null)[] = [];
+      const shown = await waitFor(
+        async () => {
+          const listed =
+            ((await visitorOf().get('/api/evidence/public?limit=100')).data as WithFaces[]).find((item) => item.id === id) ?? null;
+          seen.push(listed?.aws_url ?? null);
+          const alone = await visitorOf().get(`/api/evidence/item/${id}`);
+          if (alone.status === 200) seen.push(alone.data.aws_url);
+          // The copy the public had before is never given again.
+          expect((await visitorOf().bytes(taken.aws_url!)).status).toBe(404);
+          return listed;
+        },
+        { timeoutMs: 60_000, intervalMs: 50, what: 'the older item back in the archive, blurred' },
+      );
+      expect(seen.filter(Boolean).every((url) => url!.includes('/blurred-display?'))).toBe(true);
+      expect(await counter.inPicture((await visitorOf().bytes(shown.aws_url!)).body)).toBe(0);
+      // Its owner keeps the picture as taken, and is told it was checked.
+      const own = (await client.get(`/api/evidence/item/${id}`)).data as WithFaces;
+      expect(own.faces).toEqual({ check: 'done', count: 3, consent: false, public_copy: 'blurred' });
+      expect(own.aws_url).toBe(taken.aws_url);
+      expect(await counter.inPicture((await client.bytes(own.aws_url!)).body)).toBe(3);
+    } finally {
+      await after.stop();
+    }
+  }, 150_000);
+});

@@ -324,7 +324,8 @@ export const NO_DERIVATIVES = {
 /**
  * The public copies remade after an administrator changed the faces of an item (event
  * `media.blurred`), for that version of its regions; `public` null when nothing is left to blur,
- * `error` when they could not be made.
+ * `error` when they could not be made. The first check of an item processed before faces were
+ * checked (a `check-faces` job) reports here too, version 0, with its outcome in `faces`.
  */
 export const mediaBlurredData = z.object({
   evidenceId: z.string(),
@@ -332,6 +333,7 @@ export const mediaBlurredData = z.object({
   version: z.number().int(),
   public: publicCopiesSchema.nullable(),
   error: z.string().nullable(),
+  faces: mediaProcessedData.shape.faces,
 });
 export type MediaBlurredData = z.infer<typeof mediaBlurredData>;
 
@@ -352,9 +354,12 @@ export const mediaJobSchema = z.object({
   /**
    * `transcode`: the second job of a video whose first display copy was a remux: make the 720p
    * copy only, and report it with the poster, thumbnail and placeholder the first job made
-   * (`stills`). Absent: the whole job (every derivative).
+   * (`stills`). `blur`: the public copies made again for changed regions (`faces`).
+   * `check-faces`: the first face check of an item processed before faces were checked, on its
+   * original (a photo) or its 720p copy (`displayKey`, a video; its poster `posterKey`), with
+   * its public copies; reported as `media.blurred`. Absent: the whole job (every derivative).
    */
-  step: z.enum(['transcode', 'blur']).optional(),
+  step: z.enum(['transcode', 'blur', 'check-faces']).optional(),
   /**
    * `blur` only: the regions to hide (a JSON blob of FaceRegions) and their version; the public
    * copies are made again from the original (a photo) or the 720p copy (`displayKey`, a video)

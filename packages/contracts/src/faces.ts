@@ -123,6 +123,15 @@ export function faceBoxesAt(regions: readonly FaceRegion[], t: number, interval:
   return boxes;
 }
 
+/** FACE_BLUR: `auto` finds and blurs faces in every public copy; `off` publishes pictures as they are. */
+export const FACE_BLUR_MODES = ['auto', 'off'] as const;
+export type FaceBlurMode = (typeof FACE_BLUR_MODES)[number];
+
+/** The FACE_BLUR setting, read alike by the media worker and the evidence service (which has older items checked). */
+export const faceBlurEnv = z
+  .enum(FACE_BLUR_MODES, { message: `FACE_BLUR must be ${FACE_BLUR_MODES.join(' or ')}` })
+  .default('auto');
+
 // --- the administrators' routes ---------------------------------------------------------------
 
 export const FACE_CHECKS = ['pending', 'done', 'off', 'failed'] as const;

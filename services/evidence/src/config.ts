@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { z } from 'zod';
-import { DEFAULT_PUBLIC_LOCATION_DECIMALS } from '@portal/contracts';
+import { DEFAULT_PUBLIC_LOCATION_DECIMALS, faceBlurEnv } from '@portal/contracts';
 import {
   ConfigError,
   envBytes,
@@ -12,7 +12,7 @@ import {
   sharedSecretOf,
   type SharedSecret,
 } from '@portal/platform';
-import type { MediaLimits } from './domain/evidence-service.js';
+import type { MediaLimits, OlderFaceChecks } from './domain/evidence-service.js';
 
 export interface EvidenceSettings {
   host: string;
@@ -36,6 +36,12 @@ export interface EvidenceSettings {
    * answered 503 with Retry-After and done when the client asks again.
    */
   uploadScratchBytes: number;
+  /**
+   * FACE_BLUR (as the media worker reads it) and FACE_CHECK_OLDER_AT_ONCE: with `auto`, items
+   * processed before faces were checked are hidden from the public and checked, this many photos
+   * and this many videos at a time (docs/OPERATIONS.md).
+   */
+  olderFaceChecks: OlderFaceChecks;
 }
 
 const evidenceEnvSchema = z.object({
@@ -55,6 +61,13 @@ const evidenceEnvSchema = z.object({
     .min(0, 'must be a whole number from 0 to 5')
     .max(5, 'must be a whole number from 0 to 5')
     .default(DEFAULT_PUBLIC_LOCATION_DECIMALS),
+  FACE_BLUR: faceBlurEnv,
+  FACE_CHECK_OLDER_AT_ONCE: z.coerce
+    .number()
+    .int('must be a whole number from 1 to 500')
+    .min(1, 'must be a whole number from 1 to 500')
+    .max(500, 'must be a whole number from 1 to 500')
+    .default(10),
 });
 
 export function evidenceSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): EvidenceSettings {
@@ -79,6 +92,7 @@ export function evidenceSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): E
     mediaCaps: mediaCapsFromEnv(env),
     publicLocationDecimals: parsed.PUBLIC_LOCATION_DECIMALS,
     uploadScratchBytes,
+    olderFaceChecks: { mode: parsed.FACE_BLUR, atOnce: parsed.FACE_CHECK_OLDER_AT_ONCE },
   };
 }
 

@@ -115,6 +115,7 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
     mediaQueues,
     limits: settings.limits,
     caps: settings.mediaCaps,
+    olderFaceChecks: settings.olderFaceChecks,
     logger,
     onEventsCommitted: () => relay.kick(),
   });

@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MEDIA_TYPES } from '@portal/contracts';
-import { HttpError } from '@portal/platform';
+import { HttpError, JobFailedForGoodError } from '@portal/platform';
 import { waitFor } from '@portal/platform/testing';
-import { jobIdFor } from '../src/domain/evidence-service.js';
+import { faceCheckJobIdFor, jobIdFor } from '../src/domain/evidence-service.js';
 import { publicCopyOf } from '../src/domain/evidence-record.js';
 import {
   administrator,
@@ -12,6 +13,7 @@ import {
   wavBytes,
   type EmbeddedEvidence,
 } from './support/embedded-evidence.js';
+import { sampleEvidence } from './contracts/evidence-store-contracts.js';
 
 // The evidence domain's rules, on the service as service.ts wires it over the embedded adapters
 // (a SQLite file, the SQLite bus and job queue, the file blob store in a temporary folder).
@@ -203,6 +205,118 @@ describe('faces', () => {
     expect(failed).toMatchObject({ face_check: 'failed', public_blur: 'pending' });
     expect(publicCopyOf(failed!)).toBe('pending');
     expect(publicCopyOf({ ...failed!, faces_consent: true })).toBe('plain');
+  });
+});
+
+describe('items processed before faces were checked', () => {
+  // Two at a time (FACE_CHECK_OLDER_AT_ONCE), on a service of its own: its queues hold these jobs alone.
+  let older: EmbeddedEvidence;
+  beforeAll(async () => {
+    older = await startEmbeddedEvidence({ env: { FACE_CHECK_OLDER_AT_ONCE: '2' } });
+  });
+  afterAll(() => older?.close());
+
+  /** An item as the release before faces were checked left it: ready, published, never checked. */
+  async function fromBefore(media_type: 2 | 3, posted: number) {
+    const id = randomUUID();
+    const prefix = `evidence/${id}/r1/`;
+    const item = sampleEvidence({
+      id,
+      media_type,
+      is_public: true,
+      review_status: 'reviewed',
+      date_posted: new Date(Date.UTC(2025, 5, 1) + posted * 1000).toISOString(),
+      media_status: 'ready',
+      media_revision: 1,
+      original_key: `${prefix}original`,
+      display_key: `${prefix}display.${media_type === 2 ? 'webp' : 'mp4'}`,
+      thumb_key: `${prefix}thumb.webp`,
+      ...(media_type === 3 ? { poster_key: `${prefix}poster.webp` } : {}),
+    });
+    await older.stores.evidence.create(item, []);
+    return item;
+  }
+  const job = (id: string, queue: 'stills' | 'transcode') => older.mediaQueues[queue].getJob(faceCheckJobIdFor(id, 1));
+  const publicIds = async () => (await older.handle.evidence.listPublic({}, 100)).items.map((item) => item.id);
+
+  it('hides them from the public at once, has them checked a few at a time, and shows each once its report is in', async () => {
+    const photos = [await fromBefore(2, 1), await fromBefore(2, 2), await fromBefore(2, 3)];
+    const video = await fromBefore(3, 4);
+    expect((await publicIds()).sort()).toEqual([...photos, video].map((item) => item.id).sort());
+
+    await older.handle.evidence.reconcile();
+    // Every one hidden (their owner still has them), announced once so that cached archive pages go.
+    expect(await publicIds()).toEqual([]);
+    expect(await older.stores.evidence.findById(photos[2]!.id)).toMatchObject({ face_check: null, public_blur: 'pending' });
+    await waitFor(() => older.events.find((event) => event.type === 'evidence.faces-changed'), { what: 'the announcement' });
+    // The two oldest photos and the video are queued, each beside the work of its kind; the third photo waits its turn.
+    expect(await job(photos[0]!.id, 'stills')).toMatchObject({
+      state: 'waiting',
+      data: { step: 'check-faces', originalKey: photos[0]!.original_key, displayKey: photos[0]!.display_key },
+    });
+    expect(await job(photos[1]!.id, 'stills')).not.toBeNull();
+    expect(await job(photos[2]!.id, 'stills')).toBeNull();
+    expect(await job(video.id, 'transcode')).toMatchObject({ data: { step: 'check-faces', displayKey: video.display_key, posterKey: video.poster_key } });
+    // A second pass adds nothing while these wait.
+    await older.handle.evidence.reconcile();
+    expect(await job(photos[2]!.id, 'stills')).toBeNull();
+    expect((await older.mediaQueues.stills.counts()).waiting).toBe(2);
+
+    // The first photo's report: three faces, its blurred copies. Shown blurred from then on.
+    const prefix = `evidence/${photos[0]!.id}/r1/`;
+    const report = {
+      evidenceId: photos[0]!.id,
+      revision: 1,
+      version: 0,
+      faces: { check: 'done' as const, key: `${prefix}faces.json`, count: 3 },
+      public: {
+        display: { key: `${prefix}blurred-v0-display.webp`, contentType: 'image/webp' },
+        thumbnail: { key: `${prefix}blurred-v0-thumb.webp`, contentType: 'image/webp' },
+        poster: null,
+        placeholder: 'blurred',
+      },
+      error: null,
+    };
+    await older.handle.evidence.applyBlurred(report);
+    expect(await older.stores.evidence.findById(photos[0]!.id)).toMatchObject({
+      face_check: 'done',
+      face_count: 3,
+      faces_key: `${prefix}faces.json`,
+      public_blur: 'ready',
+      public_display_key: `${prefix}blurred-v0-display.webp`,
+      public_placeholder: 'blurred',
+    });
+    expect(await publicIds()).toEqual([photos[0]!.id]);
+    // The same report again (the reconciliation finding the finished job) changes nothing.
+    const checked = await older.stores.evidence.findById(photos[0]!.id);
+    await older.handle.evidence.applyBlurred({ ...report, faces: { ...report.faces, count: 1 } });
+    expect(await older.stores.evidence.findById(photos[0]!.id)).toEqual(checked);
+    // Its place goes to the next photo.
+    await older.handle.evidence.reconcile();
+    expect(await job(photos[2]!.id, 'stills')).toMatchObject({ state: 'waiting' });
+
+    // A check that fails for good (three tries) says so to administrators, and the public still gets nothing.
+    const worker = await older.mediaQueues.transcode.work(async () => {
+      throw new JobFailedForGoodError('the detector could not start');
+    });
+    await waitFor(async () => (await job(video.id, 'transcode'))?.state === 'failed', { what: 'the video check to fail' });
+    await worker.close();
+    await older.handle.evidence.reconcile();
+    expect(await older.stores.evidence.findById(video.id)).toMatchObject({ face_check: 'failed', public_blur: 'pending' });
+    expect(await publicIds()).not.toContain(video.id);
+  });
+
+  it('leaves them as they are with FACE_BLUR=off', async () => {
+    const off = await startEmbeddedEvidence({ env: { FACE_BLUR: 'off' } });
+    try {
+      const item = sampleEvidence({ media_type: 2, is_public: true, media_status: 'ready', media_revision: 1, original_key: 'evidence/x/r1/original' });
+      await off.stores.evidence.create(item, []);
+      await off.handle.evidence.reconcile();
+      expect(await off.stores.evidence.findById(item.id)).toMatchObject({ face_check: null, public_blur: 'none' });
+      expect((await off.mediaQueues.stills.counts()).waiting).toBe(0);
+    } finally {
+      await off.close();
+    }
   });
 });
 

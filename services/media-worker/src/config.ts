@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { z } from 'zod';
-import { MEDIA_QUEUE_KINDS, type MediaQueueKind } from '@portal/contracts';
+import { MEDIA_QUEUE_KINDS, faceBlurEnv, type MediaQueueKind } from '@portal/contracts';
 import { DEFAULT_FREE_HAND_BACKS, mediaCapsFromEnv, parseEnv, type MediaCaps } from '@portal/platform';
 import { DEFAULT_TRANSCODE_WATCHDOG, type TranscodeWatchdog } from './processing/ffmpeg-runner.js';
 import { TRANSCODE_POLICIES, type TranscodePolicy } from './processing/playable.js';
-import { FACE_BLUR_MODES, type FaceSettings } from './faces/face-work.js';
+import type { FaceSettings } from './faces/face-work.js';
 
 /** The detector's score from which a face counts (bench/faces: recall and false positives at it). */
 export const DEFAULT_FACE_MIN_CONFIDENCE = 0.3;
@@ -84,7 +84,7 @@ const mediaWorkerEnvSchema = z.object({
   MEDIA_TRANSCODE_POLICY: z
     .enum(TRANSCODE_POLICIES, { message: `MEDIA_TRANSCODE_POLICY must be ${TRANSCODE_POLICIES.join(' or ')}` })
     .default('playable-first'),
-  FACE_BLUR: z.enum(FACE_BLUR_MODES, { message: `FACE_BLUR must be ${FACE_BLUR_MODES.join(' or ')}` }).default('auto'),
+  FACE_BLUR: faceBlurEnv,
   FACE_MIN_CONFIDENCE: z.coerce.number().min(0.05).max(0.99).default(DEFAULT_FACE_MIN_CONFIDENCE),
   FACE_VIDEO_SAMPLES_PER_SECOND: z.coerce.number().min(4, 'FACE_VIDEO_SAMPLES_PER_SECOND must be at least 4').max(30).default(4),
 });

@@ -9,6 +9,7 @@ import {
   REMUXED_DISPLAY_NAME,
   TOPICS,
   faceRegionsSchema,
+  type FaceRegions,
   type MediaBlurredData,
   type MediaJob,
   type MediaProcessedData,
@@ -33,7 +34,7 @@ import {
   type ProbeResult,
 } from '@portal/platform';
 import { UnprocessableMediaError } from './processing/media-error.js';
-import { stillImages } from './processing/still-images.js';
+import { pictureInput, stillImages } from './processing/still-images.js';
 import { chosenStreams, posterFrame, remuxVideo, transcodeVideo } from './processing/video.js';
 import { playability, shownSize, type TranscodePolicy } from './processing/playable.js';
 import { transcodeAudio } from './processing/audio.js';
@@ -413,17 +414,18 @@ async function freshWorkDir(deps: MediaJobDeps, jobId: string): Promise<string> 
 }
 
 /**
- * Every media job of the queues: a blur job (public copies made again for changed regions) or
- * the processing of a revision (mediaJobHandler).
+ * Every media job of the queues: a blur job (public copies made again for changed regions, or the
+ * first face check of an item processed before faces were checked) or the processing of a
+ * revision (mediaJobHandler).
  */
 export function mediaJobsHandler(deps: MediaJobDeps) {
   const processing = mediaJobHandler(deps);
   const blurring = blurJobHandler(deps);
   return (job: ActiveJob<MediaJob>): Promise<MediaProcessedData | MediaBlurredData> =>
-    job.data.step === 'blur' ? blurring(job) : processing(job);
+    job.data.step === 'blur' || job.data.step === 'check-faces' ? blurring(job) : processing(job);
 }
 
-/** The blur jobs: public copies made again for a version of an item's regions (blurJob). */
+/** The blur jobs: public copies made again for a version of an item's regions, or a first face check (blurJob). */
 export function blurJobHandler(deps: MediaJobDeps) {
   return async (job: ActiveJob<MediaJob>): Promise<MediaBlurredData> => {
     const workDir = await freshWorkDir(deps, job.id);
@@ -484,62 +486,74 @@ function allowanceMs(watchdog: TranscodeWatchdog, duration: number | null): numb
 
 /**
  * The public copies of an item made again for a version of its regions an administrator changed
- * (step `blur`): a photo's from its original, a video's from its 720p copy and poster. Reported as
- * `media.blurred`; the evidence service takes it only while the item is at that revision and
- * version. A file that cannot be read any more ends as a report with the reason.
+ * (step `blur`): a photo's from its original, a video's from its 720p copy and poster. Or the first
+ * face check of an item processed before faces were checked (step `check-faces`): the same
+ * checkPhoto and checkVideo as a new item's, on the same pictures, with no file processed again.
+ * Reported as `media.blurred`; the evidence service takes it only while the item is at that
+ * revision and version. A file that cannot be read any more ends as a report with the reason.
  */
 async function blurJob(deps: MediaJobDeps, job: MediaJob, workDir: string, jobId: string, started: number): Promise<MediaBlurredData> {
   const keep = keeper(deps, jobId);
+  const checking = job.step === 'check-faces';
   const report = async (result: Omit<MediaBlurredData, 'evidenceId' | 'revision' | 'version'>): Promise<MediaBlurredData> => {
-    const data: MediaBlurredData = { evidenceId: job.evidenceId, revision: job.revision, version: job.faces!.version, ...result };
+    const data: MediaBlurredData = { evidenceId: job.evidenceId, revision: job.revision, version: job.faces?.version ?? 0, ...result };
     const event = createEvent({ type: 'media.blurred', key: job.evidenceId, data });
     await keep('reporting the public copies', () => deps.bus.publish(TOPICS.media, [{ key: job.evidenceId, value: event }]));
     deps.logger.info(
-      { jobId, version: data.version, blurred: data.public !== null, error: data.error, ms: Date.now() - started },
-      'public copies made again',
+      { jobId, version: data.version, faces: data.faces?.count, blurred: data.public !== null, error: data.error, ms: Date.now() - started },
+      checking ? 'faces of an item from before the check looked for' : 'public copies made again',
     );
     return data;
   };
-  if (!job.faces) throw new Error('a blur job names no regions');
-  const regionsBytes = await blobBytes(deps.blobs, job.faces.key);
-  const doc = regionsBytes ? faceRegionsSchema.safeParse(JSON.parse(regionsBytes.toString('utf8'))) : null;
-  if (!doc?.success) return report({ public: null, error: 'The faces of this item could not be read' });
+  let doc: FaceRegions | null = null;
+  if (!checking) {
+    if (!job.faces) throw new Error('a blur job names no regions');
+    const regionsBytes = await blobBytes(deps.blobs, job.faces.key);
+    const parsed = regionsBytes ? faceRegionsSchema.safeParse(JSON.parse(regionsBytes.toString('utf8'))) : null;
+    if (!parsed?.success) return report({ public: null, error: 'The faces of this item could not be read' });
+    doc = parsed.data;
+  }
+  const version = job.faces?.version ?? 0;
   const put = putUnder(deps.blobs, job.outputPrefix, keep);
   const timer = performance.now();
   try {
-    let copies;
     if (job.media_type === MEDIA_TYPES.image) {
       const original = join(workDir, 'original');
       const object = await deps.blobs.get(job.originalKey);
       if (!object) return report({ public: null, error: 'The uploaded file is missing' });
       await pipeline(object.body, createWriteStream(original));
-      copies = await blurredPhotoCopies(original, doc.data, job.faces.version, put);
-    } else {
-      const video = join(workDir, 'display.mp4');
-      const object = job.displayKey ? await deps.blobs.get(job.displayKey) : null;
-      if (!object) return report({ public: null, error: 'The video copy is missing' });
-      await pipeline(object.body, createWriteStream(video));
-      const probe = await probeMedia(video, { demuxer: 'mov' });
-      const duration = durationOf(probe);
-      const watchdog = deps.watchdog ?? DEFAULT_TRANSCODE_WATCHDOG;
-      copies = await blurredVideoCopies(
-        video,
-        job.posterKey ? await blobBytes(deps.blobs, job.posterKey) : null,
-        doc.data,
-        job.faces.version,
-        videoPicture(probe, duration),
-        put,
-        workDir,
-        { niceness: deps.ffmpegNiceness ?? 0, allowedMs: allowanceMs(watchdog, duration) },
-      );
+      if (!doc) return report({ error: null, ...(await checkPhoto(deps.faces, original, await uprightSize(original), put)) });
+      const copies = await blurredPhotoCopies(original, doc, version, put);
+      deps.faces?.observe?.('photo', 0, (performance.now() - timer) / 1000);
+      return report({ public: copies, error: null });
     }
-    deps.faces?.observe?.(job.media_type === MEDIA_TYPES.image ? 'photo' : 'video', 0, (performance.now() - timer) / 1000);
+    const video = join(workDir, 'display.mp4');
+    // A video's faces are looked for in its 720p copy; one that has only its first, remuxed copy
+    // has none to look in (as a new video whose 720p copy could not be made).
+    const converted = job.displayKey && !(checking && job.displayKey.endsWith(`/${REMUXED_DISPLAY_NAME}`));
+    const object = converted ? await deps.blobs.get(job.displayKey!) : null;
+    if (!object) return report({ public: null, error: checking ? 'The faces could not be looked for: the video has no converted copy' : 'The video copy is missing' });
+    await pipeline(object.body, createWriteStream(video));
+    const probe = await probeMedia(video, { demuxer: 'mov' });
+    const duration = durationOf(probe);
+    const watchdog = deps.watchdog ?? DEFAULT_TRANSCODE_WATCHDOG;
+    const poster = job.posterKey ? await blobBytes(deps.blobs, job.posterKey) : null;
+    const run = { niceness: deps.ffmpegNiceness ?? 0, allowedMs: allowanceMs(watchdog, duration) };
+    if (!doc) return report({ error: null, ...(await checkVideo(deps.faces, video, poster, videoPicture(probe, duration), put, workDir, run)) });
+    const copies = await blurredVideoCopies(video, poster, doc, version, videoPicture(probe, duration), put, workDir, run);
+    deps.faces?.observe?.('video', 0, (performance.now() - timer) / 1000);
     return report({ public: copies, error: null });
   } catch (error) {
     if (!(error instanceof UnprocessableMediaError)) throw error;
     deps.logger.warn({ jobId, reason: error.message, detail: error.detail }, 'public copies could not be made again');
     return report({ public: null, error: `The blurred copy could not be made: ${error.message}` });
   }
+}
+
+/** A photo's size upright (its EXIF orientation applied): what its regions are fractions of. */
+async function uprightSize(file: string): Promise<{ width: number; height: number }> {
+  const { autoOrient } = await pictureInput(file).metadata();
+  return { width: autoOrient.width, height: autoOrient.height };
 }
 
 /** "Videos can be..." → "videos can be..." (after "The file could not be processed: "). */

@@ -11,6 +11,7 @@ import {
   faceRegionsSchema,
   type FaceBox,
   type FaceRegions,
+  type MediaBlurredData,
   type MediaJob,
   type MediaType,
 } from '@portal/contracts';
@@ -22,7 +23,7 @@ import { trackFaces, type FaceSample } from '../src/faces/face-tracks.js';
 import type { FaceWork } from '../src/faces/face-work.js';
 import { facesInPicture } from '../src/faces/picture-faces.js';
 import { videoFaces } from '../src/faces/video-faces.js';
-import { blurJobHandler, mediaJobHandler } from '../src/media-job-handler.js';
+import { blurJobHandler, mediaJobHandler, mediaJobsHandler } from '../src/media-job-handler.js';
 
 let root: string;
 let blobs: FsBlobStore;
@@ -192,6 +193,64 @@ describe('faces in videos', () => {
     expect(Math.abs(Number(probe.format.duration) - result.duration!)).toBeLessThan(0.2);
     const doc = faceRegionsSchema.parse(JSON.parse((await bytes(result.faces!.key!)).toString('utf8')));
     expect(doc).toMatchObject({ interval: 0.25, width: result.width, height: result.height });
+  }, 180_000);
+});
+
+describe('items processed before faces were checked', () => {
+  /** A check-faces job on an item's stored pictures, as the worker's queues hand it over, with the ffmpeg runs it started counted. */
+  async function checkJob(id: string, data: Partial<MediaJob>, runs: string[]) {
+    const job: ActiveJob<MediaJob> = {
+      id: `${id}.r1.faces-check`,
+      name: 'check-faces',
+      attemptsMade: 0,
+      postponements: 0,
+      data: {
+        evidenceId: id,
+        revision: 1,
+        media_type: 2,
+        originalKey: `evidence/${id}/r1/original`,
+        outputPrefix: `evidence/${id}/r1/`,
+        step: 'check-faces',
+        ...data,
+      },
+      updateProgress: async () => undefined,
+    };
+    return (await mediaJobsHandler({ ...deps(faces), ffmpegRun: (kind) => void runs.push(kind) })(job)) as MediaBlurredData;
+  }
+
+  it('checks a photo from its original as a new one is, and reports the check with its public copies', async () => {
+    const { id, result } = await runJob(GROUP_PHOTO, 2, { ...faces, settings: { ...faces.settings, mode: 'off' } });
+    expect(result.faces).toMatchObject({ check: 'off' });
+    const before = observed.length;
+    const runs: string[] = [];
+    const checked = await checkJob(id, {}, runs);
+    expect(checked).toMatchObject({ evidenceId: id, revision: 1, version: 0, error: null, faces: { check: 'done', count: 3 } });
+    expect(await facesIn(checked.public!.display.key)).toBe(0);
+    expect(await facesIn(checked.public!.thumbnail!.key)).toBe(0);
+    expect(checked.public!.display.key).toBe(`evidence/${id}/r1/blurred-v0-display.webp`);
+    // Its own copies are not made again; the check is counted as a new photo's is.
+    expect(runs).toEqual([]);
+    expect(observed.slice(before)).toEqual([{ kind: 'photo', found: 3 }]);
+  }, 60_000);
+
+  it('checks a video in its 720p copy with no transcode of its file, and says so when it has only its first copy', async () => {
+    const video = await makeGroupVideo(GROUP_PHOTO, join(root, 'older.mp4'), 2);
+    const { id, result } = await runJob(video, 3, { ...faces, settings: { ...faces.settings, mode: 'off' } });
+    expect(result).toMatchObject({ status: 'ready', faces: { check: 'off' }, display: { key: `evidence/${id}/r1/display.mp4` } });
+    const before = observed.length;
+    const runs: string[] = [];
+    const checked = await checkJob(id, { media_type: 3, displayKey: result.display!.key, posterKey: result.poster!.key }, runs);
+    expect(checked).toMatchObject({ version: 0, error: null, faces: { check: 'done' } });
+    expect(checked.faces!.count).toBeGreaterThanOrEqual(3);
+    expect(runs).toEqual([]);
+    expect(observed.slice(before)).toEqual([{ kind: 'video', found: checked.faces!.count }]);
+    expect((await facesInVideo(checked.public!.display.key, 'older-public.mp4')).regions).toEqual([]);
+    expect(await facesIn(checked.public!.poster!.key)).toBe(0);
+
+    // A video that only ever had its first (remuxed) copy: nothing to look in without a transcode.
+    const remuxedOnly = await checkJob(id, { media_type: 3, displayKey: `evidence/${id}/r1/display-remuxed.mp4` }, runs);
+    expect(remuxedOnly).toMatchObject({ public: null, error: expect.stringMatching(/no converted copy/) });
+    expect(remuxedOnly.faces).toBeUndefined();
   }, 180_000);
 });
 

@@ -3,7 +3,9 @@ import {
   REMUXED_DISPLAY_NAME,
   type Evidence,
   type FaceCheck,
+  type MediaProcessedData,
   type MediaStatus,
+  type PublicCopies,
   type MediaType,
   type ReviewStatus,
 } from '@portal/contracts';
@@ -106,6 +108,27 @@ export function uncheckedFaces(mediaType: MediaType) {
     public_blur: picture ? ('pending' as const) : ('none' as const),
     ...NO_PUBLIC_COPIES,
   } satisfies Partial<EvidenceRecord>;
+}
+
+/**
+ * The face fields a first check sets (a new item's result, or the check of one processed before
+ * faces were checked): the regions found, and the public copies when there is a face to hide.
+ */
+export function faceCheckOutcome(
+  faces: NonNullable<MediaProcessedData['faces']>,
+  copies: PublicCopies | null | undefined,
+): EvidenceChanges {
+  const found = faces.check === 'done' && faces.count > 0 && copies ? copies : null;
+  return {
+    face_check: faces.check,
+    face_count: faces.check === 'done' ? faces.count : null,
+    faces_key: faces.key,
+    public_blur: found ? 'ready' : 'none',
+    public_display_key: found?.display.key ?? null,
+    public_thumb_key: found?.thumbnail?.key ?? null,
+    public_poster_key: found?.poster?.key ?? null,
+    public_placeholder: found?.placeholder ?? null,
+  };
 }
 
 /** What processing derives from an item's original file: nothing yet (a new file clears it). */

@@ -17,6 +17,7 @@ import {
   type EvidenceVisibilityData,
   type EditFacesRequest,
   type EvidenceFaces,
+  type FaceBlurMode,
   type FaceRegion,
   type FaceRegions,
   type MediaBlurredData,
@@ -53,6 +54,7 @@ import {
   publicCopyOf,
   remuxedDisplayKey,
   uncheckedFaces,
+  faceCheckOutcome,
   remuxedVersion,
   type EvidenceChanges,
   type EvidenceRecord,
@@ -87,8 +89,17 @@ export interface EvidenceServiceDeps {
   limits: MediaLimits;
   /** Longest video and recording, most tracks in a file (the upload check refuses files over them). */
   caps: MediaCaps;
+  /** Items processed before faces were checked: checked when `auto` (not given: left as they are). */
+  olderFaceChecks?: OlderFaceChecks;
   logger: Logger;
   onEventsCommitted: () => void;
+}
+
+/** FACE_BLUR and FACE_CHECK_OLDER_AT_ONCE, as the evidence service reads them (checkOlderPictures). */
+export interface OlderFaceChecks {
+  mode: FaceBlurMode;
+  /** At most this many photos, and this many videos, of those processed before faces were checked are in the media queues at a time. */
+  atOnce: number;
 }
 
 export interface EvidenceInput {
@@ -115,6 +126,11 @@ export function jobIdFor(evidenceId: string, revision: number): string {
 /** The job that makes an item's public copies again for a version of its regions. */
 export function blurJobIdFor(evidenceId: string, revision: number, facesVersion: number): string {
   return `${evidenceId}.r${revision}.faces-v${facesVersion}`;
+}
+
+/** The job that looks for the faces of an item processed before faces were checked. */
+export function faceCheckJobIdFor(evidenceId: string, revision: number): string {
+  return `${evidenceId}.r${revision}.faces-check`;
 }
 
 /** An item's picture: only photos and videos have faces. */
@@ -491,17 +507,7 @@ export class EvidenceService {
       // changed the regions (its report repeated) does not undo their change.
       const current = await this.deps.evidence.findById(result.evidenceId);
       if (current?.media_revision === result.revision && current.face_check === 'pending') {
-        const found = result.faces.check === 'done' && result.faces.count > 0 && result.public;
-        Object.assign(changes, {
-          face_check: result.faces.check,
-          face_count: result.faces.check === 'done' ? result.faces.count : null,
-          faces_key: result.faces.key,
-          public_blur: found ? 'ready' : 'none',
-          public_display_key: found ? result.public!.display.key : null,
-          public_thumb_key: found ? (result.public!.thumbnail?.key ?? null) : null,
-          public_poster_key: found ? (result.public!.poster?.key ?? null) : null,
-          public_placeholder: found ? result.public!.placeholder : null,
-        } satisfies EvidenceChanges);
+        Object.assign(changes, faceCheckOutcome(result.faces, result.public));
       }
     }
     const first = result.status === 'ready' && result.display_copy === 'remuxed';
@@ -553,11 +559,14 @@ export class EvidenceService {
    */
   async applyBlurred(result: MediaBlurredData): Promise<void> {
     const made = result.public ? [result.public.display.key, result.public.thumbnail?.key, result.public.poster?.key] : [];
+    // A first check waited for: a new item's (pending), or one processed before faces were checked (null).
+    const firstCheck = (record: EvidenceRecord | null): boolean =>
+      result.version === 0 && record?.media_revision === result.revision && (record.face_check === 'pending' || record.face_check === null);
     if (result.error) {
       // A first check that could not be made (a video without its converted copy): said so to the
       // administrators; the public still gets nothing without consent.
       const current = await this.deps.evidence.findById(result.evidenceId);
-      if (result.version === 0 && current?.media_revision === result.revision && current.face_check === 'pending') {
+      if (firstCheck(current)) {
         await this.deps.evidence.applyMediaResult(result.evidenceId, result.revision, { face_check: 'failed' }, undefined, 0);
       }
       this.deps.logger.warn(
@@ -567,17 +576,26 @@ export class EvidenceService {
       return;
     }
     const current = await this.deps.evidence.findById(result.evidenceId);
+    if (result.faces && !firstCheck(current)) {
+      // The check of an item from before faces were checked is taken once (a report repeated by
+      // the reconciliation after it was applied changes nothing); copies made for a file replaced
+      // or deleted meanwhile go with their revision, as a late media result's do.
+      if (current?.media_revision !== result.revision) await this.deps.blobs.deletePrefix(revisionPrefix(result.evidenceId, result.revision));
+      return;
+    }
     const replaced = current ? [current.public_display_key, current.public_thumb_key, current.public_poster_key] : [];
     const updated = await this.deps.evidence.applyMediaResult(
       result.evidenceId,
       result.revision,
-      {
-        public_blur: result.public ? 'ready' : 'none',
-        public_display_key: result.public?.display.key ?? null,
-        public_thumb_key: result.public?.thumbnail?.key ?? null,
-        public_poster_key: result.public?.poster?.key ?? null,
-        public_placeholder: result.public?.placeholder ?? null,
-      },
+      result.faces
+        ? faceCheckOutcome(result.faces, result.public)
+        : {
+            public_blur: result.public ? 'ready' : 'none',
+            public_display_key: result.public?.display.key ?? null,
+            public_thumb_key: result.public?.thumbnail?.key ?? null,
+            public_poster_key: result.public?.poster?.key ?? null,
+            public_placeholder: result.public?.placeholder ?? null,
+          },
       undefined,
       result.version,
     );
@@ -750,28 +768,46 @@ export class EvidenceService {
     return { topic: TOPICS.evidence, event: createEvent({ type: 'evidence.faces-changed', key: record.id, data }) };
   }
 
+  /** The queue of an item's blur and face check jobs: photos on the stills queue, videos beside their 720p copies. */
+  private blurQueueOf(record: Pick<EvidenceRecord, 'media_type'>): JobQueue<MediaJob> {
+    return record.media_type === MEDIA_TYPES.image ? this.deps.mediaQueues.stills : this.deps.mediaQueues.transcode;
+  }
+
   /** Queues the job that makes the public copies again for the item's current regions. */
   private async enqueueBlur(record: EvidenceRecord): Promise<void> {
-    if (!record.faces_key || !record.original_key) return;
-    const queue = record.media_type === MEDIA_TYPES.image ? this.deps.mediaQueues.stills : this.deps.mediaQueues.transcode;
-    await queue.add(
-      'blur',
+    if (!record.faces_key) return;
+    await this.enqueueOnPicture(record, 'blur', blurJobIdFor(record.id, record.media_revision, record.faces_version), {
+      faces: { key: record.faces_key, version: record.faces_version },
+    });
+  }
+
+  /** Queues the first face check of an item processed before faces were checked. */
+  private async enqueueFaceCheck(record: EvidenceRecord): Promise<void> {
+    await this.enqueueOnPicture(record, 'check-faces', faceCheckJobIdFor(record.id, record.media_revision));
+  }
+
+  /** A job on an item's stored pictures (its original, display copy and poster), not a processing of its file. */
+  private async enqueueOnPicture(
+    record: EvidenceRecord,
+    step: 'blur' | 'check-faces',
+    jobId: string,
+    extra: Pick<MediaJob, 'faces'> = {},
+  ): Promise<void> {
+    if (!record.original_key) return;
+    await this.blurQueueOf(record).add(
+      step,
       {
         evidenceId: record.id,
         revision: record.media_revision,
         media_type: record.media_type,
         originalKey: record.original_key,
         outputPrefix: revisionPrefix(record.id, record.media_revision),
-        step: 'blur',
-        faces: { key: record.faces_key, version: record.faces_version },
+        step,
+        ...extra,
         ...(record.display_key ? { displayKey: record.display_key } : {}),
         ...(record.poster_key ? { posterKey: record.poster_key } : {}),
       },
-      {
-        jobId: blurJobIdFor(record.id, record.media_revision, record.faces_version),
-        attempts: 3,
-        backoff: { type: 'exponential', delay: 5000 },
-      },
+      { jobId, attempts: 3, backoff: { type: 'exponential', delay: 5000 } },
     );
   }
 
@@ -832,12 +868,45 @@ export class EvidenceService {
     // Public copies to be made again (an administrator's change whose job was never queued, or
     // whose report was lost).
     for (const record of await this.deps.evidence.findBlurPending(200)) {
-      const queue = record.media_type === MEDIA_TYPES.image ? this.deps.mediaQueues.stills : this.deps.mediaQueues.transcode;
-      const job = await queue.getJob(blurJobIdFor(record.id, record.media_revision, record.faces_version));
+      const job = await this.blurQueueOf(record).getJob(blurJobIdFor(record.id, record.media_revision, record.faces_version));
       if (!job) await this.enqueueBlur(record);
       else if (job.state === 'completed' && job.returnValue) await this.applyBlurred(job.returnValue as MediaBlurredData);
       else if (job.state === 'failed')
         this.deps.logger.warn({ evidenceId: record.id, reason: job.failedReason }, 'public copies could not be made again');
+    }
+    if (this.deps.olderFaceChecks?.mode === 'auto') await this.checkOlderPictures(this.deps.olderFaceChecks.atOnce);
+  }
+
+  /**
+   * Items processed before faces were checked (`face_check` null): every one hidden from the
+   * public at once (`public_blur` pending, as a new item while its faces are looked for; its owner
+   * and administrators keep seeing it), then checked by the media worker a few at a time: the
+   * oldest `atOnce` photos and `atOnce` videos have a `check-faces` job, and the next ones theirs
+   * once these are reported, so that a large archive never floods the media queues ahead of new
+   * uploads. The report (`media.blurred`, version 0) sets the check and the public copies as a new
+   * item's result does; a lost one is taken from its finished job here, as other results are.
+   */
+  private async checkOlderPictures(atOnce: number): Promise<void> {
+    const held = await this.deps.evidence.holdUncheckedPictures((count) => {
+      const data = { evidenceId: null, held: count, public_copy: 'pending' };
+      return [{ topic: TOPICS.evidence, event: createEvent({ type: 'evidence.faces-changed', key: 'all', data }) }];
+    });
+    if (held > 0) {
+      this.deps.onEventsCommitted();
+      this.deps.logger.info({ items: held }, 'items processed before faces were checked are hidden from the public until checked');
+    }
+    for (const mediaType of [MEDIA_TYPES.image, MEDIA_TYPES.video]) {
+      for (const record of await this.deps.evidence.findUncheckedPictures(mediaType, atOnce)) {
+        const job = await this.blurQueueOf(record).getJob(faceCheckJobIdFor(record.id, record.media_revision));
+        if (!job) await this.enqueueFaceCheck(record);
+        else if (job.state === 'completed' && job.returnValue) await this.applyBlurred(job.returnValue as MediaBlurredData);
+        else if (job.state === 'failed') {
+          // Tried three times: said so to the administrators (the public gets nothing of it
+          // without consent), and the next item takes its place.
+          this.deps.logger.warn({ evidenceId: record.id, reason: job.failedReason }, 'the faces of an older item could not be looked for');
+          await this.deps.evidence.applyMediaResult(record.id, record.media_revision, { face_check: 'failed' }, undefined, 0);
+        }
+      }
     }
   }
 

@@ -99,6 +99,14 @@ export interface EvidenceRepository {
   findProcessing(limit: number): Promise<EvidenceRecord[]>;
   /** Items checked for faces whose blurred public copies are still to be made (again), oldest first. */
   findBlurPending(limit: number): Promise<EvidenceRecord[]>;
+  /**
+   * Hides from the public every photo and video processed before faces were checked (`face_check`
+   * null) that is not hidden yet (`public_blur` none becomes pending), with the events `events`
+   * makes for how many; answers how many.
+   */
+  holdUncheckedPictures(events: (held: number) => PendingEvent[]): Promise<number>;
+  /** Ready items of this type processed before faces were checked, oldest first. */
+  findUncheckedPictures(mediaType: MediaType, limit: number): Promise<EvidenceRecord[]>;
   findFinishedUpload(uploadId: string): Promise<FinishedUpload | null>;
   /** Stores events that belong to no change of an item (for example the record of an export). */
   appendEvents(events: PendingEvent[]): Promise<void>;

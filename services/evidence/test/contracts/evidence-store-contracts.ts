@@ -302,6 +302,56 @@ export function evidenceRepositoryContract(name: string, create: () => Promise<E
       expect(await shown()).toEqual([item.id]);
     });
 
+    it('hides the photos and videos processed before faces were checked, once, and finds the ready ones oldest first', async () => {
+      const repo = await create();
+      // Older than anything else in the store, a second apart: the oldest first.
+      const base = Date.parse('1990-01-01T00:00:00Z') + Math.floor(Math.random() * 1e9);
+      const at = (i: number) => new Date(base + i * 1000).toISOString();
+      // As the release before faces were checked left them (NO_MEDIA: face_check null, public_blur none).
+      const older = (i: number, overrides: Partial<EvidenceRecord>) =>
+        sampleEvidence({ date_posted: at(i), media_status: 'ready', media_revision: 1, is_public: true, ...overrides });
+      const photos = [older(2, { media_type: 2 }), older(1, { media_type: 2 })];
+      const video = older(3, { media_type: 3 });
+      const processing = older(4, { media_type: 2, media_status: 'processing' });
+      const note = older(5, { media_type: 1, media_status: 'none' });
+      const recording = older(6, { media_type: 4 });
+      const checked = older(7, { media_type: 2, face_check: 'done', face_count: 0 });
+      const off = older(8, { media_type: 3, face_check: 'off' });
+      const all = [...photos, video, processing, note, recording, checked, off];
+      for (const item of all) await repo.create(item, []);
+      for (const entry of await repo.outbox.pending(10_000)) await repo.outbox.markPublished([entry.id]);
+      const mine = (record: EvidenceRecord) => all.some((item) => item.id === record.id);
+
+      const held = await repo.holdUncheckedPictures((count) => [
+        { topic: 'evidence.items', event: createEvent({ type: 'evidence.faces-changed', key: 'all', data: { held: count } }) },
+      ]);
+      // Every photo and video never checked, whatever its media's state; nothing else.
+      expect(held).toBeGreaterThanOrEqual(4);
+      for (const item of [...photos, video, processing]) expect((await repo.findById(item.id))?.public_blur).toBe('pending');
+      for (const item of [note, recording, checked, off]) expect((await repo.findById(item.id))?.public_blur).toBe('none');
+      expect((await repo.findById(video.id))?.face_check).toBeNull();
+      const announced = (await repo.outbox.pending(100)).filter((entry) => entry.event.type === 'evidence.faces-changed');
+      expect(announced.map((entry) => entry.event.data)).toEqual([{ held }]);
+      // Hidden from the public meanwhile (the rest is shown as it was); hidden already, they are not
+      // held (nor announced) again.
+      const shown = async () => (await repo.list({ publicOnly: true }, 1000)).items.filter(mine).map((entry) => entry.id);
+      expect((await shown()).sort()).toEqual([note.id, recording.id, checked.id, off.id].sort());
+      await repo.outbox.markPublished(announced.map((entry) => entry.id));
+      expect(await repo.holdUncheckedPictures(() => [])).toBe(0);
+      expect(await repo.outbox.pending(100)).toEqual([]);
+
+      // The ready ones of a type, oldest first; the limit is kept.
+      const unchecked = async (type: 2 | 3) => (await repo.findUncheckedPictures(type, 1000)).filter(mine).map((entry) => entry.id);
+      expect(await unchecked(2)).toEqual([photos[1]!.id, photos[0]!.id]);
+      expect(await unchecked(3)).toEqual([video.id]);
+      expect(await repo.findUncheckedPictures(2, 1)).toHaveLength(1);
+      // Once checked (its report applied), an item is no longer found.
+      await repo.applyMediaResult(photos[1]!.id, 1, { face_check: 'done', face_count: 0, public_blur: 'none' }, undefined, 0);
+      expect(await unchecked(2)).toEqual([photos[0]!.id]);
+      expect(await shown()).toContain(photos[1]!.id);
+      expect(await shown()).not.toContain(photos[0]!.id);
+    });
+
     it("updates an author's name and avatar on all their items, and deletes all their items", async () => {
       const repo = await create();
       const owner = randomUUID();

@@ -60,6 +60,8 @@ export interface EmbeddedEvidenceOptions {
   imageLimit?: number;
   /** Starts the service as its process does (HTTP on a free port, consumers, housekeeping). */
   listen?: boolean;
+  /** More settings, as the environment names them. */
+  env?: Record<string, string>;
 }
 
 export async function startEmbeddedEvidence(options: EmbeddedEvidenceOptions = {}): Promise<EmbeddedEvidence> {
@@ -69,6 +71,7 @@ export async function startEmbeddedEvidence(options: EmbeddedEvidenceOptions = {
     INTERNAL_SECRET: TEST_SECRET,
     EVIDENCE_PORT: '0',
     ...(options.imageLimit ? { EVIDENCE_IMAGE_MAX_BYTES: String(options.imageLimit) } : {}),
+    ...options.env,
   };
   const logger = pino({ level: 'silent' });
   const infrastructure = infrastructureFromEnv(env);

@@ -1,5 +1,12 @@
 import { join } from 'node:path';
-import { faceBoxesAt, regionsInForce, type FaceRegions, type MediaProcessedData, type PublicCopies } from '@portal/contracts';
+import {
+  faceBoxesAt,
+  regionsInForce,
+  type FaceBlurMode,
+  type FaceRegions,
+  type MediaProcessedData,
+  type PublicCopies,
+} from '@portal/contracts';
 import { stillImages } from '../processing/still-images.js';
 import { posterSeconds } from '../processing/video.js';
 import type { FaceDetector } from './face-detector.js';
@@ -7,8 +14,6 @@ import { photoRegions } from './face-tracks.js';
 import { facesInPicture, photoBoxes, pixelatedPicture } from './picture-faces.js';
 import { blurredVideo, videoFaces, type VideoRunOptions } from './video-faces.js';
 
-export const FACE_BLUR_MODES = ['auto', 'off'] as const;
-export type FaceBlurMode = (typeof FACE_BLUR_MODES)[number];
 
 export interface FaceSettings {
   /** FACE_BLUR: `auto` finds and blurs faces in every public copy; `off` publishes pictures as they are. */

@@ -1,5 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import type { EvidenceCounts, MediaType } from '@portal/contracts';
+import { MEDIA_TYPES, type EvidenceCounts, type MediaType } from '@portal/contracts';
 import {
   MongoBlobIntents,
   MongoOutboxStore,
@@ -91,6 +91,7 @@ evidenceSchema.index({ user_id: 1, date_posted: -1, _id: -1 }, { name: 'by_owner
 evidenceSchema.index({ is_public: 1, date_posted: -1, _id: -1 }, { name: 'by_visibility' });
 evidenceSchema.index({ media_status: 1, updated_at: 1 }, { name: 'by_media_status' });
 evidenceSchema.index({ public_blur: 1, updated_at: 1 }, { name: 'by_public_blur' });
+evidenceSchema.index({ face_check: 1, media_type: 1, date_posted: 1, _id: 1 }, { name: 'by_face_check' });
 evidenceSchema.index({ upload_id: 1 }, { name: 'by_upload' });
 evidenceSchema.index({ idempotency_key: 1 }, { name: 'by_idempotency_key', unique: true });
 
@@ -443,6 +444,30 @@ export class MongoEvidenceRepository implements EvidenceRepository {
     const documents = await this.items
       .find({ public_blur: 'pending', face_check: { $in: ['done', 'off'] }, ...LIVE })
       .sort({ updated_at: 1 })
+      .limit(limit)
+      .lean<EvidenceDocument[]>();
+    return documents.map((document) => toRecord(document)!);
+  }
+
+  async holdUncheckedPictures(events: (held: number) => PendingEvent[]): Promise<number> {
+    // Documents from before faces were checked may have neither field (null matches a missing one).
+    const result = await serialWrite(this.items, () =>
+      this.items
+        .updateMany(
+          { face_check: null, media_type: { $in: [MEDIA_TYPES.image, MEDIA_TYPES.video] }, public_blur: { $in: ['none', null] }, ...LIVE },
+          { $set: { public_blur: 'pending' } },
+        )
+        .exec(),
+    );
+    // As setAllVisibility's: without multi-document transactions the announcement is a write of its own.
+    if (result.modifiedCount > 0) await this.outbox.appendStandalone(events(result.modifiedCount));
+    return result.modifiedCount;
+  }
+
+  async findUncheckedPictures(mediaType: MediaType, limit: number): Promise<EvidenceRecord[]> {
+    const documents = await this.items
+      .find({ face_check: null, media_type: mediaType, media_status: 'ready', ...LIVE })
+      .sort({ date_posted: 1, _id: 1 })
       .limit(limit)
       .lean<EvidenceDocument[]>();
     return documents.map((document) => toRecord(document)!);

@@ -107,4 +107,7 @@ export const EVIDENCE_MIGRATIONS = [
    ALTER TABLE evidence ADD COLUMN public_placeholder TEXT;
    UPDATE evidence SET face_check = 'pending', public_blur = 'pending' WHERE media_status = 'processing' AND media_type IN (2, 3);
    CREATE INDEX evidence_blur_pending ON evidence (updated_at) WHERE public_blur = 'pending' AND face_check IN ('done', 'off');`,
+  // Photos and videos processed before faces were checked, found for their check (the evidence
+  // service's reconciliation with FACE_BLUR=auto) without a scan of the archive each minute.
+  `CREATE INDEX evidence_faces_unchecked ON evidence (media_type, date_posted, id) WHERE face_check IS NULL;`,
 ];

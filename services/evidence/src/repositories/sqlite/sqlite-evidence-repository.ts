@@ -1,5 +1,5 @@
 import { appendToOutbox, decodeCursor, encodeCursor, SqliteBlobIntents, SqliteOutboxStore, type SqliteDatabase } from '@portal/platform';
-import type { EvidenceCounts, MediaType } from '@portal/contracts';
+import { MEDIA_TYPES, type EvidenceCounts, type MediaType } from '@portal/contracts';
 import type { EvidenceChanges, EvidenceRecord } from '../../domain/evidence-record.js';
 import type {
   EvidenceFilter,
@@ -279,6 +279,30 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
       this.db
         .prepare(`SELECT * FROM evidence WHERE public_blur = 'pending' AND face_check IN ('done', 'off') ORDER BY updated_at LIMIT ?`)
         .all(limit) as Row[]
+    ).map((row) => fromRow(row)!);
+  }
+
+  async holdUncheckedPictures(events: (held: number) => PendingEvent[]): Promise<number> {
+    return this.db
+      .transaction(() => {
+        const held = this.db
+          .prepare(
+            `UPDATE evidence SET public_blur = 'pending' WHERE face_check IS NULL AND media_type IN (?, ?) AND public_blur = 'none'`,
+          )
+          .run(MEDIA_TYPES.image, MEDIA_TYPES.video).changes;
+        if (held > 0) this.append(events(held));
+        return held;
+      })
+      .immediate();
+  }
+
+  async findUncheckedPictures(mediaType: MediaType, limit: number): Promise<EvidenceRecord[]> {
+    return (
+      this.db
+        .prepare(
+          `SELECT * FROM evidence WHERE face_check IS NULL AND media_type = ? AND media_status = 'ready' ORDER BY date_posted, id LIMIT ?`,
+        )
+        .all(mediaType, limit) as Row[]
     ).map((row) => fromRow(row)!);
   }
 
