@@ -5,7 +5,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Express } from 'express';
 import { Redis } from 'ioredis';
-import { TOPICS, mediaQueueList, type MediaJob, type MediaQueueSet } from '@portal/contracts';
+import { MEDIA_TYPES, TOPICS, mediaQueueList, type MediaJob, type MediaQueueSet } from '@portal/contracts';
 import {
   BackgroundSubscriptions,
   IdentityTokens,
@@ -127,6 +127,16 @@ export async function createEvidenceService(settings: EvidenceSettings, runtime:
   metrics.watchConsumerLag(bus, EVIDENCE_USERS_GROUP, [TOPICS.users]);
   metrics.watchConsumerLag(bus, EVIDENCE_MEDIA_RESULTS_GROUP, [TOPICS.media]);
   metrics.watchConsumers(bus, [EVIDENCE_USERS_GROUP, EVIDENCE_MEDIA_RESULTS_GROUP]);
+  // How far the check of the items processed before faces were checked is (docs/OPERATIONS.md).
+  metrics.gauge(
+    'portal_evidence_faces_unchecked',
+    'Photos and videos processed before faces were checked and not checked yet (hidden from the public with FACE_BLUR=auto)',
+    ['kind'],
+    async (set) => {
+      set({ kind: 'photo' }, await repository.countUncheckedPictures(MEDIA_TYPES.image));
+      set({ kind: 'video' }, await repository.countUncheckedPictures(MEDIA_TYPES.video));
+    },
+  );
   // What the consumers' handlers need: their items, and the files a deletion removes.
   const storeChecks = [
     { name: 'evidence', check: () => repository.ping() },

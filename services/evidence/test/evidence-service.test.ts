@@ -306,14 +306,17 @@ describe('items processed before faces were checked', () => {
     expect(await publicIds()).not.toContain(video.id);
   });
 
-  it('leaves them as they are with FACE_BLUR=off', async () => {
-    const off = await startEmbeddedEvidence({ env: { FACE_BLUR: 'off' } });
+  it('leaves them as they are with FACE_BLUR=off, and counts them for the operator', async () => {
+    const off = await startEmbeddedEvidence({ env: { FACE_BLUR: 'off' }, listen: true });
     try {
       const item = sampleEvidence({ media_type: 2, is_public: true, media_status: 'ready', media_revision: 1, original_key: 'evidence/x/r1/original' });
       await off.stores.evidence.create(item, []);
       await off.handle.evidence.reconcile();
       expect(await off.stores.evidence.findById(item.id)).toMatchObject({ face_check: null, public_blur: 'none' });
       expect((await off.mediaQueues.stills.counts()).waiting).toBe(0);
+      const metrics = await (await fetch(`${off.baseUrl}/metrics`)).text();
+      expect(metrics).toMatch(/^portal_evidence_faces_unchecked\{kind="photo",service="evidence"\} 1$/m);
+      expect(metrics).toMatch(/^portal_evidence_faces_unchecked\{kind="video",service="evidence"\} 0$/m);
     } finally {
       await off.close();
     }

@@ -237,6 +237,19 @@ export class ServiceMetrics {
     return counter;
   }
 
+  /** A gauge of this service whose values are read at scrape time (`collect` sets them). */
+  gauge(name: string, help: string, labelNames: string[], collect: (set: (labels: Record<string, string>, value: number) => void) => Promise<void>): void {
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [this.registry],
+      async collect() {
+        await collect((labels, value) => this.set(labels, value));
+      },
+    });
+  }
+
   contentType(): string {
     return this.registry.contentType;
   }

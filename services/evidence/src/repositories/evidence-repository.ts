@@ -107,6 +107,8 @@ export interface EvidenceRepository {
   holdUncheckedPictures(events: (held: number) => PendingEvent[]): Promise<number>;
   /** Ready items of this type processed before faces were checked, oldest first. */
   findUncheckedPictures(mediaType: MediaType, limit: number): Promise<EvidenceRecord[]>;
+  /** How many items of this type (a photo or a video) were processed before faces were checked and are not checked yet. */
+  countUncheckedPictures(mediaType: MediaType): Promise<number>;
   findFinishedUpload(uploadId: string): Promise<FinishedUpload | null>;
   /** Stores events that belong to no change of an item (for example the record of an export). */
   appendEvents(events: PendingEvent[]): Promise<void>;

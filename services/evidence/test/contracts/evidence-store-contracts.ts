@@ -322,6 +322,9 @@ export function evidenceRepositoryContract(name: string, create: () => Promise<E
       for (const entry of await repo.outbox.pending(10_000)) await repo.outbox.markPublished([entry.id]);
       const mine = (record: EvidenceRecord) => all.some((item) => item.id === record.id);
 
+      const counted = { photos: await repo.countUncheckedPictures(2), videos: await repo.countUncheckedPictures(3) };
+      expect(counted.photos).toBeGreaterThanOrEqual(3);
+      expect(counted.videos).toBeGreaterThanOrEqual(1);
       const held = await repo.holdUncheckedPictures((count) => [
         { topic: 'evidence.items', event: createEvent({ type: 'evidence.faces-changed', key: 'all', data: { held: count } }) },
       ]);
@@ -348,6 +351,7 @@ export function evidenceRepositoryContract(name: string, create: () => Promise<E
       // Once checked (its report applied), an item is no longer found.
       await repo.applyMediaResult(photos[1]!.id, 1, { face_check: 'done', face_count: 0, public_blur: 'none' }, undefined, 0);
       expect(await unchecked(2)).toEqual([photos[0]!.id]);
+      expect(await repo.countUncheckedPictures(2)).toBe(counted.photos - 1);
       expect(await shown()).toContain(photos[1]!.id);
       expect(await shown()).not.toContain(photos[0]!.id);
     });

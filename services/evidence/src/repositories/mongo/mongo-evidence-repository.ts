@@ -473,6 +473,10 @@ export class MongoEvidenceRepository implements EvidenceRepository {
     return documents.map((document) => toRecord(document)!);
   }
 
+  async countUncheckedPictures(mediaType: MediaType): Promise<number> {
+    return this.items.countDocuments({ face_check: null, media_type: mediaType, ...LIVE }).exec();
+  }
+
   async findFinishedUpload(uploadId: string): Promise<FinishedUpload | null> {
     const document = await this.items.findOne({ upload_id: uploadId, ...LIVE }, { upload_id: 1, upload_size: 1 }).lean<EvidenceDocument>();
     return document ? { uploadId, evidenceId: document._id, size: document.upload_size ?? 0 } : null;

@@ -306,6 +306,10 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
     ).map((row) => fromRow(row)!);
   }
 
+  async countUncheckedPictures(mediaType: MediaType): Promise<number> {
+    return (this.db.prepare(`SELECT COUNT(*) AS n FROM evidence WHERE face_check IS NULL AND media_type = ?`).get(mediaType) as { n: number }).n;
+  }
+
   async findFinishedUpload(uploadId: string): Promise<FinishedUpload | null> {
     const row = this.db.prepare('SELECT upload_id, evidence_id, size FROM finished_uploads WHERE upload_id = ?').get(uploadId) as
       { upload_id: string; evidence_id: string; size: number } | undefined;
