@@ -295,6 +295,17 @@ describe('items processed before faces were checked', () => {
     await older.handle.evidence.reconcile();
     expect(await job(photos[2]!.id, 'stills')).toMatchObject({ state: 'waiting' });
 
+    // Taken by a media worker of an earlier release (a rolling upgrade): processed as a new file,
+    // its result no face check. Queued again, for a worker that knows the check.
+    const earlier = await older.mediaQueues.stills.work(async (taken) => ({ evidenceId: taken.data.evidenceId, status: 'ready' }), {});
+    await waitFor(async () => (await job(photos[2]!.id, 'stills'))?.state === 'completed', { what: 'the earlier worker to take the job' });
+    await earlier.close();
+    await older.handle.evidence.reconcile();
+    expect(await job(photos[2]!.id, 'stills')).toBeNull();
+    expect(await older.stores.evidence.findById(photos[2]!.id)).toMatchObject({ face_check: null, public_blur: 'pending' });
+    await older.handle.evidence.reconcile();
+    expect(await job(photos[2]!.id, 'stills')).toMatchObject({ state: 'waiting' });
+
     // A check that fails for good (three tries) says so to administrators, and the public still gets nothing.
     const worker = await older.mediaQueues.transcode.work(async () => {
       throw new JobFailedForGoodError('the detector could not start');

@@ -8,6 +8,7 @@ import {
   TOPICS,
   faceRegionsSchema,
   isAdminRole,
+  mediaBlurredData,
   regionsInForce,
   mediaQueueKindFor,
   type EvidenceChangedData,
@@ -897,10 +898,19 @@ export class EvidenceService {
     }
     for (const mediaType of [MEDIA_TYPES.image, MEDIA_TYPES.video]) {
       for (const record of await this.deps.evidence.findUncheckedPictures(mediaType, atOnce)) {
-        const job = await this.blurQueueOf(record).getJob(faceCheckJobIdFor(record.id, record.media_revision));
+        const queue = this.blurQueueOf(record);
+        const job = await queue.getJob(faceCheckJobIdFor(record.id, record.media_revision));
         if (!job) await this.enqueueFaceCheck(record);
-        else if (job.state === 'completed' && job.returnValue) await this.applyBlurred(job.returnValue as MediaBlurredData);
-        else if (job.state === 'failed') {
+        else if (job.state === 'completed') {
+          const report = mediaBlurredData.safeParse(job.returnValue);
+          if (report.success) await this.applyBlurred(report.data);
+          else {
+            // Taken during a rolling upgrade by a worker of an earlier release, which knows no
+            // face check and processed the file as a new one: queued again for one of this release.
+            this.deps.logger.warn({ evidenceId: record.id }, 'a face check was taken by a media worker of an earlier release; queued again');
+            await queue.removeJobs((entry) => entry.id === job.id);
+          }
+        } else if (job.state === 'failed') {
           // Tried three times: said so to the administrators (the public gets nothing of it
           // without consent), and the next item takes its place.
           this.deps.logger.warn({ evidenceId: record.id, reason: job.failedReason }, 'the faces of an older item could not be looked for');
