@@ -75,6 +75,18 @@ async function runJob(file: string, media_type: MediaType, work: FaceWork | unde
   return { id, result: await handler(work)(job) };
 }
 
+/** A job on the stored pictures of a photo processed by runJob (a blur, a face check). */
+function storedPictureJob(id: string, jobId: string, data: Partial<MediaJob> & Pick<MediaJob, 'step'>): ActiveJob<MediaJob> {
+  return {
+    id: jobId,
+    name: data.step!,
+    attemptsMade: 0,
+    postponements: 0,
+    data: { evidenceId: id, revision: 1, media_type: 2, originalKey: `evidence/${id}/r1/original`, outputPrefix: `evidence/${id}/r1/`, ...data },
+    updateProgress: async () => undefined,
+  };
+}
+
 const bytes = async (key: string) => buffer((await blobs.get(key))!.body);
 const saved = async (key: string, name: string) => {
   const path = join(root, name);
@@ -139,22 +151,9 @@ describe('faces in photos', () => {
     // The first face is a poster on a wall, says the administrator: shown.
     doc.regions[0]!.removed = true;
     await blobs.put(`evidence/${id}/r1/faces-v1.json`, Buffer.from(JSON.stringify(doc)), { contentType: 'application/json' });
-    const blurred = await blurJobHandler(deps(faces))({
-      id: `${id}.r1.faces-v1`,
-      name: 'blur',
-      attemptsMade: 0,
-      postponements: 0,
-      data: {
-        evidenceId: id,
-        revision: 1,
-        media_type: 2,
-        originalKey: `evidence/${id}/r1/original`,
-        outputPrefix: `evidence/${id}/r1/`,
-        step: 'blur',
-        faces: { key: `evidence/${id}/r1/faces-v1.json`, version: 1 },
-      },
-      updateProgress: async () => undefined,
-    });
+    const blurred = await blurJobHandler(deps(faces))(
+      storedPictureJob(id, `${id}.r1.faces-v1`, { step: 'blur', faces: { key: `evidence/${id}/r1/faces-v1.json`, version: 1 } }),
+    );
     expect(blurred).toMatchObject({ evidenceId: id, revision: 1, version: 1, error: null });
     expect(blurred.public!.display.key).toBe(`evidence/${id}/r1/blurred-v1-display.webp`);
     expect(await facesIn(blurred.public!.display.key)).toBe(1);
@@ -199,22 +198,7 @@ describe('faces in videos', () => {
 describe('items processed before faces were checked', () => {
   /** A check-faces job on an item's stored pictures, as the worker's queues hand it over, with the ffmpeg runs it started counted. */
   async function checkJob(id: string, data: Partial<MediaJob>, runs: string[]) {
-    const job: ActiveJob<MediaJob> = {
-      id: `${id}.r1.faces-check`,
-      name: 'check-faces',
-      attemptsMade: 0,
-      postponements: 0,
-      data: {
-        evidenceId: id,
-        revision: 1,
-        media_type: 2,
-        originalKey: `evidence/${id}/r1/original`,
-        outputPrefix: `evidence/${id}/r1/`,
-        step: 'check-faces',
-        ...data,
-      },
-      updateProgress: async () => undefined,
-    };
+    const job = storedPictureJob(id, `${id}.r1.faces-check`, { step: 'check-faces', ...data });
     return (await mediaJobsHandler({ ...deps(faces), ffmpegRun: (kind) => void runs.push(kind) })(job)) as MediaBlurredData;
   }
 
