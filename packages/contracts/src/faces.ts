@@ -128,9 +128,7 @@ export const FACE_BLUR_MODES = ['auto', 'off'] as const;
 export type FaceBlurMode = (typeof FACE_BLUR_MODES)[number];
 
 /** The FACE_BLUR setting, read alike by the media worker and the evidence service (which has older items checked). */
-export const faceBlurEnv = z
-  .enum(FACE_BLUR_MODES, { message: `FACE_BLUR must be ${FACE_BLUR_MODES.join(' or ')}` })
-  .default('auto');
+export const faceBlurEnv = z.enum(FACE_BLUR_MODES, { message: `FACE_BLUR must be ${FACE_BLUR_MODES.join(' or ')}` }).default('auto');
 
 // --- the administrators' routes ---------------------------------------------------------------
 

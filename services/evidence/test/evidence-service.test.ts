@@ -256,7 +256,9 @@ describe('items processed before faces were checked', () => {
     });
     expect(await job(photos[1]!.id, 'stills')).not.toBeNull();
     expect(await job(photos[2]!.id, 'stills')).toBeNull();
-    expect(await job(video.id, 'transcode')).toMatchObject({ data: { step: 'check-faces', displayKey: video.display_key, posterKey: video.poster_key } });
+    expect(await job(video.id, 'transcode')).toMatchObject({
+      data: { step: 'check-faces', displayKey: video.display_key, posterKey: video.poster_key },
+    });
     // A second pass adds nothing while these wait.
     await older.handle.evidence.reconcile();
     expect(await job(photos[2]!.id, 'stills')).toBeNull();
@@ -320,7 +322,13 @@ describe('items processed before faces were checked', () => {
   it('leaves them as they are with FACE_BLUR=off, and counts them for the operator', async () => {
     const off = await startEmbeddedEvidence({ env: { FACE_BLUR: 'off' }, listen: true });
     try {
-      const item = sampleEvidence({ media_type: 2, is_public: true, media_status: 'ready', media_revision: 1, original_key: 'evidence/x/r1/original' });
+      const item = sampleEvidence({
+        media_type: 2,
+        is_public: true,
+        media_status: 'ready',
+        media_revision: 1,
+        original_key: 'evidence/x/r1/original',
+      });
       await off.stores.evidence.create(item, []);
       await off.handle.evidence.reconcile();
       expect(await off.stores.evidence.findById(item.id)).toMatchObject({ face_check: null, public_blur: 'none' });

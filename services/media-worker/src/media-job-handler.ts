@@ -500,7 +500,14 @@ async function blurJob(deps: MediaJobDeps, job: MediaJob, workDir: string, jobId
     const event = createEvent({ type: 'media.blurred', key: job.evidenceId, data });
     await keep('reporting the public copies', () => deps.bus.publish(TOPICS.media, [{ key: job.evidenceId, value: event }]));
     deps.logger.info(
-      { jobId, version: data.version, faces: data.faces?.count, blurred: data.public !== null, error: data.error, ms: Date.now() - started },
+      {
+        jobId,
+        version: data.version,
+        faces: data.faces?.count,
+        blurred: data.public !== null,
+        error: data.error,
+        ms: Date.now() - started,
+      },
       checking ? 'faces of an item from before the check looked for' : 'public copies made again',
     );
     return data;
@@ -532,14 +539,19 @@ async function blurJob(deps: MediaJobDeps, job: MediaJob, workDir: string, jobId
     // has none to look in (as a new video whose 720p copy could not be made).
     const converted = job.displayKey && !(checking && job.displayKey.endsWith(`/${REMUXED_DISPLAY_NAME}`));
     const object = converted ? await deps.blobs.get(job.displayKey!) : null;
-    if (!object) return report({ public: null, error: checking ? 'The faces could not be looked for: the video has no converted copy' : 'The video copy is missing' });
+    if (!object)
+      return report({
+        public: null,
+        error: checking ? 'The faces could not be looked for: the video has no converted copy' : 'The video copy is missing',
+      });
     await pipeline(object.body, createWriteStream(video));
     const probe = await probeMedia(video, { demuxer: 'mov' });
     const duration = durationOf(probe);
     const watchdog = deps.watchdog ?? DEFAULT_TRANSCODE_WATCHDOG;
     const poster = job.posterKey ? await blobBytes(deps.blobs, job.posterKey) : null;
     const run = { niceness: deps.ffmpegNiceness ?? 0, allowedMs: allowanceMs(watchdog, duration) };
-    if (!doc) return report({ error: null, ...(await checkVideo(deps.faces, video, poster, videoPicture(probe, duration), put, workDir, run)) });
+    if (!doc)
+      return report({ error: null, ...(await checkVideo(deps.faces, video, poster, videoPicture(probe, duration), put, workDir, run)) });
     const copies = await blurredVideoCopies(video, poster, doc, version, videoPicture(probe, duration), put, workDir, run);
     deps.faces?.observe?.('video', 0, (performance.now() - timer) / 1000);
     return report({ public: copies, error: null });

@@ -82,7 +82,14 @@ function storedPictureJob(id: string, jobId: string, data: Partial<MediaJob> & P
     name: data.step!,
     attemptsMade: 0,
     postponements: 0,
-    data: { evidenceId: id, revision: 1, media_type: 2, originalKey: `evidence/${id}/r1/original`, outputPrefix: `evidence/${id}/r1/`, ...data },
+    data: {
+      evidenceId: id,
+      revision: 1,
+      media_type: 2,
+      originalKey: `evidence/${id}/r1/original`,
+      outputPrefix: `evidence/${id}/r1/`,
+      ...data,
+    },
     updateProgress: async () => undefined,
   };
 }

@@ -238,7 +238,12 @@ export class ServiceMetrics {
   }
 
   /** A gauge of this service whose values are read at scrape time (`collect` sets them). */
-  gauge(name: string, help: string, labelNames: string[], collect: (set: (labels: Record<string, string>, value: number) => void) => Promise<void>): void {
+  gauge(
+    name: string,
+    help: string,
+    labelNames: string[],
+    collect: (set: (labels: Record<string, string>, value: number) => void) => Promise<void>,
+  ): void {
     new Gauge({
       name,
       help,

@@ -581,7 +581,8 @@ export class EvidenceService {
       // The check of an item from before faces were checked is taken once (a report repeated by
       // the reconciliation after it was applied changes nothing); copies made for a file replaced
       // or deleted meanwhile go with their revision, as a late media result's do.
-      if (current?.media_revision !== result.revision) await this.deps.blobs.deletePrefix(revisionPrefix(result.evidenceId, result.revision));
+      if (current?.media_revision !== result.revision)
+        await this.deps.blobs.deletePrefix(revisionPrefix(result.evidenceId, result.revision));
       return;
     }
     const replaced = current ? [current.public_display_key, current.public_thumb_key, current.public_poster_key] : [];
@@ -907,7 +908,10 @@ export class EvidenceService {
           else {
             // Taken during a rolling upgrade by a worker of an earlier release, which knows no
             // face check and processed the file as a new one: queued again for one of this release.
-            this.deps.logger.warn({ evidenceId: record.id }, 'a face check was taken by a media worker of an earlier release; queued again');
+            this.deps.logger.warn(
+              { evidenceId: record.id },
+              'a face check was taken by a media worker of an earlier release; queued again',
+            );
             await queue.removeJobs((entry) => entry.id === job.id);
           }
         } else if (job.state === 'failed') {

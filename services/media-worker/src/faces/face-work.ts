@@ -14,7 +14,6 @@ import { photoRegions } from './face-tracks.js';
 import { facesInPicture, photoBoxes, pixelatedPicture } from './picture-faces.js';
 import { blurredVideo, videoFaces, type VideoRunOptions } from './video-faces.js';
 
-
 export interface FaceSettings {
   /** FACE_BLUR: `auto` finds and blurs faces in every public copy; `off` publishes pictures as they are. */
   mode: FaceBlurMode;

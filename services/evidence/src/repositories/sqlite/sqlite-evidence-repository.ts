@@ -286,9 +286,7 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
     return this.db
       .transaction(() => {
         const held = this.db
-          .prepare(
-            `UPDATE evidence SET public_blur = 'pending' WHERE face_check IS NULL AND media_type IN (?, ?) AND public_blur = 'none'`,
-          )
+          .prepare(`UPDATE evidence SET public_blur = 'pending' WHERE face_check IS NULL AND media_type IN (?, ?) AND public_blur = 'none'`)
           .run(MEDIA_TYPES.image, MEDIA_TYPES.video).changes;
         if (held > 0) this.append(events(held));
         return held;
@@ -307,7 +305,9 @@ export class SqliteEvidenceRepository implements EvidenceRepository {
   }
 
   async countUncheckedPictures(mediaType: MediaType): Promise<number> {
-    return (this.db.prepare(`SELECT COUNT(*) AS n FROM evidence WHERE face_check IS NULL AND media_type = ?`).get(mediaType) as { n: number }).n;
+    return (
+      this.db.prepare(`SELECT COUNT(*) AS n FROM evidence WHERE face_check IS NULL AND media_type = ?`).get(mediaType) as { n: number }
+    ).n;
   }
 
   async findFinishedUpload(uploadId: string): Promise<FinishedUpload | null> {
