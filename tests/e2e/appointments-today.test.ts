@@ -114,11 +114,23 @@ describe.skipIf(chromiumMissing)('appointments on screens', () => {
       await fitsWidth(home);
       expect(await violations(home)).toEqual([]);
     }
-    // Without an appointment, the default corner.
+    // The help page's questions answer with the same appointment: its day, its place, its number.
+    const help = await pages.open('phone', participant.client.cookies.get('portal_session'));
+    await help.goto('/help');
+    await help.getByRole('button', { name: 'Where do I meet?' }).click();
+    await help.getByText(`Stand at ${place} and wait for a phone call on (202) 555-0123.`).waitFor();
+    await help.getByRole('button', { name: 'When is my appointment?' }).click();
+    await help.getByText(`Your appointment is on ${start.setZone(ZONE).toFormat('cccc')}`, { exact: false }).waitFor();
+    expect(await help.getByText(CORNER, { exact: false }).count()).toBe(0);
+    await fitsWidth(help);
+    // Without an appointment, the default corner, on the home page and in the help page's answers.
     const other = await pages.signedInPage();
     await other.page.goto('/home');
     await other.page.getByRole('region', { name: 'Your instructions' }).getByText(`stand at ${CORNER}`).waitFor();
     expect(await other.page.getByRole('region', { name: 'Your appointment' }).count()).toBe(0);
+    await other.page.goto('/help');
+    await other.page.getByRole('button', { name: 'Where do I meet?' }).click();
+    await other.page.getByText(`Stand at ${CORNER} and wait for a phone call on the number you gave when you registered.`).waitFor();
 
     // Two performers' phones on the Today screen. The phones' own zone is a day away from the
     // event's: the screen opens on the event's today all the same.

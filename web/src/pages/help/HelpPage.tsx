@@ -8,12 +8,23 @@ import { CaptionedVideo } from '../../components/CaptionedVideo';
 import { Page } from '../../components/Page';
 import { PageLoading } from '../../components/PageLoading';
 import { usePublicConfig } from '../../config/usePublicConfig';
+import { useCurrentUser } from '../../auth/useCurrentUser';
+import { appointmentTime, numberToCall } from '../../api/appointments';
+import { useMyAppointment } from '../home/MyAppointment';
 import { faqFor } from './faq';
 
-/** /help: the tutorial video (to watch again at any time) and the frequently asked questions. */
+/**
+ * /help: the tutorial video (to watch again at any time) and the frequently asked questions; a
+ * signed-in participant with an appointment reads its time, place and number there, as on the home page.
+ */
 export default function HelpPage() {
   const { data: config } = usePublicConfig();
+  const { user } = useCurrentUser();
+  const appointment = useMyAppointment(user !== null)?.appointment ?? null;
   if (!config) return <PageLoading />;
+  const own = appointment
+    ? { when: appointmentTime(appointment.start, appointment.time_zone), place: appointment.place, number: numberToCall(appointment) }
+    : null;
   return (
     <Page title="Help" maxWidth="md">
       <Typography variant="h2" component="h2" gutterBottom>
@@ -24,7 +35,7 @@ export default function HelpPage() {
       <Typography variant="h2" component="h2" gutterBottom>
         Frequently asked questions
       </Typography>
-      {faqFor(config).map((entry, index) => (
+      {faqFor(config, own).map((entry, index) => (
         <Accordion key={entry.question} disableGutters>
           <AccordionSummary expandIcon={<ExpandMoreIcon />} id={`faq-${index}-question`} aria-controls={`faq-${index}-answer`}>
             <Typography component="h3" sx={{ fontWeight: 600 }}>

@@ -5,18 +5,34 @@ export interface FaqEntry {
   answer: string;
 }
 
-/** The questions of the help page (SPEC section 2), worded with this event's configuration. */
-export function faqFor(config: PublicConfig): FaqEntry[] {
+/** The signed-in participant's own appointment, as the help page words it (one truth with the home page). */
+export interface OwnAppointment {
+  /** Its date and time in words, in the event's time zone. */
+  when: string;
+  /** Its place; empty when the box office gave none (the event's street corner then). */
+  place: string;
+  /** The number that will be called, spaced for reading; null when there is none. */
+  number: string | null;
+}
+
+/**
+ * The questions of the help page (SPEC section 2), worded with this event's configuration; for a
+ * participant with an appointment, the time, the place and the number are that appointment's.
+ */
+export function faqFor(config: PublicConfig, own: OwnAppointment | null = null): FaqEntry[] {
+  const place = own?.place || config.streetCorner;
+  const number = own?.number ?? 'the number you gave when you registered';
   return [
     {
       question: 'When is my appointment?',
-      answer:
-        'Your appointment date and time are in the confirmation email you received for your ticket, and we send you text reminders before it. Please arrive ' +
-        `${config.arriveEarly}.`,
+      answer: own
+        ? `Your appointment is on ${own.when}, and we send you text reminders before it. Please arrive ${config.arriveEarly}.`
+        : 'Your appointment date and time are in the confirmation email you received for your ticket, and we send you text reminders before it. Please arrive ' +
+          `${config.arriveEarly}.`,
     },
     {
       question: 'Where do I meet?',
-      answer: `Stand at ${config.streetCorner} and wait for a phone call on the number you gave when you registered.`,
+      answer: `Stand at ${place} and wait for a phone call on ${number}.`,
     },
     {
       question: 'What if the weather is bad?',

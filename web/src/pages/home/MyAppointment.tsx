@@ -7,9 +7,17 @@ import type { MyAppointment as MyAppointmentAnswer } from '@portal/contracts';
 import { MY_CALENDAR_URL, appointmentTime, fetchMyAppointment, numberToCall } from '../../api/appointments';
 import { ConfirmAddressNotice } from '../../components/ConfirmAddressNotice';
 
-/** GET /api/appointments/mine for the signed-in participant (shared by the card and the instructions below it). */
-export function useMyAppointment(): MyAppointmentAnswer | undefined {
-  const { data } = useQuery({ queryKey: ['my-appointment'], queryFn: ({ signal }) => fetchMyAppointment(signal), staleTime: 60_000 });
+/**
+ * GET /api/appointments/mine for the signed-in participant (shared by the card, the instructions
+ * below it and the help page); not asked while `enabled` is false (nobody signed in).
+ */
+export function useMyAppointment(enabled = true): MyAppointmentAnswer | undefined {
+  const { data } = useQuery({
+    queryKey: ['my-appointment'],
+    queryFn: ({ signal }) => fetchMyAppointment(signal),
+    staleTime: 60_000,
+    enabled,
+  });
   return data;
 }
 
