@@ -319,6 +319,30 @@ describe('items processed before faces were checked', () => {
     expect(await publicIds()).not.toContain(video.id);
   });
 
+  it('takes the check of one still processing at the upgrade from its media result, as a new one', async () => {
+    // Queued by the release before (MongoDB keeps its documents as they were: no face fields).
+    const item = sampleEvidence({ media_type: 2, media_status: 'processing', media_revision: 1, original_key: 'evidence/p/r1/original' });
+    await older.stores.evidence.create(item, []);
+    await older.handle.evidence.applyMediaResult({
+      evidenceId: item.id,
+      revision: 1,
+      status: 'ready',
+      error: null,
+      media_type: MEDIA_TYPES.image,
+      display: { key: `evidence/${item.id}/r1/display.webp`, contentType: 'image/webp' },
+      thumbnail: null,
+      poster: null,
+      placeholder: null,
+      width: 16,
+      height: 16,
+      duration: null,
+      faces: { check: 'done', key: null, count: 0 },
+      public: null,
+    });
+    expect(await older.stores.evidence.findById(item.id)).toMatchObject({ face_check: 'done', face_count: 0, public_blur: 'none' });
+    expect(await older.stores.evidence.findUncheckedPictures(2, 1000)).not.toContainEqual(expect.objectContaining({ id: item.id }));
+  });
+
   it('leaves them as they are with FACE_BLUR=off, and counts them for the operator', async () => {
     const off = await startEmbeddedEvidence({ env: { FACE_BLUR: 'off' }, listen: true });
     try {

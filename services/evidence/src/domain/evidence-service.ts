@@ -134,6 +134,14 @@ export function faceCheckJobIdFor(evidenceId: string, revision: number): string 
   return `${evidenceId}.r${revision}.faces-check`;
 }
 
+/**
+ * Whether an item at this revision waits for its first face check: a new one (`pending`), or one
+ * processed before faces were checked (null; a job queued by that release and processed by this
+ * one's worker checks it as a new one).
+ */
+const awaitsFirstCheck = (record: EvidenceRecord | null, revision: number): boolean =>
+  record?.media_revision === revision && (record.face_check === 'pending' || record.face_check === null);
+
 /** An item's picture: only photos and videos have faces. */
 const hasPicture = (record: Pick<EvidenceRecord, 'media_type'>) =>
   record.media_type === MEDIA_TYPES.image || record.media_type === MEDIA_TYPES.video;
@@ -507,7 +515,7 @@ export class EvidenceService {
       // The face check of this revision, taken once: a job run again after an administrator
       // changed the regions (its report repeated) does not undo their change.
       const current = await this.deps.evidence.findById(result.evidenceId);
-      if (current?.media_revision === result.revision && current.face_check === 'pending') {
+      if (awaitsFirstCheck(current, result.revision)) {
         Object.assign(changes, faceCheckOutcome(result.faces, result.public));
       }
     }
@@ -560,9 +568,7 @@ export class EvidenceService {
    */
   async applyBlurred(result: MediaBlurredData): Promise<void> {
     const made = result.public ? [result.public.display.key, result.public.thumbnail?.key, result.public.poster?.key] : [];
-    // A first check waited for: a new item's (pending), or one processed before faces were checked (null).
-    const firstCheck = (record: EvidenceRecord | null): boolean =>
-      result.version === 0 && record?.media_revision === result.revision && (record.face_check === 'pending' || record.face_check === null);
+    const firstCheck = (record: EvidenceRecord | null): boolean => result.version === 0 && awaitsFirstCheck(record, result.revision);
     if (result.error) {
       // A first check that could not be made (a video without its converted copy): said so to the
       // administrators; the public still gets nothing without consent.
