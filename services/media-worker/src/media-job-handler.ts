@@ -495,8 +495,10 @@ function allowanceMs(watchdog: TranscodeWatchdog, duration: number | null): numb
 async function blurJob(deps: MediaJobDeps, job: MediaJob, workDir: string, jobId: string, started: number): Promise<MediaBlurredData> {
   const keep = keeper(deps, jobId);
   const checking = job.step === 'check-faces';
+  // A first check's report is version 0, as a new item's.
+  const version = job.faces?.version ?? 0;
   const report = async (result: Omit<MediaBlurredData, 'evidenceId' | 'revision' | 'version'>): Promise<MediaBlurredData> => {
-    const data: MediaBlurredData = { evidenceId: job.evidenceId, revision: job.revision, version: job.faces?.version ?? 0, ...result };
+    const data: MediaBlurredData = { evidenceId: job.evidenceId, revision: job.revision, version, ...result };
     const event = createEvent({ type: 'media.blurred', key: job.evidenceId, data });
     await keep('reporting the public copies', () => deps.bus.publish(TOPICS.media, [{ key: job.evidenceId, value: event }]));
     deps.logger.info(
@@ -520,7 +522,6 @@ async function blurJob(deps: MediaJobDeps, job: MediaJob, workDir: string, jobId
     if (!parsed?.success) return report({ public: null, error: 'The faces of this item could not be read' });
     doc = parsed.data;
   }
-  const version = job.faces?.version ?? 0;
   const put = putUnder(deps.blobs, job.outputPrefix, keep);
   const timer = performance.now();
   try {
@@ -550,9 +551,9 @@ async function blurJob(deps: MediaJobDeps, job: MediaJob, workDir: string, jobId
     const watchdog = deps.watchdog ?? DEFAULT_TRANSCODE_WATCHDOG;
     const poster = job.posterKey ? await blobBytes(deps.blobs, job.posterKey) : null;
     const run = { niceness: deps.ffmpegNiceness ?? 0, allowedMs: allowanceMs(watchdog, duration) };
-    if (!doc)
-      return report({ error: null, ...(await checkVideo(deps.faces, video, poster, videoPicture(probe, duration), put, workDir, run)) });
-    const copies = await blurredVideoCopies(video, poster, doc, version, videoPicture(probe, duration), put, workDir, run);
+    const picture = videoPicture(probe, duration);
+    if (!doc) return report({ error: null, ...(await checkVideo(deps.faces, video, poster, picture, put, workDir, run)) });
+    const copies = await blurredVideoCopies(video, poster, doc, version, picture, put, workDir, run);
     deps.faces?.observe?.('video', 0, (performance.now() - timer) / 1000);
     return report({ public: copies, error: null });
   } catch (error) {
