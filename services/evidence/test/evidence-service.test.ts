@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MEDIA_TYPES } from '@portal/contracts';
+import { MEDIA_TYPES, type MediaProcessedData } from '@portal/contracts';
 import { HttpError, JobFailedForGoodError } from '@portal/platform';
 import { waitFor } from '@portal/platform/testing';
 import { faceCheckJobIdFor, jobIdFor } from '../src/domain/evidence-service.js';
@@ -171,24 +171,27 @@ describe('edits', () => {
   });
 });
 
+/** The worker's result of a photo at revision 1, ready (without a face check unless added). */
+const readyPhoto = (id: string): MediaProcessedData => ({
+  evidenceId: id,
+  revision: 1,
+  status: 'ready',
+  error: null,
+  media_type: MEDIA_TYPES.image,
+  display: { key: `evidence/${id}/r1/display.webp`, contentType: 'image/webp' },
+  thumbnail: null,
+  poster: null,
+  placeholder: null,
+  width: 16,
+  height: 16,
+  duration: null,
+});
+
 describe('faces', () => {
   it('a first face check that could not be made is said to administrators; the public still gets nothing without consent', async () => {
     const owner = participant('unchecked');
     const item = await addPhoto(owner);
-    await service().applyMediaResult({
-      evidenceId: item.id,
-      revision: 1,
-      status: 'ready',
-      error: null,
-      media_type: MEDIA_TYPES.image,
-      display: { key: `evidence/${item.id}/r1/display.webp`, contentType: 'image/webp' },
-      thumbnail: null,
-      poster: null,
-      placeholder: null,
-      width: 16,
-      height: 16,
-      duration: null,
-    });
+    await service().applyMediaResult(readyPhoto(item.id));
     expect(await portal.stores.evidence.findById(item.id)).toMatchObject({
       media_status: 'ready',
       face_check: 'pending',
@@ -323,22 +326,7 @@ describe('items processed before faces were checked', () => {
     // Queued by the release before (MongoDB keeps its documents as they were: no face fields).
     const item = sampleEvidence({ media_type: 2, media_status: 'processing', media_revision: 1, original_key: 'evidence/p/r1/original' });
     await older.stores.evidence.create(item, []);
-    await older.handle.evidence.applyMediaResult({
-      evidenceId: item.id,
-      revision: 1,
-      status: 'ready',
-      error: null,
-      media_type: MEDIA_TYPES.image,
-      display: { key: `evidence/${item.id}/r1/display.webp`, contentType: 'image/webp' },
-      thumbnail: null,
-      poster: null,
-      placeholder: null,
-      width: 16,
-      height: 16,
-      duration: null,
-      faces: { check: 'done', key: null, count: 0 },
-      public: null,
-    });
+    await older.handle.evidence.applyMediaResult({ ...readyPhoto(item.id), faces: { check: 'done', key: null, count: 0 }, public: null });
     expect(await older.stores.evidence.findById(item.id)).toMatchObject({ face_check: 'done', face_count: 0, public_blur: 'none' });
     expect(await older.stores.evidence.findUncheckedPictures(2, 1000)).not.toContainEqual(expect.objectContaining({ id: item.id }));
   });
@@ -392,23 +380,7 @@ describe('replacing the file', () => {
 
     // The worker's late report on the replaced revision changes nothing, and its outputs go.
     await portal.blobs.put(`evidence/${item.id}/r1/display.webp`, Buffer.from('late'), { contentType: 'image/webp' });
-    await service().applyMediaResult({
-      evidenceId: item.id,
-      revision: 1,
-      status: 'ready',
-      error: null,
-      media_type: MEDIA_TYPES.image,
-      display: {
-        key: `evidence/${item.id}/r1/display.webp`,
-        contentType: 'image/webp',
-      },
-      thumbnail: null,
-      poster: null,
-      placeholder: null,
-      width: 16,
-      height: 16,
-      duration: null,
-    });
+    await service().applyMediaResult(readyPhoto(item.id));
     expect(await portal.stores.evidence.findById(item.id)).toMatchObject({
       media_revision: 2,
       media_status: 'processing',
