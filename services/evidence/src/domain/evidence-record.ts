@@ -123,11 +123,18 @@ export function faceCheckOutcome(
     face_check: faces.check,
     face_count: faces.check === 'done' ? faces.count : null,
     faces_key: faces.key,
-    public_blur: found ? 'ready' : 'none',
-    public_display_key: found?.display.key ?? null,
-    public_thumb_key: found?.thumbnail?.key ?? null,
-    public_poster_key: found?.poster?.key ?? null,
-    public_placeholder: found?.placeholder ?? null,
+    ...publicCopyFields(found),
+  };
+}
+
+/** The public copy fields for blurred copies just made (`ready`), or for none needed (`none`). */
+export function publicCopyFields(copies: PublicCopies | null | undefined): EvidenceChanges {
+  return {
+    public_blur: copies ? 'ready' : 'none',
+    public_display_key: copies?.display.key ?? null,
+    public_thumb_key: copies?.thumbnail?.key ?? null,
+    public_poster_key: copies?.poster?.key ?? null,
+    public_placeholder: copies?.placeholder ?? null,
   };
 }
 

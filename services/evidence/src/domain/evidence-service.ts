@@ -56,6 +56,7 @@ import {
   remuxedDisplayKey,
   uncheckedFaces,
   faceCheckOutcome,
+  publicCopyFields,
   remuxedVersion,
   type EvidenceChanges,
   type EvidenceRecord,
@@ -595,15 +596,7 @@ export class EvidenceService {
     const updated = await this.deps.evidence.applyMediaResult(
       result.evidenceId,
       result.revision,
-      result.faces
-        ? faceCheckOutcome(result.faces, result.public)
-        : {
-            public_blur: result.public ? 'ready' : 'none',
-            public_display_key: result.public?.display.key ?? null,
-            public_thumb_key: result.public?.thumbnail?.key ?? null,
-            public_poster_key: result.public?.poster?.key ?? null,
-            public_placeholder: result.public?.placeholder ?? null,
-          },
+      result.faces ? faceCheckOutcome(result.faces, result.public) : publicCopyFields(result.public),
       undefined,
       result.version,
     );
