@@ -43,6 +43,12 @@ async function focusStaysIn(page: Page, dialog: Locator, presses = 12): Promise<
   }
 }
 
+/** `time`, or one o'clock the next day in the event's zone when `minutes` later is on another day. */
+function sameDayStart(time: DateTime, minutes: number): DateTime {
+  if (dayOf(time) === dayOf(time.plus({ minutes }))) return time;
+  return time.setZone(ZONE).plus({ days: 1 }).startOf('day').plus({ hours: 1 });
+}
+
 async function openToday(page: Page, day?: string): Promise<void> {
   await page.goto('/admin?view=today');
   await page
@@ -82,8 +88,9 @@ describe.skipIf(chromiumMissing)('appointments on screens', () => {
     await confirmAddress(phone.portal.dataDir, participant);
     await confirmAddress(phone.portal.dataDir, landline);
     const admin = await adminClient(phone.portal.url);
-    // Two hours from now, and the landline holder ten minutes later.
-    const start = DateTime.now().plus({ hours: 2 });
+    // Two hours from now, and the landline holder ten minutes later: both, and the end of the
+    // second, on one day in the event's zone (near its midnight, one o'clock the next day).
+    const start = sameDayStart(DateTime.now().plus({ hours: 2 }), 45);
     const day = dayOf(start);
     const place = 'Bahnhofsvorplatz, under the Donaudampfschifffahrtsgesellschaftskapitänsuhr';
     expect((await admin.client.post('/api/appointments', { email: participant.user.email, start: wall(start), place })).status).toBe(201);
