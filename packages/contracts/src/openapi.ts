@@ -799,7 +799,7 @@ const appointmentPaths: ZodOpenApiPathsObject = {
       },
     }),
     patch: op({
-      summary: "Move an appointment, change its place, note or number, or set the performers' status (administrators)",
+      summary: "Move an appointment, change its name, place, note or number, or set the performers' status (administrators)",
       description: 'A move sends a new confirmation and moves the reminders; a status change does not. Recorded in the audit log.',
       tags: ['appointments'],
       security: [sessionCookie],
@@ -900,6 +900,30 @@ const resetPaths: ZodOpenApiPathsObject = {
 };
 
 /** The OpenAPI document, generated from the same schemas that validate the requests. */
+/**
+ * Every body that is not an upload is at most 64 KB (the gateway's limit, and each service's JSON
+ * parser): the answer past it is 413, before the session or the role is looked at, on every
+ * operation that takes a JSON body.
+ */
+const jsonBodyTooLarge = error('The request body is too large (at most 64 KB)');
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+
+function withJsonBodyLimit(all: ZodOpenApiPathsObject): ZodOpenApiPathsObject {
+  return Object.fromEntries(
+    Object.entries(all).map(([path, item]) => {
+      const operations = { ...item };
+      for (const method of METHODS) {
+        const operation = operations[method];
+        const requestBody = operation?.requestBody;
+        const takesJson = requestBody !== undefined && 'content' in requestBody && requestBody.content['application/json'] !== undefined;
+        if (operation && takesJson && !operation.responses?.['413'])
+          operations[method] = { ...operation, responses: { ...operation.responses, '413': jsonBodyTooLarge } };
+      }
+      return [path, operations];
+    }),
+  );
+}
+
 export function buildOpenApiDocument(): ReturnType<typeof createDocument> {
   return createDocument({
     openapi: '3.1.0',
@@ -914,6 +938,6 @@ export function buildOpenApiDocument(): ReturnType<typeof createDocument> {
         cookieAuth: { type: 'apiKey', in: 'cookie', name: 'portal_session', description: 'httpOnly session cookie set by login' },
       },
     },
-    paths: { ...paths, ...evidencePaths, ...resetPaths, ...appointmentPaths },
+    paths: withJsonBodyLimit({ ...paths, ...evidencePaths, ...resetPaths, ...appointmentPaths }),
   });
 }
