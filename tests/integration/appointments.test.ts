@@ -301,11 +301,13 @@ describe('appointments, reminders and the call sheet', () => {
 
     const tag = Date.now().toString(36);
     const email = `moved_${tag}@example.org`;
-    const created = await admin.client.post('/api/appointments', { email, start: '2030-07-01T18:30', phone: '2025550140' });
+    const created = await admin.client.post('/api/appointments', { email, start: '2030-07-01T18:30', phone: '2025550140', name: 'Mo Ved' });
     expect(created.status).toBe(201);
     const appointment = created.data as AdminAppointment;
     expect(appointment.start).toBe('2030-07-01T18:30:00.000+02:00');
     expect(appointment.phone).toBe('+12025550140');
+    // The box office's name, as the CSV's name column gives it, for a ticket holder without an account.
+    expect(appointment.name).toBe('Mo Ved');
     await waitForMail(portal.dataDir, email, { subject: /your appointment/i, timeoutMs: 30_000 });
 
     const moved = await admin.client.request('PATCH', `/api/appointments/${appointment.id}`, { json: { start: '2030-07-02T19:00+02:00' } });
@@ -314,6 +316,12 @@ describe('appointments, reminders and the call sheet', () => {
     await waitForMail(portal.dataDir, email, { count: 2, subject: /your appointment/i, timeoutMs: 30_000 });
     const badStart = await admin.client.request('PATCH', `/api/appointments/${appointment.id}`, { json: { start: 'tomorrow' } });
     expect(badStart.status).toBe(400);
+    // The name corrected, the start not moved (the version stays); an empty name takes it away.
+    const renamed = await admin.client.request('PATCH', `/api/appointments/${appointment.id}`, { json: { name: 'Mo Ving' } });
+    expect(renamed.status).toBe(200);
+    expect(renamed.data).toMatchObject({ version: 2, name: 'Mo Ving' });
+    const unnamed = await admin.client.request('PATCH', `/api/appointments/${appointment.id}`, { json: { name: '' } });
+    expect(unnamed.data).toMatchObject({ version: 2, name: null });
 
     const announced = await admin.client.post('/api/appointments/announce', { date: '2030-07-02', text: 'bad-weather' });
     expect(announced.status).toBe(202);

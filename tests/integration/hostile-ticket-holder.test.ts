@@ -105,7 +105,7 @@ describe('an appointment reaches only an account that proved the address', () =>
       appointment: { id: appointment.id, place: 'Gate 3', call_number: '+12025550123', call_number_from: 'profile' },
     });
     const ics = (await real.client.get('/api/appointments/mine.ics')).text.replace(/\r\n /g, '');
-    expect(ics).toContain('+12025550123');
+    expect(ics).toContain('await a phone call on (202) 555-0123.');
     expect(await sheetRow('2031-07-01', holder)).toMatchObject({
       user_id: real.user.id,
       address_status: 'confirmed',
@@ -206,7 +206,7 @@ describe('text that becomes mail', () => {
     expect((await register({ username: `bob_${tag()}`, email: `bob_${tag()}@example.org`, full_name: 'Bob\u202Eesrever' })).status).toBe(
       400,
     );
-    for (const field of ['place', 'note'])
+    for (const field of ['place', 'note', 'name'])
       expect(
         (await admin.client.post('/api/appointments', { email: `p_${tag()}@example.org`, start: '2031-07-01T18:30', [field]: 'a\nb' }))
           .status,
@@ -221,7 +221,7 @@ describe('text that becomes mail', () => {
     expect(imported.refused).toMatchObject([{ line: 2, reason: 'bad-value' }]);
   }, 60_000);
 
-  it('names the number that will be called in the confirmation, by e-mail and in the calendar file', async () => {
+  it('names the number that will be called in the confirmation, by e-mail and in the calendar file, spaced as the screens show it', async () => {
     const participant = await newParticipant(portal.url, { phone_number: '2025550144', full_name: 'Nora Number' });
     await confirm(participant);
     await admin.client.post('/api/appointments', {
@@ -230,8 +230,10 @@ describe('text that becomes mail', () => {
       place: 'Corner of Elm and 2nd',
     });
     const mail = await waitForMail(portal.dataDir, participant.user.email, { subject: /your appointment/i, timeoutMs: 30_000 });
-    expect(mail.text).toContain('+12025550144');
+    expect(mail.text).toContain('await a phone call on (202) 555-0144.');
     expect(mail.text).toContain('Corner of Elm and 2nd');
+    const calendar = (await participant.client.bytes('/api/appointments/mine.ics')).body.toString('utf8').replace(/\r\n /g, '');
+    expect(calendar).toContain('await a phone call on (202) 555-0144.');
   }, 60_000);
 });
 

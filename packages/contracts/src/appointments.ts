@@ -182,6 +182,7 @@ export const appointmentCreateSchema = z
   .object({
     email: emailField,
     start: startField,
+    name: boxOfficeNameField.optional(),
     phone: appointmentPhoneField.optional(),
     place: placeField.optional(),
     note: noteField.optional(),
@@ -189,16 +190,20 @@ export const appointmentCreateSchema = z
   .meta({ id: 'AppointmentCreate' });
 export type AppointmentCreate = z.infer<typeof appointmentCreateSchema>;
 
-/** PATCH /api/appointments/{id}: move it, or change its place, note or phone. */
+/** PATCH /api/appointments/{id}: move it, or change its name, place, note or phone. */
 export const appointmentUpdateSchema = z
   .object({
     start: startField.optional(),
+    name: boxOfficeNameField.optional(),
     phone: appointmentPhoneField.optional(),
     place: placeField.optional(),
     note: noteField.optional(),
     status: appointmentStatusSchema.optional().meta({ description: "The performers' status of the day" }),
   })
-  .refine((value) => Object.values(value).some((field) => field !== undefined), 'Send at least one of start, phone, place, note, status')
+  .refine(
+    (value) => Object.values(value).some((field) => field !== undefined),
+    'Send at least one of start, name, phone, place, note, status',
+  )
   .meta({ id: 'AppointmentUpdate' });
 export type AppointmentUpdate = z.infer<typeof appointmentUpdateSchema>;
 
@@ -350,6 +355,11 @@ export const appointmentRecipientSchema = z.object({
   phone_problem: z.string().nullable(),
   /** The number the performers will call (the box office's, else the holder's), named in every message. */
   call_number: z.string().nullable(),
+  /**
+   * call_number spaced for reading, as the screens show it ((202) 555-0123); what messages name.
+   * Optional: an identity of the release before sends none, and the messages name call_number then.
+   */
+  call_number_readable: z.string().nullable().optional(),
   sms_reminders: z.boolean(),
   /** Keys of the messages already sent for this version (never sent twice). */
   sent: z.array(z.string()),

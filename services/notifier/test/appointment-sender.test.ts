@@ -255,12 +255,15 @@ describe('what the messages say', () => {
       message: 'Rain: wait inside',
     }) as AppointmentJob;
 
-  it('names the number that will be called in every message, by e-mail and by text', () => {
-    const to = recipient('a1', { call_number: '+31631100548' });
+  it('names the number that will be called in every message, by e-mail and by text, spaced as the screens show it', () => {
+    const to = recipient('a1', { call_number: '+31631100548', call_number_readable: '+31 6 31100548' });
     for (const kind of ['confirmation', 'reminder', 'announcement'] as const) {
-      expect(appointmentEmail(branding, job(kind), to).text, kind).toContain('+31631100548');
-      expect(appointmentSms(branding, job(kind), to), kind).toContain('+31631100548');
+      expect(appointmentEmail(branding, job(kind), to).text, kind).toContain('+31 6 31100548');
+      expect(appointmentSms(branding, job(kind), to), kind).toContain('+31 6 31100548');
     }
+    // From an identity of the release before (no readable form): the number as it is.
+    const { call_number_readable: _readable, ...older } = to;
+    expect(appointmentSms(branding, job('confirmation'), older)).toContain('+31631100548');
   });
 
   it('never lets a name, place or note stored with line breaks start a line of its own', () => {

@@ -169,7 +169,14 @@ export class AppointmentService {
     }
     // Kept under the address, as an imported one is: it is an account's only while that account
     // has confirmed the address (holderOf), whatever screen it was set from.
-    const record = this.newRecord({ email: input.email, start, phone: input.phone, place: input.place, note: input.note });
+    const record = this.newRecord({
+      email: input.email,
+      start,
+      name: input.name,
+      phone: input.phone,
+      place: input.place,
+      note: input.note,
+    });
     try {
       await this.deps.store.create(record, [
         this.scheduledEvent(record, 'set'),
@@ -356,7 +363,7 @@ export class AppointmentService {
         summary: `${settings.productName}: your appointment`,
         location: record.place,
         description: [
-          `Stand at ${asOneLine(record.place)} and await a phone call on ${call.toCall ?? 'the number you gave at registration'}.`,
+          `Stand at ${asOneLine(record.place)} and await a phone call on ${call.readable ?? 'the number you gave at registration'}.`,
           `In bad weather wait in ${settings.libraryEntryway}.`,
           record.note ? `Note: ${asOneLine(record.note)}` : '',
         ]
@@ -390,6 +397,7 @@ export class AppointmentService {
       phone: phone.e164,
       phone_problem: phone.problem,
       call_number: phone.toCall,
+      call_number_readable: phone.readable,
       sms_reminders: user?.sms_reminders ?? true,
       sent: record.deliveries.filter((delivery) => delivery.state === 'sent').map((delivery) => delivery.key),
     };

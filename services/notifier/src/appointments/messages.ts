@@ -31,8 +31,9 @@ function parts(recipient: AppointmentRecipient) {
     when: spokenTime(recipient.start, recipient.time_zone),
     place: asOneLine(recipient.place),
     note: recipient.note ? `Note: ${asOneLine(recipient.note)}` : '',
-    // The number that will be called: the box office's when it gave one, else the profile's.
-    number: recipient.call_number ? asOneLine(recipient.call_number) : null,
+    // The number that will be called: the box office's when it gave one, else the profile's,
+    // spaced for reading as the participant's screens show it.
+    number: recipient.call_number ? asOneLine(recipient.call_number_readable ?? recipient.call_number) : null,
   };
 }
 
