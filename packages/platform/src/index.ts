@@ -36,6 +36,7 @@ export * from './http/in-process-request.js';
 export * from './mail/mailer.js';
 export * from './mail/outbox-mailer.js';
 export * from './mail/smtp-mailer.js';
+export * from './mail/unconfigured-mailer.js';
 export * from './sms/sms-sender.js';
 export * from './sms/outbox-sms-sender.js';
 export * from './sms/twilio-sms-sender.js';

@@ -13,7 +13,7 @@ const { logger, infrastructure, bus } = startServiceProcess('notifier');
 const settings = notifierSettingsFromEnv();
 const mail = createJobQueue<MailJob>(infrastructure, 'mail', logger, { keepCompletedMs: MAIL_KEEP_SENT_MS });
 const appointments = createJobQueue<AppointmentJob>(infrastructure, 'appointment-messages', logger, { keepCompletedMs: MAIL_KEEP_SENT_MS });
-// On distributed servers DATA_DIR is a pod's scratch space: no text is "sent" into it.
+// On distributed servers DATA_DIR is a pod's scratch space: no text or e-mail is "sent" into it.
 const distributed = infrastructure.kafkaBrokers !== null || infrastructure.redisUrl !== null;
 const notifier = createNotifier(settings, { bus, mail, appointments, logger, distributed });
 const gate = new StartupGate();

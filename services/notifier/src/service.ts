@@ -8,7 +8,9 @@ import {
   consumerChecks,
   type HealthCheck,
   TwilioSmsSender,
+  UnconfiguredMailer,
   UnconfiguredSmsSender,
+  NO_MAIL_SERVER,
   NO_SMS_PROVIDER,
   type SmsSender,
   OutboxMailer,
@@ -65,7 +67,7 @@ export interface NotifierRuntime {
   sms?: SmsSender;
   /**
    * Whether the process runs on distributed servers (Kafka, Redis), its DATA_DIR a pod's scratch
-   * space: then no text is written to an outbox there (smsFromSettings).
+   * space: then no text and no e-mail is written to an outbox there (smsFromSettings, mailerFromSettings).
    */
   distributed?: boolean;
   /** Identity's appointments (tests give their own address through settings.identityUrl). */
@@ -87,11 +89,14 @@ export interface NotifierHandle {
   stop(): Promise<void>;
 }
 
-/** The mailer chosen by configuration alone: SMTP when SMTP_URL is set, else the .eml outbox. */
-export function mailerFromSettings(settings: NotifierSettings, logger: Logger): Mailer {
-  return settings.smtpUrl
-    ? new SmtpMailer(settings.smtpUrl, settings.from)
-    : new OutboxMailer(join(settings.dataDir, 'outbox'), settings.from, logger);
+/**
+ * The mailer chosen by configuration: SMTP when SMTP_URL is set; else the .eml outbox under
+ * DATA_DIR, on one machine only. A notifier on distributed servers (its folder a pod's scratch
+ * space) without SMTP_URL sends nothing and says so (UnconfiguredMailer): its e-mails wait.
+ */
+export function mailerFromSettings(settings: NotifierSettings, logger: Logger, { distributed = false } = {}): Mailer {
+  if (settings.smtpUrl) return new SmtpMailer(settings.smtpUrl, settings.from);
+  return distributed ? new UnconfiguredMailer() : new OutboxMailer(join(settings.dataDir, 'outbox'), settings.from, logger);
 }
 
 /**
@@ -105,7 +110,7 @@ export function smsFromSettings(settings: NotifierSettings, logger: Logger, { di
 }
 
 export function createNotifier(settings: NotifierSettings, runtime: NotifierRuntime): NotifierHandle {
-  const mailer = runtime.mailer ?? mailerFromSettings(settings, runtime.logger);
+  const mailer = runtime.mailer ?? mailerFromSettings(settings, runtime.logger, { distributed: runtime.distributed ?? false });
   const sms = runtime.sms ?? smsFromSettings(settings, runtime.logger, { distributed: runtime.distributed ?? false });
   const clock = runtime.clock ?? Date.now;
   const jobOptions = runtime.appointmentJobOptions ?? APPOINTMENT_JOB_OPTIONS;
@@ -223,10 +228,20 @@ export function createNotifier(settings: NotifierSettings, runtime: NotifierRunt
         );
       }
       const textsUnsent = sms instanceof UnconfiguredSmsSender;
+      const mailUnsent = mailer instanceof UnconfiguredMailer;
       runtime.logger.info(
-        { transport: settings.smtpUrl ? 'smtp' : 'outbox', sms: settings.twilio ? 'twilio' : textsUnsent ? 'none' : 'outbox' },
+        {
+          transport: settings.smtpUrl ? 'smtp' : mailUnsent ? 'none' : 'outbox',
+          sms: settings.twilio ? 'twilio' : textsUnsent ? 'none' : 'outbox',
+        },
         'notifier started',
       );
+      if (mailUnsent) {
+        runtime.logger.error(
+          { reason: NO_MAIL_SERVER },
+          'e-mails will not be sent, they wait in the queue: set SMTP_URL (the Secret portal-smtp)',
+        );
+      }
       if (textsUnsent && runtime.appointments) {
         runtime.logger.error(
           { reason: NO_SMS_PROVIDER },
