@@ -3,7 +3,7 @@
 // adds later still reads), and an import's lines in the file's order.
 import { describe, expect, it } from 'vitest';
 import type { AppointmentDelivery, AppointmentImportResult } from '@portal/contracts';
-import { inSendingOrder, messageInWords, outcomeInWords, refusalInWords } from '../src/pages/admin/appointment-words';
+import { channelsInWords, inSendingOrder, messageInWords, outcomeInWords, refusalInWords } from '../src/pages/admin/appointment-words';
 import { countsInWords, countsOf, importLines } from '../src/pages/admin/ImportResultTable';
 
 const delivery = (key: string, fields: Partial<AppointmentDelivery>): AppointmentDelivery => ({
@@ -62,6 +62,14 @@ describe('message words', () => {
     expect(refusalInWords('bad-date')).toBe('Not a date and time');
     expect(refusalInWords('ambiguous-time')).toBe('The time happens twice');
     expect(refusalInWords('too-many-lines')).toBe('Too many lines');
+  });
+});
+
+describe('announcement words', () => {
+  it('says by text only for those a text can reach', () => {
+    expect(channelsInWords(3, 3)).toBe('each by e-mail and by text');
+    expect(channelsInWords(3, 1)).toBe('each by e-mail, and 1 of them by text too');
+    expect(channelsInWords(2, 0)).toBe('each by e-mail (none of them by text: no mobile number, or texts turned off)');
   });
 });
 

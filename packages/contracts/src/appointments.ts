@@ -290,18 +290,21 @@ export const announcePreviewRequestSchema = announceFields
   .meta({ id: 'AnnouncePreviewRequest' });
 export type AnnouncePreviewRequest = z.infer<typeof announcePreviewRequestSchema>;
 
+const byTextField = z.number().int().meta({
+  description:
+    'How many of them get it by text too (a mobile number, texts not turned off); the others by e-mail alone. Decided as each message is (whyNoText)',
+});
+
 export const announceResultSchema = z
-  .object({ id: z.string(), recipients: z.number().int(), message: z.string() })
+  .object({ id: z.string(), recipients: z.number().int(), by_text: byTextField, message: z.string() })
   .meta({ id: 'AnnounceResult' });
 export type AnnounceResult = z.infer<typeof announceResultSchema>;
 
 export const announcePreviewSchema = z
   .object({
     dry_run: z.literal(true),
-    recipients: z
-      .number()
-      .int()
-      .meta({ description: 'How many participants the announcement would reach (one message each by e-mail and text)' }),
+    recipients: z.number().int().meta({ description: 'How many participants the announcement would reach (each by e-mail)' }),
+    by_text: byTextField,
     message: z
       .string()
       .nullable()
@@ -365,6 +368,16 @@ export const appointmentRecipientSchema = z.object({
   sent: z.array(z.string()),
 });
 export type AppointmentRecipient = z.infer<typeof appointmentRecipientSchema>;
+
+/**
+ * Why a recipient gets no text message, or null when one can go: the one rule for the notifier
+ * (which records the reason on the call sheet) and for the count an announcement shows first.
+ */
+export function whyNoText(recipient: Pick<AppointmentRecipient, 'sms_reminders' | 'phone' | 'phone_problem'>): string | null {
+  if (!recipient.sms_reminders) return 'the participant turned text reminders off';
+  if (!recipient.phone) return recipient.phone_problem ?? 'no number that can be texted';
+  return null;
+}
 
 /** POST /internal/appointments/{id}/deliveries (notifier → identity). */
 export const deliveryReportSchema = z.object({

@@ -53,7 +53,7 @@ export function previewAnnouncement(request: AnnouncePreviewRequest, signal?: Ab
   });
 }
 
-/** POST /api/appointments/announce: one message by e-mail and text to the day's (or time range's) participants. */
+/** POST /api/appointments/announce: one message by e-mail, and text where one can go, to the day's (or time range's) participants. */
 export function sendAnnouncement(request: AnnounceRequest): Promise<AnnounceResult> {
   return apiRequest<AnnounceResult>('/api/appointments/announce', { method: 'POST', json: request });
 }

@@ -15,6 +15,7 @@ import {
   type CallSheet,
   type DeliveryReport,
   type MyAppointment,
+  whyNoText,
 } from '@portal/contracts';
 import {
   auditEvent,
@@ -299,7 +300,7 @@ export class AppointmentService {
       }),
     ]);
     this.deps.onEventsCommitted();
-    return { id, recipients: records.length, message };
+    return { id, recipients: records.length, by_text: await this.countByText(records), message };
   }
 
   /** What an announcement would do (the dry run): whom the same selection reaches, and the words. */
@@ -309,11 +310,29 @@ export class AppointmentService {
     return {
       dry_run: true,
       recipients: records.length,
+      by_text: await this.countByText(records),
       message: this.announcementText(request),
       from: inZone(from, timeZone),
       to: inZone(to, timeZone),
       time_zone: timeZone,
     };
+  }
+
+  /** How many of these appointments' holders a text can reach, by the notifier's own rule (whyNoText). */
+  private async countByText(records: AppointmentRecord[]): Promise<number> {
+    const reachable = await Promise.all(
+      records.map(async (record) => whyNoText(this.textFields(record, await this.holderOf(record))) === null),
+    );
+    return reachable.filter(Boolean).length;
+  }
+
+  /** What decides whether a text can go: the number texts go to (or why there is none), and the holder's choice. */
+  private textFields(
+    record: AppointmentRecord,
+    user: UserRecord | null,
+  ): Pick<AppointmentRecipient, 'phone' | 'phone_problem' | 'sms_reminders'> {
+    const phone = this.phoneOf(record, user);
+    return { phone: phone.e164, phone_problem: phone.problem, sms_reminders: user?.sms_reminders ?? true };
   }
 
   private announcementText(request: Pick<AnnouncePreviewRequest, 'message' | 'text'>): string | null {
@@ -384,6 +403,7 @@ export class AppointmentService {
     const user = await this.holderOf(record);
     const phone = this.phoneOf(record, user);
     return {
+      ...this.textFields(record, user),
       appointmentId: record.id,
       version: record.version,
       start: record.start,
@@ -394,11 +414,8 @@ export class AppointmentService {
       email: record.email,
       user_id: user?.id ?? null,
       full_name: user?.full_name ?? null,
-      phone: phone.e164,
-      phone_problem: phone.problem,
       call_number: phone.toCall,
       call_number_readable: phone.readable,
-      sms_reminders: user?.sms_reminders ?? true,
       sent: record.deliveries.filter((delivery) => delivery.state === 'sent').map((delivery) => delivery.key),
     };
   }

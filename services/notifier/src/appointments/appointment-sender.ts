@@ -9,7 +9,7 @@ import {
   type Mailer,
   type SmsSender,
 } from '@portal/platform';
-import type { DeliveryState } from '@portal/contracts';
+import { whyNoText, type DeliveryState } from '@portal/contracts';
 import type { Branding } from '../emails/templates.js';
 import { deliveryKey, type AppointmentJob } from './appointment-job.js';
 import type { AppointmentDirectory } from './identity-client.js';
@@ -75,11 +75,7 @@ function sendOnce(deps: AppointmentSenderDeps) {
       return { notSent: reason };
     }
     if (data.channel === 'sms') {
-      const reason = !recipient.sms_reminders
-        ? 'the participant turned text reminders off'
-        : !recipient.phone
-          ? (recipient.phone_problem ?? 'no number that can be texted')
-          : null;
+      const reason = whyNoText(recipient);
       if (reason) {
         await report('not-sent', reason);
         return { notSent: reason };

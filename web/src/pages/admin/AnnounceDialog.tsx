@@ -22,6 +22,7 @@ import { dayInWords, previewAnnouncement, sendAnnouncement } from '../../api/app
 import { messageOf } from '../../api/http';
 import { FormError, SubmitButton } from '../../components/FormParts';
 import { ConfirmDialog } from '../../evidence/ConfirmDialog';
+import { channelsInWords } from './appointment-words';
 
 const MESSAGE_MAX = 600;
 
@@ -49,7 +50,7 @@ function selectionInWords(form: AnnounceForm): string {
 }
 
 /**
- * One message to the participants of a day, or of a time range of it, by e-mail and text: a ready
+ * One message to the participants of a day, or of a time range of it, by e-mail and (where one can go) text: a ready
  * "bad weather" text (the server writes it, naming the library entryway) or one's own words. The
  * server counts whom it reaches by the same selection it sends to (a dry run), before anything is
  * sent; sending asks for a confirmation.
@@ -124,7 +125,7 @@ export default function AnnounceDialog({ date, timeZone, onClose }: { date: stri
   const countText = preview.isError
     ? messageOf(preview.error, 'Whom it reaches could not be counted.')
     : preview.data
-      ? `It reaches ${reach} with an appointment ${selectionInWords(form)} (${timeZone}), each by e-mail and by text.`
+      ? `It reaches ${reach} with an appointment ${selectionInWords(form)} (${timeZone}), ${channelsInWords(recipients, preview.data.by_text)}.`
       : 'Counting whom it reaches…';
 
   return (
@@ -137,7 +138,7 @@ export default function AnnounceDialog({ date, timeZone, onClose }: { date: stri
               Sent
             </Typography>
             <Alert severity="success" role="status" sx={{ mb: 2 }}>
-              {`The announcement is on its way to ${sent.recipients} participant${sent.recipients === 1 ? '' : 's'}, each by e-mail and by text. What became of each message shows on the call sheet, under each person.`}
+              {`The announcement is on its way to ${sent.recipients} participant${sent.recipients === 1 ? '' : 's'}, ${channelsInWords(sent.recipients, sent.by_text)}. What became of each message shows on the call sheet, under each person.`}
             </Alert>
             <Typography variant="body2" color="text.secondary">
               The message:
@@ -238,7 +239,7 @@ export default function AnnounceDialog({ date, timeZone, onClose }: { date: stri
       >
         <Typography
           sx={{ mb: 1 }}
-        >{`${reach} with an appointment ${selectionInWords(form)} get this by e-mail and by text. It cannot be called back.`}</Typography>
+        >{`${reach} with an appointment ${selectionInWords(form)} get this, ${channelsInWords(recipients, preview.data?.by_text ?? 0)}. It cannot be called back.`}</Typography>
         <Typography component="blockquote" sx={{ m: 0, pl: 1.5, borderLeft: 4, borderColor: 'divider', overflowWrap: 'anywhere' }}>
           {words}
         </Typography>

@@ -98,3 +98,13 @@ export const REFUSAL_WORDS: Record<(typeof IMPORT_REFUSALS)[number], string> = {
 export function refusalInWords(reason: string): string {
   return (REFUSAL_WORDS as Record<string, string>)[reason] ?? capitalised(reason.replace(/-/g, ' '));
 }
+
+/**
+ * How the announcement travels: by e-mail to each, by text to those a text can reach (the
+ * server counts them by the rule the notifier sends by: a mobile number, texts not turned off).
+ */
+export function channelsInWords(recipients: number, byText: number): string {
+  if (byText >= recipients) return 'each by e-mail and by text';
+  if (byText === 0) return 'each by e-mail (none of them by text: no mobile number, or texts turned off)';
+  return `each by e-mail, and ${byText} of them by text too`;
+}
