@@ -899,7 +899,6 @@ const resetPaths: ZodOpenApiPathsObject = {
   },
 };
 
-/** The OpenAPI document, generated from the same schemas that validate the requests. */
 /**
  * Every body that is not an upload is at most 64 KB (the gateway's limit, and each service's JSON
  * parser): the answer past it is 413, before the session or the role is looked at, on every
@@ -924,6 +923,7 @@ function withJsonBodyLimit(all: ZodOpenApiPathsObject): ZodOpenApiPathsObject {
   );
 }
 
+/** The OpenAPI document, generated from the same schemas that validate the requests. */
 export function buildOpenApiDocument(): ReturnType<typeof createDocument> {
   return createDocument({
     openapi: '3.1.0',

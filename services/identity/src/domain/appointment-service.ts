@@ -321,18 +321,12 @@ export class AppointmentService {
   /** How many of these appointments' holders a text can reach, by the notifier's own rule (whyNoText). */
   private async countByText(records: AppointmentRecord[]): Promise<number> {
     const reachable = await Promise.all(
-      records.map(async (record) => whyNoText(this.textFields(record, await this.holderOf(record))) === null),
+      records.map(async (record) => {
+        const user = await this.holderOf(record);
+        return whyNoText(textFields(this.phoneOf(record, user), user)) === null;
+      }),
     );
     return reachable.filter(Boolean).length;
-  }
-
-  /** What decides whether a text can go: the number texts go to (or why there is none), and the holder's choice. */
-  private textFields(
-    record: AppointmentRecord,
-    user: UserRecord | null,
-  ): Pick<AppointmentRecipient, 'phone' | 'phone_problem' | 'sms_reminders'> {
-    const phone = this.phoneOf(record, user);
-    return { phone: phone.e164, phone_problem: phone.problem, sms_reminders: user?.sms_reminders ?? true };
   }
 
   private announcementText(request: Pick<AnnouncePreviewRequest, 'message' | 'text'>): string | null {
@@ -403,7 +397,7 @@ export class AppointmentService {
     const user = await this.holderOf(record);
     const phone = this.phoneOf(record, user);
     return {
-      ...this.textFields(record, user),
+      ...textFields(phone, user),
       appointmentId: record.id,
       version: record.version,
       start: record.start,
@@ -703,4 +697,12 @@ export class AppointmentService {
 /** What the audit log keeps of an appointment: when and where, never the address or the number. */
 function auditSnapshot(record: AppointmentRecord): Record<string, unknown> {
   return { start: record.start, place: record.place, version: record.version };
+}
+
+/** What decides whether a text can go: the number texts go to (or why there is none), and the holder's choice. */
+function textFields(
+  phone: AppointmentPhone,
+  user: UserRecord | null,
+): Pick<AppointmentRecipient, 'phone' | 'phone_problem' | 'sms_reminders'> {
+  return { phone: phone.e164, phone_problem: phone.problem, sms_reminders: user?.sms_reminders ?? true };
 }
