@@ -10,7 +10,7 @@ import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { AdminAppointment, CallSheet, MyAppointment } from '@portal/contracts';
 import { adminClient, confirmAddress, newParticipant } from '../support/accounts.js';
-import { CHROMIUM_MISSING_REASON, chromiumMissing } from '../support/browser.js';
+import { CHROMIUM_MISSING_REASON, chromiumMissing, fitsWidth } from '../support/browser.js';
 import { waitForMail } from '../support/outbox.js';
 import { PhoneSuite } from '../support/phone.js';
 import { violations } from '../support/axe.js';
@@ -27,12 +27,6 @@ const LIBRARY = 'the entryway of the Screen Library';
 /** A wall time in the event's zone, as a form or the box office writes it. */
 const wall = (time: DateTime) => time.setZone(ZONE).toFormat("yyyy-MM-dd'T'HH:mm");
 const dayOf = (time: DateTime) => time.setZone(ZONE).toISODate()!;
-
-/** Nothing wider than the screen: long words and addresses wrap. */
-async function fitsWidth(page: Page): Promise<void> {
-  const width = page.viewportSize()!.width;
-  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
-}
 
 /** Tab goes round inside the dialog and never out of it. */
 async function focusStaysIn(page: Page, dialog: Locator, presses = 12): Promise<void> {

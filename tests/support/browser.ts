@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { newParticipant, type NewParticipant } from './accounts.js';
+import { expect } from 'vitest';
 import { requirePrerequisite } from './required-suites.js';
 
 /**
@@ -167,6 +168,24 @@ export class OpenPages {
 }
 
 /** The alert on the page that shows the text. */
+/**
+ * Nothing wider than the screen: long words and addresses wrap. Measured once every transition
+ * has ended: while a panel opens (an accordion's answer, a dialog) it clips what it holds, so a
+ * word too long for the screen only shows once it has opened.
+ */
+export async function fitsWidth(page: Page): Promise<void> {
+  await page.waitForFunction(
+    () =>
+      document.getAnimations().length === 0 &&
+      document.querySelector('.MuiCollapse-root:not(.MuiCollapse-entered):not(.MuiCollapse-hidden)') === null,
+  );
+  const { scrollWidth, clientWidth } = await page.evaluate(() => ({
+    scrollWidth: document.documentElement.scrollWidth,
+    clientWidth: document.documentElement.clientWidth,
+  }));
+  expect(scrollWidth, 'page width').toBeLessThanOrEqual(clientWidth);
+}
+
 export function alertWith(page: Page, text: string) {
   return page.getByRole('alert').filter({ hasText: text });
 }

@@ -27,6 +27,10 @@ export const theme = createTheme({
   },
   shape: { borderRadius: 10 },
   components: {
+    // A word longer than the screen is wide (a German place name, an address, a link someone
+    // typed) breaks where it would overflow, on every screen, instead of widening the page past a
+    // phone's edge. Only such words break: the width of everything else is as before.
+    MuiCssBaseline: { styleOverrides: { body: { overflowWrap: 'break-word' } } },
     MuiButton: {
       defaultProps: { disableElevation: true },
       styleOverrides: { root: { minHeight: 48, paddingInline: 20 } },
