@@ -4,7 +4,7 @@
 // the file while a probe asks the portal for the session, one request after another; the
 // baseline, measured in the same run, is the same probe with nothing else happening.
 //
-//   npm run bench:import -- [--rows 5000] [--rounds 3] [--interval 10]
+//   npm run bench:import -- [--rows 5000] [--rounds 3] [--interval 10] [--day-requests 5]
 //
 // It builds nothing: run `npm run build` first. All traffic goes to 127.0.0.1.
 import { login } from '../lib/http.mjs';
@@ -38,15 +38,20 @@ Options:
       --idle <s>        how long the baseline probe runs with the portal idle           default 3
       --after <s>       how long the probe goes on after the import answered            default 5
                         (the events it wrote are published and handled then)
+      --day-requests <n> then, the day's call sheet and announcement count, each asked   default 5
+                        this many times (every row of every round is on that day)
       --label <text>    a note stored in the JSON result
   -h, --help            this text
 
 The result is also written to bench/results/import-<timestamp>.json. Build first: npm run build.`;
 
+/** The day every line of every round starts on (a month ahead, in the event's zone, UTC). */
+const DAY = new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10);
+
 /** A festival's file: every line a new address, a start in the future, a number, a place and a note. */
 function boxOfficeCsv(rows, round) {
   const lines = ['email,start,phone,place,note'];
-  const day = new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10);
+  const day = DAY;
   const note = 'Bring the ticket and a charged phone; wired headphones help in the noise of the square. '.repeat(3).trim();
   for (let i = 0; i < rows; i++) {
     const minutes = 10 * 60 + (i % 600);
@@ -82,6 +87,24 @@ async function probe(url, cookie, intervalMs, until) {
   return Object.assign(times, { failed });
 }
 
+/** `count` requests one after another; each answer checked; their times in ms (p50, max). */
+async function timeRequests(url, cookie, path, init, count, check) {
+  const times = [];
+  for (let i = 0; i < count; i++) {
+    const started = performance.now();
+    const response = await fetch(`${url}${path}`, {
+      ...init,
+      headers: { cookie, ...(init.body ? { 'content-type': 'application/json' } : {}) },
+      signal: AbortSignal.timeout(120_000),
+    });
+    const text = await response.text();
+    times.push(performance.now() - started);
+    if (response.status !== 200) throw new Error(`${path} answered ${response.status}: ${text.slice(0, 300)}`);
+    check(JSON.parse(text));
+  }
+  return { requests: count, p50: percentile(times, 50), max: Math.max(...times) };
+}
+
 const percent = (share) => (share === null || share === undefined ? '-' : `${(share * 100).toFixed(0)} %`);
 const ms = (value) => (value === null ? '-' : `${value.toFixed(1)} ms`);
 
@@ -93,6 +116,7 @@ await runBench('import', async () => {
       interval: { type: 'string' },
       idle: { type: 'string' },
       after: { type: 'string' },
+      'day-requests': { type: 'string' },
       label: { type: 'string' },
     },
     HELP,
@@ -102,6 +126,7 @@ await runBench('import', async () => {
   const interval = int('interval', values.interval, 10, 0, 1000);
   const idleSeconds = int('idle', values.idle, 3, 1, 60);
   const afterSeconds = int('after', values.after, 5, 0, 120);
+  const dayRequests = int('day-requests', values['day-requests'], 5, 1, 100);
   checkBuilt(ALL_IN_ONE_BUILT);
   startWatchdog(600 + rounds * 120);
   const temp = makeTempDir('bench-import-');
@@ -160,6 +185,27 @@ await runBench('import', async () => {
     });
   }
 
+  // The day the imports filled, as the performers' Today screen asks for it and as the announce
+  // dialog counts it (each row's account looked up), one request at a time, the portal otherwise
+  // idle; against the idle probe's p50.
+  const sheetRows = rows * rounds;
+  report.day = {
+    rows: sheetRows,
+    callSheet: await timeRequests(portal.url, cookie, `/api/appointments?date=${DAY}`, {}, dayRequests, (body) => {
+      if (body.appointments.length !== sheetRows) throw new Error(`the call sheet has ${body.appointments.length} of ${sheetRows} rows`);
+    }),
+    announceCount: await timeRequests(
+      portal.url,
+      cookie,
+      '/api/appointments/announce?dry_run=true',
+      { method: 'POST', body: JSON.stringify({ date: DAY, text: 'bad-weather' }) },
+      dayRequests,
+      (body) => {
+        if (body.recipients !== sheetRows) throw new Error(`the announcement counts ${body.recipients} of ${sheetRows}`);
+      },
+    ),
+  };
+
   const worst = Math.max(...report.imports.map((entry) => entry.max));
   printTable(
     ['probe (GET /api/session)', 'requests', 'failed', 'p50', 'p99', 'max', 'import'],
@@ -183,6 +229,13 @@ await runBench('import', async () => {
         `${entry.seconds.toFixed(1)} s`,
       ]),
     ],
+  );
+  printTable(
+    [`the day of the imports (${sheetRows} appointments), idle`, 'requests', 'p50', 'max', 'p50 / idle probe p50'],
+    [
+      ['GET /api/appointments?date= (the call sheet)', report.day.callSheet],
+      ['POST /api/appointments/announce?dry_run=true (the count)', report.day.announceCount],
+    ].map(([name, entry]) => [name, entry.requests, ms(entry.p50), ms(entry.max), `${(entry.p50 / report.baseline.p50).toFixed(0)}x`]),
   );
   report.worstWaitMs = worst;
   report.ratioP99 = Math.max(...report.imports.map((entry) => entry.p99)) / report.baseline.p99;

@@ -54,7 +54,7 @@ export interface AppointmentSettings {
 
 export interface AppointmentServiceDeps {
   store: AppointmentStore;
-  users: Pick<UserRepository, 'findById' | 'findByEmail' | 'appendEvents'>;
+  users: Pick<UserRepository, 'findById' | 'findByEmail' | 'findByEmails' | 'appendEvents'>;
   settings: AppointmentSettings;
   logger: Logger;
   onEventsCommitted: () => void;
@@ -256,11 +256,12 @@ export class AppointmentService {
     const date = day ?? dayIn(this.clock(), this.deps.settings.timeZone);
     const { from, to } = dayBounds(date, this.deps.settings.timeZone);
     const records = await this.deps.store.listBetween(from, to);
+    const accounts = await this.accountsOf(records);
     return {
       date,
       time_zone: this.deps.settings.timeZone,
       appointment_minutes: this.deps.settings.durationMinutes,
-      appointments: await Promise.all(records.map((record) => this.adminView(record))),
+      appointments: records.map((record) => this.adminViewOf(record, accounts.get(record.email.toLowerCase()) ?? null)),
     };
   }
 
@@ -320,13 +321,11 @@ export class AppointmentService {
 
   /** How many of these appointments' holders a text can reach, by the notifier's own rule (whyNoText). */
   private async countByText(records: AppointmentRecord[]): Promise<number> {
-    const reachable = await Promise.all(
-      records.map(async (record) => {
-        const user = await this.holderOf(record);
-        return whyNoText(textFields(this.phoneOf(record, user), user)) === null;
-      }),
-    );
-    return reachable.filter(Boolean).length;
+    const accounts = await this.accountsOf(records);
+    return records.filter((record) => {
+      const user = confirmedHolder(accounts.get(record.email.toLowerCase()) ?? null);
+      return whyNoText(textFields(this.phoneOf(record, user), user)) === null;
+    }).length;
   }
 
   private announcementText(request: Pick<AnnouncePreviewRequest, 'message' | 'text'>): string | null {
@@ -610,8 +609,13 @@ export class AppointmentService {
 
   /** The appointment's participant: the account that has confirmed its address, or null (pending under the address). */
   private async holderOf(record: AppointmentRecord): Promise<UserRecord | null> {
-    const user = await this.deps.users.findByEmail(record.email);
-    return user?.email_verified ? user : null;
+    return confirmedHolder(await this.deps.users.findByEmail(record.email));
+  }
+
+  /** The accounts under these appointments' addresses, by lower-cased address: one query for a whole day. */
+  private async accountsOf(records: AppointmentRecord[]): Promise<Map<string, UserRecord>> {
+    const accounts = await this.deps.users.findByEmails(records.map((record) => record.email));
+    return new Map(accounts.map((account) => [account.email.toLowerCase(), account]));
   }
 
   /**
@@ -638,8 +642,12 @@ export class AppointmentService {
   }
 
   private async adminView(record: AppointmentRecord, known?: UserRecord): Promise<AdminAppointment> {
-    const account = known ?? (await this.deps.users.findByEmail(record.email));
-    const user = account?.email_verified ? account : null;
+    return this.adminViewOf(record, known ?? (await this.deps.users.findByEmail(record.email)));
+  }
+
+  /** What administrators see of an appointment, given the account under its address (null: none). */
+  private adminViewOf(record: AppointmentRecord, account: UserRecord | null): AdminAppointment {
+    const user = confirmedHolder(account);
     const phone = this.phoneOf(record, user);
     return {
       ...this.participantView(record, phone),
@@ -705,4 +713,9 @@ function textFields(
   user: UserRecord | null,
 ): Pick<AppointmentRecipient, 'phone' | 'phone_problem' | 'sms_reminders'> {
   return { phone: phone.e164, phone_problem: phone.problem, sms_reminders: user?.sms_reminders ?? true };
+}
+
+/** The account under an appointment's address as its holder: only once it has confirmed that address. */
+function confirmedHolder(account: UserRecord | null): UserRecord | null {
+  return account?.email_verified ? account : null;
 }

@@ -30,6 +30,11 @@ export interface UserRepository {
   findById(id: string): Promise<UserRecord | null>;
   findByUsername(username: string): Promise<UserRecord | null>;
   findByEmail(email: string): Promise<UserRecord | null>;
+  /**
+   * The accounts under any of these addresses (any case, as findByEmail), in no particular order:
+   * none for an address without one. For a day's call sheet, one query for thousands of rows.
+   */
+  findByEmails(emails: readonly string[]): Promise<UserRecord[]>;
   create(user: UserRecord, events: PendingEvent[]): Promise<void>;
   /** Applies the changes; null when the user does not exist. */
   update(id: string, changes: UserChanges, events: PendingEvent[]): Promise<UserRecord | null>;

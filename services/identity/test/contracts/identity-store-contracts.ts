@@ -52,6 +52,26 @@ export function userRepositoryContract(name: string, create: () => Promise<UserR
       expect(await users.findByUsername('nobody_at_all_here')).toBeNull();
     });
 
+    it('finds the accounts of many addresses in one go (any case), leaving out addresses without one and deleted accounts', async () => {
+      const users = await create();
+      const [first, second, third, gone] = Array.from({ length: 4 }, () => sampleUser());
+      for (const account of [first!, second!, third!, gone!]) await users.create(account, []);
+      await users.delete(gone!.id, []);
+      const found = await users.findByEmails([
+        first!.email.toUpperCase(),
+        second!.email,
+        `nobody_${randomUUID().slice(0, 8)}@example.org`,
+        second!.email.toUpperCase(),
+        gone!.email,
+      ]);
+      expect(found.map((user) => user.id).sort()).toEqual([first!.id, second!.id].sort());
+      expect(found.find((user) => user.id === first!.id)).toEqual(first);
+      expect(await users.findByEmails([])).toEqual([]);
+      // More addresses than one query of either database takes comfortably: each is answered.
+      const many = Array.from({ length: 2500 }, (_, index) => `many_${index}_${randomUUID().slice(0, 8)}@example.org`);
+      expect(await users.findByEmails([...many, third!.email])).toEqual([third]);
+    });
+
     it('refuses a second account with the same username or e-mail, whatever the case, and stores nothing of it', async () => {
       const users = await create();
       const first = sampleUser();

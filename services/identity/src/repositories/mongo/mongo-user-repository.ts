@@ -60,6 +60,8 @@ userSchema.index({ email_key: 1 }, { unique: true, name: 'email_key_unique' });
 userSchema.index({ created_at: 1, _id: 1 }, { name: 'by_created' });
 
 const LIVE = { _deleted: { $ne: true } };
+/** Addresses in one $in query: a few tens of kilobytes of BSON, answered from the email_key index. */
+const ADDRESSES_PER_QUERY = 1000;
 
 function toRecord(document: UserDocument | null): UserRecord | null {
   if (!document || document._deleted) return null;
@@ -144,6 +146,18 @@ export class MongoUserRepository implements UserRepository {
 
   async findByEmail(email: string): Promise<UserRecord | null> {
     return toRecord(await this.users.findOne({ email_key: email.toLowerCase(), ...LIVE }).lean<UserDocument>());
+  }
+
+  async findByEmails(emails: readonly string[]): Promise<UserRecord[]> {
+    const keys = [...new Set(emails.map((email) => email.toLowerCase()))];
+    const found: UserRecord[] = [];
+    for (let at = 0; at < keys.length; at += ADDRESSES_PER_QUERY) {
+      const documents = await this.users
+        .find({ email_key: { $in: keys.slice(at, at + ADDRESSES_PER_QUERY) }, ...LIVE })
+        .lean<UserDocument[]>();
+      for (const document of documents) found.push(toRecord(document)!);
+    }
+    return found;
   }
 
   async create(user: UserRecord, events: PendingEvent[]): Promise<void> {

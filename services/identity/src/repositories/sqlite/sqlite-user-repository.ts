@@ -11,6 +11,9 @@ type UserRow = Omit<UserRecord, 'video_watched' | 'email_verified' | 'sms_remind
   username_look?: string | null;
 };
 
+/** Addresses in one IN list: every full chunk is the same (cached) statement, far below SQLite's parameter limit. */
+const ADDRESSES_PER_QUERY = 500;
+
 const COLUMNS = [
   'username',
   'full_name',
@@ -74,6 +77,18 @@ export class SqliteUserRepository implements UserRepository {
 
   async findByEmail(email: string): Promise<UserRecord | null> {
     return fromRow(this.db.prepare('SELECT * FROM users WHERE email = ?').get(email) as UserRow | undefined);
+  }
+
+  async findByEmails(emails: readonly string[]): Promise<UserRecord[]> {
+    // By id: one address asked twice (in two cases, in two chunks) is one account.
+    const found = new Map<string, UserRecord>();
+    // The column's NOCASE collation compares, as for findByEmail; the unique index answers each.
+    for (let at = 0; at < emails.length; at += ADDRESSES_PER_QUERY) {
+      const chunk = emails.slice(at, at + ADDRESSES_PER_QUERY);
+      const rows = this.db.prepare(`SELECT * FROM users WHERE email IN (${chunk.map(() => '?').join(', ')})`).all(...chunk) as UserRow[];
+      for (const row of rows) found.set(row.id, fromRow(row)!);
+    }
+    return [...found.values()];
   }
 
   async create(user: UserRecord, events: PendingEvent[]): Promise<void> {
