@@ -10,6 +10,7 @@
 //   set -a; . infra/local/.env.servers; set +a; npm run bench:lookups -- --mongo "$MONGO_URL" --rtt 0,2
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { delayedMongoUrl } from '../lib/delayed-mongo.mjs';
 import { median } from '../lib/measure.mjs';
 import {
   ROOT,
@@ -25,7 +26,6 @@ import {
   printTable,
   runBench,
   stampOf,
-  startChild,
   startWatchdog,
   writeResult,
 } from '../lib/runner.mjs';
@@ -108,21 +108,6 @@ async function measure(users, addresses, rounds) {
   return { accountsFound: [...found.batched][0], perAddressMs: perAddress, batchedMs: batched, ratio: perAddress / batched, times };
 }
 
-/** The server behind bench/mongo/delay-proxy.mjs (a child process), `rtt` ms further away: its URL. */
-async function delayed(url, rtt, name) {
-  const target = new URL(url);
-  const entry = startChild(
-    name,
-    'bench/mongo/delay-proxy.mjs',
-    { UPSTREAM: `${target.hostname}:${target.port || 27017}`, DELAY_MS: String(rtt) },
-    { ipc: true },
-  );
-  const { port } = await orFail(new Promise((resolve) => entry.child.on('message', resolve)));
-  target.host = `127.0.0.1:${port}`;
-  target.searchParams.set('directConnection', 'true');
-  return target.href;
-}
-
 async function main() {
   const values = parseOptions(
     {
@@ -174,7 +159,7 @@ async function main() {
 
   for (const [index, direct] of urls.entries()) {
     for (const rtt of rtts) {
-      const url = rtt === 0 ? direct : await delayed(direct, rtt, `proxy-${index}-${rtt}ms`);
+      const url = rtt === 0 ? direct : await delayedMongoUrl(direct, rtt, `proxy-${index}-${rtt}ms`);
       const connection = await orFail(connectMongo(url, `bench_lookups_${tag}_${rtt}ms`, { serialWrites: 'auto' }));
       try {
         const users = new MongoUserRepository(connection);

@@ -14,12 +14,12 @@
 //   npm run bench:mongo -- --mongo mongodb://127.0.0.1:27027,mongodb://127.0.0.1:27127 --rtt 0,2
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { delayedMongoUrl } from '../lib/delayed-mongo.mjs';
 import { median, percentile } from '../lib/measure.mjs';
 import {
   ROOT,
   UsageError,
   makeTempDir,
-  startChild,
   checkBuilt,
   gitDescribe,
   intOption as int,
@@ -127,7 +127,7 @@ async function main() {
   };
   for (const [index, direct] of urls.entries()) {
     for (const rtt of rtts) {
-      const url = rtt === 0 ? direct : await delayed(direct, rtt, `proxy-${index}-${rtt}ms`);
+      const url = rtt === 0 ? direct : await delayedMongoUrl(direct, rtt, `proxy-${index}-${rtt}ms`);
       servers.push(await measureServer(direct, url, rtt, context));
     }
   }
@@ -235,21 +235,6 @@ async function measureServer(direct, url, rtt, context) {
     offOverOn: off.updatesPerSecond / on.updatesPerSecond,
     runs,
   };
-}
-
-/** The server behind bench/mongo/delay-proxy.mjs (a child process), `rtt` ms further away: its URL. */
-async function delayed(url, rtt, name) {
-  const target = new URL(url);
-  const entry = startChild(
-    name,
-    'bench/mongo/delay-proxy.mjs',
-    { UPSTREAM: `${target.hostname}:${target.port || 27017}`, DELAY_MS: String(rtt) },
-    { ipc: true },
-  );
-  const { port } = await orFail(new Promise((resolve) => entry.child.on('message', resolve)));
-  target.host = `127.0.0.1:${port}`;
-  target.searchParams.set('directConnection', 'true');
-  return target.href;
 }
 
 /** The most `update`/`findAndModify` commands on `evidence` in flight at once, from the driver's command events. */
