@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { DateTime } from 'luxon';
+import { describe, expect, it, vi } from 'vitest';
 import { readAppointmentCsv } from '../src/domain/appointment-csv.js';
 import { dayBounds, inZone, parseStart, readStart } from '../src/domain/appointment-times.js';
 import { calendarFile, escapeText, foldLine } from '../src/domain/icalendar.js';
@@ -43,6 +44,19 @@ describe('start times', () => {
     expect(readStart('2026-07-01T18:30-1500', 'UTC')).toMatchObject({ reason: 'bad-date' });
     expect(parseStart('2026-07-01T18:30+14:00', 'UTC')).toBe('2026-07-01T04:30:00.000Z');
     expect(parseStart('2026-07-01T18:30-12:00', 'UTC')).toBe('2026-07-02T06:30:00.000Z');
+  });
+
+  it('reads an instant in a zone once (every poll of a call sheet asks for the same starts), and in another zone anew', () => {
+    const reads = vi.spyOn(DateTime, 'fromISO');
+    try {
+      expect(inZone('2026-12-31T23:30:00.000Z', 'Pacific/Kiritimati')).toBe('2027-01-01T13:30:00.000+14:00');
+      expect(inZone('2026-12-31T23:30:00.000Z', 'Pacific/Kiritimati')).toBe('2027-01-01T13:30:00.000+14:00');
+      expect(reads).toHaveBeenCalledTimes(1);
+      expect(inZone('2026-12-31T23:30:00.000Z', 'Pacific/Pago_Pago')).toBe('2026-12-31T12:30:00.000-11:00');
+      expect(reads).toHaveBeenCalledTimes(2);
+    } finally {
+      reads.mockRestore();
+    }
   });
 
   it("answers a day's bounds in the zone", () => {
@@ -175,6 +189,21 @@ describe('phone numbers', () => {
       readable: '030 12345678',
       problem: 'not a mobile number (a fixed line cannot take text messages)',
     });
+  });
+
+  it('reads a number once per region (every poll of a call sheet names the same ones), and another region reads it anew', () => {
+    const berlin = textablePhone('030 12345678', 'DE');
+    // The same answer, shared by every caller: frozen, so that none can change it for the others.
+    expect(textablePhone('030 12345678', 'DE')).toBe(berlin);
+    expect(Object.isFrozen(berlin)).toBe(true);
+    expect(textablePhone('030 12345678', 'US')).toEqual({
+      e164: null,
+      toCall: '030 12345678',
+      readable: '030 12345678',
+      problem: expect.stringMatching(/not a valid phone number \(read in region US\)/),
+    });
+    expect(textablePhone('030 12345678', 'DE')).toEqual(berlin);
+    expect(appointmentPhone('030 12345678', '', 'DE')).toEqual({ ...berlin, from: 'box-office' });
   });
 
   it("is the box office's number when it gave one, else the profile's, and says whose", () => {

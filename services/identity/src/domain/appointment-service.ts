@@ -649,8 +649,9 @@ export class AppointmentService {
   private adminViewOf(record: AppointmentRecord, account: UserRecord | null): AdminAppointment {
     const user = confirmedHolder(account);
     const phone = this.phoneOf(record, user);
-    return {
-      ...this.participantView(record, phone),
+    // Added to the participant's view in place: an object spread followed by this many more
+    // fields takes V8 about 20 µs a row, most of a call sheet of thousands (bench/import).
+    return Object.assign<Appointment, Omit<AdminAppointment, keyof Appointment>>(this.participantView(record, phone), {
       address_status: user ? 'confirmed' : account ? 'not-confirmed' : 'no-account',
       email: record.email,
       user_id: user?.id ?? null,
@@ -664,7 +665,7 @@ export class AppointmentService {
       status: record.status,
       status_updated_at: record.status_updated_at,
       deliveries: record.deliveries,
-    };
+    });
   }
 
   /**

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { DateTime, FixedOffsetZone, IANAZone } from 'luxon';
 
 /** True when the name is an IANA time zone this runtime knows (e.g. Europe/Berlin). */
@@ -71,9 +72,22 @@ export function parseStart(input: string, zone: string): string | null {
   return 'start' in reading ? reading.start : null;
 }
 
+/**
+ * What inZone made of each instant, by zone: luxon takes tens of microseconds for one, and every
+ * performer's Today screen asks for the same day's starts every few seconds (bench/import). A few
+ * days' appointments fit; the least recently asked go first.
+ */
+const IN_ZONE = new LRUCache<string, string>({ max: 20_000 });
+
 /** The instant as local time with its offset in the zone, e.g. 2026-07-01T18:30:00.000+02:00. */
 export function inZone(utc: string, zone: string): string {
-  return DateTime.fromISO(utc, { zone: 'utc' }).setZone(zone).toISO()!;
+  const key = `${zone} ${utc}`;
+  let local = IN_ZONE.get(key);
+  if (local === undefined) {
+    local = DateTime.fromISO(utc, { zone: 'utc' }).setZone(zone).toISO()!;
+    IN_ZONE.set(key, local);
+  }
+  return local;
 }
 
 /** The UTC bounds [from, to) of a day (YYYY-MM-DD) in the zone, optionally narrowed to HH:mm times of it. */
