@@ -77,17 +77,14 @@ export function parseStart(input: string, zone: string): string | null {
  * performer's Today screen asks for the same day's starts every few seconds (bench/import). A few
  * days' appointments fit; the least recently asked go first.
  */
-const IN_ZONE = new LRUCache<string, string>({ max: 20_000 });
+const IN_ZONE = new LRUCache<string, string, { utc: string; zone: string }>({
+  max: 20_000,
+  memoMethod: (_key, _stale, { context }) => DateTime.fromISO(context.utc, { zone: 'utc' }).setZone(context.zone).toISO()!,
+});
 
 /** The instant as local time with its offset in the zone, e.g. 2026-07-01T18:30:00.000+02:00. */
 export function inZone(utc: string, zone: string): string {
-  const key = `${zone} ${utc}`;
-  let local = IN_ZONE.get(key);
-  if (local === undefined) {
-    local = DateTime.fromISO(utc, { zone: 'utc' }).setZone(zone).toISO()!;
-    IN_ZONE.set(key, local);
-  }
-  return local;
+  return IN_ZONE.memo(`${zone} ${utc}`, { context: { utc, zone } });
 }
 
 /** The UTC bounds [from, to) of a day (YYYY-MM-DD) in the zone, optionally narrowed to HH:mm times of it. */

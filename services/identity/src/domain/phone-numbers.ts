@@ -21,7 +21,10 @@ const TEXTABLE = new Set(['MOBILE', 'FIXED_LINE_OR_MOBILE', 'PERSONAL_NUMBER']);
  * Today screen asks for again every few seconds with the same numbers (bench/import). A few days'
  * numbers fit; the least recently read go first. The answers are frozen, shared by every caller.
  */
-const READ_NUMBERS = new LRUCache<string, Readonly<TextablePhone>>({ max: 20_000 });
+const READ_NUMBERS = new LRUCache<string, Readonly<TextablePhone>, { input: string; region: string }>({
+  max: 20_000,
+  memoMethod: (_key, _stale, { context }) => Object.freeze(readPhone(context.input, context.region)),
+});
 
 /**
  * Normalises a phone number to E.164 with libphonenumber-js (full metadata, so that landlines are
@@ -29,13 +32,7 @@ const READ_NUMBERS = new LRUCache<string, Readonly<TextablePhone>>({ max: 20_000
  * number that cannot take texts (a landline) is still one to call.
  */
 export function textablePhone(input: string, region: string): Readonly<TextablePhone> {
-  const key = `${region} ${input}`;
-  let read = READ_NUMBERS.get(key);
-  if (!read) {
-    read = Object.freeze(readPhone(input, region));
-    READ_NUMBERS.set(key, read);
-  }
-  return read;
+  return READ_NUMBERS.memo(`${region} ${input}`, { context: { input, region } });
 }
 
 function readPhone(input: string, region: string): TextablePhone {
