@@ -62,11 +62,26 @@ appointmentSchema.index({ start: 1, _id: 1 }, { name: 'by_start' });
 
 const LIVE = { _deleted: { $ne: true } };
 
+/** Field by field (a call sheet reads thousands of documents: a rest and a spread cost V8 several times more). */
 function toRecord(document: AppointmentDocument | null): AppointmentRecord | null {
   if (!document || document._deleted) return null;
-  const { _id, email_key: _e, user_id: _u, _outbox, _outboxVersion, _deliveriesVersion, _deleted, ...rest } = document;
-  // Documents written before the name field have none.
-  return { id: _id, ...rest, name: rest.name ?? '', deliveries: rest.deliveries ?? [] };
+  return {
+    id: document._id,
+    email: document.email,
+    // Documents written before the name field have none.
+    name: document.name ?? '',
+    start: document.start,
+    time_zone: document.time_zone,
+    place: document.place,
+    note: document.note,
+    phone_input: document.phone_input,
+    version: document.version,
+    status: document.status,
+    status_updated_at: document.status_updated_at,
+    deliveries: document.deliveries ?? [],
+    created_at: document.created_at,
+    updated_at: document.updated_at,
+  };
 }
 
 /**
